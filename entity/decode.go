@@ -1,0 +1,471 @@
+package entity
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Unmarshal reads an entity body, as the service returns it in full, minimal
+// or no metadata, into v: a pointer to a struct mapped by its `table` tags,
+// or a *DynamicEntity.
+//
+// The ETag field is filled from odata.etag and the Timestamp field from
+// Timestamp. With type annotations the stored EDM type decides how a value is
+// read; without them (no metadata) the Go field's type decides. The service's
+// quirks are tolerated: an integer where a Double was stored, Int64 as a
+// string, "NaN"/"Infinity" Doubles. Unknown properties are ignored unless the
+// struct has a field tagged `extra`. Properties absent from the body leave
+// their fields untouched, as encoding/json does.
+//
+// A value that does not fit its Go field (an Int64 into an int32, a negative
+// number into a uint) is a *DecodeError, never a silent wrap.
+func Unmarshal(data []byte, v any) error {
+	if d, ok := v.(*DynamicEntity); ok {
+		if d == nil {
+			return &TypeError{Type: reflect.TypeOf(v), Reason: "nil pointer"}
+		}
+		return d.decode(data)
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &TypeError{Type: reflect.TypeOf(v), Reason: "Unmarshal needs a non-nil pointer to a struct"}
+	}
+	rv = rv.Elem()
+	p, err := planFor(rv.Type())
+	if err != nil {
+		return err
+	}
+	return p.decode(data, rv)
+}
+
+var propsPool = sync.Pool{New: func() any { s := make([]rawProp, 0, 32); return &s }}
+
+// scanProps splits data into properties and annotations.
+func scanProps(data []byte, fn func(props []rawProp) error) error {
+	pp := propsPool.Get().(*[]rawProp)
+	sc := scanner{data: data}
+	props, err := sc.object((*pp)[:0])
+	if err == nil {
+		err = fn(props)
+	}
+	clear(props) // drop references to data before pooling
+	*pp = props[:0]
+	propsPool.Put(pp)
+	return err
+}
+
+const annotationSuffix = "@odata.type"
+
+// annotationOf finds the @odata.type annotation of the property name in
+// props, written before or after the value (SDKs do both).
+func annotationOf(props []rawProp, name []byte) EDMType {
+	for i := range props {
+		an := props[i].name
+		if len(an) == len(name)+len(annotationSuffix) && props[i].kind == tokString &&
+			bytes.HasSuffix(an, []byte(annotationSuffix)) && bytes.Equal(an[:len(name)], name) {
+			return parseEDMType(props[i].val)
+		}
+	}
+	return 0
+}
+
+func isAnnotation(name []byte) bool {
+	return bytes.Contains(name, []byte("@"))
+}
+
+func (p *plan) decode(data []byte, rv reflect.Value) error {
+	return scanProps(data, func(props []rawProp) error {
+		hasAnnotations := false
+		for i := range props {
+			if isAnnotation(props[i].name) {
+				hasAnnotations = true
+				break
+			}
+		}
+		for i := range props {
+			pr := &props[i]
+			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
+				continue
+			}
+			name := pr.name
+			if pr.nameEsc {
+				s, ok := unescape(name)
+				if !ok {
+					return &DecodeError{Reason: "malformed property name"}
+				}
+				name = []byte(s)
+			}
+			var at EDMType
+			if hasAnnotations {
+				at = annotationOf(props, name)
+			}
+			var f *field
+			switch string(name) {
+			case "odata.etag":
+				f = p.etag
+			case "PartitionKey":
+				f = p.pk
+			case "RowKey":
+				f = p.rk
+			case "Timestamp":
+				f = p.ts
+			default:
+				if idx, ok := p.byName[string(name)]; ok {
+					f = &p.fields[idx]
+				} else if p.extra != nil && !bytes.HasPrefix(name, []byte("odata.")) {
+					if err := p.decodeExtra(rv, string(name), at, pr); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if f == nil {
+				continue
+			}
+			fv := fieldValueAlloc(rv, f.path)
+			if err := decodeField(f, fv, at, pr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (p *plan) decodeExtra(rv reflect.Value, name string, at EDMType, pr *rawProp) error {
+	val, err := dynamicValue(name, at, pr)
+	if err != nil {
+		return err
+	}
+	m := fieldValueAlloc(rv, p.extra.path)
+	if m.IsNil() {
+		m.Set(reflect.MakeMap(extraMapType))
+	}
+	m.SetMapIndex(reflect.ValueOf(name), reflect.ValueOf(val))
+	return nil
+}
+
+// fieldValueAlloc follows path from the root, allocating nil pointers to
+// flattened or embedded structs on the way.
+func fieldValueAlloc(v reflect.Value, path []step) reflect.Value {
+	for _, s := range path {
+		v = v.Field(s.index)
+		if s.ptr {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+	}
+	return v
+}
+
+func decodeField(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
+	if f.ptr {
+		nv := reflect.New(f.typ)
+		if err := decodeValue(f, nv.Elem(), at, pr); err != nil {
+			return err
+		}
+		fv.Set(nv)
+		return nil
+	}
+	return decodeValue(f, fv, at, pr)
+}
+
+func mismatch(f *field, what string, pr *rawProp) error {
+	return &DecodeError{Property: f.name, Reason: "cannot store " + what + " " + shorten(string(pr.val)) + " in " + f.typ.String() + " field " + f.goName}
+}
+
+func decodeValue(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
+	switch f.kind {
+	case kString:
+		if pr.kind != tokString {
+			return mismatch(f, "non-string", pr)
+		}
+		s, ok := stringOf(pr.val, pr.valEsc)
+		if !ok {
+			return mismatch(f, "malformed string", pr)
+		}
+		fv.SetString(s)
+	case kBool:
+		switch pr.kind {
+		case tokTrue:
+			fv.SetBool(true)
+		case tokFalse:
+			fv.SetBool(false)
+		default:
+			return mismatch(f, "non-boolean", pr)
+		}
+	case kInt:
+		n, err := parseInteger(pr)
+		if err != nil || fv.OverflowInt(n) {
+			return mismatch(f, "value", pr)
+		}
+		fv.SetInt(n)
+	case kUint:
+		n, err := parseInteger(pr)
+		if err != nil || n < 0 || fv.OverflowUint(uint64(n)) {
+			return mismatch(f, "value", pr)
+		}
+		fv.SetUint(uint64(n))
+	case kFloat:
+		x, err := parseDouble(pr)
+		if err != nil || (fv.Kind() == reflect.Float32 && fv.OverflowFloat(x) && !math.IsInf(x, 0)) {
+			return mismatch(f, "value", pr)
+		}
+		fv.SetFloat(x)
+	case kTime:
+		t, ok := parseTimeToken(pr)
+		if !ok {
+			return mismatch(f, "value", pr)
+		}
+		fv.Set(reflect.ValueOf(t))
+	case kGUID:
+		if pr.kind != tokString {
+			return mismatch(f, "non-string", pr)
+		}
+		g, err := uuid.ParseBytes(pr.val)
+		if err != nil {
+			return mismatch(f, "malformed Guid", pr)
+		}
+		fv.Set(reflect.ValueOf(g))
+	case kBinary:
+		b, ok := parseBinary(pr)
+		if !ok {
+			return mismatch(f, "malformed Binary", pr)
+		}
+		fv.SetBytes(b)
+	case kText:
+		s, ok := stringOf(pr.val, pr.valEsc)
+		if pr.kind != tokString || !ok {
+			return mismatch(f, "non-string", pr)
+		}
+		tu := fv.Addr().Interface().(encoding.TextUnmarshaler)
+		if err := tu.UnmarshalText([]byte(s)); err != nil {
+			return &DecodeError{Property: f.name, Reason: "UnmarshalText failed", Err: err}
+		}
+	case kJSON:
+		s, ok := stringOf(pr.val, pr.valEsc)
+		if pr.kind != tokString || !ok {
+			return mismatch(f, "non-string", pr)
+		}
+		if err := json.Unmarshal([]byte(s), fv.Addr().Interface()); err != nil {
+			return &DecodeError{Property: f.name, Reason: "json decoding failed", Err: err}
+		}
+	case kHook:
+		val, err := dynamicValue(f.name, at, pr)
+		if err != nil {
+			return err
+		}
+		u := fv.Addr().Interface().(PropertyUnmarshaler)
+		if err := u.UnmarshalProperty(val); err != nil {
+			return &DecodeError{Property: f.name, Reason: "UnmarshalProperty failed", Err: err}
+		}
+	}
+	return nil
+}
+
+// parseInteger reads Int32 (a number) or Int64 (a string, or a number in
+// bodies written by hand). A whole-number Double is accepted.
+func parseInteger(pr *rawProp) (int64, error) {
+	switch pr.kind {
+	case tokNumber, tokString:
+		n, err := strconv.ParseInt(string(pr.val), 10, 64)
+		if err == nil {
+			return n, nil
+		}
+		if pr.kind == tokNumber {
+			x, ferr := strconv.ParseFloat(string(pr.val), 64)
+			if ferr == nil && x == math.Trunc(x) && x >= math.MinInt64 && x < math.MaxInt64 {
+				return int64(x), nil
+			}
+		}
+		return 0, err
+	}
+	return 0, strconv.ErrSyntax
+}
+
+// parseDouble reads a Double: a number, or the service's strings for the
+// values JSON cannot carry.
+func parseDouble(pr *rawProp) (float64, error) {
+	switch pr.kind {
+	case tokNumber:
+		return strconv.ParseFloat(string(pr.val), 64)
+	case tokString:
+		switch string(pr.val) {
+		case "NaN":
+			return math.NaN(), nil
+		case "Infinity", "INF":
+			return math.Inf(1), nil
+		case "-Infinity", "-INF":
+			return math.Inf(-1), nil
+		}
+		return strconv.ParseFloat(string(pr.val), 64)
+	}
+	return 0, strconv.ErrSyntax
+}
+
+func parseBinary(pr *rawProp) ([]byte, bool) {
+	if pr.kind != tokString {
+		return nil, false
+	}
+	raw := pr.val
+	if pr.valEsc { // base64 may have '/' written as "\/"
+		s, ok := unescape(raw)
+		if !ok {
+			return nil, false
+		}
+		raw = []byte(s)
+	}
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
+	n, err := base64.StdEncoding.Decode(out, raw)
+	if err != nil {
+		return nil, false
+	}
+	return out[:n], true
+}
+
+func parseTimeToken(pr *rawProp) (time.Time, bool) {
+	if pr.kind != tokString || pr.valEsc {
+		return time.Time{}, false
+	}
+	return parseWireTime(pr.val)
+}
+
+// parseWireTime reads the service's DateTime form, 2006-01-02T15:04:05Z with
+// up to nine fractional digits, quickly; anything else RFC 3339 allows (a
+// zone offset) goes through time.Parse. The result is in UTC.
+func parseWireTime(b []byte) (time.Time, bool) {
+	if len(b) >= 20 && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[16] == ':' && b[len(b)-1] == 'Z' {
+		year, ok1 := digits(b[0:4])
+		month, ok2 := digits(b[5:7])
+		day, ok3 := digits(b[8:10])
+		hour, ok4 := digits(b[11:13])
+		minute, ok5 := digits(b[14:16])
+		sec, ok6 := digits(b[17:19])
+		frac := b[19 : len(b)-1]
+		nsec := 0
+		ok7 := true
+		if len(frac) > 0 {
+			if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+				ok7 = false
+			} else {
+				var n int
+				n, ok7 = digits(frac[1:])
+				for i := len(frac) - 1; i < 9; i++ {
+					n *= 10
+				}
+				nsec = n
+			}
+		}
+		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour < 24 && minute < 60 && sec < 60 {
+			t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+			if t.Day() == day { // reject 2023-02-31 rather than normalising it
+				return t, true
+			}
+			return time.Time{}, false
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, len(b) > 0
+}
+
+// dynamicValue converts a raw value to one of the eight canonical Go types:
+// by its annotation when it has one, else by its JSON form (a string stays a
+// string; an integer in Int32 range is an int32, any other number a float64).
+func dynamicValue(name string, at EDMType, pr *rawProp) (any, error) {
+	bad := func(reason string) error {
+		return &DecodeError{Property: name, Reason: reason + ": " + shorten(string(pr.val))}
+	}
+	switch at {
+	case EDMString:
+		s, ok := stringOf(pr.val, pr.valEsc)
+		if pr.kind != tokString || !ok {
+			return nil, bad("malformed Edm.String")
+		}
+		return s, nil
+	case EDMInt32:
+		n, err := parseInteger(pr)
+		if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, bad("malformed Edm.Int32")
+		}
+		return int32(n), nil
+	case EDMInt64:
+		n, err := parseInteger(pr)
+		if err != nil {
+			return nil, bad("malformed Edm.Int64")
+		}
+		return n, nil
+	case EDMDouble:
+		x, err := parseDouble(pr)
+		if err != nil {
+			return nil, bad("malformed Edm.Double")
+		}
+		return x, nil
+	case EDMBoolean:
+		if pr.kind != tokTrue && pr.kind != tokFalse {
+			return nil, bad("malformed Edm.Boolean")
+		}
+		return pr.kind == tokTrue, nil
+	case EDMDateTime:
+		t, ok := parseTimeToken(pr)
+		if !ok {
+			return nil, bad("malformed Edm.DateTime")
+		}
+		return t, nil
+	case EDMGuid:
+		g, err := uuid.ParseBytes(pr.val)
+		if pr.kind != tokString || err != nil {
+			return nil, bad("malformed Edm.Guid")
+		}
+		return g, nil
+	case EDMBinary:
+		b, ok := parseBinary(pr)
+		if !ok {
+			return nil, bad("malformed Edm.Binary")
+		}
+		return b, nil
+	}
+	switch pr.kind {
+	case tokString:
+		s, ok := stringOf(pr.val, pr.valEsc)
+		if !ok {
+			return nil, bad("malformed string")
+		}
+		return s, nil
+	case tokTrue, tokFalse:
+		return pr.kind == tokTrue, nil
+	case tokNumber:
+		if n, err := strconv.ParseInt(string(pr.val), 10, 32); err == nil {
+			return int32(n), nil
+		}
+		x, err := strconv.ParseFloat(string(pr.val), 64)
+		if err != nil {
+			return nil, bad("malformed number")
+		}
+		return x, nil
+	}
+	return nil, bad("unsupported value")
+}

@@ -1,0 +1,125 @@
+package entity
+
+import (
+	"slices"
+	"time"
+)
+
+// DynamicEntity is an entity of unknown shape: the property bag the design
+// guide calls DynamicTableEntity (§7). Marshal accepts it and Unmarshal fills
+// it.
+//
+// Properties holds the user properties. Unmarshal stores each value as one of
+// the eight canonical Go types, one per EDM type:
+//
+//	Edm.String   string        Edm.Double    float64
+//	Edm.Int32    int32         Edm.Boolean   bool
+//	Edm.Int64    int64         Edm.DateTime  time.Time (UTC)
+//	Edm.Guid     uuid.UUID     Edm.Binary    []byte
+//
+// Marshal accepts those types and also int, int8, int16, uint8, uint16,
+// uint32, uint, uint64 and float32, mapped as for struct fields. When a body
+// carries no type annotations (no metadata), Int64, DateTime, Guid and Binary
+// values arrive as strings and stay strings: read in full or minimal metadata
+// to keep their types.
+type DynamicEntity struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string    // from odata.etag; never sent
+	Timestamp    time.Time // set by the service; never sent
+	Properties   map[string]any
+}
+
+// Prop returns the property name of d as a T, and whether it is present with
+// that type.
+func Prop[T any](d *DynamicEntity, name string) (T, bool) {
+	v, ok := d.Properties[name].(T)
+	return v, ok
+}
+
+// Set stores a property, creating the map when needed, and returns d.
+func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
+	if d.Properties == nil {
+		d.Properties = make(map[string]any)
+	}
+	d.Properties[name] = value
+	return d
+}
+
+func (d DynamicEntity) appendTo(dst []byte) ([]byte, error) {
+	e := encoder{b: dst}
+	if err := e.keys(d.PartitionKey, d.RowKey); err != nil {
+		return dst, err
+	}
+	// Sorted names make the body deterministic, which tests and signatures like.
+	for _, name := range sortedNames(d.Properties) {
+		if err := e.dynamic(name, d.Properties[name]); err != nil {
+			return dst, err
+		}
+	}
+	return e.finish()
+}
+
+func sortedNames(m map[string]any) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (d *DynamicEntity) decode(data []byte) error {
+	return scanProps(data, func(props []rawProp) error {
+		for i := range props {
+			pr := &props[i]
+			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
+				continue
+			}
+			name := string(pr.name)
+			if pr.nameEsc {
+				s, ok := unescape(pr.name)
+				if !ok {
+					return &DecodeError{Reason: "malformed property name"}
+				}
+				name = s
+			}
+			at := annotationOf(props, []byte(name))
+			switch name {
+			case "PartitionKey", "RowKey", "odata.etag":
+				s, ok := stringOf(pr.val, pr.valEsc)
+				if pr.kind != tokString || !ok {
+					return &DecodeError{Property: name, Reason: "not a string"}
+				}
+				switch name {
+				case "PartitionKey":
+					d.PartitionKey = s
+				case "RowKey":
+					d.RowKey = s
+				default:
+					d.ETag = s
+				}
+				continue
+			case "Timestamp":
+				t, ok := parseTimeToken(pr)
+				if !ok {
+					return &DecodeError{Property: name, Reason: "malformed Timestamp"}
+				}
+				d.Timestamp = t
+				continue
+			}
+			if len(name) > 6 && name[:6] == "odata." {
+				continue
+			}
+			val, err := dynamicValue(name, at, pr)
+			if err != nil {
+				return err
+			}
+			if d.Properties == nil {
+				d.Properties = make(map[string]any, len(props))
+			}
+			d.Properties[name] = val
+		}
+		return nil
+	})
+}

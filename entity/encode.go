@@ -1,0 +1,474 @@
+package entity
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Marshal returns the JSON body the Table service takes for v: a struct (or
+// pointer to one) mapped by its `table` tags, or a DynamicEntity. Int64,
+// Double, DateTime, Guid and Binary values carry their @odata.type
+// annotation; ETag and Timestamp fields are never sent.
+//
+// Marshal validates every limit of the service first and returns a
+// *ValidationError (errors.Is(err, ErrInvalid)) for the first one broken, or a
+// *TypeError (errors.Is(err, ErrInvalidType)) for a type it cannot map.
+func Marshal(v any) ([]byte, error) {
+	bp := bufPool.Get().(*[]byte)
+	b, err := appendEntity((*bp)[:0], v)
+	var out []byte
+	if err == nil {
+		out = make([]byte, len(b))
+		copy(out, b)
+	}
+	if cap(b) <= 1<<20 { // keep the pool from pinning huge buffers
+		*bp = b
+		bufPool.Put(bp)
+	}
+	return out, err
+}
+
+// Validate checks v against every limit Marshal enforces, without keeping the
+// encoded body.
+func Validate(v any) error {
+	bp := bufPool.Get().(*[]byte)
+	b, err := appendEntity((*bp)[:0], v)
+	if cap(b) <= 1<<20 {
+		*bp = b
+		bufPool.Put(bp)
+	}
+	return err
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// encoder carries the running totals the service's limits are stated in.
+type encoder struct {
+	b     []byte
+	size  int // bytes by the service's size formula
+	count int // user properties written
+}
+
+// appendEntity appends the JSON body of v to dst.
+func appendEntity(dst []byte, v any) ([]byte, error) {
+	switch d := v.(type) {
+	case *DynamicEntity:
+		if d == nil {
+			return dst, &TypeError{Type: reflect.TypeOf(v), Reason: "nil pointer"}
+		}
+		return d.appendTo(dst)
+	case DynamicEntity:
+		return d.appendTo(dst)
+	}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return dst, &TypeError{Type: reflect.TypeOf(v), Reason: "nil pointer"}
+		}
+		rv = rv.Elem()
+	}
+	if !rv.IsValid() {
+		return dst, &TypeError{Reason: "nil value"}
+	}
+	p, err := planFor(rv.Type())
+	if err != nil {
+		return dst, err
+	}
+	return p.appendStruct(dst, rv)
+}
+
+func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
+	if p.pk == nil || p.rk == nil {
+		return dst, &TypeError{Type: p.typ, Reason: "no PartitionKey or RowKey field (name fields PartitionKey and RowKey, or tag them pk and rk)"}
+	}
+	if p.needsAddr && !rv.CanAddr() {
+		c := reflect.New(rv.Type()).Elem()
+		c.Set(rv)
+		rv = c
+	}
+	pk := fieldValue(rv, p.pk.path).String()
+	rk := fieldValue(rv, p.rk.path).String()
+	e := encoder{b: dst}
+	if err := e.keys(pk, rk); err != nil {
+		return dst, err
+	}
+	for i := range p.fields {
+		f := &p.fields[i]
+		fv := fieldValue(rv, f.path)
+		if !fv.IsValid() { // behind a nil pointer to a flattened struct
+			continue
+		}
+		if f.ptr {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
+		if f.omitEmpty && fv.IsZero() {
+			continue
+		}
+		if err := e.field(f, fv); err != nil {
+			return dst, err
+		}
+	}
+	if p.extra != nil {
+		if m := fieldValue(rv, p.extra.path); m.IsValid() && !m.IsNil() {
+			extra := m.Interface().(map[string]any)
+			for _, name := range sortedNames(extra) {
+				if _, taken := p.byName[name]; taken {
+					return dst, &ValidationError{Property: name, Rule: RuleDuplicateName, Value: "set both in the extra map and by a field"}
+				}
+				if err := e.dynamic(name, extra[name]); err != nil {
+					return dst, err
+				}
+			}
+		}
+	}
+	return e.finish()
+}
+
+// fieldValue follows path from the root; the zero Value when a pointer to
+// struct on the way is nil.
+func fieldValue(v reflect.Value, path []step) reflect.Value {
+	for _, s := range path {
+		v = v.Field(s.index)
+		if s.ptr {
+			if v.IsNil() {
+				return reflect.Value{}
+			}
+			v = v.Elem()
+		}
+	}
+	return v
+}
+
+func (e *encoder) keys(pk, rk string) error {
+	if err := checkKey("PartitionKey", pk); err != nil {
+		return err
+	}
+	if err := checkKey("RowKey", rk); err != nil {
+		return err
+	}
+	e.size = 4 + 2*(utf16Len(pk)+utf16Len(rk))
+	e.b = append(e.b, `{"PartitionKey":`...)
+	e.b = appendJSONString(e.b, pk)
+	e.b = append(e.b, `,"RowKey":`...)
+	e.b = appendJSONString(e.b, rk)
+	return nil
+}
+
+func checkKey(which, k string) error {
+	if err := keys.Validate(k); err != nil {
+		return &ValidationError{Property: which, Rule: RuleKey, Value: shorten(k), Err: err}
+	}
+	return nil
+}
+
+// finish closes the object and applies the whole-entity limits.
+func (e *encoder) finish() ([]byte, error) {
+	if e.count > MaxUserProperties {
+		return e.b, &ValidationError{Rule: RulePropertyCount, Limit: strconv.Itoa(MaxUserProperties) + " user properties", Value: strconv.Itoa(e.count)}
+	}
+	if e.size > MaxEntitySize {
+		return e.b, &ValidationError{Rule: RuleEntitySize, Limit: "1048576 bytes by the service's size formula", Value: strconv.Itoa(e.size) + " bytes"}
+	}
+	e.b = append(e.b, '}')
+	return e.b, nil
+}
+
+// account adds one property to the size formula: 8 + 2·len(name) + value size.
+func (e *encoder) account(nameUnits, valueSize int) {
+	e.count++
+	e.size += 8 + 2*nameUnits + valueSize
+}
+
+// field encodes one struct field through its precomputed prefix.
+func (e *encoder) field(f *field, v reflect.Value) error {
+	switch f.kind {
+	case kString:
+		return e.str(f, f.prefix, v.String())
+	case kBool:
+		e.b = append(e.b, f.prefix...)
+		e.b = strconv.AppendBool(e.b, v.Bool())
+		e.account(f.nameUnits, 1)
+	case kInt:
+		n := v.Int()
+		e.b = append(e.b, f.prefix...)
+		if f.edm == EDMInt32 {
+			e.b = strconv.AppendInt(e.b, n, 10)
+			e.account(f.nameUnits, 4)
+		} else {
+			e.b = append(e.b, '"')
+			e.b = strconv.AppendInt(e.b, n, 10)
+			e.b = append(e.b, '"')
+			e.account(f.nameUnits, 8)
+		}
+	case kUint:
+		n := v.Uint()
+		if n > math.MaxInt64 {
+			return &ValidationError{Property: f.name, Rule: RuleIntegerRange, Limit: "Int64 at most 9223372036854775807", Value: strconv.FormatUint(n, 10)}
+		}
+		e.b = append(e.b, f.prefix...)
+		if f.edm == EDMInt32 {
+			e.b = strconv.AppendUint(e.b, n, 10)
+			e.account(f.nameUnits, 4)
+		} else {
+			e.b = append(e.b, '"')
+			e.b = strconv.AppendUint(e.b, n, 10)
+			e.b = append(e.b, '"')
+			e.account(f.nameUnits, 8)
+		}
+	case kFloat:
+		return e.double(f.name, f.nameUnits, f.prefix, v.Float(), v.Kind() == reflect.Float32)
+	case kTime:
+		return e.time(f.name, f.nameUnits, f.prefix, v.Interface().(time.Time))
+	case kGUID:
+		e.b = append(e.b, f.prefix...)
+		e.b = appendGUID(e.b, uuid.UUID(v.Interface().(uuid.UUID)))
+		e.account(f.nameUnits, 16)
+	case kBinary:
+		return e.binary(f.name, f.nameUnits, f.prefix, v.Bytes())
+	case kText:
+		tm, _ := asInterface(v, textMType).(interface{ MarshalText() ([]byte, error) })
+		text, err := tm.MarshalText()
+		if err != nil {
+			return &ValidationError{Property: f.name, Rule: RulePropertyType, Value: "MarshalText failed", Err: err}
+		}
+		return e.str(f, f.prefix, string(text))
+	case kJSON:
+		doc, err := json.Marshal(v.Interface())
+		if err != nil {
+			return &ValidationError{Property: f.name, Rule: RulePropertyType, Value: "json encoding failed", Err: err}
+		}
+		return e.str(f, f.prefix, string(doc))
+	case kHook:
+		m, _ := asInterface(v, marshalerType).(PropertyMarshaler)
+		val, err := m.MarshalProperty()
+		if err != nil {
+			return &ValidationError{Property: f.name, Rule: RulePropertyType, Value: "MarshalProperty failed", Err: err}
+		}
+		return e.dynamic(f.name, val)
+	}
+	return nil
+}
+
+// asInterface returns v (or its address, for pointer receivers) as an interface value.
+func asInterface(v reflect.Value, iface reflect.Type) any {
+	if v.Type().Implements(iface) {
+		return v.Interface()
+	}
+	return v.Addr().Interface()
+}
+
+func (e *encoder) str(f *field, prefix []byte, s string) error {
+	units, ok := checkString(s)
+	if !ok {
+		return &ValidationError{Property: f.name, Rule: RuleUTF8, Value: shorten(s)}
+	}
+	if units > MaxStringUnits {
+		return &ValidationError{Property: f.name, Rule: RuleStringLength, Limit: "32768 UTF-16 code units", Value: strconv.Itoa(units) + " code units"}
+	}
+	e.b = append(e.b, prefix...)
+	e.b = appendJSONString(e.b, s)
+	e.account(f.nameUnits, 2*units+4)
+	return nil
+}
+
+func (e *encoder) double(name string, nameUnits int, prefix []byte, x float64, is32 bool) error {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return &ValidationError{Property: name, Rule: RuleFiniteDouble, Limit: "a finite number", Value: strconv.FormatFloat(x, 'g', -1, 64)}
+	}
+	e.b = append(e.b, prefix...)
+	bits := 64
+	if is32 {
+		bits = 32 // shortest form that reads back as the same float32
+	}
+	e.b = appendDouble(e.b, x, bits)
+	e.account(nameUnits, 8)
+	return nil
+}
+
+// appendDouble writes a JSON number that always reads as a Double (2 is
+// written 2.0), in the shortest form that round-trips.
+func appendDouble(b []byte, x float64, bits int) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, x, 'g', -1, bits)
+	for _, c := range b[start:] {
+		if c == '.' || c == 'e' || c == 'E' {
+			return b
+		}
+	}
+	return append(b, '.', '0')
+}
+
+func (e *encoder) time(name string, nameUnits int, prefix []byte, t time.Time) error {
+	t = t.UTC().Truncate(100 * time.Nanosecond) // the service keeps 100 ns ticks
+	if t.Before(minDateTime) || t.After(maxDateTime) {
+		return &ValidationError{Property: name, Rule: RuleDateTimeRange, Limit: "1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z", Value: t.Format(time.RFC3339Nano)}
+	}
+	e.b = append(e.b, prefix...)
+	e.b = append(e.b, '"')
+	e.b = t.AppendFormat(e.b, wireTimeLayout)
+	e.b = append(e.b, '"')
+	e.account(nameUnits, 8)
+	return nil
+}
+
+func (e *encoder) binary(name string, nameUnits int, prefix []byte, p []byte) error {
+	if len(p) > MaxBinaryBytes {
+		return &ValidationError{Property: name, Rule: RuleBinaryLength, Limit: "65536 bytes", Value: strconv.Itoa(len(p)) + " bytes"}
+	}
+	e.b = append(e.b, prefix...)
+	e.b = append(e.b, '"')
+	e.b = base64.StdEncoding.AppendEncode(e.b, p)
+	e.b = append(e.b, '"')
+	e.account(nameUnits, len(p)+4)
+	return nil
+}
+
+func appendGUID(b []byte, g uuid.UUID) []byte {
+	var tmp [38]byte
+	tmp[0] = '"'
+	hexEncodeUUID(tmp[1:37], g)
+	tmp[37] = '"'
+	return append(b, tmp[:]...)
+}
+
+// hexEncodeUUID writes the canonical 8-4-4-4-12 lower-case form.
+func hexEncodeUUID(dst []byte, g uuid.UUID) {
+	const hexDigits = "0123456789abcdef"
+	j := 0
+	for i, c := range g {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst[j] = '-'
+			j++
+		}
+		dst[j] = hexDigits[c>>4]
+		dst[j+1] = hexDigits[c&0xF]
+		j += 2
+	}
+}
+
+// dynamic encodes a value of one of the canonical Go types (or a Go integer
+// or float type that maps to exactly one EDM type) under name.
+func (e *encoder) dynamic(name string, val any) error {
+	if reason := checkPropertyName(name); reason != "" {
+		rule := RulePropertyName
+		if name == "PartitionKey" || name == "RowKey" || name == "Timestamp" {
+			rule = RuleReservedName
+		}
+		return &ValidationError{Property: name, Rule: rule, Limit: "a C# identifier of at most 255 characters", Value: reason}
+	}
+	units := utf16Len(name)
+	prefix := func(t EDMType) []byte { return fieldPrefix(name, t, 0) }
+	switch x := val.(type) {
+	case string:
+		return e.str(&field{name: name, nameUnits: units}, prefix(EDMString), x)
+	case bool:
+		e.b = append(e.b, prefix(EDMBoolean)...)
+		e.b = strconv.AppendBool(e.b, x)
+		e.account(units, 1)
+	case int32, int8, int16, uint8, uint16:
+		e.b = append(e.b, prefix(EDMInt32)...)
+		e.b = strconv.AppendInt(e.b, reflect.ValueOf(x).Convert(reflect.TypeFor[int64]()).Int(), 10)
+		e.account(units, 4)
+	case int64, int, uint32, uint, uint64:
+		var n int64
+		switch y := x.(type) {
+		case uint:
+			if uint64(y) > math.MaxInt64 {
+				return &ValidationError{Property: name, Rule: RuleIntegerRange, Limit: "Int64 at most 9223372036854775807", Value: strconv.FormatUint(uint64(y), 10)}
+			}
+			n = int64(y)
+		case uint64:
+			if y > math.MaxInt64 {
+				return &ValidationError{Property: name, Rule: RuleIntegerRange, Limit: "Int64 at most 9223372036854775807", Value: strconv.FormatUint(y, 10)}
+			}
+			n = int64(y)
+		default:
+			n = reflect.ValueOf(x).Convert(reflect.TypeFor[int64]()).Int()
+		}
+		e.b = append(e.b, prefix(EDMInt64)...)
+		e.b = append(e.b, '"')
+		e.b = strconv.AppendInt(e.b, n, 10)
+		e.b = append(e.b, '"')
+		e.account(units, 8)
+	case float64:
+		return e.double(name, units, prefix(EDMDouble), x, false)
+	case float32:
+		return e.double(name, units, prefix(EDMDouble), float64(x), true)
+	case time.Time:
+		return e.time(name, units, prefix(EDMDateTime), x)
+	case uuid.UUID:
+		e.b = append(e.b, prefix(EDMGuid)...)
+		e.b = appendGUID(e.b, x)
+		e.account(units, 16)
+	case []byte:
+		return e.binary(name, units, prefix(EDMBinary), x)
+	default:
+		return &ValidationError{Property: name, Rule: RulePropertyType, Limit: "string, int32, int64, float64, bool, time.Time, uuid.UUID or []byte", Value: reflect.TypeOf(val).String()}
+	}
+	return nil
+}
+
+// checkString reports the UTF-16 length of s and whether s is valid UTF-8.
+func checkString(s string) (units int, ok bool) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			units++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return units, false
+		}
+		if r >= 0x10000 {
+			units += 2
+		} else {
+			units++
+		}
+		i += size
+	}
+	return units, true
+}
+
+// appendJSONString appends s as a JSON string. s is valid UTF-8 (checked by
+// the caller); only the characters JSON requires are escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,149 @@
+package entity
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrInvalid reports a value that breaks a limit of the service: a key,
+	// property name, size, range or count. Nothing was sent.
+	ErrInvalid = errors.New("tablekit: invalid entity")
+	// ErrInvalidType reports a Go type that cannot be mapped: an unknown tag
+	// option, an unsupported field type, two fields with one property name.
+	ErrInvalidType = errors.New("tablekit: unsupported entity type")
+	// ErrDecode reports a body that cannot be read into the target: malformed
+	// JSON, or a property whose value does not fit the Go field.
+	ErrDecode = errors.New("tablekit: cannot decode entity")
+)
+
+// Rule names the limit a ValidationError is about.
+type Rule string
+
+// The rules of design guide §1 that Marshal and Validate enforce.
+const (
+	RuleKey             Rule = "key"                    // PartitionKey/RowKey characters and length
+	RulePropertyName    Rule = "property name"          // C# identifier, at most 255 characters, not reserved
+	RulePropertyCount   Rule = "property count"         // at most 252 user properties
+	RuleStringLength    Rule = "string length"          // at most 32 K UTF-16 code units
+	RuleBinaryLength    Rule = "binary length"          // at most 64 KiB
+	RuleEntitySize      Rule = "entity size"            // at most 1 MiB by the service's formula
+	RuleIntegerRange    Rule = "integer range"          // the value does not fit Int32/Int64
+	RuleDateTimeRange   Rule = "datetime range"         // 1601-01-01 to 9999-12-31 UTC
+	RuleFiniteDouble    Rule = "finite double"          // NaN and ±Inf are refused
+	RuleUTF8            Rule = "valid UTF-8"            // strings must be valid UTF-8
+	RulePropertyType    Rule = "property value type"    // a DynamicEntity value of a type with no EDM mapping
+	RuleDuplicateName   Rule = "duplicate property"     // one property name twice
+	RuleReservedName    Rule = "reserved property name" // PartitionKey, RowKey, Timestamp as user properties
+	RuleMissingKeyField Rule = "key field"              // the type has no PartitionKey or RowKey
+)
+
+// ValidationError reports one broken limit. It names the property (or key),
+// the rule, the limit and the offending value; errors.Is(err, ErrInvalid)
+// holds for every ValidationError, and Unwrap exposes an underlying cause such
+// as a *keys.KeyError.
+type ValidationError struct {
+	Property string // property name, "PartitionKey" or "RowKey"
+	Rule     Rule
+	Limit    string // the limit, in words: "32768 UTF-16 code units"
+	Value    string // the offending value, shortened for display
+	Err      error  // the underlying cause, if any
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("tablekit: invalid entity: ")
+	if e.Property != "" {
+		b.WriteString("property ")
+		b.WriteString(e.Property)
+		b.WriteString(": ")
+	}
+	b.WriteString(string(e.Rule))
+	if e.Limit != "" {
+		b.WriteString(" (limit ")
+		b.WriteString(e.Limit)
+		b.WriteString(")")
+	}
+	if e.Value != "" {
+		b.WriteString(": got ")
+		b.WriteString(e.Value)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns the underlying cause.
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// TypeError reports a Go type that cannot be mapped to an entity. It is found
+// when the type is first planned, never by a panic.
+type TypeError struct {
+	Type   reflect.Type
+	Field  string // Go field path, for example "Address.Street"
+	Reason string
+}
+
+func (e *TypeError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("tablekit: unsupported entity type %v: %s", e.Type, e.Reason)
+	}
+	return fmt.Sprintf("tablekit: unsupported entity type %v: field %s: %s", e.Type, e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidType) true.
+func (e *TypeError) Is(target error) bool { return target == ErrInvalidType }
+
+// DecodeError reports a body that cannot be read into the target.
+type DecodeError struct {
+	Property string // empty for a syntax error
+	Offset   int    // byte offset in the body, for a syntax error
+	Reason   string
+	Err      error
+}
+
+func (e *DecodeError) Error() string {
+	var b strings.Builder
+	b.WriteString("tablekit: cannot decode entity: ")
+	if e.Property != "" {
+		b.WriteString("property ")
+		b.WriteString(e.Property)
+		b.WriteString(": ")
+	} else {
+		fmt.Fprintf(&b, "at byte %d: ", e.Offset)
+	}
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrDecode) true.
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
+
+// Unwrap returns the underlying cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// shorten keeps error messages readable for 64 KiB values.
+func shorten(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return fmt.Sprintf("%q", s)
+	}
+	// Cut on a rune boundary.
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+}

@@ -1,0 +1,247 @@
+package keys
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// The escape scheme.
+//
+// Escape turns any string into one that contains no character a key
+// forbids, reversibly (Unescape) and preserving order: for valid UTF-8 a
+// and b, a < b exactly when Escape(a) < Escape(b), in Go's byte order and
+// in the service's UTF-16 order (Compare) alike.
+//
+// Order decides the design. A forbidden character must be replaced by a
+// code that sorts where the character did, between its neighbours; the
+// code must start with an allowed character not above the forbidden one,
+// and that allowed character must then be escaped too, so that codes stay
+// unambiguous. The forbidden characters fall into six runs, each escaped
+// together with the allowed character just below it (the "lead"), as the
+// lead followed by one ASCII character that numbers the run's members:
+//
+//	lead ' ' : U+0000 … U+0020      -> " 0" … " 9", " A" … " W"
+//	           (the controls, and the space itself: " W" is a space)
+//	lead '"' : '"' '#'              -> "\"0" "\"1"
+//	lead '.' : '.' '/'              -> ".0" ".1"
+//	lead '>' : '>' '?'              -> ">0" ">1"
+//	lead '[' : '[' '\'              -> "[0" "[1"
+//	lead '~' : '~' U+007F U+0080 … U+009F -> "~0" "~1" "~2" … "~X"
+//
+// The numbering characters (0-9, then A-Z) increase with the characters
+// they stand for, so each code sorts exactly where its character did, and
+// no code is a prefix of another. Every other character is copied
+// unchanged: letters, digits, most punctuation, and everything from U+00A0
+// up, so ordinary text stays readable apart from spaces and the six leads:
+// Escape("a/b c") is "a.1b Wc", Escape("x.y") is "x.0y".
+//
+// A byte that is not valid UTF-8 is written as "~~" and two upper-case hex
+// digits ("~~FF"), so any Go string round-trips; strings with invalid UTF-8
+// are not text and get no order guarantee.
+//
+// Escaping lengthens the string (an escaped character takes two bytes, an
+// invalid byte four), so the result can be longer than MaxKeyLength:
+// Validate it if the input is not known to be short.
+const escapeDigits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+const upperHex = "0123456789ABCDEF"
+
+// escapeCode returns the two-byte code of r, or ok == false when r is
+// copied unchanged.
+func escapeCode(r rune) (lead, follow byte, ok bool) {
+	switch {
+	case r <= 0x20:
+		return ' ', escapeDigits[r], true
+	case r == '"' || r == '#':
+		return '"', byte('0' + r - '"'), true
+	case r == '.' || r == '/':
+		return '.', byte('0' + r - '.'), true
+	case r == '>' || r == '?':
+		return '>', byte('0' + r - '>'), true
+	case r == '[' || r == '\\':
+		return '[', byte('0' + r - '['), true
+	case r >= '~' && r <= 0x9F:
+		return '~', escapeDigits[r-'~'], true
+	}
+	return 0, 0, false
+}
+
+// unescapeCode returns the character that lead and follow stand for.
+func unescapeCode(lead, follow byte) (rune, bool) {
+	idx := strings.IndexByte(escapeDigits, follow)
+	if idx < 0 {
+		return 0, false
+	}
+	switch lead {
+	case ' ':
+		if idx <= 0x20 {
+			return rune(idx), true
+		}
+	case '"', '.', '>', '[':
+		if idx <= 1 {
+			return rune(lead) + rune(idx), true
+		}
+	case '~':
+		if idx <= 0x9F-'~' {
+			return '~' + rune(idx), true
+		}
+	}
+	return 0, false
+}
+
+// isEscapeLead reports whether c starts a code in an escaped string.
+func isEscapeLead(c byte) bool {
+	return c == ' ' || c == '"' || c == '.' || c == '>' || c == '[' || c == '~'
+}
+
+// needsEscape reports whether c, an ASCII byte, is escaped by Escape.
+func needsEscape(c byte) bool {
+	return c <= 0x20 || c == '"' || c == '#' || c == '.' || c == '/' ||
+		c == '>' || c == '?' || c == '[' || c == '\\' || c >= '~'
+}
+
+// Escape returns s with every character a key cannot contain, and the
+// characters used to escape them, replaced by order-preserving codes: see
+// "The escape scheme" above. A string that needs no escaping is returned
+// as is, without allocating.
+func Escape(s string) string {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if needsEscape(c) {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r <= 0x9F { // C1 controls, or RuneError of size 1
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + (len(s)-i)/4 + 2)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if lead, follow, ok := escapeCode(rune(c)); ok {
+				b.WriteByte(lead)
+				b.WriteByte(follow)
+			} else {
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString("~~")
+			b.WriteByte(upperHex[c>>4])
+			b.WriteByte(upperHex[c&0xF])
+		case r <= 0x9F:
+			lead, follow, _ := escapeCode(r)
+			b.WriteByte(lead)
+			b.WriteByte(follow)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// Unescape reverses Escape. It accepts exactly the strings Escape returns
+// — Escape(Unescape(s)) == s whenever it succeeds — and returns a
+// *KeyError with RuleSyntax (at the offending byte) for any other: a lead
+// character not followed by a valid code, a character Escape would have
+// escaped, or invalid UTF-8. A string without escapes is returned as is,
+// without allocating.
+func Unescape(s string) (string, error) {
+	const fn = "Unescape"
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if needsEscape(c) {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r <= 0x9F {
+			return "", posErr(fn, RuleSyntax, s, i)
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s, nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	rawBytes := false
+	for i < len(s) {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r <= 0x9F {
+				return "", posErr(fn, RuleSyntax, s, i)
+			}
+			b.WriteString(s[i : i+size])
+			i += size
+			continue
+		}
+		if !needsEscape(c) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if !isEscapeLead(c) || i+1 >= len(s) {
+			return "", posErr(fn, RuleSyntax, s, i)
+		}
+		if c == '~' && s[i+1] == '~' {
+			v, ok := parseHexByte(s[i+2:])
+			if !ok || v < utf8.RuneSelf {
+				return "", posErr(fn, RuleSyntax, s, i)
+			}
+			b.WriteByte(v)
+			rawBytes = true
+			i += 4
+			continue
+		}
+		r, ok := unescapeCode(c, s[i+1])
+		if !ok {
+			return "", posErr(fn, RuleSyntax, s, i)
+		}
+		b.WriteRune(r)
+		i += 2
+	}
+	out := b.String()
+	// Bytes written from "~~XX" codes must be ones Escape would write that
+	// way, i.e. not part of valid UTF-8 in the result; re-escaping is the
+	// exact test, and this path only runs for strings that were not UTF-8.
+	if rawBytes && Escape(out) != s {
+		return "", newErr(fn, RuleSyntax, s)
+	}
+	return out, nil
+}
+
+// parseHexByte parses two upper-case hex digits at the start of s.
+func parseHexByte(s string) (byte, bool) {
+	if len(s) < 2 {
+		return 0, false
+	}
+	hi, lo := strings.IndexByte(upperHex, s[0]), strings.IndexByte(upperHex, s[1])
+	if hi < 0 || lo < 0 {
+		return 0, false
+	}
+	return byte(hi<<4 | lo), true
+}

@@ -13,10 +13,11 @@
 //     table scan better run as parallel queries. RowKeyPrefix writes the
 //     prefix range of the compound-key and secondary-index patterns.
 //   - §7 "Implementation considerations": typed filters. Every value is a
-//     typed, escaped literal — 'O”Brien', 123L, 2.0,
-//     datetime'2024-01-02T03:04:05.1234567Z', guid'…', X'0aff', true — and
-//     every property name is checked to be a C# identifier, so building a
-//     filter from user input cannot change its structure.
+//     typed, escaped literal — strings in single quotes with each quote
+//     doubled, 123L, 2.0, datetime'2024-01-02T03:04:05.1234567Z', guid'…',
+//     X'0aff', true — and every property name is checked to be a C#
+//     identifier, so building a filter from user input cannot change its
+//     structure.
 //
 // An expression is an immutable Expr. Errors (an invalid name, NaN, a nil
 // pointer) stay inside it and come out of Build, typed as *Error and matching

@@ -29,8 +29,11 @@ type Value struct {
 // "" for the zero Value.
 func (v Value) EDMType() string { return v.edm }
 
-// Literal returns the value as it appears in a filter, for example `'O”Brien'`
-// or `123L`, or an error matching ErrInvalidFilter.
+// Literal returns the value as it appears in a filter, or an error matching
+// ErrInvalidFilter. For example String("O'Brien") and Int64(123) give
+//
+//	'O''Brien'
+//	123L
 func (v Value) Literal() (string, error) {
 	if err := v.check(""); err != nil {
 		return "", err
@@ -51,8 +54,12 @@ func (v Value) check(prop string) *Error {
 func bad(edm, reason string) Value { return Value{edm: edm, err: reason} }
 
 // String returns an Edm.String literal: the text between single quotes, each
-// quote doubled (O'Brien becomes 'O”Brien'). Every other character is kept
-// as is; the SDK URL-encodes the whole filter. s must be valid UTF-8.
+// quote doubled, so O'Brien becomes
+//
+//	'O''Brien'
+//
+// Every other character is kept as is (the SDK URL-encodes the whole
+// filter). s must be valid UTF-8.
 func String(s string) Value {
 	if !utf8.ValidString(s) {
 		return bad("Edm.String", "string value is not valid UTF-8")
@@ -143,8 +150,9 @@ func GUID(u uuid.UUID) Value {
 }
 
 // Binary returns an Edm.Binary literal: X and the bytes in lower-case hex
-// between quotes, for example X'0aff'. An empty slice renders as X”; the
-// OData grammar asks for at least one byte, Azurite accepts it.
+// between quotes, for example X'0aff'. An empty slice renders as an empty
+// X literal (X and two quotes); the OData grammar asks for at least one
+// byte, Azurite accepts it.
 func Binary(b []byte) Value {
 	return Value{edm: "Edm.Binary", lit: "X'" + hex.EncodeToString(b) + "'"}
 }

@@ -2,7 +2,6 @@ package keys
 
 import (
 	"iter"
-	"math/bits"
 )
 
 // FNV-1a 64-bit parameters.
@@ -19,15 +18,19 @@ const (
 // The bucket number is
 //
 //	h = FNV-1a 64-bit hash of the UTF-8 bytes of value
-//	bucket = floor(h * n / 2^64)      (the high 64 bits of the 128-bit product)
+//	h = fmix64(h)   (MurmurHash3's finaliser: h ^= h>>33; h *= 0xff51afd7ed558ccd;
+//	                 h ^= h>>33; h *= 0xc4ceb9fe1a85ec53; h ^= h>>33, all mod 2^64)
+//	bucket = h mod n
 //
 // written in decimal, zero-padded to the number of digits of n-1, so the
 // ids of one n all have the same width ("0".."9" for n = 10, "00".."99" for
-// n = 100). Using the high bits of h, rather than h mod n, keeps buckets
-// uniform even for powers of two, where the low bits of FNV-1a depend only
-// on the low bits of each byte. The function is fixed: the same value and n
-// give the same bucket on every machine and in every release, so it is
-// safe to store. In C#: Math.BigMul(h, (ulong)n, out _).
+// n = 100). The finaliser matters: FNV-1a alone is not uniform for short,
+// similar values (its low k bits depend only on the low k bits of each
+// byte, and its high bits hardly on the last bytes), so sequential ids such
+// as "user000123" would crowd into a few buckets. The function is fixed:
+// the same value and n give the same bucket on every machine and in every
+// release, so it is safe to store, and it is easy to reproduce in other
+// languages.
 //
 // n < 1 is treated as 1 (every value in bucket "0"); BucketChecked returns
 // an error instead. Changing n moves most values to other buckets.
@@ -51,8 +54,12 @@ func bucketOf(value string, n int) uint64 {
 		h ^= uint64(value[i])
 		h *= fnvPrime64
 	}
-	hi, _ := bits.Mul64(h, uint64(n))
-	return hi
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h % uint64(n)
 }
 
 // BucketChecked is Bucket with an error (a *KeyError with RuleBucketCount)

@@ -113,7 +113,7 @@ func TestParseTicksErrors(t *testing.T) {
 		"251995471199999999a",   // letter
 		"-251995471199999999",   // sign
 		" 251995471199999999",   // space
-		"２５１９９５４７１１９９",     // full-width digits
+		"２５１９９５４７１１９９",          // full-width digits
 		"2519954711999999999\n", // trailing newline
 	}
 	for _, s := range bad {

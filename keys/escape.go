@@ -116,7 +116,7 @@ func Escape(s string) string {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r <= 0x9F { // C1 controls, or RuneError of size 1
+		if r <= 0x9F || size == 1 { // C1 controls, or invalid UTF-8
 			break
 		}
 		i += size
@@ -176,7 +176,7 @@ func Unescape(s string) (string, error) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r <= 0x9F {
+		if r <= 0x9F || size == 1 {
 			return "", posErr(fn, RuleSyntax, s, i)
 		}
 		i += size
@@ -192,7 +192,7 @@ func Unescape(s string) (string, error) {
 		c := s[i]
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if r <= 0x9F {
+			if r <= 0x9F || size == 1 {
 				return "", posErr(fn, RuleSyntax, s, i)
 			}
 			b.WriteString(s[i : i+size])

@@ -331,11 +331,11 @@ func TestNameLimits(t *testing.T) {
 		strings.Repeat("a", 255),
 		"_",
 		"a1_2",
-		"x\u0301",                          // combining mark after a letter
-		"a\u203fb",                         // connector punctuation (undertie)
-		"Ⅻ",                                // letter number
-		strings.Repeat("日", 255),           // 255 BMP characters
-		strings.Repeat("𝐀", 127) + "a",      // 254 + 1 UTF-16 units
+		"x\u0301",                             // combining mark after a letter
+		"a\u203fb",                            // connector punctuation (undertie)
+		"Ⅻ",                                   // letter number
+		strings.Repeat("日", 255),              // 255 BMP characters
+		strings.Repeat("𝐀", 127) + "a",        // 254 + 1 UTF-16 units
 		"PartitionKey", "RowKey", "Timestamp", // system properties are filterable
 		"X", "datetime", "guid", "binary", // type prefixes are harmless: a space always follows the name
 	}
@@ -346,7 +346,7 @@ func TestNameLimits(t *testing.T) {
 	}
 	bad := []string{
 		strings.Repeat("𝐀", 128), // 256 UTF-16 units
-		"\u0301x",               // combining mark first
+		"\u0301x",                // combining mark first
 		"a b", "a\tb", "a\nb", "(", "'", "a=b", "$filter", "@a",
 	}
 	for _, n := range bad {

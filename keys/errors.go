@@ -56,7 +56,7 @@ var ruleNames = [...]string{
 	RuleNegative:      "negative number",
 	RuleTooWide:       "number wider than width",
 	RuleWidth:         "width out of range",
-	RuleSeparator:     "separator in part",
+	RuleSeparator:     "separator",
 	RuleBucketCount:   "bucket count out of range",
 	RuleTimeRange:     "time out of range",
 	RuleSyntax:        "syntax",
@@ -104,14 +104,19 @@ func (e *KeyError) Error() string {
 		b.WriteString(e.Func)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Rule.String())
 	if e.Part >= 0 {
-		b.WriteString(" in part ")
+		b.WriteString("part ")
 		b.WriteString(strconv.Itoa(e.Part))
+		b.WriteString(": ")
 	}
+	b.WriteString(e.Rule.String())
 	b.WriteString(": ")
 	b.WriteString(quoteShort(e.Value))
 	switch e.Rule {
+	case RuleSeparator:
+		if e.Part < 0 {
+			b.WriteString(": empty separator")
+		}
 	case RuleTooLong:
 		b.WriteString(" has ")
 		b.WriteString(strconv.Itoa(e.Got))
@@ -135,9 +140,8 @@ func (e *KeyError) Error() string {
 	if e.Pos >= 0 {
 		b.WriteString(" at byte ")
 		b.WriteString(strconv.Itoa(e.Pos))
-		if e.Rule == RuleInvalidUTF8 || e.Char == utf8.RuneError && e.Rule == RuleSyntax {
-			// The byte itself is not a character worth quoting.
-		} else {
+		// A byte that is not UTF-8 is not a character worth quoting.
+		if e.Rule != RuleInvalidUTF8 && e.Char != utf8.RuneError {
 			b.WriteString(" (")
 			b.WriteString(strconv.QuoteRune(e.Char))
 			b.WriteString(", U+")

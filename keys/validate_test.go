@@ -131,7 +131,7 @@ func TestKeyErrorMessages(t *testing.T) {
 		{keys.Validate(strings.Repeat("x", 600)), []string{"too long", "600 UTF-16 code units", "more than 512", "…"}},
 		{func() error { _, err := keys.PadChecked(123456, 4); return err }(), []string{"PadChecked", "6 digits", "width 4"}},
 		{func() error { _, err := keys.PadChecked(1, 0); return err }(), []string{"width 0", "1..512"}},
-		{func() error { _, err := keys.Join("_", "a", "b_c"); return err }(), []string{"Join", "in part 1", `"b_c"`, "at byte 1"}},
+		{func() error { _, err := keys.Join("_", "a", "b_c"); return err }(), []string{"Join: part 1: separator", `"b_c"`, "at byte 1"}},
 		{func() error { _, err := keys.BucketChecked("v", -2); return err }(), []string{"bucket count -2"}},
 		{func() error { _, err := keys.ParseInvertedTicks("x"); return err }(), []string{"ParseInvertedTicks: syntax", `"x"`}},
 	}

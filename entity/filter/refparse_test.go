@@ -29,7 +29,8 @@ type token struct {
 
 var errUnterminated = errors.New("unterminated string literal")
 
-// readStringLiteral reads a quoted literal at the start of s (s[0] == '\”)
+// readStringLiteral reads a quoted literal at the start of s (s[0] is a
+// single quote)
 // and returns its value and the number of bytes consumed. Inside, two
 // quotes stand for one; a single quote ends the literal.
 func readStringLiteral(s string) (string, int, error) {

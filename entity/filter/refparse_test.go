@@ -30,9 +30,8 @@ type token struct {
 var errUnterminated = errors.New("unterminated string literal")
 
 // readStringLiteral reads a quoted literal at the start of s (s[0] is a
-// single quote)
-// and returns its value and the number of bytes consumed. Inside, two
-// quotes stand for one; a single quote ends the literal.
+// single quote) and returns its value and the number of bytes consumed.
+// Inside, two quotes stand for one; a single quote ends the literal.
 func readStringLiteral(s string) (string, int, error) {
 	if s == "" || s[0] != '\'' {
 		return "", 0, errors.New("no opening quote")

@@ -176,6 +176,11 @@ func Or(es ...Expr) Expr { return combine(nOr, es) }
 // Not returns the negation of e. Not of the empty expression is an error
 // (the empty expression filters nothing, and a filter that matches nothing
 // is almost always a mistake).
+//
+// Not(Eq(p, v)) and Ne(p, v) differ on entities that lack p (tables are
+// schemaless): a comparison with an absent property is false, so the first
+// matches such entities and the second does not (verified on Azurite). For
+// PartitionKey and RowKey, always present, they are the same.
 func Not(e Expr) Expr {
 	switch {
 	case e.n == nil:

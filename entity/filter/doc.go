@@ -40,7 +40,7 @@
 //
 // Every literal form above was checked against Azurite 3.37 (each matches the
 // rows it should, including Int64 extremes, 1e21 and 5e-324 as Doubles, the
-// empty binary X'', NUL and quotes inside strings, and prefix ranges across
+// empty binary, NUL and quotes inside strings, and prefix ranges across
 // U+D7FF, U+FFFF and U+10FFFF). Azurite differs from the service in ways
 // tests must allow for:
 //   - DateTime comparisons are truncated to milliseconds (the service keeps

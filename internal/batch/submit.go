@@ -45,7 +45,7 @@ func (e *TransactionError) Unwrap() error { return e.Err }
 // ErrMalformed: the writes happened, but the ETags are unknown.
 func Submit(ctx context.Context, client *aztables.Client, actions []aztables.TransactionAction, opts *aztables.SubmitTransactionOptions) ([]OpResult, error) {
 	var resp *http.Response
-	_, err := client.SubmitTransaction(policy.WithCaptureResponse(ctx, &resp), actions, opts)
+	err := submitTransaction(policy.WithCaptureResponse(ctx, &resp), client, actions, opts)
 	if resp == nil {
 		return nil, err // no response: transport error, cancelled context, invalid actions
 	}
@@ -86,4 +86,18 @@ func Submit(ctx context.Context, client *aztables.Client, actions []aztables.Tra
 		return nil, fmt.Errorf("%w: %d results for %d operations (the transaction was accepted)", ErrMalformed, len(results), len(actions))
 	}
 	return results, nil
+}
+
+// submitTransaction calls client.SubmitTransaction, turning a panic into an
+// error: aztables v1.4.1 slices the reply body without checking its length
+// (getBoundaryName), so a 202 or 204 whose body has no line break panics.
+// The captured response is still set by then and is parsed by the caller.
+func submitTransaction(ctx context.Context, client *aztables.Client, actions []aztables.TransactionAction, opts *aztables.SubmitTransactionOptions) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("batch: aztables SubmitTransaction panicked reading the reply: %v", r)
+		}
+	}()
+	_, err = client.SubmitTransaction(ctx, actions, opts)
+	return err
 }

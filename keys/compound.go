@@ -45,20 +45,25 @@ const (
 // Compound returns the order-preserving compound key of parts (design guide
 // §6.6). See "The compound key scheme" above.
 func Compound(parts ...string) string {
-	n := len(parts) - 1
+	n, esc := len(parts)-1, 0
 	for _, p := range parts {
-		n += len(p) + countEscapes(p)
+		n += len(p)
+		esc += countEscapes(p)
 	}
-	if n <= 0 {
+	if n+esc <= 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.Grow(n)
+	b.Grow(n + esc)
 	for i, p := range parts {
 		if i > 0 {
 			b.WriteByte(compoundSep)
 		}
-		writeCompoundPart(&b, p)
+		if esc == 0 {
+			b.WriteString(p)
+		} else {
+			writeCompoundPart(&b, p)
+		}
 	}
 	return b.String()
 }
@@ -93,17 +98,15 @@ func countEscapes(p string) int {
 }
 
 func writeCompoundPart(b *strings.Builder, p string) {
-	for {
-		i := strings.IndexAny(p, " !")
-		if i < 0 {
-			b.WriteString(p)
-			return
+	start := 0
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c == compoundSep || c == compoundEscape {
+			b.WriteString(p[start:i])
+			b.WriteByte(compoundEscape)
+			start = i
 		}
-		b.WriteString(p[:i])
-		b.WriteByte(compoundEscape)
-		b.WriteByte(p[i])
-		p = p[i+1:]
 	}
+	b.WriteString(p[start:])
 }
 
 // CompoundChecked is Compound for keys that must be valid: it returns an

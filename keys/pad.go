@@ -46,15 +46,42 @@ func AppendPad(dst []byte, n int64, width int) []byte {
 
 // appendPadUint appends u in decimal, left-padded with zeros to width.
 func appendPadUint(dst []byte, u uint64, width int) []byte {
-	var digits [20]byte
-	d := strconv.AppendUint(digits[:0], u, 10)
-	for pad := width - len(d); pad > 0; {
+	n := digitCount(u)
+	for pad := width - n; pad > 0; {
 		k := min(pad, len(zeros))
 		dst = append(dst, zeros[:k]...)
 		pad -= k
 	}
-	return append(dst, d...)
+	var buf [20]byte
+	i := len(buf)
+	for u >= 100 {
+		q := u / 100
+		d := (u - q*100) * 2
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[d], digitPairs[d+1]
+		u = q
+	}
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		i--
+		buf[i] = byte('0' + u)
+	}
+	return append(dst, buf[i:]...)
 }
+
+// digitPairs holds "00" to "99", for formatting two digits at a time.
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // PadChecked is Pad for keys that must sort: it returns an error (a
 // *KeyError matching ErrInvalidKey) instead of a key that would sort wrongly

@@ -72,17 +72,20 @@ func validate(fn, key string, max int) error {
 	return nil
 }
 
+// Bit masks of the ASCII bytes a key may not contain: U+0000–U+001F, '#',
+// '/' and '?' in forbiddenLow (bytes 0–63); '\' and U+007F in forbiddenHigh
+// (bytes 64–127, bit c-64).
+const (
+	forbiddenLow  uint64 = 1<<0x20 - 1 | 1<<'#' | 1<<'/' | 1<<'?'
+	forbiddenHigh uint64 = 1<<('\\'-64) | 1<<(0x7F-64)
+)
+
 // forbiddenASCII reports whether an ASCII byte may not appear in a key.
 func forbiddenASCII(c byte) bool {
-	return c < 0x20 || c == 0x7F || c == '/' || c == '\\' || c == '#' || c == '?'
-}
-
-// forbiddenRune reports whether r may not appear in a key.
-func forbiddenRune(r rune) bool {
-	if r < utf8.RuneSelf {
-		return forbiddenASCII(byte(r))
+	if c < 64 {
+		return forbiddenLow>>c&1 != 0
 	}
-	return r <= 0x9F
+	return forbiddenHigh>>(c-64)&1 != 0
 }
 
 // UTF16Len returns the length of s in UTF-16 code units, the unit in which

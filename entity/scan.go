@@ -290,3 +290,72 @@ func stringOf(raw []byte, esc bool) (string, bool) {
 	}
 	return unescape(raw)
 }
+
+// entityArray returns the elements of the "value" array of a query response
+// body ({"odata.metadata":…,"value":[{…},{…}]}), each a slice of data.
+func entityArray(data []byte, dst [][]byte) ([][]byte, error) {
+	s := scanner{data: data}
+	s.ws()
+	if s.i >= len(s.data) || s.data[s.i] != '{' {
+		return dst, s.fail("expected '{'")
+	}
+	s.i++
+	for {
+		s.ws()
+		if s.i < len(s.data) && s.data[s.i] == '}' {
+			s.i++
+			return dst, s.end()
+		}
+		name, _, err := s.str()
+		if err != nil {
+			return dst, err
+		}
+		s.ws()
+		if s.i >= len(s.data) || s.data[s.i] != ':' {
+			return dst, s.fail("expected ':'")
+		}
+		s.i++
+		s.ws()
+		if string(name) == "value" && s.i < len(s.data) && s.data[s.i] == '[' {
+			if dst, err = s.elements(dst); err != nil {
+				return dst, err
+			}
+		} else {
+			var p rawProp
+			if err := s.value(&p); err != nil {
+				return dst, err
+			}
+		}
+		s.ws()
+		if s.i < len(s.data) && s.data[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+// elements scans an array of objects, appending each object's bytes.
+func (s *scanner) elements(dst [][]byte) ([][]byte, error) {
+	s.i++ // '['
+	for {
+		s.ws()
+		if s.i >= len(s.data) {
+			return dst, s.fail("unterminated array")
+		}
+		switch s.data[s.i] {
+		case ']':
+			s.i++
+			return dst, nil
+		case ',':
+			s.i++
+			continue
+		case '{':
+			start := s.i
+			if err := s.skipNested(); err != nil {
+				return dst, err
+			}
+			dst = append(dst, s.data[start:s.i])
+		default:
+			return dst, s.fail("expected an entity object")
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package entity
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"iter"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+// MaxPageSize is the most entities the service returns in one page.
+const MaxPageSize = 1000
+
+// ErrInvalidToken reports a continuation token that is malformed or was
+// made by a different query.
+var ErrInvalidToken = errors.New("tablekit: invalid continuation token")
+
+// Query describes a query over a table (design guide §2, §7).
+type Query struct {
+	// Filter selects entities; built with package filter, so every value is
+	// escaped and typed. The empty Expr reads the whole table.
+	Filter filter.Expr
+	// Select names the properties to return ($select, server-side
+	// projection); only those fields of T are filled. PartitionKey and RowKey
+	// always come back. Empty means every property.
+	Select []string
+	// PageSize is the most entities per request ($top), 1 to 1000; 0 means the
+	// service's maximum. It limits a page, not the result.
+	PageSize int
+	// Limit is the most entities the whole query yields; 0 means no limit.
+	Limit int
+}
+
+// Plan tells which of the guide's four query kinds the query is, with the
+// guide's warnings (no PartitionKey, `or` over RowKeys, …).
+func (q Query) Plan() filter.Plan { return q.Filter.Plan() }
+
+// Page is one page of a query: the entities of one service response (which
+// may be empty) and the token that resumes after it.
+type Page[T any] struct {
+	Items []T
+	// Next resumes the query after this page, in this process or another;
+	// "" when the query is complete.
+	Next string
+}
+
+// compiled is a query checked against T and rendered for the wire.
+type compiled struct {
+	filter      *string
+	selectStr   *string
+	fingerprint uint64
+}
+
+func (t *Table[T]) compile(q Query) (compiled, error) {
+	var c compiled
+	if q.PageSize < 0 || q.PageSize > MaxPageSize {
+		return c, &ValidationError{Rule: "page size", Limit: "0 to 1000", Value: strconv.Itoa(q.PageSize)}
+	}
+	if q.Limit < 0 {
+		return c, &ValidationError{Rule: "limit", Limit: "0 (no limit) or more", Value: strconv.Itoa(q.Limit)}
+	}
+	h := fnv.New64a()
+	if !q.Filter.IsEmpty() {
+		f, err := q.Filter.Build()
+		if err != nil {
+			return c, err
+		}
+		c.filter = &f
+		h.Write([]byte(f))
+	}
+	h.Write([]byte{0})
+	if len(q.Select) > 0 {
+		for _, name := range q.Select {
+			if _, ok := t.plan.byName[name]; !ok && name != "PartitionKey" && name != "RowKey" && name != "Timestamp" {
+				return c, &ValidationError{Property: name, Rule: "select", Limit: "a property of " + t.plan.typ.String(), Value: strconv.Quote(name)}
+			}
+		}
+		s := strings.Join(q.Select, ",")
+		c.selectStr = &s
+		h.Write([]byte(s))
+	}
+	c.fingerprint = h.Sum64()
+	return c, nil
+}
+
+// Query runs q and yields its entities in the service's order
+// (PartitionKey, then RowKey), following continuation tokens — including
+// those of empty pages — until the results or q.Limit run out. The first
+// error is yielded and ends the sequence.
+func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		c, err := t.compile(q)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		var cont continuation
+		yielded := 0
+		for {
+			top := q.PageSize
+			if q.Limit > 0 {
+				if left := q.Limit - yielded; top == 0 || left < top {
+					top = left
+				}
+			}
+			items, next, err := t.fetch(ctx, c, top, cont)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for i := range items {
+				if !yield(items[i], nil) {
+					return
+				}
+				yielded++
+				if q.Limit > 0 && yielded >= q.Limit {
+					return
+				}
+			}
+			if next.done() {
+				return
+			}
+			cont = next
+		}
+	}
+}
+
+// QueryPage reads one page of q, starting at token ("" for the first page).
+// The returned Page.Next, stored anywhere, resumes the same query later; it
+// is refused with ErrInvalidToken by a query with another filter or select.
+// A page may be empty and still have a Next.
+func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T], error) {
+	c, err := t.compile(q)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	cont, err := decodeToken(token, c.fingerprint)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	items, next, err := t.fetch(ctx, c, q.PageSize, cont)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	return Page[T]{Items: items, Next: next.encode(c.fingerprint)}, nil
+}
+
+// fetch reads one page.
+func (t *Table[T]) fetch(ctx context.Context, c compiled, top int, cont continuation) ([]T, continuation, error) {
+	opts := &aztables.ListEntitiesOptions{
+		Filter:           c.filter,
+		Select:           c.selectStr,
+		Format:           &t.readFormat,
+		NextPartitionKey: cont.pk,
+		NextRowKey:       cont.rk,
+	}
+	if top > 0 {
+		n := int32(top)
+		opts.Top = &n
+	}
+	var raw *http.Response
+	resp, err := t.client.NewListEntitiesPager(opts).NextPage(policy.WithCaptureResponse(ctx, &raw))
+	if err != nil {
+		return nil, continuation{}, wrapErr("Query", t.name, err)
+	}
+	entities := resp.Entities
+	if raw != nil {
+		body, err := runtime.Payload(raw)
+		if err != nil {
+			return nil, continuation{}, err
+		}
+		if entities, err = entityArray(body, make([][]byte, 0, len(resp.Entities))); err != nil {
+			return nil, continuation{}, err
+		}
+	}
+	items := make([]T, len(entities))
+	for i, e := range entities {
+		if err := t.plan.decode(e, reflect.ValueOf(&items[i]).Elem()); err != nil {
+			return nil, continuation{}, err
+		}
+	}
+	return items, continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}, nil
+}
+
+// continuation is the service's pair of continuation headers.
+type continuation struct{ pk, rk *string }
+
+func (c continuation) done() bool { return c.pk == nil && c.rk == nil }
+
+// Token layout, base64url without padding: version 1, flags (bit 0: a
+// NextPartitionKey, bit 1: a NextRowKey), the query fingerprint (8 bytes,
+// big-endian), NextPartitionKey, 0x00, NextRowKey. Continuation values never
+// hold U+0000.
+const tokenVersion = 1
+
+func (c continuation) encode(fingerprint uint64) string {
+	if c.done() {
+		return ""
+	}
+	var flags byte
+	var pk, rk string
+	if c.pk != nil {
+		flags |= 1
+		pk = *c.pk
+	}
+	if c.rk != nil {
+		flags |= 2
+		rk = *c.rk
+	}
+	b := make([]byte, 0, 11+len(pk)+len(rk))
+	b = append(b, tokenVersion, flags)
+	b = binary.BigEndian.AppendUint64(b, fingerprint)
+	b = append(b, pk...)
+	b = append(b, 0)
+	b = append(b, rk...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeToken(token string, fingerprint uint64) (continuation, error) {
+	if token == "" {
+		return continuation{}, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(b) < 11 || b[0] != tokenVersion || b[1]&^3 != 0 {
+		return continuation{}, ErrInvalidToken
+	}
+	if binary.BigEndian.Uint64(b[2:10]) != fingerprint {
+		return continuation{}, errors.Join(ErrInvalidToken, errors.New("the token belongs to a query with another filter or select"))
+	}
+	pk, rk, ok := strings.Cut(string(b[10:]), "\x00")
+	if !ok || strings.Contains(rk, "\x00") {
+		return continuation{}, ErrInvalidToken
+	}
+	var c continuation
+	if b[1]&1 != 0 {
+		c.pk = &pk
+	}
+	if b[1]&2 != 0 {
+		c.rk = &rk
+	}
+	if c.done() {
+		return continuation{}, ErrInvalidToken
+	}
+	return c, nil
+}

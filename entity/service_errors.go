@@ -1,0 +1,70 @@
+package entity
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+)
+
+// Sentinels for the service's answers, for errors.Is. The *azcore.ResponseError
+// behind each stays reachable with errors.As.
+var (
+	// ErrNotFound: the entity (or table) does not exist.
+	ErrNotFound = errors.New("tablekit: not found")
+	// ErrAlreadyExists: an insert found an entity (or table) with the same keys.
+	ErrAlreadyExists = errors.New("tablekit: already exists")
+	// ErrPreconditionFailed: the ETag did not match; another writer changed
+	// the entity since it was read.
+	ErrPreconditionFailed = errors.New("tablekit: etag mismatch")
+	// ErrNoETag: a conditional write was asked for an entity with no ETag.
+	// Read it first, or ask for an unconditional write with IfMatchAny.
+	ErrNoETag = errors.New("tablekit: entity has no etag for a conditional write")
+)
+
+// ServiceError is a failed call to the service. It matches ErrNotFound,
+// ErrAlreadyExists or ErrPreconditionFailed by its error code and unwraps to
+// the *azcore.ResponseError.
+type ServiceError struct {
+	Op         string // "Get", "Insert", …
+	Table      string
+	StatusCode int
+	Code       string // the service's error code, e.g. "UpdateConditionNotSatisfied"
+	Err        error  // usually an *azcore.ResponseError
+}
+
+func (e *ServiceError) Error() string {
+	return "tablekit: " + e.Op + " on table " + e.Table + ": " + e.Err.Error()
+}
+
+func (e *ServiceError) Unwrap() error { return e.Err }
+
+// Is maps the service's codes and statuses onto the sentinels.
+func (e *ServiceError) Is(target error) bool {
+	return matchesCode(target, e.Code, e.StatusCode)
+}
+
+func matchesCode(target error, code string, status int) bool {
+	switch target {
+	case ErrNotFound:
+		return code == "ResourceNotFound" || code == "TableNotFound" || code == "EntityNotFound" || (code == "" && status == http.StatusNotFound)
+	case ErrAlreadyExists:
+		return code == "EntityAlreadyExists" || code == "TableAlreadyExists" || (code == "" && status == http.StatusConflict)
+	case ErrPreconditionFailed:
+		return code == "UpdateConditionNotSatisfied" || status == http.StatusPreconditionFailed
+	}
+	return false
+}
+
+// wrapErr turns an SDK error into a *ServiceError; other errors (a cancelled
+// context, a network failure) are returned unchanged.
+func wrapErr(op, table string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return err
+	}
+	return &ServiceError{Op: op, Table: table, StatusCode: re.StatusCode, Code: re.ErrorCode, Err: err}
+}

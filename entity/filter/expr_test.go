@@ -11,6 +11,7 @@ import (
 )
 
 type celsius float64
+type celsius32 float32
 type label string
 type code struct{ s string }
 
@@ -60,8 +61,12 @@ func TestBuildTypes(t *testing.T) {
 		{"double large whole", Eq("D", 1e21), "D eq 1000000000000000000000.0"},
 		{"double small", Eq("D", 1e-7), "D eq 0.0000001"},
 		{"double max int53", Eq("D", float64(1<<53)), "D eq 9007199254740992.0"},
-		{"float32 widened", Eq("D", float32(0.5)), "D eq 0.5"},
-		{"float32 inexact", Eq("D", float32(0.1)), "D eq 0.10000000149011612"},
+		{"float32", Eq("D", float32(0.5)), "D eq 0.5"},
+		{"float32 shortest digits, as the codec writes them", Eq("D", float32(0.1)), "D eq 0.1"},
+		{"float32 whole", Eq("D", float32(3)), "D eq 3.0"},
+		{"float32 max", Eq("D", float32(math.MaxFloat32)), "D eq 340282350000000000000000000000000000000.0"},
+		{"named float32", Eq("D", celsius32(-1.25)), "D eq -1.25"},
+		{"pointer float32", Eq("D", &[]float32{0.3}[0]), "D eq 0.3"},
 		{"named float", Eq("D", celsius(21)), "D eq 21.0"},
 		{"typed Double", Eq("D", Double(3)), "D eq 3.0"},
 		{"bool true", Eq("B", true), "B eq true"},

@@ -105,11 +105,16 @@ func Int64(v int64) Value {
 // allows an exponent only with exactly 16 fractional digits, and Azurite's
 // tokenizer accepts no exponent at all. NaN and ±Inf have no literal the
 // service accepts; they make the expression invalid.
-func Double(v float64) Value {
+func Double(v float64) Value { return double(v, 64) }
+
+// double formats v with the shortest digits that read back as the same
+// float of the given size (32 for a float32, as the entity codec writes it,
+// so float32(0.1) is 0.1 in the filter as in the stored entity).
+func double(v float64, bits int) Value {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return bad("Edm.Double", "NaN and infinite doubles have no filter literal")
 	}
-	s := strconv.FormatFloat(v, 'f', -1, 64)
+	s := strconv.FormatFloat(v, 'f', -1, bits)
 	if !strings.Contains(s, ".") {
 		s += ".0"
 	}
@@ -173,7 +178,7 @@ var (
 //	bool                                     Edm.Boolean
 //	int8, int16, int32, uint8, uint16        Edm.Int32
 //	int, int64, uint32, uint, uint64         Edm.Int64 (123L); uint/uint64 above MaxInt64 are invalid
-//	float32, float64                         Edm.Double (float32 widened exactly: float64(v))
+//	float32, float64                         Edm.Double (a float32 in its own shortest digits: float32(0.1) is 0.1)
 //	time.Time                                Edm.DateTime
 //	uuid.UUID                                Edm.Guid
 //	[]byte                                   Edm.Binary
@@ -261,7 +266,9 @@ func valueOfReflect(rv reflect.Value) Value {
 			return bad("Edm.Int64", "unsigned value "+strconv.FormatUint(u, 10)+" does not fit Edm.Int64")
 		}
 		return Int64(int64(u))
-	case reflect.Float32, reflect.Float64:
+	case reflect.Float32:
+		return double(rv.Float(), 32)
+	case reflect.Float64:
 		return Double(rv.Float())
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {

@@ -40,6 +40,12 @@ type want struct {
 	body   bool
 }
 
+// TestParseFixtures reads every fixture (see testdata/README.md): replies
+// recorded from Azurite 3.37 and replies written in the format of
+// "Performing entity group transactions"
+// (https://learn.microsoft.com/rest/api/storageservices/performing-entity-group-transactions,
+// sample responses) and [MS-ODATA] 2.2.7.6.8 "Example Batch Response". Each
+// is also read with bare LF line endings and without a Content-Type.
 func TestParseFixtures(t *testing.T) {
 	cases := []struct {
 		file string

@@ -15,6 +15,11 @@ import (
 // Nothing was written. Op is the failing operation; Err is what aztables
 // returned (usually an *azcore.ResponseError with status 202 and no error
 // code), so errors.As reaches it.
+//
+// Errors about the changeset as a whole also carry an index prefix, 0: more
+// than 100 operations is reported as operation 0 failing with 400
+// InvalidInput. Check the EGT rules (at most 100 operations, 4 MiB, one
+// partition, each entity once) before submitting.
 type TransactionError struct {
 	Op  OpResult
 	Err error

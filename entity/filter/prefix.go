@@ -1,50 +1,18 @@
 package filter
 
-import "unicode/utf8"
+import "github.com/tablekit/tablekit/keys"
 
 // The Table service (and Azurite) compare strings ordinally by UTF-16 code
 // unit, not by Unicode code point as Go does. The two orders differ for
 // U+E000–U+FFFF against supplementary characters: in UTF-16 a supplementary
 // character starts with a surrogate (0xD800–0xDBFF) and so sorts BELOW
-// U+E000, while in Go's byte order it sorts above U+FFFF.
-//
-// NOTE: keys.PrefixRange (package keys) has the same semantics as
-// prefixSuccessor; once it lands, RowKeyPrefix can use it and this copy can
-// go. The two must agree on every input, including the U+FFFF and U+10FFFF
-// cases below.
+// U+E000, while in Go's byte order it sorts above U+FFFF. Package keys owns
+// that order; the tests of this package check it independently (against
+// unicode/utf16 code units, and over every short string of boundary
+// characters for prefix ranges).
 
-// utf16Weight maps a rune to a number that sorts as the rune's first UTF-16
-// code unit does, breaking ties between supplementary characters by code
-// point (which is their low-surrogate order).
-func utf16Weight(r rune) rune {
-	if r >= 0xE000 && r <= 0xFFFF {
-		return r + 0x200000 // above every supplementary character
-	}
-	return r
-}
-
-// compareUTF16 compares a and b as the service does: ordinally by UTF-16
-// code unit. It returns -1, 0 or +1.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			if utf16Weight(ra) < utf16Weight(rb) {
-				return -1
-			}
-			return 1
-		}
-		a, b = a[na:], b[nb:]
-	}
-	switch {
-	case a == "" && b == "":
-		return 0
-	case a == "":
-		return -1
-	}
-	return 1
-}
+// compareUTF16 compares a and b as the service does. It returns -1, 0 or +1.
+func compareUTF16(a, b string) int { return keys.Compare(a, b) }
 
 // prefixSuccessor returns the smallest valid string that is greater, in
 // UTF-16 order, than every string starting with prefix; ok is false when no
@@ -61,23 +29,6 @@ func compareUTF16(a, b string) int {
 //   - U+10FFFF (DBFF DFFF) cannot grow within the surrogates: the smallest
 //     valid code unit above DBFF that can stand alone is U+E000.
 func prefixSuccessor(prefix string) (string, bool) {
-	end := len(prefix)
-	for end > 0 {
-		r, size := utf8.DecodeLastRuneInString(prefix[:end])
-		start := end - size
-		var next rune
-		switch {
-		case r == 0xFFFF:
-			end = start
-			continue
-		case r == 0xD7FF:
-			next = 0x10000
-		case r == utf8.MaxRune:
-			next = 0xE000
-		default:
-			next = r + 1
-		}
-		return prefix[:start] + string(next), true
-	}
-	return "", false
+	_, to := keys.PrefixRange(prefix)
+	return to, to != ""
 }

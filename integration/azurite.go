@@ -1,0 +1,331 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+)
+
+const (
+	// defaultReadyTimeout bounds the wait for a started Azurite to answer,
+	// unless TABLEKIT_AZURITE_TIMEOUT says otherwise.
+	defaultReadyTimeout = 30 * time.Second
+	// bindAttempts is how many sets of ports are tried when Azurite finds a
+	// port taken between the choice and its own bind.
+	bindAttempts = 5
+	// stopTimeout bounds the wait for the killed process group to vanish.
+	stopTimeout = 10 * time.Second
+)
+
+// startAzurite finds Azurite, starts it on free loopback ports and waits
+// until its three services answer.
+func (e *Env) startAzurite(ctx context.Context) error {
+	bin, err := findAzurite(ctx)
+	if err != nil {
+		return err
+	}
+	begin := time.Now()
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(3)
+		if err != nil {
+			return fmt.Errorf("integration: choosing ports: %w", err)
+		}
+		p, err := startProcess(bin, azuriteArgs(ports[0], ports[1], ports[2]))
+		if err != nil {
+			return fmt.Errorf("integration: starting %s: %w", bin, err)
+		}
+		e.setAzuriteEndpoints(ports[0], ports[1], ports[2])
+		err = e.waitReady(ctx, p)
+		if err == nil {
+			e.proc = p
+			e.StartupDuration = time.Since(begin)
+			return nil
+		}
+		stopErr := p.stop()
+		if errors.Is(err, errPortTaken) && attempt < bindAttempts {
+			continue
+		}
+		if stopErr != nil {
+			err = fmt.Errorf("%w (and stopping it: %v)", err, stopErr)
+		}
+		return fmt.Errorf("integration: Azurite (%s) on ports %v: %w\n%s", bin, ports, err, p.log.tail(40))
+	}
+}
+
+func azuriteArgs(blob, queue, table int) []string {
+	return []string{
+		"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(blob),
+		"--queueHost", "127.0.0.1", "--queuePort", strconv.Itoa(queue),
+		"--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(table),
+		"--silent", "--disableTelemetry", "--skipApiVersionCheck", "--inMemoryPersistence",
+	}
+}
+
+// setAzuriteEndpoints fills in the connection string and endpoints for an
+// Azurite on the given ports. The table endpoint keeps its trailing slash
+// (aztables uses the endpoint as given, and GetTableSASURL needs the slash);
+// azqueue and azblob add one themselves.
+func (e *Env) setAzuriteEndpoints(blob, queue, table int) {
+	e.TableEndpoint = fmt.Sprintf("http://127.0.0.1:%d/%s/", table, AzuriteAccountName)
+	e.QueueEndpoint = fmt.Sprintf("http://127.0.0.1:%d/%s/", queue, AzuriteAccountName)
+	e.BlobEndpoint = fmt.Sprintf("http://127.0.0.1:%d/%s/", blob, AzuriteAccountName)
+	e.ConnectionString = fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s;QueueEndpoint=%s;BlobEndpoint=%s;",
+		AzuriteAccountName, AzuriteAccountKey, e.TableEndpoint, e.QueueEndpoint, e.BlobEndpoint)
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+var errPortTaken = errors.New("a port was taken before Azurite could bind it")
+
+// waitReady polls the three services with real requests until each has
+// answered once, the process dies, readyTimeout passes or ctx ends. On
+// success the Env's clients are set.
+func (e *Env) waitReady(ctx context.Context, p *process) error {
+	timeout, err := readyTimeout()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// Probes make one try each: the loop below is the retry.
+	probeOpts := azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
+	tables, err := aztables.NewServiceClientFromConnectionString(e.ConnectionString, &aztables.ClientOptions{ClientOptions: probeOpts})
+	if err != nil {
+		return err
+	}
+	queues, err := azqueue.NewServiceClientFromConnectionString(e.ConnectionString, &azqueue.ClientOptions{ClientOptions: probeOpts})
+	if err != nil {
+		return err
+	}
+	blobs, err := azblob.NewClientFromConnectionString(e.ConnectionString, &azblob.ClientOptions{ClientOptions: probeOpts})
+	if err != nil {
+		return err
+	}
+	probes := []struct {
+		name  string
+		probe func(context.Context) error
+		err   error
+		ok    bool
+	}{
+		{name: "table", probe: func(ctx context.Context) error {
+			top := int32(1)
+			_, err := tables.NewListTablesPager(&aztables.ListTablesOptions{Top: &top}).NextPage(ctx)
+			return err
+		}},
+		{name: "queue", probe: func(ctx context.Context) error {
+			_, err := queues.GetServiceProperties(ctx, nil)
+			return err
+		}},
+		{name: "blob", probe: func(ctx context.Context) error {
+			_, err := blobs.ServiceClient().GetProperties(ctx, nil)
+			return err
+		}},
+	}
+
+	delay := 20 * time.Millisecond
+	for {
+		select {
+		case <-p.done:
+			if strings.Contains(p.log.String(), "EADDRINUSE") {
+				return errPortTaken
+			}
+			return fmt.Errorf("exited before answering: %v", p.waitErr)
+		default:
+		}
+		ready := true
+		for i := range probes {
+			pr := &probes[i]
+			if pr.ok {
+				continue
+			}
+			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+			pr.err = pr.probe(pctx)
+			pcancel()
+			pr.ok = pr.err == nil
+			ready = ready && pr.ok
+		}
+		if ready {
+			return e.connect()
+		}
+		select {
+		case <-ctx.Done():
+			var msgs []string
+			for _, pr := range probes {
+				if !pr.ok {
+					msgs = append(msgs, fmt.Sprintf("%s service: %v", pr.name, pr.err))
+				}
+			}
+			return fmt.Errorf("not ready after %v (%v): %s", timeout, context.Cause(ctx), strings.Join(msgs, "; "))
+		case <-p.done:
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 200*time.Millisecond)
+	}
+}
+
+// readyTimeout returns how long to wait for Azurite to answer.
+func readyTimeout() (time.Duration, error) {
+	v := os.Getenv(EnvAzuriteTimeout)
+	if v == "" {
+		return defaultReadyTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q is not a positive duration such as 90s", EnvAzuriteTimeout, v)
+	}
+	return d, nil
+}
+
+// process is a started Azurite.
+type process struct {
+	cmd     *exec.Cmd
+	pid     int
+	log     *tailBuffer
+	done    chan struct{} // closed once the process has been waited for
+	waitErr error         // set before done is closed
+}
+
+// startProcess starts bin in a process group of its own, with its output
+// kept in a tail buffer. On Linux the process is also killed if the test
+// binary dies without calling Close (a panic, a -timeout): the start happens
+// on a locked OS thread that lives until the process has exited, and the
+// process gets SIGKILL when that thread ends.
+func startProcess(bin string, args []string) (*process, error) {
+	cmd := exec.Command(bin, args...)
+	p := &process{cmd: cmd, log: newTailBuffer(64 << 10), done: make(chan struct{})}
+	cmd.Stdout = p.log
+	cmd.Stderr = p.log
+	cmd.WaitDelay = 2 * time.Second // a grandchild holding the output pipe must not hang Wait
+	setProcessGroup(cmd)
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	p.pid = cmd.Process.Pid
+	return p, nil
+}
+
+// stop kills the process group and waits until the process has been reaped
+// and no process of the group is left.
+func (p *process) stop() error {
+	select {
+	case <-p.done:
+	default:
+		if err := killGroup(p.cmd); err != nil {
+			return fmt.Errorf("killing Azurite (pid %d): %w", p.pid, err)
+		}
+	}
+	deadline := time.After(stopTimeout)
+	select {
+	case <-p.done:
+	case <-deadline:
+		return fmt.Errorf("Azurite (pid %d) still running %v after it was killed", p.pid, stopTimeout)
+	}
+	for groupAlive(p.pid) {
+		select {
+		case <-deadline:
+			return fmt.Errorf("processes of Azurite's group %d still running %v after it was killed", p.pid, stopTimeout)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// tailBuffer keeps the last bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// tail returns the last n lines of output, indented, for an error message.
+func (t *tailBuffer) tail(n int) string {
+	s := strings.TrimRight(t.String(), "\n")
+	if s == "" {
+		return "Azurite printed nothing"
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "Azurite output (last lines):\n\t" + strings.Join(lines, "\n\t")
+}
+
+// findAzurite returns the azurite executable to run: $TABLEKIT_AZURITE, then
+// this module's integration/node_modules/.bin/azurite, then azurite on PATH,
+// then a copy installed with npm into the user's cache directory.
+func findAzurite(ctx context.Context) (string, error) {
+	if bin := os.Getenv(EnvAzurite); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("integration: %s=%s: %w", EnvAzurite, bin, err)
+		}
+		return bin, nil
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		bin := filepath.Join(filepath.Dir(file), "node_modules", ".bin", binName)
+		if _, err := os.Stat(bin); err == nil {
+			return bin, nil
+		}
+	}
+	if bin, err := exec.LookPath("azurite"); err == nil {
+		return bin, nil
+	}
+	return installAzurite(ctx)
+}

@@ -1,0 +1,446 @@
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+)
+
+// Environment variables read by Start.
+const (
+	// EnvConnectionString names a variable holding a storage account
+	// connection string. When set, Start uses that account instead of
+	// starting Azurite.
+	EnvConnectionString = "TABLEKIT_CONNECTION_STRING"
+	// EnvAccountURL names a variable holding a table service endpoint such as
+	// https://myaccount.table.core.windows.net/. When set (and
+	// EnvConnectionString is not), Start uses that account with
+	// azidentity.NewDefaultAzureCredential.
+	EnvAccountURL = "TABLEKIT_ACCOUNT_URL"
+	// EnvAzurite names a variable holding the path of the azurite executable
+	// to run, overriding the search described in the package documentation.
+	EnvAzurite = "TABLEKIT_AZURITE"
+	// EnvAzuriteTimeout names a variable holding how long Start waits for a
+	// started Azurite to answer, as a Go duration; 30s when unset.
+	EnvAzuriteTimeout = "TABLEKIT_AZURITE_TIMEOUT"
+)
+
+// The well-known development account that Azurite serves.
+const (
+	AzuriteAccountName = "devstoreaccount1"
+	AzuriteAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// Timeouts for the requests the helpers make on a test's behalf.
+const (
+	opTimeout      = 30 * time.Second
+	cleanupTimeout = 30 * time.Second
+)
+
+// Env is a ready storage account for tests: an Azurite process started by
+// Start, or a live account named by the environment. Its methods are safe
+// for concurrent use by parallel tests.
+type Env struct {
+	// ConnectionString reaches all three services of the account. It is
+	// empty when the account is used through a Microsoft Entra credential
+	// (TABLEKIT_ACCOUNT_URL); Credential is set instead.
+	ConnectionString string
+	// Live reports that the account is a real one from the environment,
+	// not an Azurite process started for the tests.
+	Live bool
+
+	// Clients for the three services, built with ClientOptions.
+	TableService *aztables.ServiceClient
+	QueueService *azqueue.ServiceClient
+	BlobService  *azblob.Client
+
+	// Service endpoints. TableEndpoint ends with a slash, which
+	// aztables.Client.GetTableSASURL needs.
+	TableEndpoint string
+	QueueEndpoint string
+	BlobEndpoint  string
+
+	// Credential is the Microsoft Entra credential used with
+	// TABLEKIT_ACCOUNT_URL; nil otherwise.
+	Credential azcore.TokenCredential
+
+	// StartupDuration is how long Start took to have all three services
+	// answer (zero for a live account).
+	StartupDuration time.Duration
+
+	proc      *process // nil for a live account
+	prefix    string   // random per Env
+	seq       atomic.Uint64
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start returns a ready environment. With TABLEKIT_CONNECTION_STRING or
+// TABLEKIT_ACCOUNT_URL set it connects to that account and checks that its
+// table service answers; otherwise it starts Azurite on free loopback ports,
+// in memory, and waits (at most about 30 seconds, or until ctx ends) until
+// the table, queue and blob services all answer a request. The caller must
+// call Close.
+func Start(ctx context.Context) (*Env, error) {
+	var prefix [3]byte
+	if _, err := rand.Read(prefix[:]); err != nil {
+		return nil, err
+	}
+	e := &Env{prefix: hex.EncodeToString(prefix[:])}
+	switch {
+	case os.Getenv(EnvConnectionString) != "":
+		if err := e.useConnectionString(ctx, os.Getenv(EnvConnectionString)); err != nil {
+			return nil, fmt.Errorf("integration: %s: %w", EnvConnectionString, err)
+		}
+	case os.Getenv(EnvAccountURL) != "":
+		if err := e.useAccountURL(ctx, os.Getenv(EnvAccountURL)); err != nil {
+			return nil, fmt.Errorf("integration: %s: %w", EnvAccountURL, err)
+		}
+	default:
+		if err := e.startAzurite(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Close stops the Azurite process that Start started, with every process of
+// its process group, and waits until they are gone. For a live account it
+// does nothing. Close may be called more than once.
+func (e *Env) Close() error {
+	e.closeOnce.Do(func() {
+		if e.proc != nil {
+			e.closeErr = e.proc.stop()
+		}
+	})
+	return e.closeErr
+}
+
+// PID returns the process id of the Azurite process, or 0 for a live
+// account.
+func (e *Env) PID() int {
+	if e.proc == nil {
+		return 0
+	}
+	return e.proc.pid
+}
+
+// Main runs a package's tests against an environment. Call it from TestMain:
+//
+//	var env *integration.Env
+//
+//	func TestMain(m *testing.M) { integration.Main(m, &env) }
+//
+// It starts the environment, stores it in *env, runs the tests, closes the
+// environment and exits with the tests' status. When the environment cannot
+// be started it prints why and exits with status 1: the tests fail, they
+// are never skipped silently.
+func Main(m *testing.M, env **Env) {
+	os.Exit(run(m, env))
+}
+
+func run(m *testing.M, env **Env) (code int) {
+	// The bound covers a first-time installation of Azurite with npm.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	e, err := Start(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: cannot start the test environment: %v\n", err)
+		return 1
+	}
+	*env = e
+	defer func() {
+		if err := e.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: closing the test environment: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}()
+	return m.Run()
+}
+
+// ClientOptions returns options suited to tests: at most two retries, 50 ms
+// apart at first and never more than 500 ms, instead of azcore's default of
+// three retries with delays of seconds. Each call returns a new value.
+func (e *Env) ClientOptions() *aztables.ClientOptions {
+	return &aztables.ClientOptions{ClientOptions: testClientOptions()}
+}
+
+// NoRetryClientOptions returns options that make one try and no retry, for
+// tests that expect an error: azcore otherwise retries a 500 with growing
+// delays, which makes such a test take many seconds.
+func (e *Env) NoRetryClientOptions() *aztables.ClientOptions {
+	o := testClientOptions()
+	o.Retry.MaxRetries = -1
+	return &aztables.ClientOptions{ClientOptions: o}
+}
+
+func testClientOptions() azcore.ClientOptions {
+	return azcore.ClientOptions{Retry: policy.RetryOptions{
+		MaxRetries:    2,
+		RetryDelay:    50 * time.Millisecond,
+		MaxRetryDelay: 500 * time.Millisecond,
+	}}
+}
+
+// NewTableService returns a new table service client for the account, built
+// with opts (nil means azcore's defaults).
+func (e *Env) NewTableService(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	if e.ConnectionString != "" {
+		return aztables.NewServiceClientFromConnectionString(e.ConnectionString, opts)
+	}
+	return aztables.NewServiceClient(e.TableEndpoint, e.Credential, opts)
+}
+
+// TableName returns a new table name, unique across the calls on all
+// environments, that is valid for tables, queues and containers alike. The
+// table is not created; tb.Cleanup deletes it if the test created it.
+func (e *Env) TableName(tb testing.TB) string {
+	tb.Helper()
+	name := e.newName(tb)
+	svc := e.TableService
+	tb.Cleanup(func() { deleteTable(tb, svc, name) })
+	return name
+}
+
+// QueueName returns a new queue name, not created, unique like TableName.
+func (e *Env) QueueName(tb testing.TB) string { return e.newName(tb) }
+
+// ContainerName returns a new blob container name, not created, unique like
+// TableName.
+func (e *Env) ContainerName(tb testing.TB) string { return e.newName(tb) }
+
+// Table creates a table with a unique name and returns a client for it. The
+// table is deleted when the test and its subtests end (tb.Cleanup).
+func (e *Env) Table(tb testing.TB) *aztables.Client {
+	tb.Helper()
+	return e.createTable(tb, e.TableService)
+}
+
+// TableWith is Table with a client built with opts, such as
+// NoRetryClientOptions for a test that expects errors.
+func (e *Env) TableWith(tb testing.TB, opts *aztables.ClientOptions) *aztables.Client {
+	tb.Helper()
+	svc, err := e.NewTableService(opts)
+	if err != nil {
+		tb.Fatalf("integration: table service client: %v", err)
+	}
+	return e.createTable(tb, svc)
+}
+
+func (e *Env) createTable(tb testing.TB, svc *aztables.ServiceClient) *aztables.Client {
+	tb.Helper()
+	name := e.newName(tb)
+	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
+	defer cancel()
+	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
+		tb.Fatalf("integration: creating table %s: %v", name, err)
+	}
+	tb.Cleanup(func() { deleteTable(tb, svc, name) })
+	return svc.NewClient(name)
+}
+
+func deleteTable(tb testing.TB, svc *aztables.ServiceClient, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if _, err := svc.DeleteTable(ctx, name, nil); err != nil && !isNotFound(err) {
+		tb.Errorf("integration: deleting table %s: %v", name, err)
+	}
+}
+
+// Queue creates a queue with a unique name and returns a client for it. The
+// queue is deleted when the test ends.
+func (e *Env) Queue(tb testing.TB) *azqueue.QueueClient {
+	tb.Helper()
+	name := e.newName(tb)
+	q := e.QueueService.NewQueueClient(name)
+	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
+	defer cancel()
+	if _, err := q.Create(ctx, nil); err != nil {
+		tb.Fatalf("integration: creating queue %s: %v", name, err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if _, err := q.Delete(ctx, nil); err != nil && !isNotFound(err) {
+			tb.Errorf("integration: deleting queue %s: %v", name, err)
+		}
+	})
+	return q
+}
+
+// Container creates a blob container with a unique name and returns a client
+// for it. The container is deleted when the test ends.
+func (e *Env) Container(tb testing.TB) *container.Client {
+	tb.Helper()
+	name := e.newName(tb)
+	c := e.BlobService.ServiceClient().NewContainerClient(name)
+	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
+	defer cancel()
+	if _, err := c.Create(ctx, nil); err != nil {
+		tb.Fatalf("integration: creating container %s: %v", name, err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if _, err := c.Delete(ctx, nil); err != nil && !isNotFound(err) {
+			tb.Errorf("integration: deleting container %s: %v", name, err)
+		}
+	})
+	return c
+}
+
+// newName returns "tk", up to 16 letters and digits of the test's name, the
+// environment's random prefix, a six-digit counter and eight random hex
+// digits: lower-case alphanumeric, starting with a letter, at most 44
+// characters, so valid as a table, queue and container name.
+func (e *Env) newName(tb testing.TB) string {
+	var b strings.Builder
+	b.WriteString("tk")
+	n := 0
+	for _, r := range strings.ToLower(tb.Name()) {
+		if n == 16 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			n++
+		}
+	}
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		tb.Fatalf("integration: %v", err)
+	}
+	fmt.Fprintf(&b, "%s%06d%s", e.prefix, e.seq.Add(1), hex.EncodeToString(rnd[:]))
+	return b.String()
+}
+
+func isNotFound(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == http.StatusNotFound
+}
+
+// useConnectionString sets e up for a live account reached with a
+// connection string.
+func (e *Env) useConnectionString(ctx context.Context, cs string) error {
+	e.Live = true
+	e.ConnectionString = cs
+	if err := e.connect(); err != nil {
+		return err
+	}
+	e.TableEndpoint = tableEndpointOf(cs)
+	e.QueueEndpoint = e.QueueService.URL()
+	e.BlobEndpoint = e.BlobService.URL()
+	return e.checkTables(ctx)
+}
+
+// useAccountURL sets e up for a live account reached with
+// DefaultAzureCredential.
+func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
+	if !strings.Contains(tableURL, ".table.") {
+		return fmt.Errorf("%q is not a table endpoint like https://ACCOUNT.table.core.windows.net/", tableURL)
+	}
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		return err
+	}
+	e.Live = true
+	e.Credential = cred
+	e.TableEndpoint = withSlash(tableURL)
+	e.QueueEndpoint = strings.Replace(e.TableEndpoint, ".table.", ".queue.", 1)
+	e.BlobEndpoint = strings.Replace(e.TableEndpoint, ".table.", ".blob.", 1)
+	if err := e.connect(); err != nil {
+		return err
+	}
+	return e.checkTables(ctx)
+}
+
+// connect builds the three service clients with the test options.
+func (e *Env) connect() error {
+	opts := testClientOptions()
+	var err error
+	if e.ConnectionString != "" {
+		if e.TableService, err = aztables.NewServiceClientFromConnectionString(e.ConnectionString, &aztables.ClientOptions{ClientOptions: opts}); err != nil {
+			return fmt.Errorf("table client: %w", err)
+		}
+		if e.QueueService, err = azqueue.NewServiceClientFromConnectionString(e.ConnectionString, &azqueue.ClientOptions{ClientOptions: opts}); err != nil {
+			return fmt.Errorf("queue client: %w", err)
+		}
+		if e.BlobService, err = azblob.NewClientFromConnectionString(e.ConnectionString, &azblob.ClientOptions{ClientOptions: opts}); err != nil {
+			return fmt.Errorf("blob client: %w", err)
+		}
+		return nil
+	}
+	if e.TableService, err = aztables.NewServiceClient(e.TableEndpoint, e.Credential, &aztables.ClientOptions{ClientOptions: opts}); err != nil {
+		return fmt.Errorf("table client: %w", err)
+	}
+	if e.QueueService, err = azqueue.NewServiceClient(e.QueueEndpoint, e.Credential, &azqueue.ClientOptions{ClientOptions: opts}); err != nil {
+		return fmt.Errorf("queue client: %w", err)
+	}
+	if e.BlobService, err = azblob.NewClient(e.BlobEndpoint, e.Credential, &azblob.ClientOptions{ClientOptions: opts}); err != nil {
+		return fmt.Errorf("blob client: %w", err)
+	}
+	return nil
+}
+
+// checkTables makes one request to the live table service, so that a wrong
+// account fails at start-up with a clear error rather than in every test.
+// Queues and blobs are not checked: a Cosmos DB Table API account has
+// neither.
+func (e *Env) checkTables(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	top := int32(1)
+	pager := e.TableService.NewListTablesPager(&aztables.ListTablesOptions{Top: &top})
+	if _, err := pager.NextPage(ctx); err != nil {
+		return fmt.Errorf("table service at %s does not answer: %w", e.TableEndpoint, err)
+	}
+	return nil
+}
+
+// tableEndpointOf returns the table endpoint a connection string names, the
+// way aztables derives it.
+func tableEndpointOf(cs string) string {
+	kv := map[string]string{}
+	for part := range strings.SplitSeq(cs, ";") {
+		if k, v, ok := strings.Cut(part, "="); ok {
+			kv[k] = v
+		}
+	}
+	if ep := kv["TableEndpoint"]; ep != "" {
+		return withSlash(ep)
+	}
+	proto, suffix := kv["DefaultEndpointsProtocol"], kv["EndpointSuffix"]
+	if proto == "" {
+		proto = "https"
+	}
+	if suffix == "" {
+		suffix = "core.windows.net"
+	}
+	return fmt.Sprintf("%s://%s.table.%s/", proto, kv["AccountName"], suffix)
+}
+
+func withSlash(u string) string {
+	if strings.HasSuffix(u, "/") {
+		return u
+	}
+	return u + "/"
+}

@@ -1,0 +1,127 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// npmFiles pins the Azurite that tablekit tests with. It is installed with
+// `npm ci` when no other Azurite is found, so that a module fetched with
+// `go get` (whose directory in the module cache is read-only) still gets
+// exactly this version.
+//
+//go:embed package.json package-lock.json
+var npmFiles embed.FS
+
+// installAzurite installs the pinned Azurite into the user's cache directory
+// (once; concurrent test binaries wait for the first) and returns its
+// executable.
+func installAzurite(ctx context.Context) (string, error) {
+	version, digest, err := pinnedAzurite()
+	if err != nil {
+		return "", err
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", fmt.Errorf("integration: Azurite not found, and npm is not on PATH to install it: "+
+			"install Node.js 20 or later with npm (tablekit then installs azurite@%s by itself), "+
+			"or run `npm install -g azurite@%s`, or set %s to the path of an azurite executable, "+
+			"or set %s to use a real storage account", version, version, EnvAzurite, EnvConnectionString)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("integration: no cache directory to install Azurite into (%w): "+
+			"run `npm install -g azurite@%s` or set %s", err, version, EnvAzurite)
+	}
+	base := filepath.Join(cache, "tablekit")
+	dir := filepath.Join(base, "azurite-"+version+"-"+digest)
+	bin := filepath.Join(dir, "node_modules", ".bin", binName)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+	}
+	unlock, err := lockFile(ctx, dir+".lock")
+	if err != nil {
+		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // installed by another process while this one waited
+	}
+
+	// Install into a fresh directory and rename it into place, so that a
+	// half-done installation is never taken for a complete one.
+	tmp, err := os.MkdirTemp(base, "azurite-"+version+".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	for _, name := range []string{"package.json", "package-lock.json"} {
+		data, _ := npmFiles.ReadFile(name)
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			return "", fmt.Errorf("integration: installing Azurite: %w", err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("integration: `npm ci` of azurite@%s in %s failed: %w\n%s\n"+
+			"install it by hand with `npm install -g azurite@%s`, or set %s to an azurite executable",
+			version, tmp, err, lastLines(string(out), 30), version, EnvAzurite)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(bin); statErr == nil {
+			return bin, nil
+		}
+		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("integration: `npm ci` of azurite@%s left no %s: %w", version, bin, err)
+	}
+	return bin, nil
+}
+
+// pinnedAzurite returns the Azurite version that the embedded package.json
+// pins and a short digest of the lock file, which together name the
+// installation directory.
+func pinnedAzurite() (version, digest string, err error) {
+	pkg, err := npmFiles.ReadFile("package.json")
+	if err != nil {
+		return "", "", err
+	}
+	var manifest struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(pkg, &manifest); err != nil {
+		return "", "", fmt.Errorf("integration: embedded package.json: %w", err)
+	}
+	version = manifest.Dependencies["azurite"]
+	if version == "" {
+		return "", "", errors.New("integration: embedded package.json pins no azurite")
+	}
+	lock, err := npmFiles.ReadFile("package-lock.json")
+	if err != nil {
+		return "", "", err
+	}
+	sum := sha256.Sum256(lock)
+	return version, hex.EncodeToString(sum[:4]), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "\t" + strings.Join(lines, "\n\t")
+}

@@ -1,0 +1,13 @@
+//go:build unix && !linux
+
+package integration
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setProcessGroup starts cmd as the leader of a new process group.
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}

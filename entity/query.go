@@ -85,7 +85,13 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 				return c, &ValidationError{Property: name, Rule: "select", Limit: "a property of " + t.plan.typ.String(), Value: strconv.Quote(name)}
 			}
 		}
-		s := strings.Join(q.Select, ",")
+		// The keys are always asked for: Azurite, unlike the service,
+		// leaves out what $select does not name.
+		names := append([]string{"PartitionKey", "RowKey"}, q.Select...)
+		if t.plan.ts != nil {
+			names = append(names, "Timestamp")
+		}
+		s := strings.Join(names, ",")
 		c.selectStr = &s
 		h.Write([]byte(s))
 	}

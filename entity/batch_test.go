@@ -1,0 +1,170 @@
+package entity_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
+)
+
+func TestBatchRules(t *testing.T) {
+	p := func(pk, rk string) *Person { return &Person{Dept: pk, ID: rk, Name: "n"} }
+	many := func(n int) *entity.Batch {
+		b := &entity.Batch{}
+		for i := 0; i < n; i++ {
+			b.Insert(p("p", keys.Pad(int64(i), 3)))
+		}
+		return b
+	}
+	big := strings.Repeat("x", 30000)
+	huge := &entity.Batch{}
+	for i := 0; i < 100; i++ {
+		huge.Insert(&entity.DynamicEntity{PartitionKey: "p", RowKey: keys.Pad(int64(i), 3), Properties: map[string]any{"A": big, "B": big}})
+	}
+	cases := map[string]struct {
+		b     *entity.Batch
+		index int
+	}{
+		"empty":              {&entity.Batch{}, -1},
+		"101 operations":     {many(101), 100},
+		"two partitions":     {(&entity.Batch{}).Insert(p("a", "1")).Insert(p("b", "2")), 1},
+		"entity twice":       {(&entity.Batch{}).Insert(p("a", "1")).Delete(p("a", "1")), 1},
+		"over 4 MiB":         {huge, -1},
+		"quote in merge key": {(&entity.Batch{}).Merge(p("a", "O'Brien")), 0},
+		"empty pk delete":    {(&entity.Batch{}).DeleteKeys("", "r", ""), 0},
+		"invalid entity":     {(&entity.Batch{}).Insert(p("a", "1")).Insert(p("a", "b/c")), 1},
+		"invalid delete key": {(&entity.Batch{}).DeleteKeys("a", "#", ""), 0},
+	}
+	for name, c := range cases {
+		err := c.b.Validate()
+		var be *entity.BatchError
+		if !errors.Is(err, entity.ErrInvalid) || !errors.As(err, &be) || be.Index != c.index {
+			t.Errorf("%s: got %v, want a BatchError at %d", name, err, c.index)
+		}
+		// Submit refuses it before any request: the nil client would panic.
+		if _, err := entity.Submit(context.Background(), nil, c.b); !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("%s: Submit sent an invalid batch: %v", name, err)
+		}
+	}
+	if err := many(100).Validate(); err != nil {
+		t.Errorf("100 operations: %v", err)
+	}
+	var notPtr struct{ PartitionKey, RowKey string }
+	if err := (&entity.Batch{}).Insert(notPtr).Validate(); !errors.Is(err, entity.ErrInvalidType) {
+		t.Errorf("non-pointer: %v", err)
+	}
+	// A quote in the key is fine for an insert.
+	if err := (&entity.Batch{}).Insert(p("a", "O'Brien")).Validate(); err != nil {
+		t.Errorf("insert with a quote: %v", err)
+	}
+}
+
+func TestBatchAllKindsAndETags(t *testing.T) {
+	ctx := context.Background()
+	people := newPeople(t)
+	existing := []*Person{{Dept: "d", ID: "merge", Name: "m", Age: 1}, {Dept: "d", ID: "replace", Name: "r", Age: 2}, {Dept: "d", ID: "delete", Name: "x"}, {Dept: "d", ID: "upsert-merge", Name: "um", Age: 4}}
+	for _, p := range existing {
+		if err := people.Insert(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ins := &Person{Dept: "d", ID: "insert", Name: "i"}
+	mer := &Person{Dept: "d", ID: "merge", ETag: existing[0].ETag, Age: 10}
+	rep := &Person{Dept: "d", ID: "replace", Name: "R"} // no ETag: If-Match *
+	del := existing[2]
+	um := &entity.DynamicEntity{PartitionKey: "d", RowKey: "upsert-merge", Properties: map[string]any{"Age": int32(40)}}
+	ur := &Person{Dept: "d", ID: "upsert-replace", Name: "ur"}
+	b := (&entity.Batch{}).Insert(ins).Merge(mer).Replace(rep).Delete(del).UpsertMerge(um).UpsertReplace(ur)
+	etags, err := people.Submit(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(etags) != 6 || etags[3] != "" {
+		t.Fatalf("etags: %q", etags)
+	}
+	for i, e := range []string{ins.ETag, mer.ETag, rep.ETag, "", um.ETag, ur.ETag} {
+		if e != etags[i] || (i != 3 && e == "") {
+			t.Errorf("op %d: entity ETag %q, returned %q", i, e, etags[i])
+		}
+	}
+	// The returned ETags are the entities' current ones: they guard the next write.
+	got, err := people.Get(ctx, "d", "merge")
+	if err != nil || got.ETag != mer.ETag || got.Name != "m" || got.Age != 10 {
+		t.Fatalf("merge result %+v (%v), etag from batch %q", got, err, mer.ETag)
+	}
+	if got, _ := people.Get(ctx, "d", "replace"); got.Name != "R" || got.Age != 0 {
+		t.Errorf("replace result %+v", got)
+	}
+	if _, err := people.Get(ctx, "d", "delete"); !errors.Is(err, entity.ErrNotFound) {
+		t.Errorf("delete result: %v", err)
+	}
+	if got, _ := people.Get(ctx, "d", "upsert-merge"); got.Name != "um" || got.Age != 40 {
+		t.Errorf("upsert-merge result %+v", got)
+	}
+	if mer.Timestamp.IsZero() || um.Timestamp.IsZero() {
+		t.Error("timestamps not written back")
+	}
+}
+
+// TestBatchFailureNamesTheOperation makes operation 57 of 100 fail and checks
+// that the error names it and that nothing was written.
+func TestBatchFailureNamesTheOperation(t *testing.T) {
+	ctx := context.Background()
+	people := newPeople(t)
+	if err := people.Insert(ctx, &Person{Dept: "p", ID: keys.Pad(57, 3), Name: "already here"}); err != nil {
+		t.Fatal(err)
+	}
+	b := &entity.Batch{}
+	for i := 0; i < 100; i++ {
+		b.Insert(&Person{Dept: "p", ID: keys.Pad(int64(i), 3), Name: fmt.Sprint(i)})
+	}
+	_, err := people.Submit(ctx, b)
+	var te *entity.TransactionError
+	var re *azcore.ResponseError
+	if !errors.As(err, &te) || te.Index != 57 || te.Kind != entity.OpInsert || te.Code != "EntityAlreadyExists" || !errors.Is(err, entity.ErrAlreadyExists) || !errors.As(err, &re) {
+		t.Fatalf("got %#v", err)
+	}
+	if te.Message == "" {
+		t.Error("no service message")
+	}
+	n := 0
+	for _, err := range people.Query(ctx, entity.Query{Filter: filter.PK("p")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Fatalf("%d entities after a failed transaction, want the 1 that was there", n)
+	}
+
+	// A merge without ETag of a missing entity fails: it never inserts.
+	_, err = people.Submit(ctx, (&entity.Batch{}).Insert(&Person{Dept: "q", ID: "1"}).Merge(&Person{Dept: "q", ID: "missing", Name: "m"}))
+	if !errors.As(err, &te) || te.Index != 1 || !errors.Is(err, entity.ErrNotFound) {
+		t.Fatalf("merge of a missing entity: %v", err)
+	}
+	if _, err := people.Get(ctx, "q", "missing"); !errors.Is(err, entity.ErrNotFound) {
+		t.Fatalf("the merge created the entity: %v", err)
+	}
+
+	// A stale ETag fails the whole transaction.
+	cur, _ := people.Get(ctx, "p", keys.Pad(57, 3))
+	stale := cur
+	if err := people.UpdateAny(ctx, &Person{Dept: "p", ID: cur.ID, Name: "moved on"}, entity.Merge); err != nil {
+		t.Fatal(err)
+	}
+	stale.Name = "stale"
+	_, err = people.Submit(ctx, (&entity.Batch{}).Insert(&Person{Dept: "p", ID: "new"}).Replace(&stale))
+	if !errors.As(err, &te) || te.Index != 1 || !errors.Is(err, entity.ErrPreconditionFailed) {
+		t.Fatalf("stale etag: %v", err)
+	}
+	if _, err := people.Get(ctx, "p", "new"); !errors.Is(err, entity.ErrNotFound) {
+		t.Fatal("a failed transaction wrote its insert")
+	}
+}

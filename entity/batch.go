@@ -237,7 +237,9 @@ func (e *BatchError) Error() string {
 func (e *BatchError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrInvalid) true for rule violations.
-func (e *BatchError) Is(target error) bool { return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType) }
+func (e *BatchError) Is(target error) bool {
+	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType)
+}
 
 // TransactionError reports a transaction the service refused: nothing was
 // written. Index is the operation that failed (-1 when the service did not

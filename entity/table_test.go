@@ -163,11 +163,14 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	}
 	bad := Person{Dept: "a/b", ID: "r"}
 	for name, call := range map[string]func() error{
-		"insert":  func() error { return people.Insert(ctx, &bad) },
-		"upsert":  func() error { return people.Upsert(ctx, &bad, entity.Merge) },
-		"get":     func() error { _, err := people.Get(ctx, "a#b", "r"); return err },
-		"delete":  func() error { return people.Delete(ctx, "p", "r?", entity.AnyETag) },
-		"query":   func() error { _, err := people.QueryPage(ctx, entity.Query{Filter: filter.Eq("bad name", 1)}, ""); return err },
+		"insert": func() error { return people.Insert(ctx, &bad) },
+		"upsert": func() error { return people.Upsert(ctx, &bad, entity.Merge) },
+		"get":    func() error { _, err := people.Get(ctx, "a#b", "r"); return err },
+		"delete": func() error { return people.Delete(ctx, "p", "r?", entity.AnyETag) },
+		"query": func() error {
+			_, err := people.QueryPage(ctx, entity.Query{Filter: filter.Eq("bad name", 1)}, "")
+			return err
+		},
 		"select":  func() error { _, err := people.QueryPage(ctx, entity.Query{Select: []string{"Nope"}}, ""); return err },
 		"page":    func() error { _, err := people.QueryPage(ctx, entity.Query{PageSize: 1001}, ""); return err },
 		"mode":    func() error { return people.Upsert(ctx, &Person{Dept: "p", ID: "r"}, 0) },

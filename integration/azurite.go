@@ -258,7 +258,7 @@ func (p *process) stop() error {
 	select {
 	case <-p.done:
 	case <-deadline:
-		return fmt.Errorf("Azurite (pid %d) still running %v after it was killed", p.pid, stopTimeout)
+		return fmt.Errorf("the Azurite process (pid %d) is still running %v after it was killed", p.pid, stopTimeout)
 	}
 	for groupAlive(p.pid) {
 		select {

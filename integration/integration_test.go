@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
@@ -292,7 +292,7 @@ func tableExists(t *testing.T, name string) bool {
 func tableNameOf(t *testing.T, c *aztables.Client) string {
 	t.Helper()
 	var resp *http.Response
-	ctx := runtime.WithCaptureResponse(t.Context(), &resp)
+	ctx := policy.WithCaptureResponse(t.Context(), &resp)
 	if _, err := c.GetEntity(ctx, "none", "none", nil); !isStatus(err, http.StatusNotFound) {
 		t.Fatalf("GetEntity of a missing entity: %v", err)
 	}

@@ -273,8 +273,14 @@ func Submit(ctx context.Context, client *aztables.Client, b *Batch) ([]string, e
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	actions := make([]aztables.TransactionAction, len(b.ops))
-	for i, op := range b.ops {
+	return submitOps(ctx, client, b.ops)
+}
+
+// submitOps sends valid operations as one transaction and writes the new
+// ETags back into the entities that have a target.
+func submitOps(ctx context.Context, client *aztables.Client, ops []batchOp) ([]string, error) {
+	actions := make([]aztables.TransactionAction, len(ops))
+	for i, op := range ops {
 		a := aztables.TransactionAction{Entity: op.body}
 		switch op.kind {
 		case OpInsert:
@@ -302,15 +308,17 @@ func Submit(ctx context.Context, client *aztables.Client, b *Batch) ([]string, e
 		var te *batch.TransactionError
 		if errors.As(err, &te) {
 			out := &TransactionError{Index: te.Op.Index, StatusCode: te.Op.StatusCode, Code: te.Op.Code, Message: te.Op.Message, Err: err}
-			if te.Op.Index >= 0 && te.Op.Index < len(b.ops) {
-				out.Kind = b.ops[te.Op.Index].kind
+			if te.Op.Index >= 0 && te.Op.Index < len(ops) {
+				out.Kind = ops[te.Op.Index].kind
+			} else {
+				out.Index = -1
 			}
 			return nil, out
 		}
 		return nil, err
 	}
-	etags := make([]string, len(b.ops))
-	for i, op := range b.ops {
+	etags := make([]string, len(ops))
+	for i, op := range ops {
 		if op.kind == OpDelete {
 			continue
 		}

@@ -1,0 +1,137 @@
+package entity
+
+import (
+	"context"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+// FanOutOptions tunes QueryPartitions.
+type FanOutOptions struct {
+	// Concurrency is the most partitions queried at once; 0 means 4.
+	Concurrency int
+	// Unordered yields entities as they arrive from any partition instead of
+	// in PartitionKey, RowKey order. It is faster when the caller does not
+	// care about order: no partition waits for an earlier one.
+	Unordered bool
+}
+
+// QueryPartitions runs q in each of the partitions concurrently (design
+// guide §7, asynchronous and parallel operations; the fan-out read of §6.12
+// buckets), each partition's query being q.Filter and PartitionKey eq pk.
+// By default the results are merged in the service's order, PartitionKey
+// then RowKey, as if one query had read them; q.Limit applies to the merged
+// result. The first error is yielded and ends the sequence; stopping early
+// cancels the queries still running.
+func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Query, opts FanOutOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		workers := opts.Concurrency
+		if workers <= 0 {
+			workers = 4
+		}
+		pks := slices.Clone(partitions)
+		slices.Sort(pks)
+		pks = slices.Compact(pks)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+
+		type item struct {
+			v   T
+			err error
+		}
+		// One channel per partition. Partitions start in order and each takes
+		// a slot until it ends, so the earliest unfinished partition always
+		// runs and the ordered merge below never waits on a partition that
+		// cannot start.
+		streams := make([]chan item, len(pks))
+		for i := range streams {
+			streams[i] = make(chan item, 64)
+		}
+		merged := make(chan item, 64)
+		slots := make(chan struct{}, workers)
+		var wg sync.WaitGroup
+		go func() {
+			for i, pk := range pks {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					// Unstarted partitions end with the context's error, so
+					// the merge below neither waits forever nor ends silently.
+					if opts.Unordered {
+						wg.Wait()
+						select {
+						case merged <- item{err: ctx.Err()}:
+						default:
+						}
+						close(merged)
+						return
+					}
+					for _, s := range streams[i:] {
+						s <- item{err: ctx.Err()}
+						close(s)
+					}
+					return
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-slots }()
+					out := merged
+					if !opts.Unordered {
+						out = streams[i]
+						defer close(out)
+					}
+					pq := q
+					pq.Limit = 0
+					pq.Filter = filter.And(filter.PK(pk), q.Filter)
+					for v, err := range t.Query(ctx, pq) {
+						select {
+						case out <- item{v, err}:
+						case <-ctx.Done():
+							return
+						}
+						if err != nil {
+							return
+						}
+					}
+				}()
+			}
+			if opts.Unordered {
+				wg.Wait()
+				close(merged)
+			}
+		}()
+
+		n := 0
+		emit := func(it item) bool {
+			var zero T
+			if it.err != nil {
+				yield(zero, it.err)
+				return false
+			}
+			if !yield(it.v, nil) {
+				return false
+			}
+			n++
+			return q.Limit == 0 || n < q.Limit
+		}
+		if opts.Unordered {
+			for it := range merged {
+				if !emit(it) {
+					return
+				}
+			}
+			return
+		}
+		for i := range streams {
+			for it := range streams[i] {
+				if !emit(it) {
+					return
+				}
+			}
+		}
+	}
+}

@@ -2,48 +2,15 @@ package keys
 
 import "strings"
 
-// The compound key scheme.
-//
-// Compound joins parts with a SPACE (U+0020) and escapes, inside a part,
-// every space as "! " and every '!' (U+0021) as "!!". Nothing else changes:
-//
-//	Compound("empid", "000123", "2012")   = "empid 000123 2012"
-//	Compound("New York", "a!b")           = "New! York a!!b"
-//
-// Why order holds. A key cannot contain U+0000–U+001F, so the space is the
-// smallest character a valid part can contain, and '!' the next one. After
-// escaping, every character of a part is written as a code that begins
-// with a character of at least '!': the character itself, or "! " and "!!"
-// for the two escaped ones. "! " < "!!" < '"' and every other character is
-// at least '"', so the codes keep the order of the characters they stand
-// for, and none is a prefix of another: escaping preserves the order of
-// parts. The separator sorts below the first
-// character of every code, so when one part is a proper prefix of the other,
-// the key whose part ends (followed by the separator or by the end of the
-// key) sorts first, as the shorter part does. Hence Compound(a...) <
-// Compound(b...) exactly when a comes before b element by element, and a
-// shorter tuple that is a prefix of a longer one sorts first. (Parts that
-// contain control characters below U+0020, which no key may contain, sort
-// below the separator and get no order guarantee; they still round-trip.)
-//
-// The argument only uses the fact that ' ' and '!' are single units below
-// every other character of a valid part, which is true for UTF-8 bytes and
-// for UTF-16 code units alike: the order holds in Go's byte order, with
-// parts compared by bytes, and in the service's UTF-16 order (Compare), with
-// parts compared by Compare.
-//
-// Round trip: SplitCompound(Compound(p...)) returns p for every non-empty
-// list of parts, whatever they contain. The one exception is the empty
-// list: Compound() is "", the same key as Compound(""), and SplitCompound("")
-// returns [""]. The key is valid (Validate) whenever the parts contain no
-// forbidden character and it is not too long; CompoundChecked checks both.
+// The separator and escape of compound keys: see "Compound keys" in the
+// package documentation.
 const (
 	compoundSep    = ' '
 	compoundEscape = '!'
 )
 
 // Compound returns the order-preserving compound key of parts (design guide
-// §6.6). See "The compound key scheme" above.
+// §6.6). See "Compound keys" in the package documentation.
 func Compound(parts ...string) string {
 	n, esc := len(parts)-1, 0
 	for _, p := range parts {

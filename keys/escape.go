@@ -5,43 +5,8 @@ import (
 	"unicode/utf8"
 )
 
-// The escape scheme.
-//
-// Escape turns any string into one that contains no character a key
-// forbids, reversibly (Unescape) and preserving order: for valid UTF-8 a
-// and b, a < b exactly when Escape(a) < Escape(b), in Go's byte order and
-// in the service's UTF-16 order (Compare) alike.
-//
-// Order decides the design. A forbidden character must be replaced by a
-// code that sorts where the character did, between its neighbours; the
-// code must start with an allowed character not above the forbidden one,
-// and that allowed character must then be escaped too, so that codes stay
-// unambiguous. The forbidden characters fall into six runs, each escaped
-// together with the allowed character just below it (the "lead"), as the
-// lead followed by one ASCII character that numbers the run's members:
-//
-//	lead ' ' : U+0000 … U+0020      -> " 0" … " 9", " A" … " W"
-//	           (the controls, and the space itself: " W" is a space)
-//	lead '"' : '"' '#'              -> "\"0" "\"1"
-//	lead '.' : '.' '/'              -> ".0" ".1"
-//	lead '>' : '>' '?'              -> ">0" ">1"
-//	lead '[' : '[' '\'              -> "[0" "[1"
-//	lead '~' : '~' U+007F U+0080 … U+009F -> "~0" "~1" "~2" … "~X"
-//
-// The numbering characters (0-9, then A-Z) increase with the characters
-// they stand for, so each code sorts exactly where its character did, and
-// no code is a prefix of another. Every other character is copied
-// unchanged: letters, digits, most punctuation, and everything from U+00A0
-// up, so ordinary text stays readable apart from spaces and the six leads:
-// Escape("a/b c") is "a.1b Wc", Escape("x.y") is "x.0y".
-//
-// A byte that is not valid UTF-8 is written as "~~" and two upper-case hex
-// digits ("~~FF"), so any Go string round-trips; strings with invalid UTF-8
-// are not text and get no order guarantee.
-//
-// Escaping lengthens the string (an escaped character takes two bytes, an
-// invalid byte four), so the result can be longer than MaxKeyLength:
-// Validate it if the input is not known to be short.
+// escapeDigits numbers the members of an escaped run: see "Escaping" in the
+// package documentation.
 const escapeDigits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 const upperHex = "0123456789ABCDEF"
@@ -102,7 +67,7 @@ func needsEscape(c byte) bool {
 
 // Escape returns s with every character a key cannot contain, and the
 // characters used to escape them, replaced by order-preserving codes: see
-// "The escape scheme" above. A string that needs no escaping is returned
+// "Escaping" in the package documentation. A string that needs no escaping is returned
 // as is, without allocating.
 func Escape(s string) string {
 	i := 0

@@ -84,11 +84,11 @@ func rank(r rune) rune {
 // prefix is empty or consists only of U+FFFF characters. Leave out the "lt"
 // condition then (RangeFilter does).
 //
-// The range is exact in Go's byte order too, except where the character
-// that gets replaced is U+D7FF, U+FFFF or U+10FFFF, the three places where
-// UTF-16 order and code point order disagree on the successor (U+D7FF is
-// followed by U+10000 in UTF-16 order, U+10FFFF by U+E000, and U+FFFF is the
-// largest code unit); there the result is right for the service, which is
+// The range is exact in Go's byte order too, except when the prefix ends in
+// U+FFFF or the character replaced is U+D7FF or U+10FFFF: there UTF-16 order
+// and code point order disagree on the successor (U+D7FF is followed by
+// U+10000 in UTF-16 order, U+10FFFF by U+E000, and U+FFFF is the largest
+// code unit), and the result is the one that is right for the service,
 // where ranges are evaluated. Use Compare, not <, to test membership in Go.
 //
 // to may contain a character that a key cannot contain (PrefixRange("a.")

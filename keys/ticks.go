@@ -148,29 +148,12 @@ func parseTicks(fn, s string) (int64, error) {
 	return int64(v), nil
 }
 
-// Unique time keys.
-//
-// Two keys made in the same 100 ns tick are equal, and an entity written
-// with the second one replaces (or conflicts with) the first. The Seq
-// variants append a sequence number that orders keys within one tick:
-//
-//	InvertedTicksSeq(t, seq) = InvertedTicks(t) + "_" + 10 digits of (4294967295 - seq)
-//	TicksKeySeq(t, seq)      = TicksKey(t)      + "_" + 10 digits of seq
-//
-// Both are 30 characters. With the same t, a larger seq sorts first in the
-// inverted form (newest first, as the ticks do) and last in the forward form
-// (oldest first). The 19-digit time part is unchanged, so these keys
-// interleave by time with plain 19-digit keys from .NET services; a plain
-// key sorts before every suffixed key of the same tick.
-//
-// A Sequencer hands out (time, seq) pairs that increase strictly, even when
-// calls come faster than one per tick or the clock steps back. It makes
-// keys unique per writer; with several writers, add a writer id after the
-// key (or in the PartitionKey) as well.
+// seqLength is the length of the Seq keys: see "Unique time keys" in the
+// package documentation.
 const seqLength = TicksLength + 1 + 10
 
 // InvertedTicksSeq returns InvertedTicks(t) followed by "_" and the
-// inverted sequence number: see "Unique time keys" above.
+// inverted sequence number: see "Unique time keys" in the package documentation.
 func InvertedTicksSeq(t time.Time, seq uint32) string {
 	var buf [seqLength]byte
 	b := appendPadUint(buf[:0], uint64(MaxTicks-Ticks(t)), TicksLength)
@@ -190,7 +173,7 @@ func ParseInvertedTicksSeq(s string) (time.Time, uint32, error) {
 }
 
 // TicksKeySeq returns TicksKey(t) followed by "_" and the sequence number:
-// see "Unique time keys" above.
+// see "Unique time keys" in the package documentation.
 func TicksKeySeq(t time.Time, seq uint32) string {
 	var buf [seqLength]byte
 	b := appendPadUint(buf[:0], uint64(Ticks(t)), TicksLength)
@@ -230,7 +213,7 @@ func parseSeq(fn, s string) (int64, uint32, error) {
 }
 
 // Sequencer hands out strictly increasing (time, sequence number) pairs
-// for the Seq keys: see "Unique time keys" above. The zero value is ready
+// for the Seq keys: see "Unique time keys" in the package documentation. The zero value is ready
 // to use; a Sequencer is safe for concurrent use and must not be copied
 // after first use.
 type Sequencer struct {

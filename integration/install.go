@@ -67,6 +67,9 @@ func installAzurite(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("integration: installing Azurite: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
+		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+	}
 	for _, name := range []string{"package.json", "package-lock.json"} {
 		data, _ := npmFiles.ReadFile(name)
 		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {

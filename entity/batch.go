@@ -61,8 +61,8 @@ type Batch struct {
 
 type batchOp struct {
 	kind   OpKind
-	target reflect.Value // the entity (pointer), to write the new ETag back; invalid for DeleteKeys
-	plan   *plan         // nil for *DynamicEntity
+	target reflect.Value // the entity, to write the new ETag back; invalid for DeleteKeys
+	shape  shape
 	pk, rk string
 	etag   string
 	body   []byte
@@ -120,50 +120,9 @@ func (b *Batch) fail(index int, err error) {
 }
 
 func (b *Batch) add(kind OpKind, e any) *Batch {
-	index := len(b.ops)
 	op := batchOp{kind: kind}
-	var err error
-	switch d := e.(type) {
-	case *DynamicEntity:
-		if d == nil {
-			err = &TypeError{Type: reflect.TypeOf(e), Reason: "nil entity"}
-			break
-		}
-		op.target = reflect.ValueOf(d)
-		op.pk, op.rk, op.etag = d.PartitionKey, d.RowKey, d.ETag
-		if kind != OpDelete {
-			op.body, err = d.appendTo(nil)
-		} else {
-			err = errors.Join(checkKey("PartitionKey", op.pk), checkKey("RowKey", op.rk))
-		}
-	default:
-		rv := reflect.ValueOf(e)
-		if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-			err = &TypeError{Type: reflect.TypeOf(e), Reason: "a batch takes a non-nil pointer to a struct, or *DynamicEntity"}
-			break
-		}
-		var p *plan
-		if p, err = planFor(rv.Elem().Type()); err != nil {
-			break
-		}
-		if p.pk == nil || p.rk == nil {
-			err = &TypeError{Type: p.typ, Reason: "no PartitionKey or RowKey field"}
-			break
-		}
-		op.target, op.plan = rv, p
-		op.pk = fieldValue(rv.Elem(), p.pk.path).String()
-		op.rk = fieldValue(rv.Elem(), p.rk.path).String()
-		if p.etag != nil {
-			op.etag = fieldValue(rv.Elem(), p.etag.path).String()
-		}
-		if kind != OpDelete {
-			op.body, err = p.appendStruct(nil, rv.Elem())
-		} else {
-			err = errors.Join(checkKey("PartitionKey", op.pk), checkKey("RowKey", op.rk))
-		}
-	}
-	if err != nil {
-		b.fail(index, err)
+	if err := op.bind(e); err != nil {
+		b.fail(len(b.ops), err)
 	}
 	switch kind {
 	case OpMerge, OpReplace, OpDelete:
@@ -175,6 +134,26 @@ func (b *Batch) add(kind OpKind, e any) *Batch {
 	}
 	b.ops = append(b.ops, op)
 	return b
+}
+
+// bind reads e's keys and ETag and, unless op deletes, encodes e.
+func (op *batchOp) bind(e any) error {
+	rv := reflect.ValueOf(e)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return &TypeError{Type: reflect.TypeOf(e), Reason: "a batch takes a non-nil pointer to a struct, or *DynamicEntity"}
+	}
+	sh, err := shapeOf(rv.Elem().Type())
+	if err != nil {
+		return err
+	}
+	op.target, op.shape = rv.Elem(), sh
+	op.pk, op.rk = sh.keyValues(op.target)
+	op.etag = sh.etagValue(op.target)
+	if op.kind == OpDelete {
+		return errors.Join(checkKey("PartitionKey", op.pk), checkKey("RowKey", op.rk))
+	}
+	op.body, err = sh.encode(nil, op.target)
+	return err
 }
 
 // Validate checks the rules of an entity group transaction without sending
@@ -323,15 +302,8 @@ func submitOps(ctx context.Context, client *aztables.Client, ops []batchOp) ([]s
 			continue
 		}
 		etags[i] = results[i].ETag
-		switch {
-		case op.plan != nil:
-			setWritten(op.plan, op.target.Elem(), etags[i])
-		case op.target.IsValid():
-			d := op.target.Interface().(*DynamicEntity)
-			d.ETag = etags[i]
-			if ts, ok := TimestampFromETag(etags[i]); ok {
-				d.Timestamp = ts
-			}
+		if op.target.IsValid() {
+			op.shape.setWritten(op.target, etags[i])
 		}
 	}
 	return etags, nil

@@ -71,9 +71,9 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 	groups := map[string][]pending{}
 	for i := range entities {
 		rv := reflect.ValueOf(&entities[i]).Elem()
-		pk, rk := fieldValue(rv, t.plan.pk.path).String(), fieldValue(rv, t.plan.rk.path).String()
+		pk, rk := t.shape.keyValues(rv)
 		outcomes[i] = Outcome{PartitionKey: pk, RowKey: rk}
-		body, err := t.plan.appendStruct(nil, rv)
+		body, err := t.shape.encode(nil, rv)
 		if err != nil {
 			outcomes[i].Err = err
 			continue

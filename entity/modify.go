@@ -77,8 +77,8 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // an error to give up (returned as is). The written entity is returned.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, policy RetryPolicy, change func(*T) error) (T, error) {
 	var out T
-	if t.plan.etag == nil {
-		return out, &TypeError{Type: t.plan.typ, Reason: "Modify needs an etag field"}
+	if !t.shape.hasETag() {
+		return out, &TypeError{Type: t.shape.goType(), Reason: "Modify needs an etag field"}
 	}
 	err := policy.Retry(ctx, func(ctx context.Context) error {
 		cur, err := t.Get(ctx, partitionKey, rowKey)

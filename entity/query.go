@@ -81,14 +81,14 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 	h.Write([]byte{0})
 	if len(q.Select) > 0 {
 		for _, name := range q.Select {
-			if _, ok := t.plan.byName[name]; !ok && name != "PartitionKey" && name != "RowKey" && name != "Timestamp" {
-				return c, &ValidationError{Property: name, Rule: "select", Limit: "a property of " + t.plan.typ.String(), Value: strconv.Quote(name)}
+			if !t.shape.selectable(name) {
+				return c, &ValidationError{Property: name, Rule: "select", Limit: "a property of " + t.shape.goType().String(), Value: strconv.Quote(name)}
 			}
 		}
 		// The keys are always asked for: Azurite, unlike the service,
 		// leaves out what $select does not name.
 		names := append([]string{"PartitionKey", "RowKey"}, q.Select...)
-		if t.plan.ts != nil {
+		if t.shape.hasTimestamp() {
 			names = append(names, "Timestamp")
 		}
 		s := strings.Join(names, ",")
@@ -192,7 +192,7 @@ func (t *Table[T]) fetch(ctx context.Context, c compiled, top int, cont continua
 	}
 	items := make([]T, len(entities))
 	for i, e := range entities {
-		if err := t.plan.decode(e, reflect.ValueOf(&items[i]).Elem()); err != nil {
+		if err := t.shape.decode(e, reflect.ValueOf(&items[i]).Elem()); err != nil {
 			return nil, continuation{}, err
 		}
 	}

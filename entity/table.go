@@ -40,12 +40,13 @@ func (m UpdateMode) sdk() (aztables.UpdateMode, error) {
 	return "", &ValidationError{Rule: "update mode", Limit: "Merge or Replace", Value: "UpdateMode(" + strconv.Itoa(int(m)) + ")"}
 }
 
-// Table is a typed view of one table whose entities are T, a struct mapped by
-// its `table` tags. It is safe for concurrent use.
+// Table is a typed view of one table whose entities are T: a struct mapped by
+// its `table` tags, or DynamicEntity for entities of any shape. It is safe
+// for concurrent use.
 type Table[T any] struct {
 	client *aztables.Client
 	name   string
-	plan   *plan
+	shape  shape
 	// readFormat is the metadata level asked for on reads: none when T needs
 	// no annotations and no ETag (smaller, faster bodies), else minimal.
 	readFormat aztables.MetadataFormat
@@ -87,28 +88,11 @@ func newTable[T any](client *aztables.Client, name string) (*Table[T], error) {
 	if client == nil {
 		return nil, errors.New("tablekit: nil *aztables.Client")
 	}
-	t := reflect.TypeFor[T]()
-	p, err := planFor(t)
+	sh, err := shapeOf(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}
-	if p.pk == nil || p.rk == nil {
-		return nil, &TypeError{Type: t, Reason: "no PartitionKey or RowKey field"}
-	}
-	tbl := &Table[T]{client: client, name: name, plan: p, readFormat: aztables.MetadataFormatMinimal}
-	if p.etag == nil && p.extra == nil && !p.hasHook() {
-		tbl.readFormat = aztables.MetadataFormatNone
-	}
-	return tbl, nil
-}
-
-func (p *plan) hasHook() bool {
-	for i := range p.fields {
-		if p.fields[i].kind == kHook {
-			return true
-		}
-	}
-	return false
+	return &Table[T]{client: client, name: name, shape: sh, readFormat: sh.readFormat()}, nil
 }
 
 // Client returns the underlying aztables client, for what tablekit does not wrap.
@@ -139,34 +123,15 @@ func (t *Table[T]) DeleteTable(ctx context.Context) error {
 }
 
 // keysOf reads the PartitionKey and RowKey of e.
-func (t *Table[T]) keysOf(e *T) (pk, rk string) {
-	rv := reflect.ValueOf(e).Elem()
-	return fieldValue(rv, t.plan.pk.path).String(), fieldValue(rv, t.plan.rk.path).String()
-}
+func (t *Table[T]) keysOf(e *T) (pk, rk string) { return t.shape.keyValues(reflect.ValueOf(e).Elem()) }
 
-// etagOf reads the ETag field of e ("" when T has none).
-func (t *Table[T]) etagOf(e *T) string {
-	if t.plan.etag == nil {
-		return ""
-	}
-	return fieldValue(reflect.ValueOf(e).Elem(), t.plan.etag.path).String()
-}
+// etagOf reads the ETag of e ("" when T has none).
+func (t *Table[T]) etagOf(e *T) string { return t.shape.etagValue(reflect.ValueOf(e).Elem()) }
 
 // setWritten stores the ETag the service returned, and the Timestamp it
 // encodes, into e.
 func (t *Table[T]) setWritten(e *T, etag azcore.ETag) {
-	setWritten(t.plan, reflect.ValueOf(e).Elem(), string(etag))
-}
-
-func setWritten(p *plan, rv reflect.Value, etag string) {
-	if p.etag != nil && etag != "" {
-		fieldValueAlloc(rv, p.etag.path).SetString(etag)
-	}
-	if p.ts != nil {
-		if ts, ok := TimestampFromETag(etag); ok {
-			fieldValueAlloc(rv, p.ts.path).Set(reflect.ValueOf(ts))
-		}
-	}
+	t.shape.setWritten(reflect.ValueOf(e).Elem(), string(etag))
 }
 
 // TimestampFromETag returns the Timestamp an ETag was made from. The service's
@@ -208,11 +173,11 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, err
 		return zero, err
 	}
 	var out T
-	if err := t.plan.decode(body, reflect.ValueOf(&out).Elem()); err != nil {
+	if err := t.shape.decode(body, reflect.ValueOf(&out).Elem()); err != nil {
 		return zero, err
 	}
-	if t.plan.etag != nil && resp.ETag != "" {
-		fieldValueAlloc(reflect.ValueOf(&out).Elem(), t.plan.etag.path).SetString(string(resp.ETag))
+	if resp.ETag != "" && t.etagOf(&out) == "" { // no metadata: the header has it
+		t.shape.setWritten(reflect.ValueOf(&out).Elem(), string(resp.ETag))
 	}
 	return out, nil
 }
@@ -361,7 +326,7 @@ func (t *Table[T]) withBody(e *T, send func(body []byte) error) error {
 		return &TypeError{Type: reflect.TypeFor[*T](), Reason: "nil entity"}
 	}
 	bp := bufPool.Get().(*[]byte)
-	body, err := t.plan.appendStruct((*bp)[:0], reflect.ValueOf(e).Elem())
+	body, err := t.shape.encode((*bp)[:0], reflect.ValueOf(e).Elem())
 	if err == nil {
 		err = send(body)
 	}

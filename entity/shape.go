@@ -1,0 +1,131 @@
+package entity
+
+import (
+	"reflect"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+)
+
+// shape is how tablekit reads and writes one Go entity type: a tagged
+// struct (its cached plan) or the property bag DynamicEntity. Table, Batch
+// and BulkWrite work through it, so both kinds of entity take one path.
+// Every method takes the entity as an addressable struct value.
+type shape interface {
+	keyValues(rv reflect.Value) (pk, rk string)
+	etagValue(rv reflect.Value) string
+	hasETag() bool
+	hasTimestamp() bool
+	// setWritten stores a new ETag, and the Timestamp it encodes.
+	setWritten(rv reflect.Value, etag string)
+	encode(dst []byte, rv reflect.Value) ([]byte, error)
+	decode(raw []byte, rv reflect.Value) error
+	// selectable reports whether $select may name the property.
+	selectable(name string) bool
+	// readFormat is the metadata level reads ask for: none when nothing
+	// is lost without annotations (smaller bodies, faster reads).
+	readFormat() aztables.MetadataFormat
+	goType() reflect.Type
+}
+
+var dynamicType = reflect.TypeFor[DynamicEntity]()
+
+// shapeOf returns the shape of an entity type, or a *TypeError.
+func shapeOf(t reflect.Type) (shape, error) {
+	if t == dynamicType {
+		return dynamicShape{}, nil
+	}
+	p, err := planFor(t)
+	if err != nil {
+		return nil, err
+	}
+	if p.pk == nil || p.rk == nil {
+		return nil, &TypeError{Type: t, Reason: "no PartitionKey or RowKey field (name fields PartitionKey and RowKey, or tag them pk and rk)"}
+	}
+	return p, nil
+}
+
+func (p *plan) keyValues(rv reflect.Value) (string, string) {
+	return fieldValue(rv, p.pk.path).String(), fieldValue(rv, p.rk.path).String()
+}
+
+func (p *plan) etagValue(rv reflect.Value) string {
+	if p.etag == nil {
+		return ""
+	}
+	return fieldValue(rv, p.etag.path).String()
+}
+
+func (p *plan) hasETag() bool      { return p.etag != nil }
+func (p *plan) hasTimestamp() bool { return p.ts != nil }
+func (p *plan) goType() reflect.Type {
+	return p.typ
+}
+
+func (p *plan) setWritten(rv reflect.Value, etag string) {
+	if p.etag != nil && etag != "" {
+		fieldValueAlloc(rv, p.etag.path).SetString(etag)
+	}
+	if p.ts != nil {
+		if ts, ok := TimestampFromETag(etag); ok {
+			fieldValueAlloc(rv, p.ts.path).Set(reflect.ValueOf(ts))
+		}
+	}
+}
+
+func (p *plan) encode(dst []byte, rv reflect.Value) ([]byte, error) { return p.appendStruct(dst, rv) }
+
+func (p *plan) selectable(name string) bool {
+	_, ok := p.byName[name]
+	return ok || name == "PartitionKey" || name == "RowKey" || name == "Timestamp"
+}
+
+func (p *plan) readFormat() aztables.MetadataFormat {
+	if p.etag == nil && p.extra == nil && !p.hasHook() {
+		return aztables.MetadataFormatNone
+	}
+	return aztables.MetadataFormatMinimal
+}
+
+func (p *plan) hasHook() bool {
+	for i := range p.fields {
+		if p.fields[i].kind == kHook {
+			return true
+		}
+	}
+	return false
+}
+
+// dynamicShape is the shape of DynamicEntity.
+type dynamicShape struct{}
+
+func asDynamic(rv reflect.Value) *DynamicEntity { return rv.Addr().Interface().(*DynamicEntity) }
+
+func (dynamicShape) keyValues(rv reflect.Value) (string, string) {
+	d := asDynamic(rv)
+	return d.PartitionKey, d.RowKey
+}
+func (dynamicShape) etagValue(rv reflect.Value) string { return asDynamic(rv).ETag }
+func (dynamicShape) hasETag() bool                { return true }
+func (dynamicShape) hasTimestamp() bool           { return true }
+func (dynamicShape) goType() reflect.Type         { return dynamicType }
+
+func (dynamicShape) setWritten(rv reflect.Value, etag string) {
+	d := asDynamic(rv)
+	if etag != "" {
+		d.ETag = etag
+	}
+	if ts, ok := TimestampFromETag(etag); ok {
+		d.Timestamp = ts
+	}
+}
+
+func (dynamicShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
+	return asDynamic(rv).appendTo(dst)
+}
+
+func (dynamicShape) decode(raw []byte, rv reflect.Value) error { return asDynamic(rv).decode(raw) }
+
+func (dynamicShape) selectable(name string) bool { return checkPropertyName(name) == "" || name == "PartitionKey" || name == "RowKey" || name == "Timestamp" }
+
+// The bag needs the annotations to keep Int64, DateTime, Guid and Binary.
+func (dynamicShape) readFormat() aztables.MetadataFormat { return aztables.MetadataFormatMinimal }

@@ -104,8 +104,36 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 // those of empty pages — until the results or q.Limit run out. The first
 // error is yielded and ends the sequence.
 func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		var zero T
+	return iterate(ctx, t, q, t.fetch)
+}
+
+// QueryPage reads one page of q, starting at token ("" for the first page).
+// The returned Page.Next, stored anywhere, resumes the same query later; it
+// is refused with ErrInvalidToken by a query with another filter or select.
+// A page may be empty and still have a Next.
+func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T], error) {
+	return page(ctx, t, q, token, t.fetch)
+}
+
+// QueryRaw is Query yielding each entity's JSON body as the service sent it,
+// undecoded: the untyped core of Query, for decoders that choose a Go type
+// per row (package resolver). The bodies are in the table's read format;
+// Table[DynamicEntity] reads minimal metadata, which keeps every type.
+func (t *Table[T]) QueryRaw(ctx context.Context, q Query) iter.Seq2[[]byte, error] {
+	return iterate(ctx, t, q, t.fetchRaw)
+}
+
+// QueryRawPage is QueryPage yielding undecoded bodies; see QueryRaw.
+func (t *Table[T]) QueryRawPage(ctx context.Context, q Query, token string) (Page[[]byte], error) {
+	return page(ctx, t, q, token, t.fetchRaw)
+}
+
+// pageFetcher reads one page of at most top entities from cont.
+type pageFetcher[E any] func(ctx context.Context, c compiled, top int, cont continuation) ([]E, continuation, error)
+
+func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetcher[E]) iter.Seq2[E, error] {
+	return func(yield func(E, error) bool) {
+		var zero E
 		c, err := t.compile(q)
 		if err != nil {
 			yield(zero, err)
@@ -120,7 +148,7 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 					top = left
 				}
 			}
-			items, next, err := t.fetch(ctx, c, top, cont)
+			items, next, err := fetch(ctx, c, top, cont)
 			if err != nil {
 				yield(zero, err)
 				return
@@ -142,28 +170,39 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 	}
 }
 
-// QueryPage reads one page of q, starting at token ("" for the first page).
-// The returned Page.Next, stored anywhere, resumes the same query later; it
-// is refused with ErrInvalidToken by a query with another filter or select.
-// A page may be empty and still have a Next.
-func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T], error) {
+func page[T, E any](ctx context.Context, t *Table[T], q Query, token string, fetch pageFetcher[E]) (Page[E], error) {
 	c, err := t.compile(q)
 	if err != nil {
-		return Page[T]{}, err
+		return Page[E]{}, err
 	}
 	cont, err := decodeToken(token, c.fingerprint)
 	if err != nil {
-		return Page[T]{}, err
+		return Page[E]{}, err
 	}
-	items, next, err := t.fetch(ctx, c, q.PageSize, cont)
+	items, next, err := fetch(ctx, c, q.PageSize, cont)
 	if err != nil {
-		return Page[T]{}, err
+		return Page[E]{}, err
 	}
-	return Page[T]{Items: items, Next: next.encode(c.fingerprint)}, nil
+	return Page[E]{Items: items, Next: next.encode(c.fingerprint)}, nil
 }
 
-// fetch reads one page.
+// fetch reads one page and decodes it into T.
 func (t *Table[T]) fetch(ctx context.Context, c compiled, top int, cont continuation) ([]T, continuation, error) {
+	bodies, next, err := t.fetchRaw(ctx, c, top, cont)
+	if err != nil {
+		return nil, next, err
+	}
+	items := make([]T, len(bodies))
+	for i, b := range bodies {
+		if err := t.shape.decode(b, reflect.ValueOf(&items[i]).Elem()); err != nil {
+			return nil, continuation{}, err
+		}
+	}
+	return items, next, nil
+}
+
+// fetchRaw reads one page of entity bodies.
+func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont continuation) ([][]byte, continuation, error) {
 	opts := &aztables.ListEntitiesOptions{
 		Filter:           c.filter,
 		Select:           c.selectStr,
@@ -180,23 +219,19 @@ func (t *Table[T]) fetch(ctx context.Context, c compiled, top int, cont continua
 	if err != nil {
 		return nil, continuation{}, wrapErr("Query", t.name, err)
 	}
-	entities := resp.Entities
-	if raw != nil {
-		body, err := runtime.Payload(raw)
-		if err != nil {
-			return nil, continuation{}, err
-		}
-		if entities, err = entityArray(body, make([][]byte, 0, len(resp.Entities))); err != nil {
-			return nil, continuation{}, err
-		}
+	next := continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}
+	if raw == nil {
+		return resp.Entities, next, nil
 	}
-	items := make([]T, len(entities))
-	for i, e := range entities {
-		if err := t.shape.decode(e, reflect.ValueOf(&items[i]).Elem()); err != nil {
-			return nil, continuation{}, err
-		}
+	body, err := runtime.Payload(raw)
+	if err != nil {
+		return nil, continuation{}, err
 	}
-	return items, continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}, nil
+	bodies, err := entityArray(body, make([][]byte, 0, len(resp.Entities)))
+	if err != nil {
+		return nil, continuation{}, err
+	}
+	return bodies, next, nil
 }
 
 // continuation is the service's pair of continuation headers.

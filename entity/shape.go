@@ -105,9 +105,9 @@ func (dynamicShape) keyValues(rv reflect.Value) (string, string) {
 	return d.PartitionKey, d.RowKey
 }
 func (dynamicShape) etagValue(rv reflect.Value) string { return asDynamic(rv).ETag }
-func (dynamicShape) hasETag() bool                { return true }
-func (dynamicShape) hasTimestamp() bool           { return true }
-func (dynamicShape) goType() reflect.Type         { return dynamicType }
+func (dynamicShape) hasETag() bool                     { return true }
+func (dynamicShape) hasTimestamp() bool                { return true }
+func (dynamicShape) goType() reflect.Type              { return dynamicType }
 
 func (dynamicShape) setWritten(rv reflect.Value, etag string) {
 	d := asDynamic(rv)
@@ -125,7 +125,9 @@ func (dynamicShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
 
 func (dynamicShape) decode(raw []byte, rv reflect.Value) error { return asDynamic(rv).decode(raw) }
 
-func (dynamicShape) selectable(name string) bool { return checkPropertyName(name) == "" || name == "PartitionKey" || name == "RowKey" || name == "Timestamp" }
+func (dynamicShape) selectable(name string) bool {
+	return checkPropertyName(name) == "" || name == "PartitionKey" || name == "RowKey" || name == "Timestamp"
+}
 
 // The bag needs the annotations to keep Int64, DateTime, Guid and Binary.
 func (dynamicShape) readFormat() aztables.MetadataFormat { return aztables.MetadataFormatMinimal }

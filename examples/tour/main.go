@@ -1,32 +1,88 @@
-// Command tour starts a private Azurite through the integration package and
-// shows where its services listen. It is a placeholder for the full tour of
-// tablekit's patterns.
+// Command tour walks through tablekit against a real Table service: a
+// private Azurite it starts itself, or the account named by
+// TABLEKIT_CONNECTION_STRING (or TABLEKIT_ACCOUNT_URL with azidentity's
+// default credential). Each step creates its own table and deletes it.
+//
+//	make demo            # or: go run ./examples/tour
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/integration"
 )
 
+// step is one stop of the tour.
+type step struct {
+	title string
+	run   func(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error
+}
+
+// steps lists the tour in order; each pattern package adds its stop here.
+func steps() []step {
+	return []step{
+		{"Typed entities: a struct, the JSON on the wire, and back", typedRoundTrip},
+		{"Typed CRUD with ETags: optimistic concurrency", typedCRUD},
+		{"Query kinds: point, range, partition scan, table scan", queryKinds},
+		{"Paging: continuation, limits and resumable tokens", paging},
+		{"Entity group transactions: all or nothing, with the failing operation named", transactions},
+		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
+		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
+	}
+}
+
 func main() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	env, err := integration.Start(ctx)
-	if err != nil {
+	if err := run(ctx, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "tour:", err)
 		os.Exit(1)
 	}
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	env, err := integration.Start(ctx)
+	if err != nil {
+		return err
+	}
 	defer env.Close()
 	if env.Live {
-		fmt.Println("Using the live account from the environment.")
+		fmt.Fprintln(w, "Running against the account from the environment:", env.TableEndpoint)
 	} else {
-		fmt.Printf("Azurite (pid %d) answered in %v.\n", env.PID(), env.StartupDuration.Round(time.Millisecond))
+		fmt.Fprintf(w, "Running against a private Azurite at %s (pid %d, ready in %v).\n", env.TableEndpoint, env.PID(), env.StartupDuration.Round(time.Millisecond))
 	}
-	fmt.Println("table:", env.TableEndpoint)
-	fmt.Println("queue:", env.QueueEndpoint)
-	fmt.Println("blob: ", env.BlobEndpoint)
+	return runSteps(ctx, env.TableService, w, steps())
+}
+
+func runSteps(ctx context.Context, svc *aztables.ServiceClient, w io.Writer, list []step) error {
+	for i, s := range list {
+		fmt.Fprintf(w, "\n%d. %s\n%s\n", i+1, s.title, strings.Repeat("-", len(s.title)+3))
+		if err := s.run(ctx, svc, w); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, s.title, err)
+		}
+	}
+	fmt.Fprintln(w, "\nTour complete.")
+	return nil
+}
+
+// newTable creates a table with a unique name and returns it with a
+// function that deletes it.
+func newTable(ctx context.Context, svc *aztables.ServiceClient, prefix string) (*aztables.Client, func(), error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, nil, err
+	}
+	name := prefix + hex.EncodeToString(b[:])
+	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
+		return nil, nil, err
+	}
+	return svc.NewClient(name), func() { _, _ = svc.DeleteTable(context.Background(), name, nil) }, nil
 }

@@ -77,8 +77,8 @@ type KeyError struct {
 	Func string
 	// Rule is the rule that was broken.
 	Rule Rule
-	// Value is the offending key or input, as given (a number is given in
-	// decimal).
+	// Value is the offending key or input, as given: a number in decimal,
+	// a time in RFC 3339 format.
 	Value string
 	// Pos is the byte offset in Value (or in part number Part, when Part
 	// >= 0) of the offending character, or -1 when the error is not at one

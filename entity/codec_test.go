@@ -68,7 +68,6 @@ type Everything struct {
 	Skipped    string         `table:"-"`
 	Note       string         `table:",omitempty"`
 	Unknown    map[string]any `table:",extra"`
-	private    string         //nolint:unused // unexported fields are ignored
 	_          struct{}       // blank fields are ignored
 	Timestamp2 *time.Time     `table:"Reviewed,omitempty"`
 }

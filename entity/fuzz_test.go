@@ -61,7 +61,7 @@ func FuzzMarshalBag(f *testing.F) {
 	f.Add("Sales", "O'Brien", "Name", "Jo", int64(42), 2.0, []byte{1, 2}, int64(0))
 	f.Add("", "", "_x", "", int64(math.MinInt64), math.Inf(1), []byte(nil), int64(-1))
 	f.Add("a/b", "r", "Ünï", "\x00\"\\", int64(math.MaxInt64), math.NaN(), make([]byte, 70000), int64(1<<62))
-	f.Add("p", "r", "Timestamp", "x", int64(1), -0.0, []byte{}, int64(math.MaxInt64))
+	f.Add("p", "r", "Timestamp", "x", int64(1), math.Copysign(0, -1), []byte{}, int64(math.MaxInt64))
 	f.Fuzz(func(t *testing.T, pk, rk, name, s string, n int64, x float64, b []byte, unixNano int64) {
 		d := &entity.DynamicEntity{PartitionKey: pk, RowKey: rk}
 		d.Set(name, s).Set("N", n).Set("X", x).Set("B", b).Set("I", int32(n)).Set("T", time.Unix(0, unixNano))

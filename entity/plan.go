@@ -95,7 +95,6 @@ type planResult struct {
 var (
 	timeType        = reflect.TypeFor[time.Time]()
 	uuidType        = reflect.TypeFor[uuid.UUID]()
-	bytesType       = reflect.TypeFor[[]byte]()
 	marshalerType   = reflect.TypeFor[PropertyMarshaler]()
 	unmarshalerType = reflect.TypeFor[PropertyUnmarshaler]()
 	textMType       = reflect.TypeFor[encoding.TextMarshaler]()

@@ -43,14 +43,14 @@ func storedTypes(t *testing.T, client *aztables.Client, pk, rk string) (map[stri
 		if _, annotated := m[k+"@odata.type"]; annotated {
 			continue
 		}
-		switch v.(type) {
+		switch v := v.(type) {
 		case string:
 			types[k] = "Edm.String"
 		case bool:
 			types[k] = "Edm.Boolean"
 		case json.Number:
 			// The service writes Doubles with a fraction or exponent (2.0).
-			if strings.ContainsAny(string(v.(json.Number)), ".eE") {
+			if strings.ContainsAny(string(v), ".eE") {
 				types[k] = "Edm.Double"
 			} else {
 				types[k] = "Edm.Int32"

@@ -1,5 +1,0 @@
-//go:build !race
-
-package keys_test
-
-const raceEnabled = false

@@ -158,7 +158,7 @@ func (e *encoder) keys(pk, rk string) error {
 	if err := checkKey("RowKey", rk); err != nil {
 		return err
 	}
-	e.size = 4 + 2*(utf16Len(pk)+utf16Len(rk))
+	e.size = 4 + 2*(keys.UTF16Len(pk)+keys.UTF16Len(rk))
 	e.b = append(e.b, `{"PartitionKey":`...)
 	e.b = appendJSONString(e.b, pk)
 	e.b = append(e.b, `,"RowKey":`...)
@@ -201,32 +201,13 @@ func (e *encoder) field(f *field, v reflect.Value) error {
 		e.b = strconv.AppendBool(e.b, v.Bool())
 		e.account(f.nameUnits, 1)
 	case kInt:
-		n := v.Int()
-		e.b = append(e.b, f.prefix...)
-		if f.edm == EDMInt32 {
-			e.b = strconv.AppendInt(e.b, n, 10)
-			e.account(f.nameUnits, 4)
-		} else {
-			e.b = append(e.b, '"')
-			e.b = strconv.AppendInt(e.b, n, 10)
-			e.b = append(e.b, '"')
-			e.account(f.nameUnits, 8)
-		}
+		e.integer(f.edm, f.nameUnits, f.prefix, v.Int())
 	case kUint:
 		n := v.Uint()
 		if n > math.MaxInt64 {
 			return &ValidationError{Property: f.name, Rule: RuleIntegerRange, Limit: "Int64 at most 9223372036854775807", Value: strconv.FormatUint(n, 10)}
 		}
-		e.b = append(e.b, f.prefix...)
-		if f.edm == EDMInt32 {
-			e.b = strconv.AppendUint(e.b, n, 10)
-			e.account(f.nameUnits, 4)
-		} else {
-			e.b = append(e.b, '"')
-			e.b = strconv.AppendUint(e.b, n, 10)
-			e.b = append(e.b, '"')
-			e.account(f.nameUnits, 8)
-		}
+		e.integer(f.edm, f.nameUnits, f.prefix, int64(n))
 	case kFloat:
 		return e.double(f.name, f.nameUnits, f.prefix, v.Float(), v.Kind() == reflect.Float32)
 	case kTime:
@@ -259,6 +240,22 @@ func (e *encoder) field(f *field, v reflect.Value) error {
 		return e.dynamic(f.name, val)
 	}
 	return nil
+}
+
+// integer writes an Int32 as a number, an Int64 as an annotated string
+// (JSON numbers lose precision beyond 2^53). The field's type guarantees an
+// Int32 value fits.
+func (e *encoder) integer(edm EDMType, nameUnits int, prefix []byte, n int64) {
+	e.b = append(e.b, prefix...)
+	if edm == EDMInt32 {
+		e.b = strconv.AppendInt(e.b, n, 10)
+		e.account(nameUnits, 4)
+		return
+	}
+	e.b = append(e.b, '"')
+	e.b = strconv.AppendInt(e.b, n, 10)
+	e.b = append(e.b, '"')
+	e.account(nameUnits, 8)
 }
 
 // asInterface returns v (or its address, for pointer receivers) as an interface value.
@@ -368,7 +365,7 @@ func (e *encoder) dynamic(name string, val any) error {
 		}
 		return &ValidationError{Property: name, Rule: rule, Limit: "a C# identifier of at most 255 characters", Value: reason}
 	}
-	units := utf16Len(name)
+	units := keys.UTF16Len(name)
 	prefix := func(t EDMType) []byte { return fieldPrefix(name, t, 0) }
 	switch x := val.(type) {
 	case string:
@@ -378,30 +375,15 @@ func (e *encoder) dynamic(name string, val any) error {
 		e.b = strconv.AppendBool(e.b, x)
 		e.account(units, 1)
 	case int32, int8, int16, uint8, uint16:
-		e.b = append(e.b, prefix(EDMInt32)...)
-		e.b = strconv.AppendInt(e.b, reflect.ValueOf(x).Convert(reflect.TypeFor[int64]()).Int(), 10)
-		e.account(units, 4)
-	case int64, int, uint32, uint, uint64:
-		var n int64
-		switch y := x.(type) {
-		case uint:
-			if uint64(y) > math.MaxInt64 {
-				return &ValidationError{Property: name, Rule: RuleIntegerRange, Limit: "Int64 at most 9223372036854775807", Value: strconv.FormatUint(uint64(y), 10)}
-			}
-			n = int64(y)
-		case uint64:
-			if y > math.MaxInt64 {
-				return &ValidationError{Property: name, Rule: RuleIntegerRange, Limit: "Int64 at most 9223372036854775807", Value: strconv.FormatUint(y, 10)}
-			}
-			n = int64(y)
-		default:
-			n = reflect.ValueOf(x).Convert(reflect.TypeFor[int64]()).Int()
+		e.integer(EDMInt32, units, prefix(EDMInt32), reflect.ValueOf(x).Convert(reflect.TypeFor[int64]()).Int())
+	case int64, int, uint32:
+		e.integer(EDMInt64, units, prefix(EDMInt64), reflect.ValueOf(x).Convert(reflect.TypeFor[int64]()).Int())
+	case uint, uint64:
+		n := reflect.ValueOf(x).Uint()
+		if n > math.MaxInt64 {
+			return &ValidationError{Property: name, Rule: RuleIntegerRange, Limit: "Int64 at most 9223372036854775807", Value: strconv.FormatUint(n, 10)}
 		}
-		e.b = append(e.b, prefix(EDMInt64)...)
-		e.b = append(e.b, '"')
-		e.b = strconv.AppendInt(e.b, n, 10)
-		e.b = append(e.b, '"')
-		e.account(units, 8)
+		e.integer(EDMInt64, units, prefix(EDMInt64), int64(n))
 	case float64:
 		return e.double(name, units, prefix(EDMDouble), x, false)
 	case float32:

@@ -2,15 +2,14 @@ package entity
 
 import (
 	"encoding"
+	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/ident"
+	"github.com/tablekit/tablekit/keys"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/google/uuid"
 )
 
 // PropertyMarshaler is implemented by custom types stored as one property.
@@ -289,7 +288,7 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 			pl.fail(goName, "property name "+strconv.Quote(name)+": "+reason)
 			return
 		}
-		f := field{name: name, goName: goName, path: here, typ: ft, ptr: isPtr, omitEmpty: ti.omit, nameUnits: utf16Len(name)}
+		f := field{name: name, goName: goName, path: here, typ: ft, ptr: isPtr, omitEmpty: ti.omit, nameUnits: keys.UTF16Len(name)}
 		if ti.js {
 			f.kind, f.edm = kJSON, EDMString
 		} else if !pl.classify(&f, ft, goName) {
@@ -446,71 +445,14 @@ func needsAnnotation(t EDMType) bool {
 	return false
 }
 
-// checkPropertyName applies the service's rules to a property name: a C#
-// identifier of at most 255 characters that is not a system property.
-// It returns the reason it fails, or "".
+// checkPropertyName applies the service's rules to a property name (see
+// internal/ident, shared with the filter builder so that every stored name
+// can be queried) and refuses the system properties. It returns the reason it
+// fails, or "".
 func checkPropertyName(name string) string {
-	if name == "" {
-		return "empty"
-	}
-	if n := utf16Len(name); n > MaxPropertyNameLength {
-		return "longer than 255 characters (" + strconv.Itoa(n) + ")"
-	}
 	switch name {
 	case "PartitionKey", "RowKey", "Timestamp":
 		return "reserved for the system property"
 	}
-	for i, r := range name {
-		if r == '_' || isLetter(r) {
-			continue
-		}
-		if i > 0 && isIdentPart(r) {
-			continue
-		}
-		if i == 0 {
-			return "must start with a letter or underscore"
-		}
-		return "character " + strconv.QuoteRune(r) + " is not allowed in a C# identifier"
-	}
-	return ""
-}
-
-// isLetter and isIdentPart follow the C# identifier grammar: letters are the
-// Unicode categories Lu, Ll, Lt, Lm, Lo and Nl; later characters may also be
-// Mn, Mc, Nd, Pc and Cf.
-func isLetter(r rune) bool {
-	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
-	}
-	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Lm, unicode.Lo, unicode.Nl)
-}
-
-func isIdentPart(r rune) bool {
-	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_'
-	}
-	return isLetter(r) || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Cf)
-}
-
-// utf16Len counts UTF-16 code units, the unit of the service's string limits.
-func utf16Len(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return utf16LenSlow(s)
-		}
-	}
-	return n
-}
-
-func utf16LenSlow(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
+	return ident.Check(name)
 }

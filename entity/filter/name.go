@@ -1,93 +1,13 @@
 package filter
 
-import (
-	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
-)
+import "github.com/tablekit/tablekit/internal/ident"
 
 // MaxPropertyNameLength is the longest property name the service accepts, in
 // UTF-16 code units (the service counts .NET characters).
-const MaxPropertyNameLength = 255
-
-// reservedWords are names that would change the meaning of a filter if used
-// as a property name: the operators and the literal keywords of the OData
-// grammar. "true eq true" must not be a way to match every row. They are
-// compared case-insensitively because Azurite (and possibly the service)
-// reads keywords without regard to case.
-var reservedWords = []string{
-	"and", "or", "not",
-	"eq", "ne", "gt", "ge", "lt", "le",
-	"true", "false", "null",
-	"INF", "NaN",
-}
+const MaxPropertyNameLength = ident.MaxLength
 
 // checkName validates a property name for use in a filter and returns the
-// reason it is refused, or "".
-//
-// The rule is the service's: a C# identifier (a letter or underscore, then
-// letters, digits, combining marks and connector punctuation; Unicode letters
-// count) of at most 255 characters. It is slightly stricter than the rule the
-// entity codec applies to stored names in two ways, both to keep the filter
-// tokenizer-proof:
-//   - format characters (Unicode Cf, such as U+FEFF or the bidi overrides),
-//     which C# allows after the first character, are refused: JavaScript's
-//     trim (Azurite) treats U+FEFF as white space, which would let a name
-//     split into several tokens;
-//   - the OData keywords listed in reservedWords are refused.
-func checkName(name string) string {
-	if name == "" {
-		return "empty property name"
-	}
-	if !utf8.ValidString(name) {
-		return "property name is not valid UTF-8"
-	}
-	if n := utf16Len(name); n > MaxPropertyNameLength {
-		return "property name longer than 255 characters (" + strconv.Itoa(n) + ")"
-	}
-	for i, r := range name {
-		if r == '_' || isLetter(r) {
-			continue
-		}
-		if i == 0 {
-			return "property name must start with a letter or underscore"
-		}
-		if !isIdentPart(r) {
-			return "character " + strconv.QuoteRune(r) + " is not allowed in a property name"
-		}
-	}
-	for _, w := range reservedWords {
-		if strings.EqualFold(name, w) {
-			return "property name " + strconv.Quote(name) + " is an OData keyword"
-		}
-	}
-	return ""
-}
-
-// isLetter: the C# identifier-start letters, Unicode Lu, Ll, Lt, Lm, Lo, Nl.
-func isLetter(r rune) bool {
-	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
-	}
-	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Lm, unicode.Lo, unicode.Nl)
-}
-
-// isIdentPart: letters, decimal digits (Nd), combining marks (Mn, Mc) and
-// connector punctuation (Pc, which includes '_'). Cf is deliberately absent.
-func isIdentPart(r rune) bool {
-	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_'
-	}
-	return isLetter(r) || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc)
-}
-
-// utf16Len counts UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+// reason it is refused, or "". The rule is the one the entity codec applies
+// to the names it stores (see internal/ident): a C# identifier of at most 255
+// characters, without format characters and OData keywords.
+func checkName(name string) string { return ident.Check(name) }

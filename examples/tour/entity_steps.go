@@ -44,15 +44,11 @@ func employee(dept string, id int64, first, last string) *Employee {
 }
 
 func typedRoundTrip(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	client, drop, err := newTable(ctx, svc, "tourtyped")
+	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourtyped")
 	if err != nil {
 		return err
 	}
 	defer drop()
-	emps, err := entity.NewTable[Employee](client)
-	if err != nil {
-		return err
-	}
 	e := employee("Sales", 123, "Lisa", "O'Brien")
 	body, err := entity.Marshal(e)
 	if err != nil {
@@ -79,15 +75,11 @@ func typedRoundTrip(ctx context.Context, svc *aztables.ServiceClient, w io.Write
 }
 
 func typedCRUD(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	client, drop, err := newTable(ctx, svc, "tourcrud")
+	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourcrud")
 	if err != nil {
 		return err
 	}
 	defer drop()
-	emps, err := entity.NewTable[Employee](client)
-	if err != nil {
-		return err
-	}
 	e := employee("Sales", 1, "Ana", "Lee")
 	if err := emps.Insert(ctx, e); err != nil {
 		return err
@@ -149,15 +141,11 @@ func queryKinds(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) e
 }
 
 func paging(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	client, drop, err := newTable(ctx, svc, "tourpaging")
+	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourpaging")
 	if err != nil {
 		return err
 	}
 	defer drop()
-	emps, err := entity.NewTable[Employee](client)
-	if err != nil {
-		return err
-	}
 	var all []Employee
 	for i := int64(0); i < 2500; i++ {
 		all = append(all, *employee("Sales", i, "First", fmt.Sprint("Last", i)))
@@ -196,15 +184,11 @@ func paging(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error
 }
 
 func transactions(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	client, drop, err := newTable(ctx, svc, "tourbatch")
+	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourbatch")
 	if err != nil {
 		return err
 	}
 	defer drop()
-	emps, err := entity.NewTable[Employee](client)
-	if err != nil {
-		return err
-	}
 	a, b := employee("Sales", 1, "Ana", "Lee"), employee("Sales", 2, "Bo", "Chen")
 	// A department summary of another Go type, in the same partition.
 	dept := (&entity.DynamicEntity{PartitionKey: "Sales", RowKey: "DEPARTMENT"}).Set("EmployeeCount", int32(2))
@@ -230,15 +214,11 @@ func transactions(ctx context.Context, svc *aztables.ServiceClient, w io.Writer)
 }
 
 func bulkLoad(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	client, drop, err := newTable(ctx, svc, "tourbulk")
+	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourbulk")
 	if err != nil {
 		return err
 	}
 	defer drop()
-	emps, err := entity.NewTable[Employee](client)
-	if err != nil {
-		return err
-	}
 	var all []Employee
 	for i := int64(0); i < 3000; i++ {
 		all = append(all, *employee(fmt.Sprintf("Dept%02d", i%10), i, "First", "Last"))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -85,4 +86,18 @@ func newTable(ctx context.Context, svc *aztables.ServiceClient, prefix string) (
 		return nil, nil, err
 	}
 	return svc.NewClient(name), func() { _, _ = svc.DeleteTable(context.Background(), name, nil) }, nil
+}
+
+// newTypedTable is newTable with a typed view of the table.
+func newTypedTable[T any](ctx context.Context, svc *aztables.ServiceClient, prefix string) (*entity.Table[T], func(), error) {
+	client, drop, err := newTable(ctx, svc, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	tbl, err := entity.NewTable[T](client)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return tbl, drop, nil
 }

@@ -489,3 +489,51 @@ func TestDynamicTable(t *testing.T) {
 		t.Fatalf("%d rows", rows)
 	}
 }
+
+func TestTableLifecycle(t *testing.T) {
+	ctx := context.Background()
+	svc, err := env.NewTableService(env.NoRetryClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := env.TableName(t)
+	people, err := entity.NewTableFromService[Person](svc, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if people.Name() != name {
+		t.Fatalf("Name() = %q", people.Name())
+	}
+	if _, err := people.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
+		t.Fatalf("get from a missing table: %v", err)
+	}
+	if err := people.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := people.CreateTable(ctx); !errors.Is(err, entity.ErrAlreadyExists) {
+		t.Fatalf("second CreateTable: %v", err)
+	}
+	if err := people.CreateTableIfNotExists(ctx); err != nil {
+		t.Fatalf("CreateTableIfNotExists on an existing table: %v", err)
+	}
+	if err := people.Insert(ctx, &Person{Dept: "p", ID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := people.DeleteTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := people.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
+		t.Fatalf("get after DeleteTable: %v", err)
+	}
+	// A deleted table's name cannot be reused for a while on the service: a new name.
+	fromConn, err := entity.NewTableFromConnectionString[Person](env.ConnectionString, env.TableName(t), env.NoRetryClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fromConn.CreateTableIfNotExists(ctx); err != nil {
+		t.Fatalf("CreateTableIfNotExists on a new table: %v", err)
+	}
+	if err := fromConn.Insert(ctx, &Person{Dept: "p", ID: "again"}); err != nil {
+		t.Fatal(err)
+	}
+}

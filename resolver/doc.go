@@ -1,3 +1,81 @@
-// Package resolver reads and writes several entity types kept in one table and
-// one partition (design guide §5 inheritance, §7 heterogeneous entity types).
+// Package resolver reads and writes several entity types kept in one table
+// and one partition, the .NET EntityResolver and DynamicTableEntity of Go
+// (design guide §5: one-to-many relationships and inheritance in one
+// partition, kept consistent with entity group transactions; §7:
+// heterogeneous entity types, versioned type names, the property bag).
+//
+// # Types and discriminators
+//
+// A Schema registers Go structs (mapped by package entity's `table` tags)
+// under type names that carry a version, Kind.vN, and says how rows are
+// told apart:
+//
+//	schema, err := resolver.NewSchema(
+//		resolver.Register[Department]("Department.v1"),
+//		resolver.Register[Employee]("Employee.v2"),
+//		resolver.Upgrade("Employee.v1", func(old *EmployeeV1) (*Employee, error) { … }),
+//	)
+//	tbl, err := resolver.NewTable(client, schema)
+//
+// The discriminator is one of:
+//
+//   - ByProperty(name): a String property holds the type name
+//     (EntityType = "Employee.v2"). The default, with DefaultProperty.
+//   - ByRowKeyPrefix(sep): the RowKey starts with the kind and sep
+//     (EMPLOYEE_000123, DEPARTMENT_SALES), which groups each kind in the key
+//     space and lets kinds share ids; the version is kept in the EntityType
+//     property so that keys survive upgrades.
+//   - ByFunc(resolve, stamp): a function of the PartitionKey, RowKey and
+//     properties.
+//
+// # Writing
+//
+// Writes stamp the discriminator, so no caller can forget it: the Go types
+// need no field for it. tbl.Insert(ctx, &Employee{…}) stores the
+// employee's properties plus EntityType = "Employee.v2". With a RowKey
+// prefix the Go value's RowKey field holds the id alone ("000123"): writes
+// store "EMPLOYEE_000123" and reads give "000123" back, so the prefix is
+// never built by hand. Filters on RowKey see stored keys; RowKeyOf and
+// OfType build them. A stamped value travels as an *entity.DynamicEntity
+// (Schema.Stamp shows it); the new ETag and Timestamp are written back
+// into the Go value.
+//
+// Batch puts entities of several types in one entity group transaction:
+//
+//	b := tbl.NewBatch().Merge(&dept).Insert(&Employee{…})
+//	etags, err := tbl.Submit(ctx, b) // all or nothing
+//
+// # Reading
+//
+// Table.Query and Table.QueryPage read a partition in one pass and yield
+// each row as its registered Go type, ready for a type switch, with
+// continuation, resumable tokens, $top and projection as in entity.Table:
+//
+//	for v, err := range tbl.Query(ctx, entity.Query{Filter: filter.PK("Sales")}) {
+//		switch e := v.(type) {
+//		case *Department:
+//		case *Employee:
+//		case *entity.DynamicEntity: // a type this program does not know
+//		}
+//	}
+//
+// Each row is decoded once: a scanner reads the discriminator from the raw
+// body, then entity decodes the body into the chosen type. Rows of unknown
+// type come back as property bags and do not stop the iteration, unless
+// the schema is Strict. Get[T] and Query[T] read one type.
+//
+// # Versions
+//
+// Upgrade registers an old version with the function that turns it into a
+// newer one; reads return only registered current types. With
+// WriteBackUpgrades a read also replaces the row by its upgrade, on
+// condition of the ETag it was read with, so a concurrent change is never
+// overwritten.
+//
+// # Property bags
+//
+// A row of a type this program does not know can still be changed through
+// its property bag, guarded by its ETag (§7): Table.Modify reads it, lets a
+// function change it (add one to EmployeeCount) and merges it back, starting
+// again when another writer got there first.
 package resolver

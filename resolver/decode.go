@@ -1,0 +1,264 @@
+package resolver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+// RowError reports a stored row the resolver could not return: of unknown
+// type in strict mode (ErrUnknownType), of another type than asked
+// (ErrWrongType), missing (entity.ErrNotFound), or that failed to decode
+// (entity.ErrDecode) or upgrade (ErrUpgrade). errors.Is sees through it.
+type RowError struct {
+	PartitionKey string
+	RowKey       string // as stored
+	TypeName     string // the row's type name, "" when it has none
+	Err          error
+}
+
+func (e *RowError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "resolver: row (%q, %q)", e.PartitionKey, e.RowKey)
+	if e.TypeName != "" {
+		fmt.Fprintf(&b, " of type %q", e.TypeName)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// Props gives a ResolveFunc the properties of a row. The row is decoded on
+// the first call only.
+type Props struct {
+	row *lazyRow
+}
+
+type lazyRow struct {
+	body    []byte
+	bag     *entity.DynamicEntity
+	err     error
+	decoded bool
+}
+
+func (r *lazyRow) decode() (*entity.DynamicEntity, error) {
+	if !r.decoded {
+		r.decoded = true
+		r.bag = &entity.DynamicEntity{}
+		r.err = entity.Unmarshal(r.body, r.bag)
+	}
+	return r.bag, r.err
+}
+
+// Get returns the property name as one of entity.DynamicEntity's canonical
+// types (string, int32, int64, float64, bool, time.Time, uuid.UUID,
+// []byte), and whether the row has it.
+func (p Props) Get(name string) (any, bool) {
+	if p.row == nil {
+		return nil, false
+	}
+	bag, err := p.row.decode()
+	if err != nil {
+		return nil, false
+	}
+	v, ok := bag.Properties[name]
+	return v, ok
+}
+
+// String returns the String property name, "" when absent or of another type.
+func (p Props) String(name string) string {
+	v, _ := p.Get(name)
+	s, _ := v.(string)
+	return s
+}
+
+// readInfo tells the Table what decode did, for write-backs.
+type readInfo struct {
+	upgraded bool
+	etag     string // the row's ETag, when upgraded
+}
+
+// Decode reads one entity body, as the service returns it, into the Go
+// type its discriminator names: a *T for a registered T (after upgrading an
+// old version), or, for a row of unknown type, a *entity.DynamicEntity —
+// or a *RowError matching ErrUnknownType in a Strict schema. Decode bodies
+// in minimal or full metadata (entity.Table[entity.DynamicEntity].QueryRaw
+// returns them so) to keep every property's type.
+//
+// With a RowKey-prefix discriminator the RowKey field of the returned value
+// holds the id, without kind and separator.
+func (s *Schema) Decode(body []byte) (any, error) {
+	v, _, err := s.decode(body)
+	return v, err
+}
+
+func (s *Schema) decode(body []byte) (any, readInfo, error) {
+	e, lazy, typeName, err := s.resolve(body)
+	if err != nil {
+		return nil, readInfo{}, s.rowError(body, typeName, err)
+	}
+	if e == nil {
+		if s.strict {
+			return nil, readInfo{}, s.rowError(body, typeName, ErrUnknownType)
+		}
+		var bag *entity.DynamicEntity
+		if lazy != nil {
+			bag, err = lazy.decode()
+		} else {
+			bag = &entity.DynamicEntity{}
+			err = entity.Unmarshal(body, bag)
+		}
+		if err != nil {
+			return nil, readInfo{}, s.rowError(body, typeName, err)
+		}
+		return bag, readInfo{}, nil
+	}
+	pv := reflect.New(e.typ)
+	if err := entity.Unmarshal(body, pv.Interface()); err != nil {
+		return nil, readInfo{}, s.rowError(body, e.name, err)
+	}
+	rv := pv.Elem()
+	if s.disc.mode == modePrefix {
+		if f, ok := e.f.rk.get(rv); ok {
+			if id, cut := strings.CutPrefix(f.String(), e.prefix); cut {
+				f.SetString(id)
+			}
+		}
+	}
+	if e.current {
+		return pv.Interface(), readInfo{}, nil
+	}
+	v, err := s.upgrade(e, pv.Interface(), rv, body)
+	if err != nil {
+		return nil, readInfo{}, s.rowError(body, e.name, err)
+	}
+	h, _ := peek(body, wantETag, "")
+	etag, _ := h.etag.text()
+	return v, readInfo{upgraded: true, etag: etag}, nil
+}
+
+// upgrade runs e's upgrade chain on old and gives the result the row's
+// keys, ETag and Timestamp.
+func (s *Schema) upgrade(e *entry, old any, oldRV reflect.Value, body []byte) (any, error) {
+	v := old
+	for _, st := range e.steps {
+		var err error
+		if v, err = st.upgrade(v); err != nil {
+			return nil, err
+		}
+	}
+	nv := reflect.ValueOf(v)
+	if nv.Kind() != reflect.Pointer || nv.IsNil() || nv.Elem().Type() != e.final.typ {
+		return nil, fmt.Errorf("%w: %q: got %T, want *%v", ErrUpgrade, e.name, v, e.final.typ)
+	}
+	rv := nv.Elem()
+	pk, rk := e.f.keys(oldRV)
+	fin := e.final.f
+	fin.pk.setString(rv, pk)
+	fin.rk.setString(rv, rk)
+	h, _ := peek(body, wantETag|wantTimestamp, "")
+	if etag, ok := h.etag.text(); ok {
+		fin.etag.setString(rv, etag)
+	}
+	if fin.ts != nil {
+		if ts, ok := h.ts.text(); ok {
+			if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+				fin.ts.alloc(rv).Set(reflect.ValueOf(t.UTC()))
+			}
+		}
+	}
+	return v, nil
+}
+
+// resolve finds the registered entry of a row: nil for an unknown type,
+// with the type name the row has, if any. In function mode the lazily
+// decoded row is returned so that an unknown row is decoded once.
+func (s *Schema) resolve(body []byte) (e *entry, lazy *lazyRow, typeName string, err error) {
+	d := &s.disc
+	switch d.mode {
+	case modeProperty:
+		h, err := peek(body, wantDisc, d.property)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if !h.disc.found {
+			return nil, nil, "", nil
+		}
+		if !h.disc.str {
+			return nil, nil, string(h.disc.b), nil
+		}
+		if !h.disc.esc {
+			if e := s.byName[string(h.disc.b)]; e != nil {
+				return e, nil, e.name, nil
+			}
+			return nil, nil, string(h.disc.b), nil
+		}
+		name, _ := h.disc.text()
+		return s.byName[name], nil, name, nil
+
+	case modePrefix:
+		want := wantRK
+		if d.property != "" {
+			want |= wantDisc
+		}
+		h, err := peek(body, want, d.property)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if !h.rk.str {
+			return nil, nil, "", nil
+		}
+		rk := h.rk.b
+		if h.rk.esc {
+			text, _ := h.rk.text()
+			rk = []byte(text)
+		}
+		i := bytes.Index(rk, []byte(d.sep))
+		if i < 0 {
+			return nil, nil, "", nil
+		}
+		kind := rk[:i]
+		versions := s.byKind[string(kind)]
+		if d.property != "" && h.disc.found {
+			name, ok := h.disc.text()
+			if !ok {
+				return nil, nil, string(h.disc.b), nil
+			}
+			if e := s.byName[name]; e != nil && e.kind == string(kind) {
+				return e, nil, name, nil
+			}
+			return nil, nil, name, nil
+		}
+		if len(versions) == 0 {
+			return nil, nil, string(kind), nil
+		}
+		return versions[0], nil, versions[0].name, nil
+
+	case modeFunc:
+		h, err := peek(body, wantPK|wantRK, "")
+		if err != nil {
+			return nil, nil, "", err
+		}
+		pk, _ := h.pk.text()
+		rk, _ := h.rk.text()
+		lazy := &lazyRow{body: body}
+		name := d.resolve(pk, rk, Props{row: lazy})
+		return s.byName[name], lazy, name, nil
+	}
+	return nil, nil, "", errors.New("resolver: invalid discriminator")
+}
+
+// rowError wraps err with the row's keys.
+func (s *Schema) rowError(body []byte, typeName string, err error) error {
+	h, _ := peek(body, wantPK|wantRK, "")
+	pk, _ := h.pk.text()
+	rk, _ := h.rk.text()
+	return &RowError{PartitionKey: pk, RowKey: rk, TypeName: typeName, Err: err}
+}

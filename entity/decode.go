@@ -65,17 +65,28 @@ func scanProps(data []byte, fn func(props []rawProp) error) error {
 
 const annotationSuffix = "@odata.type"
 
-// annotationOf finds the @odata.type annotation of the property name in
-// props, written before or after the value (SDKs do both).
-func annotationOf(props []rawProp, name []byte) EDMType {
-	for i := range props {
-		an := props[i].name
-		if len(an) == len(name)+len(annotationSuffix) && props[i].kind == tokString &&
-			bytes.HasSuffix(an, []byte(annotationSuffix)) && bytes.Equal(an[:len(name)], name) {
-			return parseEDMType(props[i].val)
+// annotationOf finds the @odata.type annotation of props[i], whose name is
+// name, written before or after the value (SDKs do both). The neighbours
+// are looked at first: that is where the service and the SDKs put it.
+func annotationOf(props []rawProp, i int, name []byte) EDMType {
+	if i > 0 && isAnnotationOf(&props[i-1], name) {
+		return parseEDMType(props[i-1].val)
+	}
+	if i+1 < len(props) && isAnnotationOf(&props[i+1], name) {
+		return parseEDMType(props[i+1].val)
+	}
+	for j := range props {
+		if isAnnotationOf(&props[j], name) {
+			return parseEDMType(props[j].val)
 		}
 	}
 	return 0
+}
+
+func isAnnotationOf(p *rawProp, name []byte) bool {
+	an := p.name
+	return len(an) == len(name)+len(annotationSuffix) && p.kind == tokString &&
+		string(an[len(name):]) == annotationSuffix && bytes.Equal(an[:len(name)], name)
 }
 
 func isAnnotation(name []byte) bool {
@@ -106,7 +117,7 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			}
 			var at EDMType
 			if hasAnnotations {
-				at = annotationOf(props, name)
+				at = annotationOf(props, i, name)
 			}
 			var f *field
 			switch string(name) {

@@ -84,7 +84,7 @@ func (d *DynamicEntity) decode(data []byte) error {
 				}
 				name = s
 			}
-			at := annotationOf(props, []byte(name))
+			at := annotationOf(props, i, []byte(name))
 			switch name {
 			case "PartitionKey", "RowKey", "odata.etag":
 				s, ok := stringOf(pr.val, pr.valEsc)

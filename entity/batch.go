@@ -181,15 +181,8 @@ func (b *Batch) Validate() error {
 			return &BatchError{Index: i, Err: &ValidationError{Property: "RowKey", Rule: "batch entity once", Limit: "each entity at most once per transaction (first at operation " + strconv.Itoa(first) + ")", Value: shorten(op.rk)}}
 		}
 		seen[op.rk] = i
-		if op.kind != OpInsert {
-			// aztables v1.4.1 addresses these operations by a URL it builds
-			// without escaping quotes, and refuses an empty PartitionKey.
-			if op.pk == "" {
-				return &BatchError{Index: i, Err: errEmptyPartitionKey("a transaction's " + op.kind.String())}
-			}
-			if strings.ContainsRune(op.pk, '\'') || strings.ContainsRune(op.rk, '\'') {
-				return &BatchError{Index: i, Err: &ValidationError{Property: "RowKey", Rule: RuleKey, Limit: "no ' in the keys of a transaction's " + op.kind.String() + " (aztables v1.4.1 does not escape it); use the single-entity call", Value: shorten(op.pk + "/" + op.rk)}}
-			}
+		if err := op.checkAddressable(); err != nil {
+			return &BatchError{Index: i, Err: err}
 		}
 		size += len(op.body) + batchOpOverhead + 2*(len(op.pk)+len(op.rk))
 	}
@@ -198,6 +191,29 @@ func (b *Batch) Validate() error {
 	}
 	return nil
 }
+
+// checkAddressable refuses what aztables v1.4.1 cannot send in a
+// transaction: every operation but an insert is addressed by a URL that it
+// builds without escaping quotes in the keys, and refuses to build for an
+// empty PartitionKey.
+func (op *batchOp) checkAddressable() error {
+	if op.kind == OpInsert {
+		return nil
+	}
+	if op.pk == "" {
+		return errEmptyPartitionKey("a transaction's " + op.kind.String())
+	}
+	for _, k := range [2][2]string{{"PartitionKey", op.pk}, {"RowKey", op.rk}} {
+		if strings.ContainsRune(k[1], '\'') {
+			return &ValidationError{Property: k[0], Rule: RuleKey, Limit: "no ' in the keys of a transaction's " + op.kind.String() + " (aztables v1.4.1 does not escape it); use the single-entity call", Value: shorten(k[1])}
+		}
+	}
+	return nil
+}
+
+// ErrOutcomeUnknown reports a transaction whose reply could not be read:
+// it may or may not have been applied.
+var ErrOutcomeUnknown = errors.New("tablekit: transaction outcome unknown")
 
 // BatchError reports a Batch that breaks a rule, found before sending.
 // Index is the offending operation, or -1 for the batch as a whole.
@@ -235,6 +251,9 @@ type TransactionError struct {
 }
 
 func (e *TransactionError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("tablekit: transaction failed at an unknown operation: %d %s: %s", e.StatusCode, e.Code, e.Message)
+	}
 	return fmt.Sprintf("tablekit: transaction failed at operation %d (%s): %d %s: %s", e.Index, e.Kind, e.StatusCode, e.Code, e.Message)
 }
 
@@ -246,8 +265,16 @@ func (e *TransactionError) Is(target error) bool { return matchesCode(target, e.
 // Submit runs b as one entity group transaction on the client's table. On
 // success it returns each operation's new ETag ("" for deletes) and writes
 // it, with the Timestamp it encodes, back into each entity passed by
-// pointer. On failure nothing was written and the error is a
-// *TransactionError naming the failing operation.
+// pointer.
+//
+// The entities are encoded when they are added to b: changes made to them
+// afterwards are not sent (but the new ETags are written into them).
+//
+// A *TransactionError means the service refused the transaction and nothing
+// was written; it names the failing operation. Any other error leaves the
+// outcome unknown — a transport failure, or a reply that could not be read
+// (ErrOutcomeUnknown) — and the transaction may have been applied: retrying
+// upserts is harmless, retried inserts may report ErrAlreadyExists.
 func Submit(ctx context.Context, client *aztables.Client, b *Batch) ([]string, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
@@ -283,6 +310,9 @@ func submitOps(ctx context.Context, client *aztables.Client, ops []batchOp) ([]s
 		actions[i] = a
 	}
 	results, err := batch.Submit(ctx, client, actions, nil)
+	if errors.Is(err, batch.ErrMalformed) {
+		err = errors.Join(ErrOutcomeUnknown, err)
+	}
 	if err != nil {
 		var te *batch.TransactionError
 		if errors.As(err, &te) {

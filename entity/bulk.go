@@ -47,7 +47,10 @@ func (e *BulkError) Unwrap() error { return e.First }
 // It returns one Outcome per entity, in input order. An entity that is
 // invalid, or that makes its transaction fail, is reported and the rest of
 // its transaction is submitted again without it, so one bad entity costs
-// only itself. When any entity was not written the error is a *BulkError.
+// only itself. An error that is not the service refusing the transaction
+// (after azcore's retries of throttling and server errors) is reported for
+// every entity of that transaction; it may have been applied (see Submit).
+// When any entity has an error the error is a *BulkError.
 func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions) ([]Outcome, error) {
 	mode := opts.Mode
 	if mode == 0 {
@@ -78,10 +81,15 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 			outcomes[i].Err = err
 			continue
 		}
+		op := batchOp{kind: mode, pk: pk, rk: rk, body: body}
+		if err := op.checkAddressable(); err != nil {
+			outcomes[i].Err = err
+			continue
+		}
 		if _, ok := groups[pk]; !ok {
 			order = append(order, pk)
 		}
-		groups[pk] = append(groups[pk], pending{i, batchOp{kind: mode, pk: pk, rk: rk, body: body}})
+		groups[pk] = append(groups[pk], pending{i, op})
 	}
 
 	// chunks cuts one partition's entities into valid transactions.

@@ -149,3 +149,48 @@ func TestQueryPartitionsMergesInOrder(t *testing.T) {
 		t.Fatalf("cancelled: %v", sawErr)
 	}
 }
+
+// TestFanOutReportsTheCallersDeadline: a fan-out cut short by the caller's
+// context ends with the context's error, never silently.
+func TestFanOutReportsTheCallersDeadline(t *testing.T) {
+	client := env.Table(t)
+	load(t, client, "a", 1500)
+	load(t, client, "b", 1500)
+	people, _ := entity.NewTable[Person](client)
+	for _, unordered := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		rows := 0
+		var last error
+		for _, err := range people.QueryPartitions(ctx, []string{"a", "b"}, entity.Query{PageSize: 100}, entity.FanOutOptions{Unordered: unordered}) {
+			if err != nil {
+				last = err
+				break
+			}
+			rows++
+			if rows == 150 {
+				cancel()
+			}
+		}
+		cancel()
+		if !errors.Is(last, context.Canceled) || rows >= 3000 {
+			t.Errorf("unordered=%v: %d rows, last error %v", unordered, rows, last)
+		}
+	}
+}
+
+func TestBulkRefusesWhatATransactionCannotAddress(t *testing.T) {
+	people := newPeople(t)
+	in := []Person{{Dept: "p", ID: "O'Brien"}, {Dept: "", ID: "x"}, {Dept: "p", ID: "fine"}}
+	outcomes, err := people.BulkWrite(context.Background(), in, entity.BulkOptions{Mode: entity.OpUpsertReplace})
+	var be *entity.BulkError
+	if !errors.As(err, &be) || be.Failed != 2 {
+		t.Fatalf("got %v", err)
+	}
+	if !errors.Is(outcomes[0].Err, entity.ErrInvalid) || !errors.Is(outcomes[1].Err, entity.ErrInvalid) || outcomes[2].Err != nil {
+		t.Fatalf("outcomes: %+v", outcomes)
+	}
+	// Inserts can carry both.
+	if _, err := people.BulkWrite(context.Background(), in[:2], entity.BulkOptions{Mode: entity.OpInsert}); err != nil {
+		t.Fatalf("insert mode: %v", err)
+	}
+}

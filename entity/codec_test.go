@@ -595,3 +595,45 @@ func TestEmbeddedStructsArePromoted(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+func TestReviewedEdgeCases(t *testing.T) {
+	// A value stored under another EDM type is refused, not converted.
+	type S struct {
+		PartitionKey, RowKey string
+		ID                   string
+		N                    int64
+		F                    float64
+	}
+	for _, body := range []string{
+		`{"ID@odata.type":"Edm.Int64","ID":"7"}`,
+		`{"N@odata.type":"Edm.String","N":"007"}`,
+		`{"F@odata.type":"Edm.DateTime","F":"2024-01-01T00:00:00Z"}`,
+	} {
+		var s S
+		if err := entity.Unmarshal([]byte(body), &s); !errors.Is(err, entity.ErrDecode) {
+			t.Errorf("%s: got %v, want ErrDecode", body, err)
+		}
+	}
+	// The service's integer-for-Double quirk is still read.
+	var s S
+	if err := entity.Unmarshal([]byte(`{"F@odata.type":"Edm.Int32","F":2,"N":"5"}`), &s); err != nil || s.F != 2 || s.N != 5 {
+		t.Errorf("quirks: %+v %v", s, err)
+	}
+
+	// A nil value in a property bag is an absent property, never a panic.
+	body, err := entity.Marshal(bag("X", nil).Set("Y", int32(1)))
+	if err != nil || string(body) != `{"PartitionKey":"p","RowKey":"r","Y":1}` {
+		t.Errorf("nil bag value: %s %v", body, err)
+	}
+
+	// Keys behind an embedded pointer are refused at plan time: a nil
+	// pointer would leave the entity without keys.
+	type Keys struct{ PartitionKey, RowKey string }
+	type E struct {
+		*Keys
+		Name string
+	}
+	if _, err := entity.Marshal(E{Name: "x"}); !errors.Is(err, entity.ErrInvalidType) {
+		t.Errorf("keys behind an embedded pointer: %v", err)
+	}
+}

@@ -195,7 +195,39 @@ func mismatch(f *field, what string, pr *rawProp) error {
 	return &DecodeError{Property: f.name, Reason: "cannot store " + what + " " + shorten(string(pr.val)) + " in " + f.typ.String() + " field " + f.goName}
 }
 
+// compatible reports whether a value stored as EDM type at may be read into
+// a field of kind k. A mismatch is an error rather than a conversion: the
+// next write would store the property under another type, and filters typed
+// for the old one would stop matching. An Int32 is read into a float field
+// (the service's integer-for-Double quirk); no annotation (no metadata)
+// leaves the field's type to decide.
+func compatible(k fieldKind, at EDMType) bool {
+	if at == 0 {
+		return true
+	}
+	switch k {
+	case kString, kText, kJSON:
+		return at == EDMString
+	case kBool:
+		return at == EDMBoolean
+	case kInt, kUint:
+		return at == EDMInt32 || at == EDMInt64
+	case kFloat:
+		return at == EDMDouble || at == EDMInt32
+	case kTime:
+		return at == EDMDateTime
+	case kGUID:
+		return at == EDMGuid
+	case kBinary:
+		return at == EDMBinary
+	}
+	return true // kHook: the hook receives the stored type
+}
+
 func decodeValue(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
+	if !compatible(f.kind, at) {
+		return &DecodeError{Property: f.name, Reason: "stored as " + at.String() + ", which " + f.typ.String() + " field " + f.goName + " does not hold"}
+	}
 	switch f.kind {
 	case kString:
 		if pr.kind != tokString {

@@ -3,6 +3,7 @@ package entity
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -358,6 +359,9 @@ func hexEncodeUUID(dst []byte, g uuid.UUID) {
 // dynamic encodes a value of one of the canonical Go types (or a Go integer
 // or float type that maps to exactly one EDM type) under name.
 func (e *encoder) dynamic(name string, val any) error {
+	if val == nil {
+		return nil // absent, as a nil pointer field is
+	}
 	if reason := checkPropertyName(name); reason != "" {
 		rule := RulePropertyName
 		if name == "PartitionKey" || name == "RowKey" || name == "Timestamp" {
@@ -397,7 +401,7 @@ func (e *encoder) dynamic(name string, val any) error {
 	case []byte:
 		return e.binary(name, units, prefix(EDMBinary), x)
 	default:
-		return &ValidationError{Property: name, Rule: RulePropertyType, Limit: "string, int32, int64, float64, bool, time.Time, uuid.UUID or []byte", Value: reflect.TypeOf(val).String()}
+		return &ValidationError{Property: name, Rule: RulePropertyType, Limit: "string, int32, int64, float64, bool, time.Time, uuid.UUID or []byte", Value: fmt.Sprintf("%T", val)}
 	}
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"iter"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
 )
 
 // FanOutOptions tunes QueryPartitions.
@@ -32,9 +34,16 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		if workers <= 0 {
 			workers = 4
 		}
+		var zero T
+		if q.Filter.Plan().Comparisons >= filter.MaxComparisons {
+			yield(zero, &ValidationError{Rule: "filter comparisons", Limit: "at most 14 in a fan-out query (the PartitionKey adds one; the service allows 15)", Value: strconv.Itoa(q.Filter.Plan().Comparisons)})
+			return
+		}
+		// The service's order, UTF-16 code units, not Go's byte order.
 		pks := slices.Clone(partitions)
-		slices.Sort(pks)
+		slices.SortFunc(pks, keys.Compare)
 		pks = slices.Compact(pks)
+		parent := ctx
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 
@@ -84,8 +93,7 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 						out = streams[i]
 						defer close(out)
 					}
-					pq := q
-					pq.Limit = 0
+					pq := q // no partition yields more than the merged limit
 					pq.Filter = filter.And(filter.PK(pk), q.Filter)
 					for v, err := range t.Query(ctx, pq) {
 						select {
@@ -107,7 +115,6 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 
 		n := 0
 		emit := func(it item) bool {
-			var zero T
 			if it.err != nil {
 				yield(zero, it.err)
 				return false
@@ -124,14 +131,19 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 					return
 				}
 			}
-			return
-		}
-		for i := range streams {
-			for it := range streams[i] {
-				if !emit(it) {
-					return
+		} else {
+			for i := range streams {
+				for it := range streams[i] {
+					if !emit(it) {
+						return
+					}
 				}
 			}
+		}
+		// A worker stopped by the caller's context ends its stream without
+		// an error: say why the results are incomplete.
+		if err := parent.Err(); err != nil {
+			yield(zero, err)
 		}
 	}
 }

@@ -225,9 +225,11 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 		}
 		here := append(append([]step(nil), path...), step{index: i})
 
-		// Embedded structs are promoted, as encoding/json does (the exported
+		// Embedded structs are promoted, as in encoding/json (the exported
 		// fields of an unexported embedded struct too, but not through a
-		// pointer that could not be allocated on decode).
+		// pointer that could not be allocated on decode). Unlike
+		// encoding/json, two fields with one property name are an error
+		// whatever their depth.
 		if sf.Anonymous && !hasTag && ft.Kind() == reflect.Struct && !isSpecial(ft) {
 			if !sf.IsExported() && isPtr {
 				continue
@@ -320,6 +322,13 @@ func (pl *planner) key(sf reflect.StructField, ti tagInfo, goName string, here [
 }
 
 func (pl *planner) setRole(r role, f field, goName string) {
+	for _, st := range f.path[:len(f.path)-1] {
+		if st.ptr {
+			// A nil pointer would leave the entity without keys or ETag.
+			pl.fail(goName, "a key, etag, timestamp or extra field cannot be reached through an embedded pointer: embed the struct by value")
+			return
+		}
+	}
 	p := pl.root
 	var slot **field
 	switch r {

@@ -108,6 +108,8 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 }
 
 // QueryPage reads one page of q, starting at token ("" for the first page).
+// q.Limit, if set, caps this page (a limit across pages is the caller's to
+// keep, since the pages may be read by different processes).
 // The returned Page.Next, stored anywhere, resumes the same query later; it
 // is refused with ErrInvalidToken by a query with another filter or select.
 // A page may be empty and still have a Next.
@@ -128,6 +130,19 @@ func (t *Table[T]) QueryRawPage(ctx context.Context, q Query, token string) (Pag
 	return page(ctx, t, q, token, t.fetchRaw)
 }
 
+// pageTop is the $top of the next request: the page size, cut to what is
+// left of the limit, never above the service's maximum (0: the service's
+// default of 1,000).
+func pageTop(pageSize, limit, yielded int) int {
+	top := pageSize
+	if limit > 0 {
+		if left := limit - yielded; top == 0 || left < top {
+			top = left
+		}
+	}
+	return min(top, MaxPageSize)
+}
+
 // pageFetcher reads one page of at most top entities from cont.
 type pageFetcher[E any] func(ctx context.Context, c compiled, top int, cont continuation) ([]E, continuation, error)
 
@@ -142,12 +157,7 @@ func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetc
 		var cont continuation
 		yielded := 0
 		for {
-			top := q.PageSize
-			if q.Limit > 0 {
-				if left := q.Limit - yielded; top == 0 || left < top {
-					top = left
-				}
-			}
+			top := pageTop(q.PageSize, q.Limit, yielded)
 			items, next, err := fetch(ctx, c, top, cont)
 			if err != nil {
 				yield(zero, err)
@@ -179,7 +189,7 @@ func page[T, E any](ctx context.Context, t *Table[T], q Query, token string, fet
 	if err != nil {
 		return Page[E]{}, err
 	}
-	items, next, err := fetch(ctx, c, q.PageSize, cont)
+	items, next, err := fetch(ctx, c, pageTop(q.PageSize, q.Limit, 0), cont)
 	if err != nil {
 		return Page[E]{}, err
 	}

@@ -10,8 +10,11 @@ import (
 // Sentinels for the service's answers, for errors.Is. The *azcore.ResponseError
 // behind each stays reachable with errors.As.
 var (
-	// ErrNotFound: the entity (or table) does not exist.
+	// ErrNotFound: the entity does not exist.
 	ErrNotFound = errors.New("tablekit: not found")
+	// ErrTableNotFound: the table does not exist (a typo, or deleted), which
+	// is not the same as a missing entity: DeleteIfExists reports it.
+	ErrTableNotFound = errors.New("tablekit: table not found")
 	// ErrAlreadyExists: an insert found an entity (or table) with the same keys.
 	ErrAlreadyExists = errors.New("tablekit: already exists")
 	// ErrPreconditionFailed: the ETag did not match; another writer changed
@@ -23,7 +26,7 @@ var (
 )
 
 // ServiceError is a failed call to the service. It matches ErrNotFound,
-// ErrAlreadyExists or ErrPreconditionFailed by its error code and unwraps to
+// ErrTableNotFound, ErrAlreadyExists or ErrPreconditionFailed by its error code and unwraps to
 // the *azcore.ResponseError.
 type ServiceError struct {
 	Op         string // "Get", "Insert", …
@@ -47,7 +50,9 @@ func (e *ServiceError) Is(target error) bool {
 func matchesCode(target error, code string, status int) bool {
 	switch target {
 	case ErrNotFound:
-		return code == "ResourceNotFound" || code == "TableNotFound" || code == "EntityNotFound" || (code == "" && status == http.StatusNotFound)
+		return code == "ResourceNotFound" || code == "EntityNotFound" || (code == "" && status == http.StatusNotFound)
+	case ErrTableNotFound:
+		return code == "TableNotFound"
 	case ErrAlreadyExists:
 		return code == "EntityAlreadyExists" || code == "TableAlreadyExists" || (code == "" && status == http.StatusConflict)
 	case ErrPreconditionFailed:

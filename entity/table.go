@@ -228,6 +228,11 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 	if err != nil {
 		return err
 	}
+	if e != nil {
+		if pk, _ := t.keysOf(e); pk == "" {
+			return errEmptyPartitionKey("Upsert")
+		}
+	}
 	return t.withBody(e, func(body []byte) error {
 		resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: m})
 		if err != nil {
@@ -244,6 +249,9 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 // ErrNoETag before any request; UpdateAny is the explicit unconditional
 // form. The new ETag is written back into e.
 func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
+	if e == nil {
+		return errNilEntity[T]()
+	}
 	etag := t.etagOf(e)
 	if etag == "" {
 		return ErrNoETag
@@ -258,6 +266,9 @@ func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode UpdateMode) error {
 }
 
 func (t *Table[T]) update(ctx context.Context, e *T, mode UpdateMode, etag string) error {
+	if e == nil {
+		return errNilEntity[T]()
+	}
 	m, err := mode.sdk()
 	if err != nil {
 		return err
@@ -305,12 +316,16 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string
 
 // DeleteEntity removes e on condition that its ETag is still e's.
 func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
+	if e == nil {
+		return errNilEntity[T]()
+	}
 	pk, rk := t.keysOf(e)
 	return t.Delete(ctx, pk, rk, t.etagOf(e))
 }
 
 // DeleteIfExists removes the entity with these keys whatever its version and
-// reports whether there was one. Deleting what is gone is not an error, so
+// reports whether there was one. A missing table is still an error
+// (ErrTableNotFound). Deleting what is gone is not an error, so
 // recovery steps can repeat it (design guide §3, §6.3).
 func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (deleted bool, err error) {
 	err = t.Delete(ctx, partitionKey, rowKey, AnyETag)
@@ -320,10 +335,14 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 	return err == nil, err
 }
 
+func errNilEntity[T any]() error {
+	return &TypeError{Type: reflect.TypeFor[*T](), Reason: "nil entity"}
+}
+
 // withBody encodes e into a pooled buffer for the duration of send.
 func (t *Table[T]) withBody(e *T, send func(body []byte) error) error {
 	if e == nil {
-		return &TypeError{Type: reflect.TypeFor[*T](), Reason: "nil entity"}
+		return errNilEntity[T]()
 	}
 	bp := bufPool.Get().(*[]byte)
 	body, err := t.shape.encode((*bp)[:0], reflect.ValueOf(e).Elem())

@@ -504,8 +504,12 @@ func TestTableLifecycle(t *testing.T) {
 	if people.Name() != name {
 		t.Fatalf("Name() = %q", people.Name())
 	}
-	if _, err := people.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
+	// A missing table is not a missing entity.
+	if _, err := people.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrTableNotFound) || errors.Is(err, entity.ErrNotFound) {
 		t.Fatalf("get from a missing table: %v", err)
+	}
+	if deleted, err := people.DeleteIfExists(ctx, "p", "r"); !errors.Is(err, entity.ErrTableNotFound) || deleted {
+		t.Fatalf("DeleteIfExists on a missing table: %v, %v", deleted, err)
 	}
 	if err := people.CreateTable(ctx); err != nil {
 		t.Fatal(err)
@@ -522,7 +526,7 @@ func TestTableLifecycle(t *testing.T) {
 	if err := people.DeleteTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := people.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
+	if _, err := people.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrTableNotFound) {
 		t.Fatalf("get after DeleteTable: %v", err)
 	}
 	// A deleted table's name cannot be reused for a while on the service: a new name.
@@ -535,5 +539,24 @@ func TestTableLifecycle(t *testing.T) {
 	}
 	if err := fromConn.Insert(ctx, &Person{Dept: "p", ID: "again"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestNilEntitiesAreErrors(t *testing.T) {
+	ctx := context.Background()
+	people := newPeople(t)
+	for name, call := range map[string]func() error{
+		"insert":    func() error { return people.Insert(ctx, nil) },
+		"upsert":    func() error { return people.Upsert(ctx, nil, entity.Merge) },
+		"update":    func() error { return people.Update(ctx, nil, entity.Merge) },
+		"updateAny": func() error { return people.UpdateAny(ctx, nil, entity.Replace) },
+		"delete":    func() error { return people.DeleteEntity(ctx, nil) },
+	} {
+		if err := call(); !errors.Is(err, entity.ErrInvalidType) {
+			t.Errorf("%s(nil): %v", name, err)
+		}
+	}
+	if err := people.Upsert(ctx, &Person{Dept: "", ID: "r"}, entity.Merge); !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("upsert with an empty PartitionKey: %v", err)
 	}
 }

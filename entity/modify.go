@@ -71,14 +71,22 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 	return errors.Join(ErrConflict, last)
 }
 
-// Modify reads the entity, lets change edit it, and replaces it on condition
-// that nobody wrote it in between; when somebody did, it starts again from a
-// fresh read, with backoff, at most policy.Attempts times. change may return
-// an error to give up (returned as is). The written entity is returned.
-func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, policy RetryPolicy, change func(*T) error) (T, error) {
+// Modify reads the entity, lets change edit it, and writes it back with mode
+// on condition that nobody wrote it in between; when somebody did, it starts
+// again from a fresh read, with backoff, at most policy.Attempts times.
+// change may return an error to give up (returned as is). The written entity
+// is returned.
+//
+// With Replace, properties that T does not model are removed (give T an
+// `extra` field to keep them); Merge keeps them, but cannot remove a
+// property.
+func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode UpdateMode, policy RetryPolicy, change func(*T) error) (T, error) {
 	var out T
 	if !t.shape.hasETag() {
 		return out, &TypeError{Type: t.shape.goType(), Reason: "Modify needs an etag field"}
+	}
+	if _, err := mode.sdk(); err != nil {
+		return out, err
 	}
 	err := policy.Retry(ctx, func(ctx context.Context) error {
 		cur, err := t.Get(ctx, partitionKey, rowKey)
@@ -88,7 +96,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, poli
 		if err := change(&cur); err != nil {
 			return err
 		}
-		if err := t.Update(ctx, &cur, Replace); err != nil {
+		if err := t.Update(ctx, &cur, mode); err != nil {
 			return err
 		}
 		out = cur

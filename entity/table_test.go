@@ -372,7 +372,7 @@ func TestModifyUnderConcurrentWriters(t *testing.T) {
 		go func() {
 			for i := 0; i < each; i++ {
 				rounds := 0
-				_, err := counters.Modify(ctx, "c", "1", entity.RetryPolicy{Attempts: 100, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}, func(c *Counter) error {
+				_, err := counters.Modify(ctx, "c", "1", entity.Replace, entity.RetryPolicy{Attempts: 100, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}, func(c *Counter) error {
 					rounds++
 					c.N++
 					return nil
@@ -415,7 +415,7 @@ func TestModifyGivesUpWithErrConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	rounds := 0
-	_, err := counters.Modify(ctx, "c", "1", entity.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond}, func(c *Counter) error {
+	_, err := counters.Modify(ctx, "c", "1", entity.Replace, entity.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond}, func(c *Counter) error {
 		rounds++
 		intruder := Counter{PartitionKey: "c", RowKey: "1", N: 1000}
 		if err := counters.UpdateAny(ctx, &intruder, entity.Replace); err != nil {
@@ -433,7 +433,7 @@ func TestModifyGivesUpWithErrConflict(t *testing.T) {
 	// A cancelled context stops the loop.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := counters.Modify(cctx, "c", "1", entity.RetryPolicy{}, func(*Counter) error { return nil }); !errors.Is(err, context.Canceled) {
+	if _, err := counters.Modify(cctx, "c", "1", entity.Merge, entity.RetryPolicy{}, func(*Counter) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }

@@ -96,7 +96,7 @@ func typedCRUD(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) er
 	second.Salary = 55000
 	err = emps.Update(ctx, &second, entity.Merge)
 	fmt.Fprintf(w, "Two readers, two writers: the first update wins, the second gets ErrPreconditionFailed = %v.\n", errors.Is(err, entity.ErrPreconditionFailed))
-	final, err := emps.Modify(ctx, "Sales", e.ID, entity.RetryPolicy{}, func(e *Employee) error {
+	final, err := emps.Modify(ctx, "Sales", e.ID, entity.Merge, entity.RetryPolicy{}, func(e *Employee) error {
 		e.Salary += 1000
 		return nil
 	})

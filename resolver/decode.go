@@ -184,58 +184,55 @@ func (s *Schema) resolve(body []byte) (e *entry, lazy *lazyRow, typeName string,
 	d := &s.disc
 	switch d.mode {
 	case modeProperty:
-		h, err := peek(body, wantDisc, d.property)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		if !h.disc.found {
-			return nil, nil, "", nil
-		}
-		if !h.disc.str {
-			return nil, nil, string(h.disc.b), nil
-		}
-		if !h.disc.esc {
-			if e := s.byName[string(h.disc.b)]; e != nil {
-				return e, nil, e.name, nil
+		disc, ok := find(body, s.discKey)
+		if !ok {
+			h, err := peek(body, wantDisc, d.property)
+			if err != nil {
+				return nil, nil, "", err
 			}
-			return nil, nil, string(h.disc.b), nil
+			disc = h.disc
 		}
-		name, _ := h.disc.text()
-		return s.byName[name], nil, name, nil
+		e, name := s.byDisc(disc)
+		return e, nil, name, nil
 
 	case modePrefix:
-		want := wantRK
-		if d.property != "" {
-			want |= wantDisc
+		rkv, ok := find(body, rowKeyKey)
+		var disc rawValue
+		if ok && d.property != "" {
+			disc, ok = find(body, s.discKey)
 		}
-		h, err := peek(body, want, d.property)
-		if err != nil {
-			return nil, nil, "", err
+		if !ok {
+			want := wantRK
+			if d.property != "" {
+				want |= wantDisc
+			}
+			h, err := peek(body, want, d.property)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			rkv, disc = h.rk, h.disc
 		}
-		if !h.rk.str {
+		if !rkv.str {
 			return nil, nil, "", nil
 		}
-		rk := h.rk.b
-		if h.rk.esc {
-			text, _ := h.rk.text()
+		rk := rkv.b
+		if rkv.esc {
+			text, _ := rkv.text()
 			rk = []byte(text)
 		}
-		i := bytes.Index(rk, []byte(d.sep))
+		i := bytes.Index(rk, s.sep)
 		if i < 0 {
 			return nil, nil, "", nil
 		}
 		kind := rk[:i]
-		versions := s.byKind[string(kind)]
-		if d.property != "" && h.disc.found {
-			name, ok := h.disc.text()
-			if !ok {
-				return nil, nil, string(h.disc.b), nil
+		if disc.found {
+			e, name := s.byDisc(disc)
+			if e != nil && e.kind != string(kind) {
+				return nil, nil, name, nil
 			}
-			if e := s.byName[name]; e != nil && e.kind == string(kind) {
-				return e, nil, name, nil
-			}
-			return nil, nil, name, nil
+			return e, nil, name, nil
 		}
+		versions := s.byKind[string(kind)]
 		if len(versions) == 0 {
 			return nil, nil, string(kind), nil
 		}
@@ -253,6 +250,23 @@ func (s *Schema) resolve(body []byte) (e *entry, lazy *lazyRow, typeName string,
 		return s.byName[name], lazy, name, nil
 	}
 	return nil, nil, "", errors.New("resolver: invalid discriminator")
+}
+
+// byDisc looks up the entry a discriminator value names, and the name.
+func (s *Schema) byDisc(v rawValue) (*entry, string) {
+	switch {
+	case !v.found:
+		return nil, ""
+	case !v.str:
+		return nil, string(v.b)
+	case !v.esc:
+		if e := s.byName[string(v.b)]; e != nil {
+			return e, e.name
+		}
+		return nil, string(v.b)
+	}
+	name, _ := v.text()
+	return s.byName[name], name
 }
 
 // rowError wraps err with the row's keys.

@@ -46,10 +46,10 @@ func probeFields(t reflect.Type) (*fields, error) {
 	}
 	root := v.Elem()
 	f := &fields{
-		pk:   find(root, func(fv reflect.Value) bool { return fv.Kind() == reflect.String && fv.String() == probePK }, 0),
-		rk:   find(root, func(fv reflect.Value) bool { return fv.Kind() == reflect.String && fv.String() == probeRK }, 0),
-		etag: find(root, func(fv reflect.Value) bool { return fv.Kind() == reflect.String && fv.String() == probeETag }, 0),
-		ts: find(root, func(fv reflect.Value) bool {
+		pk:   findField(root, func(fv reflect.Value) bool { return fv.Kind() == reflect.String && fv.String() == probePK }, 0),
+		rk:   findField(root, func(fv reflect.Value) bool { return fv.Kind() == reflect.String && fv.String() == probeRK }, 0),
+		etag: findField(root, func(fv reflect.Value) bool { return fv.Kind() == reflect.String && fv.String() == probeETag }, 0),
+		ts: findField(root, func(fv reflect.Value) bool {
 			if fv.Type() != timeType || !fv.CanInterface() {
 				return false
 			}
@@ -68,8 +68,8 @@ func probeFields(t reflect.Type) (*fields, error) {
 	return f, nil
 }
 
-// find returns the path to the first field, depth first, that match accepts.
-func find(v reflect.Value, match func(reflect.Value) bool, depth int) fieldPath {
+// findField returns the path to the first field, depth first, that match accepts.
+func findField(v reflect.Value, match func(reflect.Value) bool, depth int) fieldPath {
 	if depth > 20 {
 		return nil
 	}
@@ -80,11 +80,11 @@ func find(v reflect.Value, match func(reflect.Value) bool, depth int) fieldPath 
 		}
 		switch {
 		case fv.Kind() == reflect.Struct && fv.Type() != timeType:
-			if sub := find(fv, match, depth+1); sub != nil {
+			if sub := findField(fv, match, depth+1); sub != nil {
 				return append(fieldPath{{index: i}}, sub...)
 			}
 		case fv.Kind() == reflect.Pointer && !fv.IsNil() && fv.Elem().Kind() == reflect.Struct:
-			if sub := find(fv.Elem(), match, depth+1); sub != nil {
+			if sub := findField(fv.Elem(), match, depth+1); sub != nil {
 				return append(fieldPath{{index: i, ptr: true}}, sub...)
 			}
 		}

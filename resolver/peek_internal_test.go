@@ -48,3 +48,59 @@ func TestPeek(t *testing.T) {
 		t.Errorf("early stop: %v", err)
 	}
 }
+
+// BenchmarkFind measures how the resolver finds a row's type name (and,
+// with a RowKey prefix, its RowKey) in a typical body.
+func BenchmarkFind(b *testing.B) {
+	body := []byte(`{"odata.etag":"W/\"datetime'2026-11-22T11%3A38%3A56.6616826Z'\"","PartitionKey":"Mixed","RowKey":"EMPLOYEE_000001","Age":38,"Email":"jonesj@contoso.com","EmployeeID@odata.type":"Edm.Int64","EmployeeID":"9000000001","EntityType":"EMPLOYEE.v2","FirstName":"Jonathan","LastName":"Jones","Salary":72500.5,"Timestamp":"2026-11-22T11:38:56.6616826Z"}`)
+	key := quotedKey("EntityType")
+	b.Run("find", func(b *testing.B) {
+		for b.Loop() {
+			if v, ok := find(body, key); !ok || string(v.b) != "EMPLOYEE.v2" {
+				b.Fatal("not found")
+			}
+		}
+	})
+	b.Run("find-rowkey-and-type", func(b *testing.B) {
+		for b.Loop() {
+			rk, ok1 := find(body, rowKeyKey)
+			v, ok2 := find(body, key)
+			if !ok1 || !ok2 || string(v.b) != "EMPLOYEE.v2" || string(rk.b) != "EMPLOYEE_000001" {
+				b.Fatal("not found")
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			if h, err := peek(body, wantDisc, "EntityType"); err != nil || string(h.disc.b) != "EMPLOYEE.v2" {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestFind(t *testing.T) {
+	key := quotedKey("T")
+	for _, tc := range []struct {
+		body string
+		want string
+		ok   bool
+	}{
+		{`{"a":"b","T":"x"}`, "x", true},
+		{`{"T": "x"}`, "x", true},
+		{`{"a":"\"T\":\"no\"","T":"yes"}`, "yes", true}, // inside a string, escaped
+		{`{"x\"T":"no","T":"yes"}`, "yes", true},        // the name's quote is escaped
+		{`{"a":"back\\","T":"after backslash"}`, "after backslash", true},
+		{`{"T" : "x"}`, "", false},    // whitespace: the scan decides
+		{`{"\u0054":"x"}`, "", false}, // escaped name: the scan decides
+		{`{"a":1}`, "", false},
+		{`{"T":`, "", false},
+		{`T":"x"`, "", false},
+	} {
+		v, ok := find([]byte(tc.body), key)
+		got, _ := v.text()
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("find(%s) = %q, %v; want %q, %v", tc.body, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -113,6 +113,8 @@ func Upgrade[Old, New any](typeName string, upgrade func(old *Old) (*New, error)
 // NewSchema.
 type Schema struct {
 	disc      Discriminator
+	discKey   []byte // `"EntityType":`, for find
+	sep       []byte
 	strict    bool
 	writeBack bool
 	byName    map[string]*entry
@@ -188,6 +190,10 @@ func NewSchema(opts ...Option) (*Schema, error) {
 	if err := b.s.disc.check(); err != nil {
 		return nil, err
 	}
+	if b.s.disc.property != "" {
+		b.s.discKey = quotedKey(b.s.disc.property)
+	}
+	b.s.sep = []byte(b.s.disc.sep)
 	if err := b.link(); err != nil {
 		return nil, err
 	}

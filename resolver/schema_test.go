@@ -71,7 +71,7 @@ type badTag struct {
 
 type notStruct int
 
-// Keys inside embedded structs, one behind a pointer.
+// System fields inside embedded structs.
 type Keys struct {
 	PartitionKey string
 	RowKey       string
@@ -84,7 +84,7 @@ type Meta struct {
 
 type Embedded struct {
 	Keys
-	*Meta
+	Meta
 	Label string
 }
 
@@ -322,13 +322,13 @@ func TestEmbeddedSystemFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := []byte(`{"odata.etag":"W/\"datetime'2024-05-01T10%3A00%3A00.1234567Z'\"","PartitionKey":"p","RowKey":"EMB_42","Label":"x","EntityType":"EMB.v1"}`)
+	b := []byte(`{"odata.etag":"W/\"datetime'2024-05-01T10%3A00%3A00.1234567Z'\"","PartitionKey":"p","RowKey":"EMB_42","Label":"x","EntityType":"EMB.v1","Timestamp":"2024-05-01T10:00:00.1234567Z"}`)
 	v, err := s.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := v.(*Embedded)
-	if e.PartitionKey != "p" || e.RowKey != "42" || e.Meta == nil || e.Version == "" || e.Label != "x" {
+	if e.PartitionKey != "p" || e.RowKey != "42" || e.Version == "" || e.Changed.IsZero() || e.Label != "x" {
 		t.Fatalf("decoded %+v", e)
 	}
 	bag, err := s.Stamp(e)

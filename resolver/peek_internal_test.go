@@ -1,6 +1,8 @@
 package resolver
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -103,4 +105,55 @@ func TestFind(t *testing.T) {
 			t.Errorf("find(%s) = %q, %v; want %q, %v", tc.body, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// FuzzFind: on a valid flat JSON object, the substring search agrees with
+// the scan whenever it decides.
+func FuzzFind(f *testing.F) {
+	for _, s := range []string{
+		`{"a":"b","T":"x"}`, `{"a":"\"T\":\"no\"","T":"yes"}`, `{"x\"T":"no","T":"yes"}`,
+		`{"a":"back\\","T":"z"}`, `{"T" : "x"}`, `{"\u0054":"x"}`, `{"T":1,"T":"two"}`, `{"aT":"no","T":true}`, `{"\u0054":"a","T":"b"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	key := quotedKey("T")
+	f.Fuzz(func(t *testing.T, body []byte) {
+		v, ok := find(body, key)
+		if !ok || !json.Valid(body) {
+			return
+		}
+		if !flatUnique(body) {
+			return // entity bodies are flat, each name once
+		}
+		h, err := peek(body, wantDisc, "T")
+		if err != nil {
+			t.Fatalf("peek(%s): %v", body, err)
+		}
+		if !h.disc.found || string(h.disc.b) != string(v.b) || h.disc.str != v.str {
+			t.Fatalf("find(%s) = %q, scan = %q (found %v)", body, v.b, h.disc.b, h.disc.found)
+		}
+	})
+}
+
+// flatUnique reports whether body is a JSON object with no nested values
+// and no name twice.
+func flatUnique(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		if err != nil || !ok || seen[name] {
+			return false
+		}
+		seen[name] = true
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil || len(raw) == 0 || raw[0] == '{' || raw[0] == '[' {
+			return false
+		}
+	}
+	return true
 }

@@ -57,9 +57,10 @@ func Strict() Option {
 // WriteBackUpgrades makes Table reads (Get, Query, QueryPage, Modify) write
 // each row they upgraded back in its new version: a Replace conditional on
 // the ETag the row was read with, so a row another writer changed in the
-// meantime is left alone (and upgraded again on its next read). Rows read
-// with a projection (Query.Select) are never written back, as they are
-// incomplete.
+// meantime is left alone (and upgraded again on its next read); any other
+// failure of a write-back ends the read with its error. Rows read with a
+// projection (Query.Select) are never written back, as they are
+// incomplete. The value returned carries the ETag of the write-back.
 func WriteBackUpgrades() Option {
 	return optionFunc(func(b *builder) error { b.s.writeBack = true; return nil })
 }

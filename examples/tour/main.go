@@ -18,6 +18,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -37,6 +38,7 @@ func steps() []step {
 		{"Entity group transactions: all or nothing, with the failing operation named", transactions},
 		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
+		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 	}
 }
 

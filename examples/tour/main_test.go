@@ -34,6 +34,8 @@ func TestTour(t *testing.T) {
 		"3000 of 3001 entities written",
 		"stopping\n",
 		`"empid 000123 2013" -> ["empid" "000123" "2013"]`,
+		"no update lost",
+		"*Department SALES",
 		"Tour complete.",
 	} {
 		if !strings.Contains(out.String(), want) {

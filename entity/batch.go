@@ -138,15 +138,11 @@ func (b *Batch) add(kind OpKind, e any) *Batch {
 
 // bind reads e's keys and ETag and, unless op deletes, encodes e.
 func (op *batchOp) bind(e any) error {
-	rv := reflect.ValueOf(e)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return &TypeError{Type: reflect.TypeOf(e), Reason: "a batch takes a non-nil pointer to a struct, or *DynamicEntity"}
-	}
-	sh, err := shapeOf(rv.Elem().Type())
+	rv, sh, err := entityValue(e)
 	if err != nil {
 		return err
 	}
-	op.target, op.shape = rv.Elem(), sh
+	op.target, op.shape = rv, sh
 	op.pk, op.rk = sh.keyValues(op.target)
 	op.etag = sh.etagValue(op.target)
 	if op.kind == OpDelete {

@@ -637,3 +637,38 @@ func TestReviewedEdgeCases(t *testing.T) {
 		t.Errorf("keys behind an embedded pointer: %v", err)
 	}
 }
+
+func TestSystemAccessors(t *testing.T) {
+	ts := time.Date(2024, 5, 1, 10, 0, 0, 123456700, time.UTC)
+	etag := `W/"datetime'2024-05-01T10%3A00%3A00.1234567Z'"`
+	p := &Everything{Dept: "d", ID: "i", Name: "n"}
+	if err := entity.SetSystem(p, entity.System{PartitionKey: "P", RowKey: "R", ETag: "e", Timestamp: ts}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Dept != "P" || p.ID != "R" || p.ETag != "e" || !p.When.Equal(ts) || p.Name != "n" {
+		t.Fatalf("SetSystem: %+v", p)
+	}
+	if err := entity.SetWritten(p, etag); err != nil || p.ETag != etag || !p.When.Equal(ts) {
+		t.Fatalf("SetWritten: %+v %v", p, err)
+	}
+	got, err := entity.SystemOf(p)
+	if err != nil || got != (entity.System{PartitionKey: "P", RowKey: "R", ETag: etag, Timestamp: ts}) {
+		t.Fatalf("SystemOf: %+v %v", got, err)
+	}
+	d := &entity.DynamicEntity{}
+	_ = entity.SetSystem(d, got)
+	if back, _ := entity.SystemOf(d); back != got {
+		t.Fatalf("bag: %+v", back)
+	}
+	// A type without ETag and Timestamp fields keeps just the keys.
+	type Keys struct{ PartitionKey, RowKey string }
+	k := &Keys{}
+	if err := entity.SetSystem(k, got); err != nil || *k != (Keys{"P", "R"}) {
+		t.Fatalf("keys only: %+v %v", k, err)
+	}
+	for _, bad := range []any{nil, Keys{}, (*Keys)(nil), new(int), &struct{ Name string }{}} {
+		if _, err := entity.SystemOf(bad); !errors.Is(err, entity.ErrInvalidType) {
+			t.Errorf("SystemOf(%T): %v", bad, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package entity
 
 import (
 	"reflect"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
@@ -17,6 +18,8 @@ type shape interface {
 	hasTimestamp() bool
 	// setWritten stores a new ETag, and the Timestamp it encodes.
 	setWritten(rv reflect.Value, etag string)
+	system(rv reflect.Value) System
+	setSystem(rv reflect.Value, s System)
 	encode(dst []byte, rv reflect.Value) ([]byte, error)
 	decode(raw []byte, rv reflect.Value) error
 	// selectable reports whether $select may name the property.
@@ -95,6 +98,26 @@ func (p *plan) hasHook() bool {
 	return false
 }
 
+func (p *plan) system(rv reflect.Value) System {
+	s := System{ETag: p.etagValue(rv)}
+	s.PartitionKey, s.RowKey = p.keyValues(rv)
+	if p.ts != nil {
+		s.Timestamp, _ = fieldValue(rv, p.ts.path).Interface().(time.Time)
+	}
+	return s
+}
+
+func (p *plan) setSystem(rv reflect.Value, s System) {
+	fieldValueAlloc(rv, p.pk.path).SetString(s.PartitionKey)
+	fieldValueAlloc(rv, p.rk.path).SetString(s.RowKey)
+	if p.etag != nil {
+		fieldValueAlloc(rv, p.etag.path).SetString(s.ETag)
+	}
+	if p.ts != nil {
+		fieldValueAlloc(rv, p.ts.path).Set(reflect.ValueOf(s.Timestamp))
+	}
+}
+
 // dynamicShape is the shape of DynamicEntity.
 type dynamicShape struct{}
 
@@ -119,6 +142,16 @@ func (dynamicShape) setWritten(rv reflect.Value, etag string) {
 	}
 }
 
+func (dynamicShape) system(rv reflect.Value) System {
+	d := asDynamic(rv)
+	return System{PartitionKey: d.PartitionKey, RowKey: d.RowKey, ETag: d.ETag, Timestamp: d.Timestamp}
+}
+
+func (dynamicShape) setSystem(rv reflect.Value, s System) {
+	d := asDynamic(rv)
+	d.PartitionKey, d.RowKey, d.ETag, d.Timestamp = s.PartitionKey, s.RowKey, s.ETag, s.Timestamp
+}
+
 func (dynamicShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
 	return asDynamic(rv).appendTo(dst)
 }
@@ -131,3 +164,58 @@ func (dynamicShape) selectable(name string) bool {
 
 // The bag needs the annotations to keep Int64, DateTime, Guid and Binary.
 func (dynamicShape) readFormat() aztables.MetadataFormat { return aztables.MetadataFormatMinimal }
+
+// System is what the service keeps of every entity besides its properties:
+// the keys, the ETag and the Timestamp.
+type System struct {
+	PartitionKey, RowKey string
+	ETag                 string
+	Timestamp            time.Time
+}
+
+// SystemOf reads the system properties of v, a pointer to a tagged struct
+// or a *DynamicEntity, for code that handles entities of any type (package
+// resolver). ETag and Timestamp are zero when the type has no field for them.
+func SystemOf(v any) (System, error) {
+	rv, sh, err := entityValue(v)
+	if err != nil {
+		return System{}, err
+	}
+	return sh.system(rv), nil
+}
+
+// SetSystem writes s into v's key fields, and into its ETag and Timestamp
+// fields when it has them.
+func SetSystem(v any, s System) error {
+	rv, sh, err := entityValue(v)
+	if err != nil {
+		return err
+	}
+	sh.setSystem(rv, s)
+	return nil
+}
+
+// SetWritten stores an ETag the service returned, and the Timestamp it
+// encodes, into v: what Table and Submit do after a write.
+func SetWritten(v any, etag string) error {
+	rv, sh, err := entityValue(v)
+	if err != nil {
+		return err
+	}
+	sh.setWritten(rv, etag)
+	return nil
+}
+
+// entityValue checks that v is a non-nil pointer to an entity type and
+// returns the struct and its shape.
+func entityValue(v any) (reflect.Value, shape, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, nil, &TypeError{Type: reflect.TypeOf(v), Reason: "want a non-nil pointer to a struct, or *DynamicEntity"}
+	}
+	sh, err := shapeOf(rv.Elem().Type())
+	if err != nil {
+		return reflect.Value{}, nil, err
+	}
+	return rv.Elem(), sh, nil
+}

@@ -124,18 +124,22 @@ func (s *Schema) decode(body []byte) (any, readInfo, error) {
 	if err := entity.Unmarshal(body, pv.Interface()); err != nil {
 		return nil, readInfo{}, s.rowError(body, e.name, err)
 	}
-	rv := pv.Elem()
 	if s.disc.mode == modePrefix {
-		if f, ok := e.f.rk.get(rv); ok {
-			if id, cut := strings.CutPrefix(f.String(), e.prefix); cut {
-				f.SetString(id)
+		sys, err := entity.SystemOf(pv.Interface())
+		if err != nil {
+			return nil, readInfo{}, s.rowError(body, e.name, err)
+		}
+		if id, cut := strings.CutPrefix(sys.RowKey, e.prefix); cut {
+			sys.RowKey = id
+			if err := entity.SetSystem(pv.Interface(), sys); err != nil {
+				return nil, readInfo{}, s.rowError(body, e.name, err)
 			}
 		}
 	}
 	if e.current {
 		return pv.Interface(), readInfo{}, nil
 	}
-	v, err := s.upgrade(e, pv.Interface(), rv, body)
+	v, err := s.upgrade(e, pv.Interface(), body)
 	if err != nil {
 		return nil, readInfo{}, s.rowError(body, e.name, err)
 	}
@@ -146,10 +150,13 @@ func (s *Schema) decode(body []byte) (any, readInfo, error) {
 
 // upgrade runs e's upgrade chain on old and gives the result the row's
 // keys, ETag and Timestamp.
-func (s *Schema) upgrade(e *entry, old any, oldRV reflect.Value, body []byte) (any, error) {
+func (s *Schema) upgrade(e *entry, old any, body []byte) (any, error) {
+	sys, err := entity.SystemOf(old)
+	if err != nil {
+		return nil, err
+	}
 	v := old
 	for _, st := range e.steps {
-		var err error
 		if v, err = st.upgrade(v); err != nil {
 			return nil, err
 		}
@@ -158,21 +165,18 @@ func (s *Schema) upgrade(e *entry, old any, oldRV reflect.Value, body []byte) (a
 	if nv.Kind() != reflect.Pointer || nv.IsNil() || nv.Elem().Type() != e.final.typ {
 		return nil, fmt.Errorf("%w: %q: got %T, want *%v", ErrUpgrade, e.name, v, e.final.typ)
 	}
-	rv := nv.Elem()
-	pk, rk := e.f.keys(oldRV)
-	fin := e.final.f
-	fin.pk.setString(rv, pk)
-	fin.rk.setString(rv, rk)
+	// The old type may lack an ETag or Timestamp field: take them from the row.
 	h, _ := peek(body, wantETag|wantTimestamp, "")
 	if etag, ok := h.etag.text(); ok {
-		fin.etag.setString(rv, etag)
+		sys.ETag = etag
 	}
-	if fin.ts != nil {
-		if ts, ok := h.ts.text(); ok {
-			if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
-				fin.ts.alloc(rv).Set(reflect.ValueOf(t.UTC()))
-			}
+	if ts, ok := h.ts.text(); ok {
+		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+			sys.Timestamp = t.UTC()
 		}
+	}
+	if err := entity.SetSystem(v, sys); err != nil {
+		return nil, err
 	}
 	return v, nil
 }

@@ -131,7 +131,6 @@ type entry struct {
 	prefix  string // prefix mode: kind + separator, the start of stored RowKeys
 	version int    // N of .vN; -1 without one
 	typ     reflect.Type
-	f       *fields
 	current bool // rows of typ are written under this name
 
 	// An old version: decode into typ, then upgrade to a value of type to.
@@ -158,11 +157,11 @@ func (b *builder) add(e *entry) error {
 	if e.typ == reflect.TypeFor[entity.DynamicEntity]() {
 		return fmt.Errorf("%w: %q: entity.DynamicEntity is what unknown types are read as; register a struct", ErrSchema, e.name)
 	}
-	f, err := probeFields(e.typ)
-	if err != nil {
+	// entity decides which fields hold the keys, ETag and Timestamp; a type
+	// it cannot map (or that has no keys) is refused here.
+	if _, err := entity.SystemOf(reflect.New(e.typ).Interface()); err != nil {
 		return fmt.Errorf("%w: %q: %w", ErrSchema, e.name, err)
 	}
-	e.f = f
 	e.kind, e.version = splitVersion(e.name)
 	b.entries = append(b.entries, e)
 	return nil

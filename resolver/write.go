@@ -7,15 +7,13 @@ import (
 	"github.com/tablekit/tablekit/entity"
 )
 
-// target is the Go value a write came from, to receive the new ETag.
-type target struct {
-	rv reflect.Value // invalid for a property bag, which entity updates itself
-	f  *fields
-}
+// target is the Go value a write came from, to receive the new ETag; nil
+// for a property bag, which entity updates itself.
+type target struct{ v any }
 
 func (t target) written(etag string) {
-	if t.rv.IsValid() {
-		t.f.setWritten(t.rv, etag)
+	if t.v != nil {
+		_ = entity.SetWritten(t.v, etag) // v was checked when the write was prepared
 	}
 }
 
@@ -37,13 +35,9 @@ func (s *Schema) prepare(v any) (*entity.DynamicEntity, target, error) {
 		}
 		return d, target{}, nil
 	}
-	rv, err := structPointer(v)
+	e, sys, err := s.registered(v)
 	if err != nil {
 		return nil, target{}, err
-	}
-	e := s.byType[rv.Type()]
-	if e == nil {
-		return nil, target{}, s.unregistered(rv.Type())
 	}
 	body, err := entity.Marshal(v)
 	if err != nil {
@@ -56,8 +50,8 @@ func (s *Schema) prepare(v any) (*entity.DynamicEntity, target, error) {
 	if err := s.stamp(e, bag); err != nil {
 		return nil, target{}, err
 	}
-	bag.ETag = e.f.etag.getString(rv)
-	return bag, target{rv: rv, f: e.f}, nil
+	bag.ETag = sys.ETag
+	return bag, target{v: v}, nil
 }
 
 // stamp marks bag, holding a value of e's type, with e's type name.
@@ -88,17 +82,12 @@ func (s *Schema) address(v any) (pk, rk, etag string, err error) {
 		}
 		return d.PartitionKey, d.RowKey, d.ETag, nil
 	}
-	rv, err := structPointer(v)
+	e, sys, err := s.registered(v)
 	if err != nil {
 		return "", "", "", err
 	}
-	e := s.byType[rv.Type()]
-	if e == nil {
-		return "", "", "", s.unregistered(rv.Type())
-	}
-	pk, id := e.f.keys(rv)
-	rk, err = s.storedRowKey(e, pk, id)
-	return pk, rk, e.f.etag.getString(rv), err
+	rk, err = s.storedRowKey(e, sys.PartitionKey, sys.RowKey)
+	return sys.PartitionKey, rk, sys.ETag, err
 }
 
 // storedRowKey returns the RowKey a value of e's type with this id is
@@ -118,4 +107,19 @@ func (s *Schema) storedRowKey(e *entry, pk, id string) (string, error) {
 		}
 	}
 	return id, nil
+}
+
+// registered returns the entry of v's type and v's system properties; v
+// must be a non-nil pointer to a registered struct.
+func (s *Schema) registered(v any) (*entry, entity.System, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return nil, entity.System{}, &entity.TypeError{Type: reflect.TypeOf(v), Reason: fmt.Sprintf("resolver needs a non-nil pointer to a registered struct, or *entity.DynamicEntity; got %T", v)}
+	}
+	e := s.byType[rv.Elem().Type()]
+	if e == nil {
+		return nil, entity.System{}, s.unregistered(rv.Elem().Type())
+	}
+	sys, err := entity.SystemOf(v)
+	return e, sys, err
 }

@@ -153,42 +153,51 @@ func TimestampFromETag(etag string) (time.Time, bool) {
 // A missing entity is an error matching ErrNotFound. Empty keys, which the
 // service allows and aztables' GetEntity refuses, are read with a query.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
-	var zero T
-	if err := checkKey("PartitionKey", partitionKey); err != nil {
-		return zero, err
-	}
-	if err := checkKey("RowKey", rowKey); err != nil {
-		return zero, err
-	}
-	if partitionKey == "" || rowKey == "" {
-		return t.getByQuery(ctx, partitionKey, rowKey)
-	}
-	var raw *http.Response
-	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, &aztables.GetEntityOptions{Format: &t.readFormat})
-	if err != nil {
-		return zero, wrapErr("Get", t.name, err)
-	}
-	body, err := rawBody(raw, resp.Value)
-	if err != nil {
-		return zero, err
-	}
 	var out T
-	if err := t.shape.decode(body, reflect.ValueOf(&out).Elem()); err != nil {
-		return zero, err
+	body, etag, err := t.getRaw(ctx, partitionKey, rowKey)
+	if err != nil {
+		return out, err
 	}
-	if resp.ETag != "" && t.etagOf(&out) == "" { // no metadata: the header has it
-		t.shape.setWritten(reflect.ValueOf(&out).Elem(), string(resp.ETag))
+	rv := reflect.ValueOf(&out).Elem()
+	if err := t.shape.decode(body, rv); err != nil {
+		return out, err
+	}
+	if etag != "" && t.shape.etagValue(rv) == "" { // no metadata: the header has it
+		t.shape.setWritten(rv, etag)
 	}
 	return out, nil
 }
 
-func (t *Table[T]) getByQuery(ctx context.Context, partitionKey, rowKey string) (T, error) {
-	var zero T
-	q := Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
-	for v, err := range t.Query(ctx, q) {
-		return v, err
+// GetRaw is Get returning the entity's JSON body as the service sent it,
+// undecoded, in the table's read format (minimal metadata for
+// Table[DynamicEntity], which carries odata.etag and every type): for
+// decoders that choose the Go type per entity (package resolver).
+func (t *Table[T]) GetRaw(ctx context.Context, partitionKey, rowKey string) ([]byte, error) {
+	body, _, err := t.getRaw(ctx, partitionKey, rowKey)
+	return body, err
+}
+
+func (t *Table[T]) getRaw(ctx context.Context, partitionKey, rowKey string) (body []byte, etag string, err error) {
+	if err := checkKey("PartitionKey", partitionKey); err != nil {
+		return nil, "", err
 	}
-	return zero, &ServiceError{Op: "Get", Table: t.name, StatusCode: 404, Code: "ResourceNotFound", Err: errors.New("the specified resource does not exist")}
+	if err := checkKey("RowKey", rowKey); err != nil {
+		return nil, "", err
+	}
+	if partitionKey == "" || rowKey == "" {
+		q := Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
+		for body, err := range t.QueryRaw(ctx, q) {
+			return body, "", err
+		}
+		return nil, "", &ServiceError{Op: "Get", Table: t.name, StatusCode: 404, Code: "ResourceNotFound", Err: errors.New("the specified resource does not exist")}
+	}
+	var raw *http.Response
+	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, &aztables.GetEntityOptions{Format: &t.readFormat})
+	if err != nil {
+		return nil, "", wrapErr("Get", t.name, err)
+	}
+	body, err = rawBody(raw, resp.Value)
+	return body, string(resp.ETag), err
 }
 
 // rawBody returns the response body as the service sent it. aztables hands

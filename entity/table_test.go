@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -458,6 +459,13 @@ func TestDynamicTable(t *testing.T) {
 	}
 	if got.ETag != dept.ETag || got.Properties["Budget"] != int64(1)<<40 || got.Properties["Ratio"] != 2.0 {
 		t.Fatalf("read back %+v", got)
+	}
+	raw, err := bags.GetRaw(ctx, "Sales", "DEPARTMENT")
+	if err != nil || !strings.Contains(string(raw), `"Budget@odata.type":"Edm.Int64"`) || !strings.Contains(string(raw), `"odata.etag"`) {
+		t.Fatalf("GetRaw: %s %v", raw, err)
+	}
+	if _, err := bags.GetRaw(ctx, "Sales", "nobody"); !errors.Is(err, entity.ErrNotFound) {
+		t.Fatalf("GetRaw of a missing entity: %v", err)
 	}
 	n, _ := entity.Prop[int32](&got, "EmployeeCount")
 	patch := entity.DynamicEntity{PartitionKey: got.PartitionKey, RowKey: got.RowKey, ETag: got.ETag}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/entity/filter"
 )
 
 // Table reads and writes the entities of one table through a Schema. Write
@@ -125,26 +124,20 @@ func (t *Table) Get(ctx context.Context, partitionKey, rowKey string) (any, erro
 }
 
 // get reads one row and returns the ETag it was read with.
-//
-// The read is a point query sent as a filter: entity offers no Get that
-// returns the undecoded body.
 func (t *Table) get(ctx context.Context, partitionKey, rowKey string) (any, string, error) {
-	q := entity.Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
-	for body, err := range t.bags.QueryRaw(ctx, q) {
-		if err != nil {
-			return nil, "", err
-		}
-		v, etag, err := t.read(ctx, body, true)
-		if err != nil {
-			return nil, "", err
-		}
-		if etag == "" {
-			h, _ := peek(body, wantETag, "")
-			etag, _ = h.etag.text()
-		}
-		return v, etag, nil
+	body, err := t.bags.GetRaw(ctx, partitionKey, rowKey)
+	if err != nil {
+		return nil, "", err
 	}
-	return nil, "", &RowError{PartitionKey: partitionKey, RowKey: rowKey, Err: entity.ErrNotFound}
+	v, etag, err := t.read(ctx, body, true)
+	if err != nil {
+		return nil, "", err
+	}
+	if etag == "" {
+		h, _ := peek(body, wantETag, "")
+		etag, _ = h.etag.text()
+	}
+	return v, etag, nil
 }
 
 // read decodes one row and, when the schema asks for it and the row is

@@ -270,7 +270,7 @@ func decodeValue(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
 		if !ok {
 			return mismatch(f, "value", pr)
 		}
-		fv.Set(reflect.ValueOf(t))
+		setAs(fv, t)
 	case kGUID:
 		if pr.kind != tokString {
 			return mismatch(f, "non-string", pr)
@@ -279,7 +279,7 @@ func decodeValue(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
 		if err != nil {
 			return mismatch(f, "malformed Guid", pr)
 		}
-		fv.Set(reflect.ValueOf(g))
+		setAs(fv, g)
 	case kBinary:
 		b, ok := parseBinary(pr)
 		if !ok {

@@ -212,10 +212,10 @@ func (e *encoder) field(f *field, v reflect.Value) error {
 	case kFloat:
 		return e.double(f.name, f.nameUnits, f.prefix, v.Float(), v.Kind() == reflect.Float32)
 	case kTime:
-		return e.time(f.name, f.nameUnits, f.prefix, v.Interface().(time.Time))
+		return e.time(f.name, f.nameUnits, f.prefix, valueAs[time.Time](v))
 	case kGUID:
 		e.b = append(e.b, f.prefix...)
-		e.b = appendGUID(e.b, uuid.UUID(v.Interface().(uuid.UUID)))
+		e.b = appendGUID(e.b, valueAs[uuid.UUID](v))
 		e.account(f.nameUnits, 16)
 	case kBinary:
 		return e.binary(f.name, f.nameUnits, f.prefix, v.Bytes())

@@ -465,3 +465,18 @@ func checkPropertyName(name string) string {
 	}
 	return ident.Check(name)
 }
+
+// valueAs reads a field of type T through its address when it has one:
+// boxing a 24-byte time.Time or a 16-byte uuid.UUID into an interface would
+// allocate once per field.
+func valueAs[T any](v reflect.Value) T {
+	if v.CanAddr() {
+		return *v.Addr().Interface().(*T)
+	}
+	return v.Interface().(T)
+}
+
+// setAs stores x into the addressable field v of type T without boxing it.
+func setAs[T any](v reflect.Value, x T) {
+	*v.Addr().Interface().(*T) = x
+}

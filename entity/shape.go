@@ -70,7 +70,7 @@ func (p *plan) setWritten(rv reflect.Value, etag string) {
 	}
 	if p.ts != nil {
 		if ts, ok := TimestampFromETag(etag); ok {
-			fieldValueAlloc(rv, p.ts.path).Set(reflect.ValueOf(ts))
+			setAs(fieldValueAlloc(rv, p.ts.path), ts)
 		}
 	}
 }
@@ -102,7 +102,7 @@ func (p *plan) system(rv reflect.Value) System {
 	s := System{ETag: p.etagValue(rv)}
 	s.PartitionKey, s.RowKey = p.keyValues(rv)
 	if p.ts != nil {
-		s.Timestamp, _ = fieldValue(rv, p.ts.path).Interface().(time.Time)
+		s.Timestamp = valueAs[time.Time](fieldValue(rv, p.ts.path))
 	}
 	return s
 }
@@ -114,7 +114,7 @@ func (p *plan) setSystem(rv reflect.Value, s System) {
 		fieldValueAlloc(rv, p.etag.path).SetString(s.ETag)
 	}
 	if p.ts != nil {
-		fieldValueAlloc(rv, p.ts.path).Set(reflect.ValueOf(s.Timestamp))
+		setAs(fieldValueAlloc(rv, p.ts.path), s.Timestamp)
 	}
 }
 

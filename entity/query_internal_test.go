@@ -17,3 +17,19 @@ func TestPageTop(t *testing.T) {
 		}
 	}
 }
+
+func TestEntityArray(t *testing.T) {
+	body := `{"odata.metadata":"x","value":[{"PartitionKey":"a","RowKey":"1","S":"}]"},{"PartitionKey":"a","RowKey":"2"}]}`
+	got, err := entityArray([]byte(body), nil)
+	if err != nil || len(got) != 2 || string(got[1]) != `{"PartitionKey":"a","RowKey":"2"}` {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if got, err := entityArray([]byte(`{"value":[]}`), nil); err != nil || len(got) != 0 {
+		t.Fatalf("empty page: %q, %v", got, err)
+	}
+	for _, bad := range []string{``, `{"value":[1]}`, `{"value":[{"a":1}`, `{"value":[{}]} x`, `{"value" [{}]}`, `[{}]`} {
+		if _, err := entityArray([]byte(bad), nil); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

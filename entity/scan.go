@@ -51,45 +51,57 @@ func (s *scanner) ws() {
 
 // object scans the top-level object into props (appended to dst).
 func (s *scanner) object(dst []rawProp) ([]rawProp, error) {
+	err := s.members(func(name []byte, esc bool) error {
+		p := rawProp{name: name, nameEsc: esc}
+		if err := s.value(&p); err != nil {
+			return err
+		}
+		dst = append(dst, p)
+		return nil
+	})
+	return dst, err
+}
+
+// members scans one top-level JSON object to the end of the data, calling
+// member after each name and colon to scan that member's value.
+func (s *scanner) members(member func(name []byte, esc bool) error) error {
 	s.ws()
 	if s.i >= len(s.data) || s.data[s.i] != '{' {
-		return dst, s.fail("expected '{'")
+		return s.fail("expected '{'")
 	}
 	s.i++
 	s.ws()
 	if s.i < len(s.data) && s.data[s.i] == '}' {
 		s.i++
-		return dst, s.end()
+		return s.end()
 	}
 	for {
 		s.ws()
 		name, esc, err := s.str()
 		if err != nil {
-			return dst, err
+			return err
 		}
 		s.ws()
 		if s.i >= len(s.data) || s.data[s.i] != ':' {
-			return dst, s.fail("expected ':'")
+			return s.fail("expected ':'")
 		}
 		s.i++
 		s.ws()
-		p := rawProp{name: name, nameEsc: esc}
-		if err := s.value(&p); err != nil {
-			return dst, err
+		if err := member(name, esc); err != nil {
+			return err
 		}
-		dst = append(dst, p)
 		s.ws()
 		if s.i >= len(s.data) {
-			return dst, s.fail("unexpected end of body")
+			return s.fail("unexpected end of body")
 		}
 		switch s.data[s.i] {
 		case ',':
 			s.i++
 		case '}':
 			s.i++
-			return dst, s.end()
+			return s.end()
 		default:
-			return dst, s.fail("expected ',' or '}'")
+			return s.fail("expected ',' or '}'")
 		}
 	}
 }
@@ -295,42 +307,16 @@ func stringOf(raw []byte, esc bool) (string, bool) {
 // body ({"odata.metadata":…,"value":[{…},{…}]}), each a slice of data.
 func entityArray(data []byte, dst [][]byte) ([][]byte, error) {
 	s := scanner{data: data}
-	s.ws()
-	if s.i >= len(s.data) || s.data[s.i] != '{' {
-		return dst, s.fail("expected '{'")
-	}
-	s.i++
-	for {
-		s.ws()
-		if s.i < len(s.data) && s.data[s.i] == '}' {
-			s.i++
-			return dst, s.end()
-		}
-		name, _, err := s.str()
-		if err != nil {
-			return dst, err
-		}
-		s.ws()
-		if s.i >= len(s.data) || s.data[s.i] != ':' {
-			return dst, s.fail("expected ':'")
-		}
-		s.i++
-		s.ws()
+	err := s.members(func(name []byte, _ bool) error {
 		if string(name) == "value" && s.i < len(s.data) && s.data[s.i] == '[' {
-			if dst, err = s.elements(dst); err != nil {
-				return dst, err
-			}
-		} else {
-			var p rawProp
-			if err := s.value(&p); err != nil {
-				return dst, err
-			}
+			var err error
+			dst, err = s.elements(dst)
+			return err
 		}
-		s.ws()
-		if s.i < len(s.data) && s.data[s.i] == ',' {
-			s.i++
-		}
-	}
+		var skip rawProp
+		return s.value(&skip)
+	})
+	return dst, err
 }
 
 // elements scans an array of objects, appending each object's bytes.

@@ -24,7 +24,7 @@ import (
 const (
 	// defaultReadyTimeout bounds the wait for a started Azurite to answer,
 	// unless TABLEKIT_AZURITE_TIMEOUT says otherwise.
-	defaultReadyTimeout = 30 * time.Second
+	defaultReadyTimeout = 60 * time.Second
 	// bindAttempts is how many sets of ports are tried when Azurite finds a
 	// port taken between the choice and its own bind.
 	bindAttempts = 5

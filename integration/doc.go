@@ -60,7 +60,7 @@
 //     PATH, and is what happens in a module that depends on tablekit through
 //     `go get`.
 //
-// Start waits at most 30 seconds for a started Azurite to answer (it
+// Start waits at most 60 seconds for a started Azurite to answer (it
 // usually takes one or two); TABLEKIT_AZURITE_TIMEOUT (such as 90s) changes
 // that on a slow machine. Errors include the end of Azurite's output.
 //

@@ -38,7 +38,7 @@ const (
 	// to run, overriding the search described in the package documentation.
 	EnvAzurite = "TABLEKIT_AZURITE"
 	// EnvAzuriteTimeout names a variable holding how long Start waits for a
-	// started Azurite to answer, as a Go duration; 30s when unset.
+	// started Azurite to answer, as a Go duration; 60s when unset.
 	EnvAzuriteTimeout = "TABLEKIT_AZURITE_TIMEOUT"
 )
 
@@ -95,7 +95,7 @@ type Env struct {
 // Start returns a ready environment. With TABLEKIT_CONNECTION_STRING or
 // TABLEKIT_ACCOUNT_URL set it connects to that account and checks that its
 // table service answers; otherwise it starts Azurite on free loopback ports,
-// in memory, and waits (at most about 30 seconds, or until ctx ends) until
+// in memory, and waits (at most about 60 seconds, or until ctx ends) until
 // the table, queue and blob services all answer a request. The caller must
 // call Close.
 func Start(ctx context.Context) (*Env, error) {

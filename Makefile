@@ -13,7 +13,7 @@ AZURITE := integration/node_modules/.bin/azurite
 # Tests and the demo run the Azurite pinned in integration/package-lock.json.
 export TABLEKIT_AZURITE ?= $(CURDIR)/$(AZURITE)
 
-.PHONY: azurite demo lint fmt-check vet staticcheck test bench
+.PHONY: azurite demo lint fmt-check vet staticcheck test bench print-staticcheck
 
 ## azurite: install the pinned Azurite into integration/node_modules.
 azurite: $(AZURITE)
@@ -55,6 +55,11 @@ $(STATICCHECK):
 # In CI (CI=true) or with TABLEKIT_NO_SKIP=1 a skipped test fails the run.
 test: azurite lint
 	go test -race -count=1 -timeout 20m -json ./... 2>&1 | go run ./internal/testrun
+	@# Allocation counts differ under the race detector: checked once without it.
+	go test -count=1 -run '^TestAllocations$$' ./keys/
+
+print-staticcheck:
+	@echo $(STATICCHECK)
 
 ## bench: every benchmark, with allocations.
 bench: azurite

@@ -2,6 +2,9 @@ module github.com/tablekit/tablekit
 
 go 1.26.8
 
+// Azurite's npm packages are not Go code: ./... skips them.
+ignore ./integration/node_modules
+
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.15.0

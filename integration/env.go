@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"flag"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -151,12 +152,22 @@ func (e *Env) PID() int {
 // It starts the environment, stores it in *env, runs the tests, closes the
 // environment and exits with the tests' status. When the environment cannot
 // be started it prints why and exits with status 1: the tests fail, they
-// are never skipped silently.
+// are never skipped silently. A fuzzing run (go test -fuzz) starts no
+// environment and leaves *env nil: fuzz targets test pure functions.
 func Main(m *testing.M, env **Env) {
 	os.Exit(run(m, env))
 }
 
 func run(m *testing.M, env **Env) (code int) {
+	// A fuzzing run (-fuzz, and each of its worker processes) exercises pure
+	// functions: it starts no environment, which would otherwise start once
+	// per worker. *env stays nil.
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if isFuzzing() {
+		return m.Run()
+	}
 	// The bound covers a first-time installation of Azurite with npm.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	e, err := Start(ctx)
@@ -175,6 +186,14 @@ func run(m *testing.M, env **Env) (code int) {
 		}
 	}()
 	return m.Run()
+}
+
+func isFuzzing() bool {
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		return true
+	}
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // ClientOptions returns options suited to tests: at most two retries, 50 ms

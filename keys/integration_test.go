@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -22,24 +20,9 @@ import (
 var env *integration.Env
 
 // TestMain starts the integration environment (Azurite, or the account
-// named by the environment) for the tests of this package. A fuzzing run
-// (-fuzz, and its worker processes) exercises pure functions only and runs
-// without it; the integration tests then fail rather than skip.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if isFuzzing() {
-		os.Exit(m.Run())
-	}
-	integration.Main(m, &env)
-}
-
-func isFuzzing() bool {
-	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
-		return true
-	}
-	f := flag.Lookup("test.fuzzworker")
-	return f != nil && f.Value.String() == "true"
-}
+// named by the environment) for the tests of this package; a fuzzing run
+// starts none, and the integration tests then fail rather than skip.
+func TestMain(m *testing.M) { integration.Main(m, &env) }
 
 // awkwardParts are compound-key parts with every character class the key
 // builders must get right on the service: quotes (doubled in filters), the

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -198,8 +199,8 @@ func parseDigits(s string) (uint64, int) {
 // Join joins parts with sep, the design guide's readable compound key
 // (§6.6): Join("_", "empid", Pad(123, 6), "2012") is "empid_000123_2012".
 // It returns an error (a *KeyError with RuleSeparator) when sep is empty or
-// a part contains sep, because such a key could not be split back; it does
-// not otherwise check the parts.
+// the key would not split back into the parts (a part contains sep, or runs
+// into it: Join("__", "a_", "b")); it does not otherwise check the parts.
 //
 // The result sorts in tuple order only if, at each position, all parts have
 // the same length (fixed-width codes, Pad numbers) or sep sorts below
@@ -226,5 +227,11 @@ func Join(sep string, parts ...string) (string, error) {
 		}
 		b.WriteString(p)
 	}
-	return b.String(), nil
+	key := b.String()
+	// With a separator of several characters, parts can also run into it:
+	// Join("__", "a_", "b") and Join("__", "a", "_b") are both "a___b".
+	if got := strings.Split(key, sep); len(parts) > 0 && !slices.Equal(got, parts) {
+		return "", newErr("Join", RuleSeparator, key)
+	}
+	return key, nil
 }

@@ -214,4 +214,18 @@ func TestJoin(t *testing.T) {
 	if _, err := keys.Join("", "a", "b"); !errors.Is(err, keys.ErrInvalidKey) {
 		t.Errorf("Join with an empty separator: %v", err)
 	}
+	// A part that runs into a separator of several characters would give
+	// ("a_", "b") the key of ("a", "_b"): it is refused; the key splits
+	// back only as the latter.
+	if got, err := keys.Join("__", "a", "_b"); got != "a___b" || err != nil {
+		t.Errorf("Join(__, a, _b) = %q, %v", got, err)
+	}
+	for _, parts := range [][]string{{"a_", "b"}, {"x", "y_", "z"}} {
+		if got, err := keys.Join("__", parts...); !errors.Is(err, keys.ErrInvalidKey) {
+			t.Errorf("Join(__, %q) = %q, %v; want an error", parts, got, err)
+		}
+	}
+	if got, err := keys.Join("__", "a-", "b"); got != "a-__b" || err != nil {
+		t.Errorf("Join(__, a-, b) = %q, %v", got, err)
+	}
 }

@@ -268,8 +268,10 @@ func (b *builder) linkKinds() error {
 		if err := keys.Validate(e.kind + s.disc.sep); err != nil {
 			return fmt.Errorf("%w: kind %q of %q is not a valid RowKey prefix: %w", ErrSchema, e.kind, e.name, err)
 		}
-		if strings.Contains(e.kind, s.disc.sep) {
-			return fmt.Errorf("%w: kind %q of %q contains the separator %q", ErrSchema, e.kind, e.name, s.disc.sep)
+		// The separator must first occur where the kind ends, or the prefix
+		// of one kind could be cut as another's ("A-" + "--" reads as "A").
+		if strings.Index(e.kind+s.disc.sep, s.disc.sep) != len(e.kind) {
+			return fmt.Errorf("%w: kind %q of %q contains, or runs into, the separator %q", ErrSchema, e.kind, e.name, s.disc.sep)
 		}
 		if strings.ContainsRune(e.kind, '\'') {
 			return fmt.Errorf("%w: kind %q of %q contains ', which aztables cannot address in a transaction", ErrSchema, e.kind, e.name)

@@ -2,10 +2,10 @@ package integration
 
 import (
 	"context"
-	"flag"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"

@@ -173,6 +173,17 @@ func (e *Env) waitReady(ctx context.Context, p *process) error {
 			ready = ready && pr.ok
 		}
 		if ready {
+			// Another test binary's Azurite may have taken a port between
+			// the choice and our bind, and answered the probes: accept the
+			// services only while our process still runs and bound them all.
+			select {
+			case <-p.done:
+				continue // reported at the top of the loop
+			default:
+			}
+			if strings.Contains(p.log.String(), "EADDRINUSE") {
+				return errPortTaken
+			}
 			return e.connect()
 		}
 		select {

@@ -56,9 +56,11 @@
 //  4. Azurite 3.37.0 installed by Start itself with `npm ci --no-audit
 //     --no-fund` from the package.json and package-lock.json embedded in this
 //     package, into the user cache directory (os.UserCacheDir()/tablekit),
-//     once for all test binaries. This needs Node.js 20 or later and npm on
+//     once for all test binaries. This needs Node.js and npm on
 //     PATH, and is what happens in a module that depends on tablekit through
-//     `go get`.
+//     `go get`. Azurite 3.37.0 declares Node.js 22 or later; it runs on
+//     Node.js 20 (npm prints an EBADENGINE warning), but not with npm's
+//     engine-strict set.
 //
 // Start waits at most 60 seconds for a started Azurite to answer (it
 // usually takes one or two); TABLEKIT_AZURITE_TIMEOUT (such as 90s) changes

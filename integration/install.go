@@ -33,7 +33,7 @@ func installAzurite(ctx context.Context) (string, error) {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		return "", fmt.Errorf("integration: Azurite not found, and npm is not on PATH to install it: "+
-			"install Node.js 20 or later with npm (tablekit then installs azurite@%s by itself), "+
+			"install Node.js 22 (20 works, with a warning) and npm (tablekit then installs azurite@%s by itself), "+
 			"or run `npm install -g azurite@%s`, or set %s to the path of an azurite executable, "+
 			"or set %s to use a real storage account", version, version, EnvAzurite, EnvConnectionString)
 	}

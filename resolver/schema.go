@@ -61,6 +61,11 @@ func Strict() Option {
 // failure of a write-back ends the read with its error. Rows read with a
 // projection (Query.Select) are never written back, as they are
 // incomplete. The value returned carries the ETag of the write-back.
+//
+// The write-back replaces the row: properties the new version's Go type
+// does not model are removed, as an upgrade that drops or renames a field
+// intends. Give that type an `extra` field (see package entity) to keep
+// properties other writers add.
 func WriteBackUpgrades() Option {
 	return optionFunc(func(b *builder) error { b.s.writeBack = true; return nil })
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/resolver"
 )
 
@@ -257,19 +258,13 @@ func TestStampErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Stamp(&Wide{Extra: bag.Properties}); err != nil {
+	if _, err := entity.Marshal(&Wide{Extra: bag.Properties}); err != nil {
 		t.Fatalf("252 properties before stamping: %v", err)
 	}
-	if _, err := entity.Marshal(must(ws.Stamp(&Wide{Extra: bag.Properties}))); !errors.Is(err, entity.ErrInvalid) {
-		t.Errorf("252 properties + EntityType encoded: %v", err)
+	var ve *entity.ValidationError
+	if _, err := ws.Stamp(&Wide{Extra: bag.Properties}); !errors.As(err, &ve) || ve.Rule != entity.RulePropertyCount {
+		t.Errorf("252 properties + EntityType: %v", err)
 	}
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 func TestFuncStamp(t *testing.T) {
@@ -526,5 +521,21 @@ func TestOfType(t *testing.T) {
 	}
 	if _, err := resolver.OfType[EmployeeV1](propertySchema(t)); !errors.Is(err, resolver.ErrUnregistered) {
 		t.Errorf("OfType of an old version: %v", err)
+	}
+}
+
+// TestStampValidatesTheStoredKey: the prefix is checked with the id, so a
+// key that only the prefix makes too long is refused before any request.
+func TestStampValidatesTheStoredKey(t *testing.T) {
+	s, err := resolver.NewSchema(resolver.ByRowKeyPrefix("_"), resolver.Register[Employee]("EMPLOYEE.v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.Repeat("9", keys.MaxKeyLength-3) // fits alone, not after "EMPLOYEE_"
+	if _, err := s.Stamp(&Employee{PartitionKey: "Sales", RowKey: id}); !errors.Is(err, entity.ErrInvalid) {
+		t.Fatalf("Stamp of an over-long stored key: %v", err)
+	}
+	if _, err := s.Stamp(&entity.DynamicEntity{PartitionKey: "a#b", RowKey: "r"}); !errors.Is(err, entity.ErrInvalid) {
+		t.Fatalf("Stamp of an invalid bag: %v", err)
 	}
 }

@@ -126,6 +126,9 @@ func (t *Table) Get(ctx context.Context, partitionKey, rowKey string) (any, erro
 // get reads one row and returns the ETag it was read with.
 func (t *Table) get(ctx context.Context, partitionKey, rowKey string) (any, string, error) {
 	body, err := t.bags.GetRaw(ctx, partitionKey, rowKey)
+	if errors.Is(err, entity.ErrNotFound) {
+		return nil, "", &RowError{PartitionKey: partitionKey, RowKey: rowKey, Err: err}
+	}
 	if err != nil {
 		return nil, "", err
 	}

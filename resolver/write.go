@@ -33,7 +33,7 @@ func (s *Schema) prepare(v any) (*entity.DynamicEntity, target, error) {
 		if d == nil {
 			return nil, target{}, &entity.TypeError{Type: reflect.TypeOf(v), Reason: "nil pointer"}
 		}
-		return d, target{}, nil
+		return d, target{}, entity.Validate(d)
 	}
 	e, sys, err := s.registered(v)
 	if err != nil {
@@ -51,6 +51,10 @@ func (s *Schema) prepare(v any) (*entity.DynamicEntity, target, error) {
 		return nil, target{}, err
 	}
 	bag.ETag = sys.ETag
+	// The stamp may have lengthened or rewritten the keys.
+	if err := entity.Validate(bag); err != nil {
+		return nil, target{}, err
+	}
 	return bag, target{v: v}, nil
 }
 

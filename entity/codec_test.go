@@ -672,3 +672,33 @@ func TestSystemAccessors(t *testing.T) {
 		}
 	}
 }
+
+func TestRowKeyField(t *testing.T) {
+	f, err := entity.RowKeyFieldOf(reflect.TypeFor[Everything]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Everything{ID: "EMP_1"}
+	if rk, err := f.Get(e); rk != "EMP_1" || err != nil {
+		t.Fatalf("Get = %q, %v", rk, err)
+	}
+	if err := f.Set(e, "1"); err != nil || e.ID != "1" {
+		t.Fatalf("Set: %v %+v", err, e.ID)
+	}
+	for _, bad := range []any{nil, Everything{}, (*Everything)(nil), &Employee{}} {
+		if _, err := f.Get(bad); !errors.Is(err, entity.ErrInvalidType) {
+			t.Errorf("Get(%T): %v", bad, err)
+		}
+	}
+	bf, err := entity.RowKeyFieldOf(reflect.TypeFor[entity.DynamicEntity]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &entity.DynamicEntity{RowKey: "x"}
+	if err := bf.Set(d, "y"); err != nil || d.RowKey != "y" {
+		t.Fatalf("bag: %v %+v", err, d)
+	}
+	if _, err := entity.RowKeyFieldOf(reflect.TypeFor[struct{ Name string }]()); !errors.Is(err, entity.ErrInvalidType) {
+		t.Errorf("type without keys: %v", err)
+	}
+}

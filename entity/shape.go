@@ -195,6 +195,57 @@ func SetSystem(v any, s System) error {
 	return nil
 }
 
+// RowKeyField reads and writes the RowKey of values of one entity type,
+// found once: for code that reaches it row after row on a hot path
+// (package resolver strips RowKey prefixes this way). SystemOf and
+// SetSystem are the general way.
+type RowKeyField struct {
+	ptr  reflect.Type // *T
+	path []step
+}
+
+// RowKeyFieldOf returns the RowKey field of an entity type: a tagged struct
+// type or DynamicEntity.
+func RowKeyFieldOf(t reflect.Type) (*RowKeyField, error) {
+	if t == dynamicType {
+		f, _ := t.FieldByName("RowKey")
+		return &RowKeyField{ptr: reflect.PointerTo(t), path: []step{{index: f.Index[0]}}}, nil
+	}
+	sh, err := shapeOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return &RowKeyField{ptr: reflect.PointerTo(t), path: sh.(*plan).rk.path}, nil
+}
+
+// field returns v's RowKey field; v must be a non-nil pointer to the type.
+func (f *RowKeyField) field(v any) (reflect.Value, error) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Type() != f.ptr || rv.IsNil() {
+		return reflect.Value{}, &TypeError{Type: reflect.TypeOf(v), Reason: "want a non-nil " + f.ptr.String()}
+	}
+	return fieldValueAlloc(rv.Elem(), f.path), nil
+}
+
+// Get returns v's RowKey.
+func (f *RowKeyField) Get(v any) (string, error) {
+	fv, err := f.field(v)
+	if err != nil {
+		return "", err
+	}
+	return fv.String(), nil
+}
+
+// Set stores rowKey into v.
+func (f *RowKeyField) Set(v any, rowKey string) error {
+	fv, err := f.field(v)
+	if err != nil {
+		return err
+	}
+	fv.SetString(rowKey)
+	return nil
+}
+
 // SetWritten stores an ETag the service returned, and the Timestamp it
 // encodes, into v: what Table and Submit do after a write.
 func SetWritten(v any, etag string) error {

@@ -125,15 +125,12 @@ func (s *Schema) decode(body []byte) (any, readInfo, error) {
 		return nil, readInfo{}, s.rowError(body, e.name, err)
 	}
 	if s.disc.mode == modePrefix {
-		sys, err := entity.SystemOf(pv.Interface())
+		rk, err := e.rowKey.Get(pv.Interface())
+		if id, cut := strings.CutPrefix(rk, e.prefix); cut && err == nil {
+			err = e.rowKey.Set(pv.Interface(), id)
+		}
 		if err != nil {
 			return nil, readInfo{}, s.rowError(body, e.name, err)
-		}
-		if id, cut := strings.CutPrefix(sys.RowKey, e.prefix); cut {
-			sys.RowKey = id
-			if err := entity.SetSystem(pv.Interface(), sys); err != nil {
-				return nil, readInfo{}, s.rowError(body, e.name, err)
-			}
 		}
 	}
 	if e.current {

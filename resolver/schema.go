@@ -136,7 +136,8 @@ type entry struct {
 	prefix  string // prefix mode: kind + separator, the start of stored RowKeys
 	version int    // N of .vN; -1 without one
 	typ     reflect.Type
-	current bool // rows of typ are written under this name
+	rowKey  *entity.RowKeyField // typ's RowKey, stripped of prefix on reads
+	current bool                // rows of typ are written under this name
 
 	// An old version: decode into typ, then upgrade to a value of type to.
 	upgrade func(any) (any, error)
@@ -164,9 +165,11 @@ func (b *builder) add(e *entry) error {
 	}
 	// entity decides which fields hold the keys, ETag and Timestamp; a type
 	// it cannot map (or that has no keys) is refused here.
-	if _, err := entity.SystemOf(reflect.New(e.typ).Interface()); err != nil {
+	rk, err := entity.RowKeyFieldOf(e.typ)
+	if err != nil {
 		return fmt.Errorf("%w: %q: %w", ErrSchema, e.name, err)
 	}
+	e.rowKey = rk
 	e.kind, e.version = splitVersion(e.name)
 	b.entries = append(b.entries, e)
 	return nil

@@ -283,20 +283,8 @@ func Submit(ctx context.Context, client *aztables.Client, b *Batch) ([]string, e
 func submitOps(ctx context.Context, client *aztables.Client, ops []batchOp) ([]string, error) {
 	actions := make([]aztables.TransactionAction, len(ops))
 	for i, op := range ops {
-		a := aztables.TransactionAction{Entity: op.body}
-		switch op.kind {
-		case OpInsert:
-			a.ActionType = aztables.TransactionTypeAdd
-		case OpMerge:
-			a.ActionType = aztables.TransactionTypeUpdateMerge
-		case OpReplace:
-			a.ActionType = aztables.TransactionTypeUpdateReplace
-		case OpUpsertMerge:
-			a.ActionType = aztables.TransactionTypeInsertMerge
-		case OpUpsertReplace:
-			a.ActionType = aztables.TransactionTypeInsertReplace
-		case OpDelete:
-			a.ActionType = aztables.TransactionTypeDelete
+		a := aztables.TransactionAction{ActionType: actionTypes[op.kind], Entity: op.body}
+		if op.kind == OpDelete {
 			a.Entity = keysBody(op.pk, op.rk)
 		}
 		if op.etag != "" {
@@ -333,6 +321,17 @@ func submitOps(ctx context.Context, client *aztables.Client, ops []batchOp) ([]s
 		}
 	}
 	return etags, nil
+}
+
+// actionTypes maps each OpKind to aztables' name for it. Note the SDK's
+// names: its "update" never inserts, its "insert-merge" is an upsert.
+var actionTypes = [...]aztables.TransactionType{
+	OpInsert:        aztables.TransactionTypeAdd,
+	OpMerge:         aztables.TransactionTypeUpdateMerge,
+	OpReplace:       aztables.TransactionTypeUpdateReplace,
+	OpUpsertMerge:   aztables.TransactionTypeInsertMerge,
+	OpUpsertReplace: aztables.TransactionTypeInsertReplace,
+	OpDelete:        aztables.TransactionTypeDelete,
 }
 
 // keysBody is the body aztables needs to address a delete.

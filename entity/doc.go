@@ -55,7 +55,7 @@
 //	etags, err := emps.Submit(ctx, (&entity.Batch{}).Insert(&a).Merge(&dept))
 //	outcomes, err := emps.BulkWrite(ctx, many, entity.BulkOptions{})
 //
-// Service errors match ErrNotFound, ErrAlreadyExists and
+// Service errors match ErrNotFound, ErrTableNotFound, ErrAlreadyExists and
 // ErrPreconditionFailed with errors.Is, and unwrap to the
 // *azcore.ResponseError. Reads decode the body the service sent, captured
 // through azcore's pipeline, rather than the re-encoded copy aztables hands

@@ -65,27 +65,35 @@ func needsEscape(c byte) bool {
 		c == '>' || c == '?' || c == '[' || c == '\\' || c >= '~'
 }
 
+// plainPrefix returns the length of the longest prefix of s that Escape
+// leaves unchanged, and whether it ends at a character no escaped string
+// holds (a C1 control or invalid UTF-8) rather than at an ASCII character
+// that has an escape code.
+func plainPrefix(s string) (n int, forbidden bool) {
+	for n < len(s) {
+		c := s[n]
+		if c < utf8.RuneSelf {
+			if needsEscape(c) {
+				return n, false
+			}
+			n++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[n:])
+		if r <= 0x9F || size == 1 { // C1 controls, or invalid UTF-8
+			return n, true
+		}
+		n += size
+	}
+	return n, false
+}
+
 // Escape returns s with every character a key cannot contain, and the
 // characters used to escape them, replaced by order-preserving codes: see
 // "Escaping" in the package documentation. A string that needs no escaping is returned
 // as is, without allocating.
 func Escape(s string) string {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if needsEscape(c) {
-				break
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r <= 0x9F || size == 1 { // C1 controls, or invalid UTF-8
-			break
-		}
-		i += size
-	}
+	i, _ := plainPrefix(s)
 	if i == len(s) {
 		return s
 	}
@@ -130,21 +138,9 @@ func Escape(s string) string {
 // without allocating.
 func Unescape(s string) (string, error) {
 	const fn = "Unescape"
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if needsEscape(c) {
-				break
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r <= 0x9F || size == 1 {
-			return "", posErr(fn, RuleSyntax, s, i)
-		}
-		i += size
+	i, forbidden := plainPrefix(s)
+	if forbidden {
+		return "", posErr(fn, RuleSyntax, s, i)
 	}
 	if i == len(s) {
 		return s, nil

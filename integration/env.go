@@ -293,7 +293,11 @@ func (e *Env) TableName(tb testing.TB) string {
 	tb.Helper()
 	name := e.newName(tb)
 	svc := e.TableService
-	tb.Cleanup(func() { deleteTable(tb, svc, name) })
+	tb.Cleanup(func() {
+		if err := dropTable(svc, name); err != nil {
+			tb.Error(err)
+		}
+	})
 	return name
 }
 
@@ -325,63 +329,39 @@ func (e *Env) TableWith(tb testing.TB, opts *aztables.ClientOptions) *aztables.C
 
 func (e *Env) createTable(tb testing.TB, svc *aztables.ServiceClient) *aztables.Client {
 	tb.Helper()
-	name := e.newName(tb)
-	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
-	defer cancel()
-	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
-		tb.Fatalf("integration: creating table %s: %v", name, err)
-	}
-	tb.Cleanup(func() { deleteTable(tb, svc, name) })
-	return svc.NewClient(name)
-}
-
-func deleteTable(tb testing.TB, svc *aztables.ServiceClient, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	if _, err := svc.DeleteTable(ctx, name, nil); err != nil && !isNotFound(err) {
-		tb.Errorf("integration: deleting table %s: %v", name, err)
-	}
+	return scratchT(tb, e, func(ctx context.Context, hint string) (*aztables.Client, func() error, error) {
+		return e.scratchTable(ctx, svc, hint)
+	})
 }
 
 // Queue creates a queue with a unique name and returns a client for it. The
 // queue is deleted when the test ends.
 func (e *Env) Queue(tb testing.TB) *azqueue.QueueClient {
 	tb.Helper()
-	e.usable(tb)
-	name := e.newName(tb)
-	q := e.QueueService.NewQueueClient(name)
-	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
-	defer cancel()
-	if _, err := q.Create(ctx, nil); err != nil {
-		tb.Fatalf("integration: creating queue %s: %v", name, err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		if _, err := q.Delete(ctx, nil); err != nil && !isNotFound(err) {
-			tb.Errorf("integration: deleting queue %s: %v", name, err)
-		}
-	})
-	return q
+	return scratchT(tb, e, e.ScratchQueue)
 }
 
 // Container creates a blob container with a unique name and returns a client
 // for it. The container is deleted when the test ends.
 func (e *Env) Container(tb testing.TB) *container.Client {
 	tb.Helper()
+	return scratchT(tb, e, e.ScratchContainer)
+}
+
+// scratchT creates a scratch resource named after the test, fails the test
+// when it cannot, and deletes it when the test and its subtests end.
+func scratchT[C any](tb testing.TB, e *Env, create func(context.Context, string) (C, func() error, error)) C {
+	tb.Helper()
 	e.usable(tb)
-	name := e.newName(tb)
-	c := e.BlobService.ServiceClient().NewContainerClient(name)
 	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
 	defer cancel()
-	if _, err := c.Create(ctx, nil); err != nil {
-		tb.Fatalf("integration: creating container %s: %v", name, err)
+	c, drop, err := create(ctx, tb.Name())
+	if err != nil {
+		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		if _, err := c.Delete(ctx, nil); err != nil && !isNotFound(err) {
-			tb.Errorf("integration: deleting container %s: %v", name, err)
+		if err := drop(); err != nil {
+			tb.Error(err)
 		}
 	})
 	return c
@@ -392,10 +372,19 @@ func (e *Env) Container(tb testing.TB) *container.Client {
 // digits: lower-case alphanumeric, starting with a letter, at most 44
 // characters, so valid as a table, queue and container name.
 func (e *Env) newName(tb testing.TB) string {
+	name, err := e.uniqueName(tb.Name())
+	if err != nil {
+		tb.Fatalf("integration: %v", err)
+	}
+	return name
+}
+
+// uniqueName is newName for a hint that is not a test's name.
+func (e *Env) uniqueName(hint string) (string, error) {
 	var b strings.Builder
 	b.WriteString("tk")
 	n := 0
-	for _, r := range strings.ToLower(tb.Name()) {
+	for _, r := range strings.ToLower(hint) {
 		if n == 16 {
 			break
 		}
@@ -406,10 +395,10 @@ func (e *Env) newName(tb testing.TB) string {
 	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		tb.Fatalf("integration: %v", err)
+		return "", err
 	}
 	fmt.Fprintf(&b, "%s%06d%s", e.names.prefix, e.names.seq.Add(1), hex.EncodeToString(rnd[:]))
-	return b.String()
+	return b.String(), nil
 }
 
 func isNotFound(err error) bool {

@@ -89,6 +89,11 @@ type Run struct {
 	// returns when the operation has finished, or soon after ctx ends
 	// (ctx ends when the Killer fires).
 	Work func(ctx context.Context, env *integration.Env) error
+	// Crashed, if set, inspects the state the crash left, before recovery:
+	// the invariant that holds at every instant (nothing lost even
+	// mid-way), where Check asserts the converged one. passed is the number
+	// of requests the run made.
+	Crashed func(t *testing.T, passed int)
 	// Recover finishes whatever a crash left (a fresh worker that drains
 	// the queue, a relay), with healthy clients, and returns once the
 	// pattern has converged. It runs after every run, crashed or not.
@@ -150,6 +155,9 @@ func runOnce(t *testing.T, env *integration.Env, s Scenario, k *Killer, timeout 
 	cancel()
 	if err != nil && !crashed {
 		t.Fatalf("crashtest: work failed without a crash: %v", err)
+	}
+	if crashed && run.Crashed != nil {
+		run.Crashed(t, k.Passed())
 	}
 	rctx, rcancel := context.WithTimeout(t.Context(), timeout)
 	defer rcancel()

@@ -266,8 +266,18 @@ func (p *Processor) call(ctx context.Context, m *Message) (err error) {
 	return p.handler(ctx, m)
 }
 
+// finishLease stops m's lease and returns its receipt, reporting a lease
+// lost to a failure (not to another worker taking the message over).
+func (p *Processor) finishLease(m *Message) (receipt string, lost error) {
+	receipt, lost = m.lease.finish()
+	if lost != nil && !IsGone(lost) {
+		p.onError(fmt.Errorf("queueproc: %s: renewing the visibility of message %s failed; it may be delivered again meanwhile: %w", p.name, m.ID, lost))
+	}
+	return receipt, lost
+}
+
 func (p *Processor) complete(work context.Context, m *Message, start time.Time) {
-	receipt, _ := m.lease.finish()
+	receipt, _ := p.finishLease(m)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(work), finishTimeout)
 	defer cancel()
 	if _, err := p.queue.DeleteMessage(ctx, m.ID, receipt, nil); err != nil && !IsGone(err) {
@@ -278,7 +288,7 @@ func (p *Processor) complete(work context.Context, m *Message, start time.Time) 
 }
 
 func (p *Processor) retry(work context.Context, m *Message, cause error, start time.Time) {
-	receipt, lost := m.lease.finish()
+	receipt, lost := p.finishLease(m)
 	if lost == nil {
 		delay := RetryDelay(p.cfg.RetryDelay, p.cfg.MaxRetryDelay, m.DequeueCount)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(work), finishTimeout)
@@ -294,7 +304,7 @@ func (p *Processor) retry(work context.Context, m *Message, cause error, start t
 
 // release makes a message that did not finish visible again after delay.
 func (p *Processor) release(work context.Context, m *Message, cause error, took time.Duration) {
-	receipt, lost := m.lease.finish()
+	receipt, lost := p.finishLease(m)
 	if lost == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(work), finishTimeout)
 		_, err := p.queue.UpdateMessage(ctx, m.ID, receipt, m.Text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(0))})
@@ -325,12 +335,12 @@ func (p *Processor) moveToPoison(work context.Context, m *Message, reason string
 	defer cancel()
 	if err := p.sendPoison(ctx, text); err != nil {
 		// Keep the message where it is: it comes back and is poisoned then.
-		m.lease.finish()
+		p.finishLease(m)
 		p.onError(fmt.Errorf("queueproc: %s: moving message %s to the poison queue: %w", p.name, m.ID, err))
 		p.observe(Outcome{Message: m, Result: Retrying, Err: cause, Reason: reason, Duration: p.cfg.Clock.Now().Sub(start)})
 		return
 	}
-	receipt, _ := m.lease.finish()
+	receipt, _ := p.finishLease(m)
 	if _, err := p.queue.DeleteMessage(ctx, m.ID, receipt, nil); err != nil && !IsGone(err) {
 		p.onError(fmt.Errorf("queueproc: %s: deleting poisoned message %s: %w", p.name, m.ID, err))
 	}

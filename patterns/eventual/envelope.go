@@ -191,11 +191,12 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// parsePoison reads a poison queue message: its record, and the original
-// text to put back. Text that is not a poison message of this package
+// ParsePoison reads the text of a poison queue message: its record, and
+// the original message text that Replay puts back, for tools that list or
+// triage poison queues. Text that is not a poison message of this package
 // (stored unchanged because its record did not fit, or put there by other
 // software) is its own original, with ok false.
-func parsePoison(text string) (rec PoisonRecord, original string, ok bool) {
+func ParsePoison(text string) (rec PoisonRecord, original string, ok bool) {
 	body, _, err := decodeText(text)
 	if err != nil {
 		return PoisonRecord{}, text, false

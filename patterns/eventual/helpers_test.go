@@ -93,7 +93,11 @@ func isNotFound(err error) bool {
 // table returns a typed view of a new table on e.
 func table[T any](t testing.TB, e *integration.Env) *entity.Table[T] {
 	t.Helper()
-	tbl, err := entity.NewTable[T](e.Table(t))
+	name := e.TableName(t)
+	if _, err := e.TableService.CreateTable(context.Background(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := entity.NewTableFromService[T](e.TableService, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +166,12 @@ func (o *outcomes) count(r eventual.Result) int {
 		}
 	}
 	return n
+}
+
+func (o *outcomes) errors() []error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]error(nil), o.errs...)
 }
 
 func (o *outcomes) list() []eventual.Outcome {

@@ -43,7 +43,7 @@ type Outbox[T any] struct {
 // intent is one message waiting in a partition to be enqueued.
 type intent struct {
 	PartitionKey string
-	RowKey       string // prefix + message id
+	RowKey       string    // prefix + message id
 	Timestamp    time.Time `table:",timestamp"`
 	Kind         string
 	ID           string

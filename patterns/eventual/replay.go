@@ -85,7 +85,7 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 			if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil || dm.MessageText == nil {
 				continue
 			}
-			rec, original, _ := parsePoison(*dm.MessageText)
+			rec, original, _ := ParsePoison(*dm.MessageText)
 			if keep != nil && !keep(rec) {
 				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
 				continue

@@ -1,0 +1,136 @@
+package eventual_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// TestShutdownLosesNothing stops a processor while one handler runs and
+// another message waits in hand: the running handler's context is
+// cancelled after the grace period and its message released, the waiting
+// one released at once; both are visible again immediately and a new
+// processor finishes them.
+func TestShutdownLosesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	qs := queues(t, env, 1)
+	rec := newOutcomes()
+	cfg := fast()
+	cfg.Workers = 1
+	cfg.VisibilityTimeout = 30 * time.Second // a crash would hide them for 30 s; a shutdown does not
+	cfg.ShutdownGrace = 100 * time.Millisecond
+	cfg.Hooks = rec.hooks()
+	p, err := eventual.New(qs, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started atomic.Int32
+	if err := eventual.Handle(p, archiveKind, func(ctx context.Context, m ArchiveEmployee) error {
+		started.Add(1)
+		<-ctx.Done() // a long handler that honours its context
+		return ctx.Err()
+	}, eventual.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"000001", "000002"} {
+		m, _ := archiveKind.Message(ArchiveEmployee{"Sales", id})
+		if err := p.Enqueue(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := run(t, p)
+	waitFor(t, "the first handler", func() bool { return started.Load() == 1 })
+	stop()
+	if got := rec.count(eventual.Released); got != 2 {
+		t.Fatalf("%d messages released, want 2: %+v", got, rec.list())
+	}
+	for _, o := range rec.list() {
+		if !errors.Is(o.Err, context.Canceled) {
+			t.Errorf("released with %v, want context.Canceled", o.Err)
+		}
+	}
+	if got := len(peekAll(t, qs[0].Work)); got != 2 {
+		t.Fatalf("%d messages visible right after the shutdown, want 2", got)
+	}
+	// A fresh processor finishes them.
+	done := newOutcomes()
+	cfg.Hooks = done.hooks()
+	p2, err := eventual.New(qs, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eventual.Handle(p2, archiveKind, func(context.Context, ArchiveEmployee) error { return nil }, eventual.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := drain(dctx, p2, qs); err != nil {
+		t.Fatal(err)
+	}
+	if got := done.count(eventual.Done); got != 2 {
+		t.Errorf("%d done after the restart, want 2", got)
+	}
+}
+
+// TestVisibilityRenewal runs a handler for 2.5 s with a 1 s visibility
+// timeout while a second worker polls the same queue: the renewals keep
+// the message invisible, so it is delivered once; the cost meter counts
+// the UpdateMessage requests that did it.
+func TestVisibilityRenewal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	meter := cost.NewMeter()
+	metered := env.With(meter.Policy())
+	qs := queues(t, env, 1)
+	rec := newOutcomes()
+	cfg := fast()
+	cfg.Workers = 1
+	cfg.Hooks = rec.hooks()
+	var runs atomic.Int32
+	slow := func(ctx context.Context, _ ArchiveEmployee) error {
+		runs.Add(1)
+		select {
+		case <-time.After(2500 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var procs []*eventual.Processor
+	for range 2 {
+		p, err := eventual.New(sameQueues(t, metered, qs), nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eventual.Handle(p, archiveKind, slow, eventual.HandlerOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+	}
+	m, _ := archiveKind.Message(ArchiveEmployee{"Sales", "000001"})
+	if err := procs[0].Enqueue(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	before := meter.Snapshot()
+	for _, p := range procs {
+		defer run(t, p)()
+	}
+	waitFor(t, "the slow handler", func() bool { return rec.count(eventual.Done) == 1 })
+	used := meter.Snapshot().Sub(before)
+	if got := runs.Load(); got != 1 {
+		t.Errorf("the handler ran %d times, want 1", got)
+	}
+	if o := rec.list()[0]; o.DequeueCount != 1 {
+		t.Errorf("dequeue count %d, want 1", o.DequeueCount)
+	}
+	// Renewals at 0.5 s, 1 s, 1.5 s, 2 s (each halfway through a 1 s window).
+	if n := used.Count(cost.Queue, cost.OpUpdateMessage); n < 3 || n > 6 {
+		t.Errorf("%d UpdateMessage requests, want about 4", n)
+	}
+}

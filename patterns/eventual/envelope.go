@@ -141,8 +141,10 @@ type PoisonRecord struct {
 }
 
 // poisonMessage is the JSON of a poison queue message: the record, and the
-// original message as JSON ("message") when its text decoded to JSON, or as
-// its verbatim text ("text") otherwise.
+// original message, as JSON ("message") when its text is compact JSON
+// (base64-encoded or not, as Enqueue writes it), or else as its verbatim
+// text ("text"). Either way ParsePoison gives back the original text byte
+// for byte.
 type poisonMessage struct {
 	Poison  *PoisonRecord   `json:"poison"`
 	Message json.RawMessage `json:"message,omitempty"`
@@ -158,7 +160,7 @@ const maxPoisonError = 1 << 10
 // is stored unchanged (the Hooks still see the record).
 func poisonText(original string, rec PoisonRecord, enc Encoding) string {
 	pm := poisonMessage{Poison: &rec}
-	if body, origEnc, err := decodeText(original); err == nil && json.Valid(body) {
+	if body, origEnc, err := decodeText(original); err == nil && isCompactJSON(body) && encodeText(body, origEnc) == original {
 		pm.Message = body
 		rec.Encoding = origEnc.String()
 	} else {
@@ -169,7 +171,7 @@ func poisonText(original string, rec PoisonRecord, enc Encoding) string {
 		if limit >= 0 {
 			rec.Error = truncate(rec.Error, limit)
 		}
-		body, err := json.Marshal(pm)
+		body, err := marshalVerbatim(pm)
 		if err != nil {
 			break
 		}
@@ -178,6 +180,28 @@ func poisonText(original string, rec PoisonRecord, enc Encoding) string {
 		}
 	}
 	return original
+}
+
+// isCompactJSON reports whether b is valid JSON with no insignificant
+// whitespace, so that it survives being embedded in another document.
+func isCompactJSON(b []byte) bool {
+	if !json.Valid(b) {
+		return false
+	}
+	var c bytes.Buffer
+	return json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b)
+}
+
+// marshalVerbatim is json.Marshal without HTML escaping, which would
+// rewrite '<', '>' and '&' inside an embedded json.RawMessage.
+func marshalVerbatim(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // truncate shortens s to at most n bytes, on a rune boundary.
@@ -208,16 +232,12 @@ func ParsePoison(text string) (rec PoisonRecord, original string, ok bool) {
 	switch {
 	case pm.Text != nil && pm.Message == nil:
 		return *pm.Poison, *pm.Text, true
-	case pm.Message != nil && pm.Text == nil && json.Valid(pm.Message):
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, pm.Message); err != nil {
-			return PoisonRecord{}, text, false
-		}
+	case pm.Message != nil && pm.Text == nil:
 		enc := Base64
 		if pm.Poison.Encoding == PlainText.String() {
 			enc = PlainText
 		}
-		return *pm.Poison, encodeText(compact.Bytes(), enc), true
+		return *pm.Poison, encodeText(pm.Message, enc), true
 	}
 	return PoisonRecord{}, text, false
 }

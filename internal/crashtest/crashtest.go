@@ -28,49 +28,44 @@ func (killed) Temporary() bool { return false }
 // Killer is a per-retry pipeline policy that lets a number of requests
 // through and then fails every later one before it is sent.
 type Killer struct {
-	after  int64 // < 0: never
+	after  int64 // < 0: until Kill
 	seen   atomic.Int64
+	passed atomic.Int64
+	dead   atomic.Bool
 	once   sync.Once
 	killed chan struct{}
 }
 
 // NewKiller returns a Killer that lets after requests through; after < 0
-// never kills and only counts.
+// lets every request through until Kill is called.
 func NewKiller(after int) *Killer {
 	return &Killer{after: int64(after), killed: make(chan struct{})}
 }
 
 // Do implements policy.Policy.
 func (k *Killer) Do(req *policy.Request) (*http.Response, error) {
-	n := k.seen.Add(1)
-	if k.after >= 0 && n > k.after {
-		k.once.Do(func() { close(k.killed) })
+	if n := k.seen.Add(1); k.dead.Load() || k.after >= 0 && n > k.after {
+		k.Kill()
 		return nil, killed{}
 	}
+	k.passed.Add(1)
 	return req.Next()
 }
 
-// Killed is closed when the first request is stopped.
+// Kill kills at once: every later request is stopped.
+func (k *Killer) Kill() {
+	k.dead.Store(true)
+	k.once.Do(func() { close(k.killed) })
+}
+
+// Killed is closed when the first request is stopped, or Kill is called.
 func (k *Killer) Killed() <-chan struct{} { return k.killed }
 
-// Fired reports whether a request has been stopped.
-func (k *Killer) Fired() bool {
-	select {
-	case <-k.killed:
-		return true
-	default:
-		return false
-	}
-}
+// Fired reports whether the Killer has killed.
+func (k *Killer) Fired() bool { return k.dead.Load() }
 
 // Passed is the number of requests let through.
-func (k *Killer) Passed() int {
-	n := k.seen.Load()
-	if k.after >= 0 && n > k.after {
-		n = k.after
-	}
-	return int(n)
-}
+func (k *Killer) Passed() int { return int(k.passed.Load()) }
 
 // Scenario is a consistency check run once without a crash and once per
 // crash point.

@@ -66,8 +66,13 @@ func TestKillerStopsEveryLaterRequestUnretried(t *testing.T) {
 	default:
 		t.Error("Killed is not closed")
 	}
-	if never := NewKiller(-1); never.Fired() || never.Passed() != 0 {
+	never := NewKiller(-1)
+	if never.Fired() || never.Passed() != 0 {
 		t.Error("a counting killer fired")
+	}
+	never.Kill()
+	if !never.Fired() {
+		t.Error("Kill did not kill")
 	}
 }
 

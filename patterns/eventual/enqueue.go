@@ -79,7 +79,7 @@ func (p *Processor) prepare(m Message) (outgoing, error) {
 	if m.Created.IsZero() {
 		m.Created = p.cfg.Clock.Now()
 	}
-	env := envelope{Kind: m.Kind, ID: m.ID, Created: m.Created.UTC(), Payload: m.Payload}
+	env := envelope{Kind: m.Kind, ID: m.ID, Created: wireTime{m.Created.UTC()}, Payload: m.Payload}
 	body, err := json.Marshal(env)
 	if err != nil {
 		return outgoing{}, &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the envelope does not encode", Err: err}

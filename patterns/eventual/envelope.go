@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,9 +38,37 @@ const (
 type envelope struct {
 	Kind    string          `json:"kind"`
 	ID      string          `json:"id"`
-	Created time.Time       `json:"created"`
+	Created wireTime        `json:"created"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 	Claim   string          `json:"claim,omitempty"`
+}
+
+// wireTime is a time written as .NET's round-trip format writes it, in UTC
+// with seven fractional digits ("2024-05-01T10:00:00.1234567Z"): fixed
+// width, so a message's size does not depend on the clock, and what C#
+// DateTime parses without loss. Any RFC 3339 time is read.
+type wireTime struct{ time.Time }
+
+const wireTimeLayout = "2006-01-02T15:04:05.0000000Z"
+
+func (t wireTime) MarshalJSON() ([]byte, error) {
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		return nil, fmt.Errorf("eventual: time %v is out of range", t.Time)
+	}
+	return []byte(`"` + t.UTC().Format(wireTimeLayout) + `"`), nil
+}
+
+func (t *wireTime) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	t.Time = v.UTC()
+	return nil
 }
 
 // validKind reports whether s is a kind name: 1 to 128 ASCII letters,
@@ -92,6 +121,9 @@ func decodeText(text string) ([]byte, Encoding, error) {
 	body, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
 	if err != nil {
 		return nil, Base64, &DecodeError{Reason: "the text is neither a JSON object nor base64", Err: err}
+	}
+	if !utf8.Valid(body) {
+		return nil, Base64, &DecodeError{Reason: "the decoded text is not valid UTF-8"}
 	}
 	return body, Base64, nil
 }
@@ -166,7 +198,7 @@ func poisonText(original string, rec PoisonRecord, enc Encoding) string {
 	} else {
 		pm.Text = &original
 	}
-	rec.Error = truncate(rec.Error, maxPoisonError)
+	rec.Error = truncate(strings.ToValidUTF8(rec.Error, "\uFFFD"), maxPoisonError)
 	for _, limit := range []int{-1, 128, 0} {
 		if limit >= 0 {
 			rec.Error = truncate(rec.Error, limit)

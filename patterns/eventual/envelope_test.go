@@ -94,6 +94,7 @@ func TestLargestInlineMessageCanBePoisoned(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, enc := range []Encoding{Base64, PlainText} {
+		// Creation times of any clock give messages of one size.
 		p.cfg.Encoding = enc
 		// Find the largest payload that stays inline.
 		lo, hi := 0, MaxMessageBytes

@@ -182,7 +182,7 @@ func (p *Processor) dispatch(ctx context.Context, m *queueproc.Message) error {
 		payload = data
 	}
 	d := Delivery{
-		Kind: env.Kind, ID: env.ID, Created: env.Created,
+		Kind: env.Kind, ID: env.ID, Created: env.Created.Time,
 		Queue: m.Queue, MessageID: m.ID, DequeueCount: m.DequeueCount, Inserted: m.Inserted,
 		once: steps.OnceConfig{TTL: p.cfg.MarkerTTL, Now: p.cfg.Clock.Now},
 	}

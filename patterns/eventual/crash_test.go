@@ -47,7 +47,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				return runUntilDone(ctx, t, sameQueues(t, kenv, qs), ka, 1)
 			},
 			Recover: func(ctx context.Context) error {
-				p, err := eventual.New(qs, nil, fast())
+				p, err := eventual.New(qs, nil, crashy())
 				if err != nil {
 					return err
 				}
@@ -83,7 +83,7 @@ func runUntilDone(ctx context.Context, t testing.TB, qs []eventual.Queue, a arch
 	var mu sync.Mutex
 	finished := make(chan struct{})
 	left := n
-	cfg := fast()
+	cfg := crashy()
 	cfg.Workers = 1
 	cfg.Hooks.Outcome = func(o eventual.Outcome) {
 		if o.Result != eventual.Done {

@@ -113,6 +113,7 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 	qs := queues(t, env, 1)
 	cfg := fast()
 	cfg.Workers = 1
+	cfg.VisibilityTimeout = 2 * time.Second
 	sender, err := eventual.New(qs, nil, cfg)
 	if err != nil {
 		t.Fatal(err)

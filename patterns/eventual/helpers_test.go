@@ -71,6 +71,14 @@ func queues(t testing.TB, e *integration.Env, n int) []eventual.Queue {
 	return qs
 }
 
+// crashy is fast with a one-second visibility timeout: a message a crashed
+// worker held reappears after a second.
+func crashy() eventual.Config {
+	c := fast()
+	c.VisibilityTimeout = time.Second
+	return c
+}
+
 // sameQueues returns clients of qs's queues built from e (another view).
 func sameQueues(t testing.TB, e *integration.Env, qs []eventual.Queue) []eventual.Queue {
 	t.Helper()
@@ -114,12 +122,13 @@ func sameTable[T, U any](t testing.TB, e *integration.Env, tbl *entity.Table[U])
 	return v
 }
 
-// fast is a configuration for tests: short visibility, immediate retries,
-// quick polling.
+// fast is a configuration for tests: immediate retries, quick polling.
+// Its visibility timeout is long enough that a slow machine never lets a
+// message reappear while its handler runs; tests of crashes shorten it.
 func fast() eventual.Config {
 	return eventual.Config{
 		Workers:           4,
-		VisibilityTimeout: time.Second,
+		VisibilityTimeout: 30 * time.Second,
 		RetryDelay:        -1,
 		PollInterval:      10 * time.Millisecond,
 		MaxPollInterval:   50 * time.Millisecond,

@@ -78,7 +78,7 @@ func TestShutdownLosesNothing(t *testing.T) {
 	}
 }
 
-// TestVisibilityRenewal runs a handler for 2.5 s with a 1 s visibility
+// TestVisibilityRenewal runs a handler for 5 s with a 2 s visibility
 // timeout while a second worker polls the same queue: the renewals keep
 // the message invisible, so it is delivered once; the cost meter counts
 // the UpdateMessage requests that did it.
@@ -91,12 +91,13 @@ func TestVisibilityRenewal(t *testing.T) {
 	rec := newOutcomes()
 	cfg := fast()
 	cfg.Workers = 1
+	cfg.VisibilityTimeout = 2 * time.Second
 	cfg.Hooks = rec.hooks()
 	var runs atomic.Int32
 	slow := func(ctx context.Context, _ ArchiveEmployee) error {
 		runs.Add(1)
 		select {
-		case <-time.After(2500 * time.Millisecond):
+		case <-time.After(5 * time.Second):
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -129,8 +130,8 @@ func TestVisibilityRenewal(t *testing.T) {
 	if o := rec.list()[0]; o.DequeueCount != 1 {
 		t.Errorf("dequeue count %d, want 1", o.DequeueCount)
 	}
-	// Renewals at 0.5 s, 1 s, 1.5 s, 2 s (each halfway through a 1 s window).
-	if n := used.Count(cost.Queue, cost.OpUpdateMessage); n < 3 || n > 6 {
+	// Renewals at 1 s, 2 s, 3 s, 4 s (each halfway through a 2 s window).
+	if n := used.Count(cost.Queue, cost.OpUpdateMessage); n < 3 || n > 5 {
 		t.Errorf("%d UpdateMessage requests, want about 4", n)
 	}
 }

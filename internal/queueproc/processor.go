@@ -176,7 +176,7 @@ func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, hel
 			NumberOfMessages:  to.Ptr(int32(p.cfg.BatchSize)),
 			VisibilityTimeout: to.Ptr(Seconds(p.cfg.Visibility)),
 		})
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			return
 		}
 		if err != nil {
@@ -190,6 +190,8 @@ func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, hel
 			continue
 		}
 		delay = p.cfg.PollInterval
+		// Messages received as ctx ended are handed on all the same: the
+		// workers release them at once.
 		for _, dm := range resp.Messages {
 			m := p.message(dm)
 			if m == nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/connstr"
 )
 
 // Environment variables read by Start.
@@ -409,12 +410,18 @@ func isNotFound(err error) bool {
 // useConnectionString sets e up for a live account reached with a
 // connection string.
 func (e *Env) useConnectionString(ctx context.Context, cs string) error {
+	// Parsed once: a malformed string is named before any client is built,
+	// and UseDevelopmentStorage=true becomes explicit endpoints.
+	parsed, err := connstr.Parse(cs)
+	if err != nil {
+		return err
+	}
 	e.Live = true
-	e.ConnectionString = cs
+	e.ConnectionString = parsed.String()
 	if err := e.connect(); err != nil {
 		return err
 	}
-	e.TableEndpoint = tableEndpointOf(cs)
+	e.TableEndpoint = parsed.TableEndpoint
 	e.QueueEndpoint = e.QueueService.URL()
 	e.BlobEndpoint = e.BlobService.URL()
 	return e.checkTables(ctx)
@@ -485,27 +492,6 @@ func (e *Env) checkTables(ctx context.Context) error {
 	return nil
 }
 
-// tableEndpointOf returns the table endpoint a connection string names, the
-// way aztables derives it.
-func tableEndpointOf(cs string) string {
-	kv := map[string]string{}
-	for part := range strings.SplitSeq(cs, ";") {
-		if k, v, ok := strings.Cut(part, "="); ok {
-			kv[k] = v
-		}
-	}
-	if ep := kv["TableEndpoint"]; ep != "" {
-		return withSlash(ep)
-	}
-	proto, suffix := kv["DefaultEndpointsProtocol"], kv["EndpointSuffix"]
-	if proto == "" {
-		proto = "https"
-	}
-	if suffix == "" {
-		suffix = "core.windows.net"
-	}
-	return fmt.Sprintf("%s://%s.table.%s/", proto, kv["AccountName"], suffix)
-}
 
 func withSlash(u string) string {
 	if strings.HasSuffix(u, "/") {

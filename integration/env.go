@@ -492,7 +492,6 @@ func (e *Env) checkTables(ctx context.Context) error {
 	return nil
 }
 
-
 func withSlash(u string) string {
 	if strings.HasSuffix(u, "/") {
 		return u

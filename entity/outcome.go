@@ -69,12 +69,12 @@ type write struct {
 	op     string
 	kind   writeKind
 	pk, rk string
-	sent   []byte       // the body sent (inserts: compared with what is stored)
-	etag   string       // the If-Match of a conditional write
+	sent   []byte // the body sent (inserts: compared with what is stored)
+	etag   string // the If-Match of a conditional write
 	call   *pipeline.Call
-	merge  bool         // a merge: sent is a subset of the entity
-	token  string       // its write token, "" for none
-	base   wtoken.Base  // what it knew of the version it is conditional on
+	merge  bool        // a merge: sent is a subset of the entity
+	token  string      // its write token, "" for none
+	base   wtoken.Base // what it knew of the version it is conditional on
 	delete bool
 }
 

@@ -344,7 +344,10 @@ func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens
 		results, err = c.submitSDK(ctx, ops, bodies)
 	}
 	if err != nil {
-		return nil, c.settleTxn(ctx, call, name, ops, writes, err)
+		if err := c.settleTxn(ctx, call, name, ops, writes, err); err != nil {
+			return nil, err
+		}
+		return make([]string, len(ops)), nil // applied; the ETags are unknown
 	}
 	etags := make([]string, len(ops))
 	for i, op := range ops {

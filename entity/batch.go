@@ -94,6 +94,9 @@ func (b *Batch) Delete(e any) *Batch { return b.add(OpDelete, e) }
 
 // DeleteKeys adds a delete by keys; etag "" or AnyETag deletes any version.
 func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
+	if b == nil {
+		return nilBatch()
+	}
 	if etag == "" {
 		etag = AnyETag
 	}
@@ -108,10 +111,18 @@ func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
 }
 
 // Len is the number of operations.
-func (b *Batch) Len() int { return len(b.ops) }
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.ops)
+}
 
 // Kinds lists the operations' kinds in order.
 func (b *Batch) Kinds() []OpKind {
+	if b == nil {
+		return nil
+	}
 	out := make([]OpKind, len(b.ops))
 	for i, op := range b.ops {
 		out[i] = op.kind
@@ -125,7 +136,14 @@ func (b *Batch) fail(index int, err error) {
 	}
 }
 
+// nilBatch is what a builder method of a nil *Batch returns: a Batch that
+// Validate and Submit refuse.
+func nilBatch() *Batch { return &Batch{err: errNilBatch} }
+
 func (b *Batch) add(kind OpKind, e any) *Batch {
+	if b == nil {
+		return nilBatch()
+	}
 	op := batchOp{kind: kind}
 	if err := op.bind(e); err != nil {
 		b.fail(len(b.ops), err)
@@ -163,6 +181,9 @@ func (op *batchOp) bind(e any) error {
 // RowKey once, at most 4 MiB, and every entity valid. The service (and
 // Azurite, which accepts several of these violations) is never asked.
 func (b *Batch) Validate() error {
+	if b == nil {
+		return errNilBatch
+	}
 	if b.err != nil {
 		return b.err
 	}
@@ -219,16 +240,27 @@ type BatchError struct {
 }
 
 func (e *BatchError) Error() string {
+	if e == nil {
+		return "tablekit: invalid batch: <nil>"
+	}
 	if e.Index < 0 {
 		return "tablekit: invalid batch: " + e.Err.Error()
 	}
 	return fmt.Sprintf("tablekit: invalid batch: operation %d: %v", e.Index, e.Err)
 }
 
-func (e *BatchError) Unwrap() error { return e.Err }
+func (e *BatchError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Is makes errors.Is(err, ErrInvalid) true for rule violations.
 func (e *BatchError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType)
 }
 
@@ -247,16 +279,26 @@ type TransactionError struct {
 }
 
 func (e *TransactionError) Error() string {
+	if e == nil {
+		return "tablekit: transaction failed: <nil>"
+	}
 	if e.Index < 0 {
 		return fmt.Sprintf("tablekit: transaction failed at an unknown operation: %d %s: %s", e.StatusCode, e.Code, e.Message)
 	}
 	return fmt.Sprintf("tablekit: transaction failed at operation %d (%s): %d %s: %s", e.Index, e.Kind, e.StatusCode, e.Code, e.Message)
 }
 
-func (e *TransactionError) Unwrap() error { return e.Err }
+func (e *TransactionError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Is maps the failing operation's code onto the sentinels.
-func (e *TransactionError) Is(target error) bool { return matchesCode(target, e.Code, e.StatusCode) }
+func (e *TransactionError) Is(target error) bool {
+	return e != nil && matchesCode(target, e.Code, e.StatusCode)
+}
 
 // Submit runs b as one entity group transaction on the client's table. On
 // success it returns each operation's new ETag ("" for deletes) and writes

@@ -32,10 +32,18 @@ type BulkError struct {
 }
 
 func (e *BulkError) Error() string {
+	if e == nil {
+		return "tablekit: bulk write: <nil>"
+	}
 	return fmt.Sprintf("tablekit: bulk write: %d of %d entities not written; first: %v", e.Failed, e.Total, e.First)
 }
 
-func (e *BulkError) Unwrap() error { return e.First }
+func (e *BulkError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.First
+}
 
 // BulkWrite writes any number of entities that need not be written
 // atomically as a whole: it groups them by PartitionKey, cuts each group into

@@ -62,6 +62,9 @@ func (r RetryPolicy) backoff(ctx context.Context, n int) error {
 // round must start from a fresh read: this is the loop of every ETag-guarded
 // pattern of the design guide (§3, §6.4, §6.9).
 func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context) error) error {
+	if attempt == nil {
+		return &ValidationError{Rule: "attempt function", Limit: "non-nil", Value: "nil"}
+	}
 	r = r.withDefaults()
 	var last error
 	for n := 1; n <= r.Attempts; n++ {

@@ -33,6 +33,9 @@ type OutcomeError struct {
 }
 
 func (e *OutcomeError) Error() string {
+	if e == nil {
+		return "tablekit: outcome unknown: <nil>"
+	}
 	s := "tablekit: " + e.Op + " on table " + e.Table + ": outcome unknown"
 	if e.Last != nil {
 		s += ": " + e.Last.Error()
@@ -45,6 +48,9 @@ func (e *OutcomeError) Is(target error) bool { return target == ErrOutcomeUnknow
 
 // Unwrap returns Last unless it is a service answer.
 func (e *OutcomeError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
 	var se *ServiceError
 	var te *TransactionError
 	if errors.As(e.Last, &se) || errors.As(e.Last, &te) {

@@ -74,7 +74,9 @@ func Request(dst []byte, endpoint, table, id string, ops []Operation) (body []by
 			b = append(b, op.Body...)
 			b = append(b, "\r\n"...)
 		} else {
-			b = append(b, "\r\n"...)
+			// The blank line that ends the headers; the next CRLF belongs
+			// to the boundary.
+			b = append(b, "\r\n\r\n"...)
 		}
 	}
 	b = append(b, "--"...)

@@ -179,7 +179,8 @@ type probeResult struct{ url *url.URL }
 // per-call policy, and the URL the carrier's request was built for. It
 // sends nothing: the carrier runs with a cancelled context, which the
 // policy answers itself, while a pipeline without it stops before
-// sending. carrier should be a read (GetEntity), harmless in any case.
+// sending (net/http's transport sends nothing for a done context). carrier
+// should be a read (GetEntity), harmless should a transport send it.
 func Probe(carrier func(ctx context.Context)) (*url.URL, bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

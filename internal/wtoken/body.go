@@ -43,8 +43,11 @@ func Set(dst, body []byte, value string) ([]byte, bool) {
 		if value == "" {
 			return append(dst, body...), true
 		}
-		end := bytes.LastIndexByte(body, '}')
-		if end < 0 {
+		start, end := skip(body, 0), len(body)-1
+		for end >= 0 && isSpace(body[end]) {
+			end--
+		}
+		if start >= end || body[start] != '{' || body[end] != '}' {
 			return append(dst, body...), false
 		}
 		out := append(dst, body[:end]...)

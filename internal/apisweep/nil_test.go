@@ -327,7 +327,7 @@ func TestNoPanicOnNil(t *testing.T) {
 				"RowKeyPrefix": func() { filter.RowKeyPrefix("") },
 				"RowKeyRange":  func() { filter.RowKeyRange("", "") },
 				"Binary":       func() { filter.Binary(nil) },
-				"Bool":         func() { filter.Bool(false) },
+				"Bool":         func() { _ = filter.Bool(false) },
 				"Double":       func() { filter.Double(0) },
 				"GUID":         func() { filter.GUID(uuid.Nil) },
 				"Int32":        func() { filter.Int32(0) },
@@ -409,12 +409,12 @@ func TestNoPanicOnNil(t *testing.T) {
 				},
 				"RowKeyOf":          func() { _, _ = resolver.RowKeyOf[Person](nil, "") },
 				"ByFunc":            func() { resolver.ByFunc(nil, nil) },
-				"ByProperty":        func() { resolver.ByProperty("") },
-				"ByRowKeyPrefix":    func() { resolver.ByRowKeyPrefix("") },
+				"ByProperty":        func() { _ = resolver.ByProperty("") },
+				"ByRowKeyPrefix":    func() { _ = resolver.ByRowKeyPrefix("") },
 				"Register":          func() { resolver.Register[Person]("") },
-				"Strict":            func() { resolver.Strict() },
+				"Strict":            func() { _ = resolver.Strict() },
 				"Upgrade":           func() { resolver.Upgrade[Person, Person]("", nil) },
-				"WriteBackUpgrades": func() { resolver.WriteBackUpgrades() },
+				"WriteBackUpgrades": func() { _ = resolver.WriteBackUpgrades() },
 				"NewSchema": func() {
 					_, _ = resolver.NewSchema(nil)
 					_, _ = resolver.NewSchema(resolver.Upgrade[Person, Person]("Old", nil))

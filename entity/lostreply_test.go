@@ -462,3 +462,60 @@ func TestLostReplyCountingNeedsThePolicies(t *testing.T) {
 		t.Fatalf("without the policies: %v (the misreport this documents)", err)
 	}
 }
+
+// Tracked carries the write-token chain through reads (a string field for
+// the TkWrite property), so its conditional writes are judged as Modify's.
+type Tracked struct {
+	PartitionKey, RowKey string
+	ETag                 string
+	Chain                string `table:"TkWrite"`
+	N                    int32
+}
+
+// TestUpdateLostReplyAfterAnotherWriterWon: the first try of an update met
+// a real conflict and its reply was lost; the resend's 412 is then proved
+// to be the truth by the chain another writer left, for a type that reads
+// the chain, and is ErrOutcomeUnknown for one that does not.
+func TestUpdateLostReplyAfterAnotherWriterWon(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := faults.New(faults.Config{})
+	tracked := faultyTable[Tracked](t, f, 2).WithWriteTokens()
+	people, err := entity.NewTable[Person](tracked.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	people = people.WithWriteTokens()
+	e := Tracked{PartitionKey: "p", RowKey: "r"}
+	if err := tracked.Insert(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := tracked.Get(ctx, "p", "r")
+	if err != nil || mine.Chain == "" {
+		t.Fatalf("read: %+v %v", mine, err)
+	}
+	asPerson, err := people.Get(ctx, "p", "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another writer wins the version both read.
+	if _, err := tracked.Modify(ctx, "p", "r", entity.Merge, entity.RetryPolicy{}, func(x *Tracked) error { x.N = 10; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	mine.N = 1
+	f.LoseNext(1, isUpdate)
+	if err := tracked.Update(ctx, &mine, entity.Merge); !errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Fatalf("resent update over another writer's win: %v, want ErrPreconditionFailed", err)
+	}
+	asPerson.Age = 1
+	f.LoseNext(1, isUpdate)
+	if err := people.Update(ctx, &asPerson, entity.Merge); !errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Fatalf("the same without the chain: %v, want ErrOutcomeUnknown", err)
+	}
+	if got, _ := tracked.Get(ctx, "p", "r"); got.N != 10 {
+		t.Fatalf("stored %+v", got)
+	}
+	if s := f.Stats(); s.LostReplies != 2 {
+		t.Fatalf("faults %+v", s)
+	}
+}

@@ -77,15 +77,20 @@
 // and its stored access policy; it does not check the IP range, and it
 // does NOT enforce the key range: a range-limited token can read and write
 // outside its range on Azurite. The integration tests therefore prove on
-// Azurite what it enforces (a read-only token cannot insert, an expired or
+// Azurite what it enforces (a read-only token cannot insert, update or
+// delete, an add-only token cannot read or upsert, an expired or
 // not-yet-valid token is refused, an https-only token is refused over
-// http, a revoked policy revokes its tokens, a range-bearing token is
-// accepted and the same token with a changed or missing range bound is
-// refused), and prove the range by the token's fields and signature against
-// the vectors above. Only a real account refuses keys outside the range
-// (403); run the tests with TABLEKIT_CONNECTION_STRING to see it. Azurite
-// also decodes the query twice, so a key bound containing '%' fails there.
-// Tokens for the Cosmos DB Table API are not tested.
+// http, deleting a stored access policy revokes its tokens, a
+// range-bearing token is accepted while the same token with a bound changed
+// or left out is refused), and prove the range by the token's fields and
+// signature against the vectors above. Only a real account refuses keys
+// outside the range; the same tests, run with TABLEKIT_CONNECTION_STRING,
+// assert that. Azurite also differs in three smaller ways: it checks a
+// table SAS on a transaction ($batch) against the table name "$batch" and
+// refuses it (an account SAS works; a real account takes both); it decodes
+// the query twice, so a '%' in a key bound is refused or fails with 500;
+// and it answers AuthorizationFailure where a real account answers
+// AuthenticationFailed. Tokens for the Cosmos DB Table API are not tested.
 //
 // A user delegation SAS (signed with a Microsoft Entra identity's key
 // instead of the account key) is generally available for Blob Storage only;

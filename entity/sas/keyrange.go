@@ -1,6 +1,7 @@
 package sas
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/keys"
@@ -101,22 +102,22 @@ func (r KeyRange) check() error {
 	return nil
 }
 
-// String shows the range for messages, such as [user42, user42].
+// String shows the range's bounds for messages, such as
+// [spk="alice" epk="alice"]; [] is the whole table.
 func (r KeyRange) String() string {
-	bound := func(pk, rk string) string {
-		switch {
-		case pk == "":
-			return "…"
-		case rk == "":
-			return pk
-		}
-		return pk + "/" + rk
-	}
 	var b strings.Builder
 	b.WriteString("[")
-	b.WriteString(bound(r.StartPK, r.StartRK))
-	b.WriteString(", ")
-	b.WriteString(bound(r.EndPK, r.EndRK))
+	for _, f := range [...]struct{ name, v string }{{"spk", r.StartPK}, {"srk", r.StartRK}, {"epk", r.EndPK}, {"erk", r.EndRK}} {
+		if f.v == "" {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f.name)
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(f.v))
+	}
 	b.WriteString("]")
 	return b.String()
 }

@@ -87,7 +87,7 @@ func (t Token) String() string {
 			b.WriteString(quote(t.Policy))
 		}
 		if !t.Range.IsZero() {
-			b.WriteString(" keys ")
+			b.WriteString(" range ")
 			b.WriteString(t.Range.String())
 		}
 	case AccountToken:

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/connstr"
 )
 
 // Config tunes an Issuer.
@@ -71,17 +73,21 @@ func NewIssuer(serviceURL string, key *Key, cfg Config) (*Issuer, error) {
 // NewIssuerFromConnectionString returns an Issuer for the account of a
 // connection string that carries its key (AccountName and AccountKey, with
 // TableEndpoint or DefaultEndpointsProtocol and EndpointSuffix), such as
-// the portal's "Access keys" one.
+// the portal's "Access keys" one, or UseDevelopmentStorage=true for a local
+// Azurite. A connection string holding a SAS instead of a key cannot sign.
 func NewIssuerFromConnectionString(connectionString string, cfg Config) (*Issuer, error) {
-	cs, err := parseConnectionString(connectionString)
+	cs, err := connstr.Parse(connectionString)
+	if err != nil {
+		return nil, &FieldError{Field: "connection string", Reason: "cannot be read", Err: err}
+	}
+	if cs.AccountKey == "" {
+		return nil, invalid("connection string", "", "no AccountKey: only an account key can sign tokens")
+	}
+	key, err := NewKey(cs.AccountName, cs.AccountKey)
 	if err != nil {
 		return nil, err
 	}
-	key, err := NewKey(cs.account, cs.key)
-	if err != nil {
-		return nil, err
-	}
-	return NewIssuer(cs.tableEndpoint, key, cfg)
+	return NewIssuer(cs.TableEndpoint, key, cfg)
 }
 
 // Endpoint returns the table service endpoint the URLs point at.
@@ -134,44 +140,4 @@ func (i *Issuer) AccountURL(v AccountSAS) (string, error) {
 		return "", err
 	}
 	return i.endpoint + "?" + tok.Query(), nil
-}
-
-// connectionString is what an Issuer needs from a connection string.
-type connectionString struct {
-	account, key, tableEndpoint string
-}
-
-// parseConnectionString reads the parts of an account connection string
-// that locate the table service and sign for it.
-func parseConnectionString(s string) (connectionString, error) {
-	kv := map[string]string{}
-	for part := range strings.SplitSeq(s, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		if !ok {
-			return connectionString{}, invalid("connection string", "", "a part is not Name=Value")
-		}
-		kv[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
-	}
-	cs := connectionString{account: kv["accountname"], key: kv["accountkey"], tableEndpoint: kv["tableendpoint"]}
-	switch {
-	case cs.account == "":
-		return connectionString{}, invalid("connection string", "", "no AccountName")
-	case cs.key == "":
-		return connectionString{}, invalid("connection string", "", "no AccountKey: only an account key can sign tokens")
-	}
-	if cs.tableEndpoint == "" {
-		proto, suffix := kv["defaultendpointsprotocol"], kv["endpointsuffix"]
-		if proto == "" {
-			proto = "https"
-		}
-		if suffix == "" {
-			suffix = "core.windows.net"
-		}
-		cs.tableEndpoint = proto + "://" + cs.account + ".table." + suffix + "/"
-	}
-	return cs, nil
 }

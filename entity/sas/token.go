@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tablekit/tablekit/internal/tablename"
 )
 
 // Version is the signed version (sv) of the tokens made here: the version
@@ -309,16 +311,10 @@ func (t *Token) parseAccount(get func(string) string, sp string) error {
 	return nil
 }
 
-// checkTableName applies the service's rule for table names: 3 to 63
-// letters and digits, starting with a letter.
+// checkTableName applies the service's rule for table names.
 func checkTableName(field, name string) error {
-	ok := len(name) >= 3 && len(name) <= 63
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9'
-	}
-	if !ok {
-		return invalid(field, name, "a table name is 3 to 63 letters and digits, starting with a letter")
+	if reason := tablename.Check(name); reason != "" {
+		return invalid(field, name, reason)
 	}
 	return nil
 }

@@ -91,6 +91,7 @@ func BenchmarkPointRead(b *testing.B) {
 		tbl  *entity.Table[Order]
 	}{{"tablekit", viaSAS}, {"raw", viaKey}} {
 		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
 			before := m.Snapshot()
 			for b.Loop() {
 				if _, err := c.tbl.Get(ctx, "alice", "1"); err != nil {

@@ -9,19 +9,19 @@
 // aztables v1.4.1's SASSignatureValues signs the key range (spk, srk, epk,
 // erk) but leaves it out of the query string, so the service (and Azurite)
 // computes another string-to-sign and refuses every range-limited token
-// with AuthorizationFailure; its GetTableSASURL also needs a trailing slash
+// (403); its GetTableSASURL also needs a trailing slash
 // on the endpoint. Its signing is right: only the URL is wrong.
 //
 // # The fix
 //
-// Key.SignTable builds the string-to-sign exactly as the REST reference
+// [Key.SignTable] builds the string-to-sign exactly as the REST reference
 // ("Create a service SAS", versions 2015-04-05 and later) gives it for
-// tables, and Token.Query writes every signed field into the query:
+// tables, and [Token.Query] writes every signed field into the query:
 //
 //	sp \n st \n se \n /table/<account>/<table in lower case> \n si \n sip \n spr \n sv \n spk \n srk \n epk \n erk
 //
 // with sv = 2019-02-02, the Table service version every Azure table SDK
-// speaks. Key.SignAccount does the same for an account SAS ("Create an
+// speaks. [Key.SignAccount] does the same for an account SAS ("Create an
 // account SAS", ss=t). The tests check the signatures against the
 // published vectors of aztables' own tests, against aztables'
 // SASSignatureValues for the same inputs (it signs correctly; only the URL
@@ -38,25 +38,25 @@
 // id, key bounds that are valid keys forming a non-empty range) and no
 // value can contain a newline, so none can stand for another field of the
 // string-to-sign. A token's key range grants exactly the entities
-// KeyRange.Contains reports, by the REST reference's definition and the
-// service's key order; Grant refuses to make a token without a range.
-// OpenTable checks a URL and its token before any request.
+// [KeyRange.Contains] reports, by the REST reference's definition and the
+// service's key order ([keys.Compare]); [Issuer.Grant] refuses to make a token without a range.
+// [OpenTable] checks a URL and its token before any request.
 //
 // # Steps
 //
 // Where the key lives (a server, never the client):
 //
-//  1. NewIssuer(endpoint, key, Config) or NewIssuerFromConnectionString.
-//  2. Issuer.Grant(table, Partition(userID), ReadWrite) signs a token for
-//     one user's partition (Rows and RowPrefix for one user's rows of a
-//     shared partition) and returns the table's URL carrying it;
-//     Issuer.TableURL takes a full TableSAS (IP range, protocol, start,
-//     stored access policy), Issuer.AccountURL an account SAS.
+//  1. [NewIssuer](endpoint, key, [Config]) or [NewIssuerFromConnectionString].
+//  2. [Issuer.Grant](table, [Partition](userID), [ReadWrite]) signs a token
+//     for one user's partition ([Rows] and [RowPrefix] for one user's rows
+//     of a shared partition) and returns the table's URL carrying it;
+//     [Issuer.TableURL] takes a full [TableSAS] (IP range, protocol, start,
+//     stored access policy), [Issuer.AccountURL] an account SAS.
 //
 // In the client, which holds only the URL:
 //
-//  3. OpenTable[T](url, opts) returns an *entity.Table[T]; OpenResolver a
-//     *resolver.Table; OpenService an *aztables.ServiceClient for an
+//  3. [OpenTable][T](url, opts) returns an [*entity.Table]; [OpenResolver] a
+//     [*resolver.Table]; [OpenService] an [*aztables.ServiceClient] for an
 //     account SAS. Every request carries the token; the service checks it.
 //
 // # Failure and recovery
@@ -64,10 +64,10 @@
 // Nothing is stored: a token is a signed string. A request the token does
 // not allow (a permission it lacks, a key outside its range, after its
 // expiry, from another address or over http when it says https) fails with
-// an *entity.ServiceError of StatusCode 403 and nothing is written; the
+// an [*entity.ServiceError] of StatusCode 403 and nothing is written; the
 // client asks the Issuer for a new URL. A token cannot be revoked before it
 // expires except by rotating the account key, or by deleting or changing
-// the stored access policy (TableSAS.Policy) it names: give long-lived
+// the stored access policy ([TableSAS].Policy) it names: give long-lived
 // tokens a policy.
 //
 // # Azurite / Cosmos DB differences
@@ -84,8 +84,8 @@
 // range-bearing token is accepted while the same token with a bound changed
 // or left out is refused), and prove the range by the token's fields and
 // signature against the vectors above. Only a real account refuses keys
-// outside the range; the same tests, run with TABLEKIT_CONNECTION_STRING,
-// assert that. Azurite also differs in three smaller ways: it checks a
+// outside the range; the same tests, run against one with
+// TABLEKIT_CONNECTION_STRING, assert that refusal. Azurite also differs in three smaller ways: it checks a
 // table SAS on a transaction ($batch) against the table name "$batch" and
 // refuses it (an account SAS works; a real account takes both); it decodes
 // the query twice, so a '%' in a key bound is refused or fails with 500;
@@ -96,7 +96,7 @@
 // instead of the account key) is generally available for Blob Storage only;
 // for Table Storage it is in preview, reachable through the REST API alone
 // (no Azure SDK makes one for tables, Azurite has none) and is not offered
-// here: use entity.NewTableWithCredential with an Entra identity instead.
+// here: use [entity.NewTableWithCredential] with an Entra identity instead.
 // An account SAS cannot carry a key range or a stored access policy.
 //
 // # Usage

@@ -49,9 +49,13 @@ func (e *FieldError) Is(target error) bool {
 // Unwrap returns the underlying cause.
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// invalid returns a *FieldError for field, quoting value.
+// invalid returns a *FieldError for field, quoting value ("" for none).
 func invalid(field, value, reason string) *FieldError {
-	return &FieldError{Field: field, Value: quote(value), Reason: reason}
+	e := &FieldError{Field: field, Reason: reason}
+	if value != "" {
+		e.Value = quote(value)
+	}
+	return e
 }
 
 // quote shortens a value for an error message.

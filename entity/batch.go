@@ -425,7 +425,7 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 	} else {
 		out.Index = -1
 	}
-	if call == nil || !call.Resent() || !isConflict(te.Op.StatusCode) {
+	if call == nil || !call.Resent() || !isConflict(te.Op.StatusCode) || errors.Is(out, ErrTableNotFound) {
 		return out
 	}
 	// Entities that can tell whether the transaction was applied: one with

@@ -154,7 +154,7 @@ func (c *conn) settle(ctx context.Context, call *pipeline.Call, name string, w *
 		}
 		return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: err}
 	}
-	if !c.kit || !call.Resent() || !isConflict(se.StatusCode) {
+	if !c.kit || !call.Resent() || !isConflict(se.StatusCode) || w.kind == wUpsert || errors.Is(err, ErrTableNotFound) {
 		return false, "", err // the answer is about this request alone
 	}
 	switch v, etag := c.judge(ctx, call, w); v {

@@ -2,6 +2,7 @@ package rotation
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
@@ -28,18 +29,22 @@ func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid
 // It unwraps to the cause: an entity error such as *entity.ServiceError, or
 // ErrExpired.
 type PeriodError struct {
-	Op     string    // "claim", "create table", "write", "query", "expire", …
-	Start  time.Time // the period's start
-	Table  string    // the period's table, when known
-	Err    error
+	Op    string    // "claim", "create table", "write", "query", "expire", …
+	Start time.Time // the period's start
+	Table string    // the period's table, when known
+	Err   error
 }
 
 func (e *PeriodError) Error() string {
-	s := "rotation: " + e.Op + " period " + e.Start.UTC().Format(time.RFC3339)
-	if e.Table != "" {
-		s += " (table " + e.Table + ")"
+	s := "rotation: " + e.Op
+	if !e.Start.IsZero() {
+		s += ", period " + e.Start.UTC().Format(time.RFC3339)
 	}
-	return s + ": " + e.Err.Error()
+	if e.Table != "" {
+		s += ", table " + e.Table
+	}
+	// The package's own errors say "rotation:" once.
+	return s + ": " + strings.TrimPrefix(e.Err.Error(), "rotation: ")
 }
 
 func (e *PeriodError) Unwrap() error { return e.Err }

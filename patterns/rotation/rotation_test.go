@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
@@ -422,7 +421,7 @@ func TestLostReplies(t *testing.T) {
 	}
 	var all []Attempt
 	for h := range 4 {
-		batch.LoseNext(1, isBatch)         // the claim (hours 0 and 2 claim two periods each)
+		batch.LoseNext(1, isBatch)        // the claim (hours 0 and 2 claim two periods each)
 		createTable.LoseNext(1, isCreate) // the period's table
 		as := attempts(hour(h), 2, 10)
 		for i := range as {
@@ -720,5 +719,3 @@ func TestPeriodMismatch(t *testing.T) {
 		t.Fatalf("daily writer on an hourly rotation: %v, want a Period *ConfigError", err)
 	}
 }
-
-var _ = aztables.ClientOptions{}

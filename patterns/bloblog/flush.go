@@ -151,13 +151,14 @@ func (l *Logger) evict() {
 func (l *Logger) appendBlock(ctx context.Context, p int64, blk block) error {
 	for attempt := 0; ; attempt++ {
 		b := l.blobs[p]
-		if b == nil || b.blocks+1 > l.cfg.MaxBlocks || b.size+int64(len(blk.data)) > l.cfg.MaxBlobBytes {
-			nb, err := l.roll(ctx, p, blk.lo, blk.hi)
+		if !l.fits(b, blk) {
+			nb, err := l.roll(ctx, p, blk)
 			if err != nil {
 				return err
 			}
 			l.blobs[p], b = nb, nb
-		} else if !b.meta.covers(blk.lo, blk.hi) {
+		}
+		if !b.meta.covers(blk.lo, blk.hi) {
 			m := b.meta.widen(blk.lo, blk.hi)
 			if _, err := b.client.SetMetadata(ctx, m.encode(), nil); err != nil {
 				return &BlobError{Op: "set metadata of", Blob: b.name, Err: err}
@@ -175,6 +176,11 @@ func (l *Logger) appendBlock(ctx context.Context, p int64, blk block) error {
 		}
 		delete(l.blobs, p)
 	}
+}
+
+// fits reports whether blk can go to b without crossing a limit.
+func (l *Logger) fits(b *active, blk block) bool {
+	return b != nil && b.blocks+1 <= l.cfg.MaxBlocks && b.size+int64(len(blk.data)) <= l.cfg.MaxBlobBytes
 }
 
 // tryAppend appends blk at b's expected position. done reports that blk is
@@ -259,31 +265,46 @@ func deref[T any](p *T) T {
 
 var anyETag = azcore.ETagAny
 
-// roll creates the period's next blob, with the first block's time range
-// in its metadata.
-func (l *Logger) roll(ctx context.Context, p int64, lo, hi time.Time) (*active, error) {
+// roll creates the period's next blob, with the time range of blk, its
+// first block, in its metadata.
+func (l *Logger) roll(ctx context.Context, p int64, blk block) (*active, error) {
 	start := time.Unix(p, 0).UTC()
 	seq, ok := l.seqs[p]
 	if !ok {
-		var err error
-		if seq, err = l.lastSeq(ctx, start); err != nil {
+		last, mine, err := l.lastBlob(ctx, start)
+		if err != nil {
 			return nil, err
 		}
+		if mine {
+			// This Logger created it and lost the reply, or forgot it: use it
+			// if blk fits.
+			b, err := l.open(ctx, blobName(l.cfg.Service, start, last))
+			if err != nil {
+				return nil, err
+			}
+			if l.fits(b, blk) {
+				l.seqs[p] = last
+				return b, nil
+			}
+		}
+		seq = last
 	}
-	meta := blobMeta{format: FormatVersion, writer: l.writer}.widen(lo, hi)
+	meta := blobMeta{format: FormatVersion, writer: l.writer}.widen(blk.lo, blk.hi)
+	// l.seqs only moves past a name known to be taken: after a create
+	// without an answer, the next roll tries the same name again.
 	for tries := 0; tries < 100; tries++ {
-		seq++
-		if seq > maxSeq {
+		next := seq + 1
+		if next > maxSeq {
 			return nil, &BlobError{Op: "create", Blob: periodDir(l.cfg.Service, start), Err: errors.New("the period has 999,999 blobs")}
 		}
-		l.seqs[p] = seq
-		name := blobName(l.cfg.Service, start, seq)
+		name := blobName(l.cfg.Service, start, next)
 		client := l.c.NewAppendBlobClient(name)
 		_, err := client.Create(ctx, &appendblob.CreateOptions{
 			Metadata:         meta.encode(),
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &anyETag}},
 		})
 		if err == nil {
+			l.seqs[p] = next
 			return &active{name: name, client: client, meta: meta}, nil
 		}
 		if !bloberror.HasCode(err, bloberror.BlobAlreadyExists) && !isStatus(err, http.StatusConflict, http.StatusPreconditionFailed) {
@@ -291,34 +312,50 @@ func (l *Logger) roll(ctx context.Context, p int64, lo, hi time.Time) (*active, 
 		}
 		// Taken: by another Logger, or by this one when the reply to its
 		// create was lost and azcore's retry found the blob.
-		props, perr := client.GetProperties(ctx, nil)
-		if perr != nil {
-			return nil, &BlobError{Op: "create", Blob: name, Err: errors.Join(err, perr)}
+		b, oerr := l.open(ctx, name)
+		if oerr != nil {
+			return nil, oerr
 		}
-		if m := parseMeta(props.Metadata); m.writer == l.writer {
-			return &active{name: name, client: client, size: deref(props.ContentLength), blocks: int(deref(props.BlobCommittedBlockCount)), meta: m}, nil
+		seq, l.seqs[p] = next, next
+		if b != nil {
+			return b, nil
 		}
 	}
 	return nil, &BlobError{Op: "create", Blob: periodDir(l.cfg.Service, start), Err: errors.New("100 names in a row taken")}
 }
 
-// lastSeq lists the period's folder for its highest sequence number.
-func (l *Logger) lastSeq(ctx context.Context, start time.Time) (int, error) {
+// lastBlob lists the period's folder for its highest sequence number, and
+// whether that blob was created by this Logger.
+func (l *Logger) lastBlob(ctx context.Context, start time.Time) (seq int, mine bool, err error) {
 	prefix := periodDir(l.cfg.Service, start)
-	last := 0
-	pager := l.c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
+	pager := l.c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, Include: container.ListBlobsInclude{Metadata: true}})
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return 0, &BlobError{Op: "list", Blob: prefix, Err: err}
+			return 0, false, &BlobError{Op: "list", Blob: prefix, Err: err}
 		}
 		for _, it := range page.Segment.BlobItems {
-			if _, seq, ok := parseName(l.cfg.Service, deref(it.Name)); ok && seq > last {
-				last = seq
+			if _, n, ok := parseName(l.cfg.Service, deref(it.Name)); ok && n > seq {
+				seq, mine = n, parseMeta(it.Metadata).writer == l.writer
 			}
 		}
 	}
-	return last, nil
+	return seq, mine, nil
+}
+
+// open returns this Logger's blob name as it is now; nil if it is not an
+// append blob of this Logger.
+func (l *Logger) open(ctx context.Context, name string) (*active, error) {
+	client := l.c.NewAppendBlobClient(name)
+	props, err := client.GetProperties(ctx, nil)
+	if err != nil {
+		return nil, &BlobError{Op: "open", Blob: name, Err: err}
+	}
+	m := parseMeta(props.Metadata)
+	if m.writer != l.writer {
+		return nil, nil
+	}
+	return &active{name: name, client: client, size: deref(props.ContentLength), blocks: int(deref(props.BlobCommittedBlockCount)), meta: m}, nil
 }
 
 func isStatus(err error, codes ...int) bool {

@@ -32,11 +32,12 @@ type LogEntity struct {
 //
 //   - /tablekit: a Logger with the default configuration (4 MiB blocks),
 //     closed at the end so that every record is in its blob;
-//
 //   - /raw: the same records as table entities, written with
 //     entity.Table.BulkWrite in 100-entity transactions.
 //
-//     go test -run '^$' -bench Log -benchtime 100x ./patterns/bloblog/
+// For the README's figures, 100,000 records:
+//
+//	go test -run '^$' -bench Log -benchtime 100x ./patterns/bloblog/
 func BenchmarkLog(b *testing.B) {
 	const perOp = 1000
 	start := time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)

@@ -133,13 +133,14 @@ func (l *Logger) giveBack(rest map[int64]*chunk, oldest time.Time, err error) {
 }
 
 // evict forgets the blobs of old periods, keeping the newest few: a late
-// record of an evicted period starts a new blob.
+// record of a forgotten period finds the period's last blob by listing.
 func (l *Logger) evict() {
 	const keep = 4
-	ps := periods(l.blobs)
+	ps := periods(l.seqs)
 	for _, p := range ps[:max(0, len(ps)-keep)] {
 		if b := l.blobs[p]; b == nil || b.unsure == nil {
 			delete(l.blobs, p)
+			delete(l.seqs, p)
 		}
 	}
 }

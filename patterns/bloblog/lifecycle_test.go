@@ -382,3 +382,44 @@ func TestBufferFullWhileFailing(t *testing.T) {
 		t.Fatalf("read %d records, want the %d buffered", len(got), written)
 	}
 }
+
+// A Logger keeps the blobs of its newest periods only; a late record of an
+// older period finds that period's blob again (by listing it, and its
+// metadata naming the Logger) instead of starting another.
+func TestLateRecordOfForgottenPeriod(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := containerOf(env, newContainer(t))
+	cfg := bloblog.Config{Service: "queue"}
+	l, err := bloblog.New(ctx, c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := range 8 {
+		if err := l.Append(hourBase.Add(time.Duration(h)*time.Hour), []byte(fmt.Sprint("hour ", h))); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Append(hourBase.Add(45*time.Minute), []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names, blocks, _ := blobStats(t, c)
+	if len(names) != 8 || names[0] != "queue/2031/07/31/1800/000001.log" || blocks[0] != 2 {
+		t.Fatalf("blobs %v with %v blocks, want one per hour, the first with 2 blocks", names, blocks)
+	}
+	r, _ := bloblog.NewReader(c, cfg)
+	got := readAll(t, r, hourBase, hourBase.Add(time.Hour))
+	if len(got) != 2 || string(got[1].Data) != "late" || !got[1].Time.Equal(hourBase.Add(45*time.Minute)) {
+		t.Fatalf("hour 18 read %v", datas(got))
+	}
+	blobs, err := r.Blobs(ctx, hourBase, hourBase.Add(time.Hour))
+	if err != nil || len(blobs) != 1 || !blobs[0].Max.Equal(hourBase.Add(45*time.Minute)) {
+		t.Fatalf("blob metadata %+v (%v), want its range widened to 18:45", blobs, err)
+	}
+}

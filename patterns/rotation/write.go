@@ -89,9 +89,6 @@ func (r *Rotation[T]) BulkWrite(ctx context.Context, entities []T, opts entity.B
 				if tableGone(o.Err) {
 					o.Err = r.goneErr(ctx, p, tbl.Name(), o.Err)
 				}
-				if o.Err == nil {
-					entities[i] = group[j] // the written entity, with its new ETag
-				}
 				outcomes[i] = o
 			}
 			idx = again

@@ -47,7 +47,11 @@ func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
 }
 
 func (d DynamicEntity) appendTo(dst []byte) ([]byte, error) {
-	e := encoder{b: dst}
+	return d.appendWith(encoder{b: dst})
+}
+
+func (d DynamicEntity) appendWith(e encoder) ([]byte, error) {
+	dst := e.b
 	if err := e.keys(d.PartitionKey, d.RowKey); err != nil {
 		return dst, err
 	}

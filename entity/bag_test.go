@@ -112,3 +112,19 @@ func TestFromDynamicRangeAndTypeErrors(t *testing.T) {
 		t.Errorf("bag to bag: %+v, %v", d, err)
 	}
 }
+
+// An annotation is usually next to its value; one anywhere else in the
+// body still types it.
+func TestAnnotationApartFromItsValue(t *testing.T) {
+	body := []byte(`{"PartitionKey":"p","RowKey":"r","A":"5","B":"x","C":"2024-05-01T10:00:00Z","A@odata.type":"Edm.Int64","D":1,"C@odata.type":"Edm.DateTime"}`)
+	var d entity.DynamicEntity
+	if err := entity.Unmarshal(body, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Properties["A"] != int64(5) || d.Properties["B"] != "x" || d.Properties["D"] != int32(1) {
+		t.Errorf("bag: %#v", d.Properties)
+	}
+	if c, ok := entity.Prop[time.Time](&d, "C"); !ok || c.Year() != 2024 {
+		t.Errorf("C = %#v", d.Properties["C"])
+	}
+}

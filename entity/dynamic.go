@@ -75,6 +75,7 @@ func sortedNames(m map[string]any) []string {
 
 func (d *DynamicEntity) decode(data []byte) error {
 	return scanProps(data, func(props []rawProp) error {
+		apart := annotationsApart(props)
 		for i := range props {
 			pr := &props[i]
 			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
@@ -88,7 +89,7 @@ func (d *DynamicEntity) decode(data []byte) error {
 				}
 				name = s
 			}
-			at := annotationOf(props, i, []byte(name))
+			at := annotationOf(props, i, []byte(name), apart)
 			switch name {
 			case "PartitionKey", "RowKey", "odata.etag":
 				s, ok := stringOf(pr.val, pr.valEsc)

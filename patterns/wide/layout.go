@@ -73,14 +73,21 @@ func rowCapacity(pk, id string) (props, size int) {
 		entity.MaxEntitySize - keysSize(pk, rowKey(id, MaxRows)) - propSize(propVersion, newToken())
 }
 
-// assign places the properties of a logical entity in rows: the property
-// name goes to row 1 + keys.Bucket(name, n), for the smallest n at which
-// every row keeps within the service's limits of 252 properties and 1 MiB,
-// its version included. The result depends on the names and sizes alone:
+// assign places the properties of a logical entity in rows. Property name
+// goes to row 1 + keys.Bucket(name, n), for the smallest n at which every
+// row keeps within the service's limits of 252 properties and 1 MiB, its
+// version included: the result depends on the names and sizes alone, so
 // the same entity always gets the same rows, and a change of some values
-// that leaves n as it was changes only the rows that hold them. Each row's
-// names are sorted. ok is false when more than MaxRows would be needed.
-// An entity without properties has no rows (only its head).
+// that leaves n as it was changes only the rows that hold them.
+//
+// Hashing leaves rows unevenly full. When it needs more than twice the
+// rows the properties fill (or more than MaxRows), the names are packed in
+// order instead, each row filled before the next: as deterministic, and
+// as tight as rows can be, but a change may move every later property.
+//
+// Each row's names are sorted. ok is false when more than MaxRows rows
+// would be needed. An entity without properties has no rows (its head
+// alone).
 func assign(pk, id string, props map[string]any) (rows [][]string, ok bool) {
 	names := make([]string, 0, len(props))
 	for name := range props {
@@ -97,17 +104,41 @@ func assign(pk, id string, props map[string]any) (rows [][]string, ok bool) {
 		return nil, true
 	}
 	capProps, capSize := rowCapacity(pk, id)
+	least := max(ceilDiv(len(names), capProps), ceilDiv(total, capSize))
 	bucket := make([]int, len(names))
-	for n := max(ceilDiv(len(names), capProps), ceilDiv(total, capSize)); n <= MaxRows; n++ {
+	for n := least; n <= min(MaxRows, 2*least+2); n++ {
 		if fits(n, names, sizes, bucket, capProps, capSize) {
-			rows = make([][]string, n)
-			for i, name := range names {
-				rows[bucket[i]] = append(rows[bucket[i]], name)
-			}
-			return rows, true
+			return place(n, names, bucket), true
 		}
 	}
-	return nil, false
+	n := pack(names, sizes, bucket, capProps, capSize)
+	if n > MaxRows {
+		return nil, false
+	}
+	return place(n, names, bucket), true
+}
+
+// place lists the names of each of n rows from their buckets.
+func place(n int, names []string, bucket []int) [][]string {
+	rows := make([][]string, n)
+	for i, name := range names {
+		rows[bucket[i]] = append(rows[bucket[i]], name)
+	}
+	return rows
+}
+
+// pack fills rows in order and returns how many it used.
+func pack(names []string, sizes, bucket []int, capProps, capSize int) int {
+	k, count, size := 0, 0, 0
+	for i := range names {
+		if count+1 > capProps || size+sizes[i] > capSize {
+			k, count, size = k+1, 0, 0
+		}
+		bucket[i] = k
+		count++
+		size += sizes[i]
+	}
+	return k + 1
 }
 
 // fits puts every name in its bucket of n and reports whether every row

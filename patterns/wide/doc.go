@@ -58,18 +58,19 @@
 // was lost, and the resent one fails at its first operation (the head's
 // condition, or its insert) although the first was applied. Each write
 // stores a random version token in the head, which remembers the tokens of
-// its last 16 versions; a write refused at the head, or without a reply,
-// reads the head and reports success exactly when its token is there. If
-// the token is not there, a refusal stands (another writer took the
-// version, or the entity is gone); if there was no reply at all, or 16
-// other versions committed in between, the error matches
-// entity.ErrOutcomeUnknown (the transaction may yet arrive, or its trace is
-// gone). So a write is never reported
-// failed when it was applied, and Modify never applies a change twice.
-// Delete is idempotent: an entity already gone, which is also what a
-// resent delete finds, is not an error. A write refused because the entity
-// was deleted reports entity.ErrNotFound, even if the write had been
-// applied before the delete.
+// its last 16 versions; a write refused at the head, or left without a
+// reply, reads the head and reports success exactly when its token is
+// there (if another writer has replaced that version meanwhile, the ETag
+// stored into the caller's value is empty: read before a conditional
+// write). If the token is not there, a refusal stands: another writer took
+// the version, or the entity is gone — a write refused because the entity
+// was deleted reports entity.ErrNotFound, even if it had been applied
+// before the delete. If there was no reply at all, or 16 other versions
+// were committed in between, the error matches entity.ErrOutcomeUnknown:
+// the transaction may yet arrive, or its trace is gone. So a write is
+// never reported failed when it was applied, and Modify never applies a
+// change twice. Delete is idempotent: an entity already gone, which is
+// also what a resent delete finds, is not an error.
 //
 // # Azurite and Cosmos DB differences
 //

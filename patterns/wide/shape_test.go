@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
@@ -236,4 +237,24 @@ func TestStaleETagChangesNothing(t *testing.T) {
 	if _, err := w.Modify(ctx, pk, id, entity.Merge, entity.RetryPolicy{}, func(*Bag) error { return nil }); !errors.Is(err, entity.ErrNotFound) {
 		t.Errorf("Modify of a deleted entity: %v, want ErrNotFound", err)
 	}
+}
+
+// The property bag itself can be the logical entity's type.
+func TestDynamicEntityAsLogicalEntity(t *testing.T) {
+	t.Parallel()
+	w, client := newTable[entity.DynamicEntity](t, wide.Config{})
+	ctx := t.Context()
+	d := &entity.DynamicEntity{PartitionKey: "p", RowKey: "bag", Properties: bagOf("p", "bag", 1, 900).Props}
+	d.Set("Count", int64(1)).Set("When", time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC))
+	if err := w.Insert(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.Get(ctx, "p", "bag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ETag != d.ETag || got.RowKey != "bag" || len(got.Properties) != 902 || got.Properties["Count"] != int64(1) || !got.Properties["When"].(time.Time).Equal(d.Properties["When"].(time.Time)) {
+		t.Errorf("bag read back: %d properties, ETag %q (wrote %q)", len(got.Properties), got.ETag, d.ETag)
+	}
+	checkRows(t, client, "p", "bag", len(physical(t, client, "p"))-1)
 }

@@ -46,50 +46,41 @@ func pad2(k int) string {
 
 // head is what the head row says.
 type head struct {
-	etag     string
-	ts       time.Time
-	version  string
-	seq      int64
-	born     int64
-	tokens   []string // of rows 01 … n
-	history  [historyLen]string
-	nHistory int // slots present
+	etag    string
+	ts      time.Time
+	version string
+	seq     int64
+	born    int64
+	tokens  []string // of rows 01 … n
+	history [historyLen]string
 }
 
 // parseHead reads the head row; an error means it is not one (ErrCorrupt).
 func parseHead(d *entity.DynamicEntity) (*head, error) {
 	h := &head{etag: d.ETag, ts: d.Timestamp}
-	var ok [5]bool
-	h.version, ok[0] = entity.Prop[string](d, propVersion)
-	h.seq, ok[1] = entity.Prop[int64](d, propSeq)
-	h.born, ok[2] = entity.Prop[int64](d, propBorn)
+	version, okV := entity.Prop[string](d, propVersion)
+	seq, okS := entity.Prop[int64](d, propSeq)
+	born, okB := entity.Prop[int64](d, propBorn)
 	n, okN := entity.Prop[int32](d, propRows)
 	manifest, okM := entity.Prop[string](d, propManifest)
-	ok[3], ok[4] = okN, okM
-	for i, name := range []string{propVersion, propSeq, propBorn, propRows, propManifest} {
-		if !ok[i] {
-			return nil, corrupt("the head has no %s of its type", name)
-		}
+	if !okV || !okS || !okB || !okN || !okM {
+		return nil, corrupt("the head lacks %s, %s, %s, %s or %s, or one has another type", propVersion, propSeq, propBorn, propRows, propManifest)
 	}
+	h.version, h.seq, h.born = version, seq, born
 	if h.version == "" || h.seq < 1 || h.born < 1 || h.born > h.seq {
 		return nil, corrupt("the head's version %q, sequence %d or first sequence %d is invalid", h.version, h.seq, h.born)
 	}
 	if n < 0 || n > MaxRows {
 		return nil, corrupt("the head counts %d rows", n)
 	}
-	if n > 0 {
+	if n > 0 || manifest != "" {
 		h.tokens = strings.Split(manifest, " ")
-	} else if manifest != "" {
-		h.tokens = []string{manifest}
 	}
-	if len(h.tokens) != int(n) || (n > 0 && slices.Contains(h.tokens, "")) {
+	if len(h.tokens) != int(n) || slices.Contains(h.tokens, "") {
 		return nil, corrupt("the head's manifest lists %d versions for %d rows", len(h.tokens), n)
 	}
 	for i := range historyLen {
-		if t, ok := entity.Prop[string](d, propHistory+pad2(i)); ok {
-			h.history[i] = t
-			h.nHistory++
-		}
+		h.history[i], _ = entity.Prop[string](d, propHistory+pad2(i))
 	}
 	if h.history[h.seq%historyLen] != h.version {
 		return nil, corrupt("the head's history does not hold its version")

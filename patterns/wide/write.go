@@ -174,7 +174,7 @@ func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err er
 		if h.version == wr.token {
 			return result{etag: formatETag(len(h.tokens), h.seq, h.etag), ts: h.ts}, nil
 		}
-		return result{ts: h.ts}, nil // applied, and already replaced by another writer's version
+		return result{}, nil // applied, and already replaced by another writer's version
 	case notApplied:
 		if refused {
 			return result{}, err

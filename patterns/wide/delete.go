@@ -69,9 +69,14 @@ func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) e
 	case ctx.Err() != nil:
 		return errors.Join(entity.ErrOutcomeUnknown, err)
 	}
-	// No answer: the head says whether the entity is gone.
-	if _, gerr := w.rows.Get(ctx, pk, rowKey(id, 0)); errors.Is(gerr, entity.ErrNotFound) {
+	// No answer: the head says whether the entity is gone, or changed by
+	// another writer so that this delete can no longer apply.
+	d, gerr := w.rows.Get(ctx, pk, rowKey(id, 0))
+	switch {
+	case errors.Is(gerr, entity.ErrNotFound):
 		return nil
+	case gerr == nil && d.ETag != headETag:
+		return errors.Join(entity.ErrPreconditionFailed, err)
 	}
-	return errors.Join(entity.ErrOutcomeUnknown, err)
+	return errors.Join(entity.ErrOutcomeUnknown, err, gerr)
 }

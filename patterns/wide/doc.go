@@ -58,19 +58,21 @@
 // was lost, and the resent one fails at its first operation (the head's
 // condition, or its insert) although the first was applied. Each write
 // stores a random version token in the head, which remembers the tokens of
-// its last 16 versions; a write refused at the head, or left without a
+// its last 16 versions; a write refused at the head, or left without any
 // reply, reads the head and reports success exactly when its token is
 // there (if another writer has replaced that version meanwhile, the ETag
 // stored into the caller's value is empty: read before a conditional
-// write). If the token is not there, a refusal stands: another writer took
-// the version, or the entity is gone — a write refused because the entity
-// was deleted reports entity.ErrNotFound, even if it had been applied
-// before the delete. If there was no reply at all, or 16 other versions
-// were committed in between, the error matches entity.ErrOutcomeUnknown:
-// the transaction may yet arrive, or its trace is gone. So a write is
-// never reported failed when it was applied, and Modify never applies a
-// change twice. Delete is idempotent: an entity already gone, which is
-// also what a resent delete finds, is not an error.
+// write). Otherwise, if the head has moved on since the write read it, the
+// write's condition can never hold again and it reports the refusal —
+// entity.ErrPreconditionFailed, entity.ErrAlreadyExists, or
+// entity.ErrNotFound for an entity deleted meanwhile (even if the write had
+// been applied before the delete). Only when the head is as the write
+// found it and no reply came (the transaction may yet arrive), or 16 other
+// versions were committed in between, is the error
+// entity.ErrOutcomeUnknown. So a write is never reported failed when it
+// was applied, and Modify never applies a change twice. Delete is
+// idempotent: an entity already gone, which is also what a resent delete
+// finds, is not an error.
 //
 // # Azurite and Cosmos DB differences
 //

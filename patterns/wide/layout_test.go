@@ -191,14 +191,15 @@ func TestETagFormat(t *testing.T) {
 
 func TestOutcome(t *testing.T) {
 	const seq = 1000
-	h := func(cur, born int64, slots map[int64]string) *head {
-		x := &head{seq: cur, born: born}
+	h := func(cur, born int64, etag string, slots map[int64]string) *head {
+		x := &head{seq: cur, born: born, etag: etag}
 		for s, tok := range slots {
 			x.history[s%historyLen] = tok
 		}
 		return x
 	}
-	mine := written{token: "mine", seq: seq}
+	mine := written{token: "mine", seq: seq, guard: "E0"}
+	insert := written{token: "mine", seq: seq, insert: true}
 	for _, c := range []struct {
 		name string
 		h    *head
@@ -206,15 +207,16 @@ func TestOutcome(t *testing.T) {
 		want verdict
 	}{
 		{"gone", nil, mine, notApplied},
-		{"current", h(seq, 1, map[int64]string{seq: "mine"}), mine, applied},
-		{"replaced since", h(seq+5, 1, map[int64]string{seq: "mine", seq + 5: "b"}), mine, applied},
-		{"another took the version", h(seq+3, 1, map[int64]string{seq: "other"}), mine, notApplied},
-		{"slot reused since", h(seq+historyLen, 1, map[int64]string{seq + historyLen: "z"}), mine, unknown},
-		{"another life", h(77, 70, nil), mine, notApplied},
-		{"head unchanged", h(seq-1, 1, nil), mine, notApplied},
-		{"insert current", h(seq, seq, map[int64]string{seq: "mine"}), written{token: "mine", seq: seq, insert: true}, applied},
-		{"insert long replaced", h(seq+40, seq, nil), written{token: "mine", seq: seq, insert: true}, applied},
-		{"insert lost to another", h(5, 5, map[int64]string{5: "other"}), written{token: "mine", seq: seq, insert: true}, notApplied},
+		{"current", h(seq, 1, "E1", map[int64]string{seq: "mine"}), mine, applied},
+		{"replaced since", h(seq+5, 1, "E6", map[int64]string{seq: "mine", seq + 5: "b"}), mine, applied},
+		{"another took the version", h(seq+3, 1, "E4", map[int64]string{seq: "other"}), mine, notApplied},
+		{"slot reused since", h(seq+historyLen, 1, "E9", map[int64]string{seq + historyLen: "z"}), mine, unknown},
+		{"another life", h(77, 70, "F", nil), mine, notApplied},
+		{"head unchanged", h(seq-1, 1, "E0", nil), mine, pending},
+		{"insert not there", nil, insert, pending},
+		{"insert current", h(seq, seq, "E1", map[int64]string{seq: "mine"}), insert, applied},
+		{"insert long replaced", h(seq+40, seq, "E2", nil), insert, applied},
+		{"insert lost to another", h(5, 5, "F", map[int64]string{5: "other"}), insert, notApplied},
 	} {
 		if got := outcome(c.h, c.w); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)

@@ -2,6 +2,7 @@ package wide_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -184,4 +185,55 @@ func TestConcurrentWritersUnderLostReplies(t *testing.T) {
 		t.Error("no reply was lost")
 	}
 	t.Logf("%d transactions, %d replies lost, %d rounds of change for %d writers", s.Requests, s.LostReplies, calls.Load(), writers)
+}
+
+// When every try's reply is lost, the head decides: a write found there is
+// applied; a write the head has moved on without was refused, and says so
+// as the service would have; a write that may yet arrive (the head is as
+// it found it) is in doubt.
+func TestNoReplyAtAll(t *testing.T) {
+	t.Parallel()
+	f := faults.New(faults.Config{})
+	name := sharedTable(t)
+	client := env.With(f).TableService.NewClient(name)
+	w := wrap[Counted](t, client, wide.Config{})
+	ctx := t.Context()
+	const pk, id = "p", "silent"
+	const tries = 3 // the test clients retry twice
+	loseAll := func() { f.LoseNext(tries, isBatch) }
+
+	loseAll()
+	v := Counted{PartitionKey: pk, RowKey: id, Writer: 1, Count: 1, Props: bagOf(pk, id, 1, size(1)).Props}
+	if err := w.Insert(ctx, &v); err != nil {
+		t.Fatalf("Insert applied at the first try, every reply lost: %v", err)
+	}
+	stale := v
+	v.Writer, v.Count, v.Props = 2, 2, bagOf(pk, id, 2, size(2)).Props
+	if err := w.Replace(ctx, &v); err != nil {
+		t.Fatal(err)
+	}
+
+	loseAll()
+	stale.Count = 99
+	err := w.Replace(ctx, &stale)
+	if !errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Fatalf("Replace from a stale ETag, every reply lost: %v, want ErrPreconditionFailed", err)
+	}
+	expectCounted(t, w, pk, id, 2, 2)
+
+	// Nothing sent at all: the head is unchanged, the transaction might
+	// still be on its way.
+	silent := faults.New(faults.Config{FailBefore: 1, Match: isBatch})
+	ws := wrap[Counted](t, env.With(silent).TableService.NewClient(name), wide.Config{})
+	v.Count = 3
+	if err := ws.Replace(ctx, &v); !errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Fatalf("Replace never sent: %v, want ErrOutcomeUnknown", err)
+	}
+	expectCounted(t, w, pk, id, 2, 2)
+
+	loseAll()
+	if err := w.Delete(ctx, pk, id, v.ETag); err != nil {
+		t.Fatalf("Delete applied at the first try, every reply lost: %v", err)
+	}
+	checkRows(t, client, pk, id, -1)
 }

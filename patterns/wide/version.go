@@ -103,26 +103,34 @@ func headRow(pk, id, etag, token string, seq, born int64, tokens []string, inser
 type written struct {
 	token  string
 	seq    int64
+	guard  string // the head's ETag the write is conditioned on; "" for an insert
 	insert bool
 }
 
 type verdict uint8
 
 const (
-	notApplied verdict = iota + 1
-	applied
-	unknown
+	applied    verdict = iota + 1
+	notApplied         // and never will be: the head has moved on without it
+	pending            // the head is as the write found it: it may yet arrive
+	unknown            // its trace may have left the head's history
 )
 
 // outcome tells from the head as it is now (nil: there is none) whether w
 // was applied. The head remembers the tokens of its last historyLen
-// versions; a write is applied exactly when its version is, or was, one of
-// them. Beyond that window the answer is unknown, unless the entity's
-// first sequence number shows the write was its insert.
+// versions, so a write is applied exactly when its token is there or, for
+// an insert, when the entity's first sequence number is the insert's.
+// Otherwise, a head that changed since the write read it means the write's
+// condition can no longer hold: it was not applied and never will be —
+// unless its version may have left the history (historyLen versions
+// since), which leaves the answer unknown.
 func outcome(h *head, w written) verdict {
 	if h == nil {
-		// Not there: the write was refused, or applied and then deleted
-		// by another writer; either way none of it is left.
+		if w.insert {
+			return pending
+		}
+		// Gone: the write was refused, or applied and deleted since by
+		// another writer; either way none of it is left.
 		return notApplied
 	}
 	for _, t := range h.history {
@@ -130,17 +138,16 @@ func outcome(h *head, w written) verdict {
 			return applied
 		}
 	}
-	if w.insert {
-		if h.born == w.seq {
-			return applied // this is the entity it inserted, since changed more than historyLen times
-		}
-		return notApplied
+	switch {
+	case w.insert && h.born == w.seq:
+		return applied // its entity, changed more than historyLen times since
+	case w.insert:
+		return notApplied // another writer's entity
+	case h.etag == w.guard:
+		return pending
+	case h.born <= w.seq && w.seq <= h.seq && h.seq-w.seq >= historyLen:
+		return unknown
 	}
-	if h.born <= w.seq && w.seq <= h.seq && h.seq-w.seq >= historyLen {
-		return unknown // its slot has been reused since
-	}
-	// Another version took w's sequence number (its slot holds another
-	// token), or the entity is not the one w was meant for.
 	return notApplied
 }
 

@@ -51,6 +51,9 @@ func (w *Table[T]) commit(ctx context.Context, bag *entity.DynamicEntity, old *b
 		return result{}, &TooLargeError{Properties: len(bag.Properties)}
 	}
 	wr := written{token: newToken(), insert: old == nil}
+	if old != nil {
+		wr.guard = old.etag
+	}
 	born := int64(0)
 	if old == nil {
 		wr.seq = firstSeq()
@@ -148,7 +151,9 @@ func fullWrite(pk, id string, props map[string]any, layout [][]string, oldRows i
 // sent. A refusal at an operation other than the head means the head's
 // condition held, so no earlier try of this transaction was applied, and
 // this one was not: the refusal stands. Otherwise the head tells (see
-// outcome).
+// outcome): a refusal at the head stands unless the write is found
+// applied; a transaction without any reply is refused when the head has
+// moved on without it, and in doubt while the head is unchanged.
 func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err error) (result, error) {
 	var te *entity.TransactionError
 	refused := errors.As(err, &te)
@@ -169,19 +174,25 @@ func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err er
 			return result{}, errors.Join(entity.ErrOutcomeUnknown, err, gerr)
 		}
 	}
-	switch outcome(h, wr) {
-	case applied:
-		if h.version == wr.token {
-			return result{etag: formatETag(len(h.tokens), h.seq, h.etag), ts: h.ts}, nil
-		}
+	v := outcome(h, wr)
+	switch {
+	case v == applied && h.version == wr.token:
+		return result{etag: formatETag(len(h.tokens), h.seq, h.etag), ts: h.ts}, nil
+	case v == applied:
 		return result{}, nil // applied, and already replaced by another writer's version
-	case notApplied:
-		if refused {
-			return result{}, err
+	case refused && v != unknown:
+		return result{}, err
+	case v == notApplied:
+		// No reply, but the head moved on: the answer the service would
+		// have given.
+		why := entity.ErrPreconditionFailed
+		if h == nil {
+			why = entity.ErrNotFound
+		} else if wr.insert {
+			why = entity.ErrAlreadyExists
 		}
+		return result{}, errors.Join(why, err)
 	}
-	// The reply was lost and the version is not (yet) there: the
-	// transaction may still be applied.
 	return result{}, errors.Join(entity.ErrOutcomeUnknown, err)
 }
 

@@ -12,7 +12,8 @@
 // keys.Bucket(name, n), for the smallest n at which every row fits, so the
 // assignment depends on the names and sizes alone: the same entity always
 // gets the same rows, and a change of a few values touches only the rows
-// that hold them.
+// that hold them. (An entity so wide that hashing would need more than
+// twice the rows its properties fill is packed in name order instead.)
 //
 // # Guarantee
 //
@@ -80,9 +81,11 @@
 // properties, 1 MiB, 4 MiB per transaction); they are checked on the
 // client, and proven by unit tests. Azurite answers a query of up to 1,000
 // entities in one page, so torn reads show only when tests make the pages
-// small. On the Cosmos DB Table API entities may be 2 MiB and transactions
-// 2 MiB, and query results are not sorted; the reader does not depend on
-// order, but the 4 MiB check is the Storage service's.
+// small. The Cosmos DB Table API has limits of its own (entities up to
+// 2 MB); the ones checked here are the Storage service's, and the service
+// keeps the last word, refusing a transaction whole. It returns query
+// results unsorted, which the reader does not depend on: rows are placed by
+// their RowKeys.
 //
 // # Usage
 //

@@ -449,13 +449,22 @@ func checkString(s string) (units int, ok bool) {
 }
 
 // appendJSONString appends s as a JSON string. s is valid UTF-8 (checked by
-// the caller); only the characters JSON requires are escaped.
+// the caller); only the characters JSON requires are escaped, and U+2028
+// and U+2029, as encoding/json does: Azurite's parser of a $batch body
+// takes them for line ends and refuses the operation.
 func appendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+			i += 2
+			start = i + 1
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}

@@ -3,6 +3,7 @@ package wide
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
 )
@@ -76,7 +77,7 @@ func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) e
 	case errors.Is(gerr, entity.ErrNotFound):
 		return nil
 	case gerr == nil && d.ETag != headETag:
-		return errors.Join(entity.ErrPreconditionFailed, err)
+		return fmt.Errorf("%w (found by reading the head after: %v)", entity.ErrPreconditionFailed, err)
 	}
 	return errors.Join(entity.ErrOutcomeUnknown, err, gerr)
 }

@@ -232,6 +232,12 @@ func TestNoReplyAtAll(t *testing.T) {
 	expectCounted(t, w, pk, id, 2, 2)
 
 	loseAll()
+	if err := w.Delete(ctx, pk, id, stale.ETag); !errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Fatalf("Delete from a stale ETag, every reply lost: %v, want ErrPreconditionFailed", err)
+	}
+	expectCounted(t, w, pk, id, 2, 2)
+
+	loseAll()
 	if err := w.Delete(ctx, pk, id, v.ETag); err != nil {
 		t.Fatalf("Delete applied at the first try, every reply lost: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -105,8 +106,13 @@ func (w *Table[T]) commit(ctx context.Context, bag *entity.DynamicEntity, old *b
 		b.DeleteKeys(pk, rowKey(id, k), entity.AnyETag)
 	}
 	etags, err := w.rows.Submit(ctx, b)
-	if err == nil {
+	if err == nil && etags[0] != "" {
 		return result{etag: formatETag(n, wr.seq, etags[0]), ts: h.Timestamp}, nil
+	}
+	if err == nil {
+		// Applied, as Submit found by reading back after a lost reply,
+		// which leaves the new ETags unknown: the head has it.
+		return w.settle(ctx, pk, id, wr, nil)
 	}
 	var be *entity.BatchError
 	if errors.As(err, &be) {
@@ -148,50 +154,53 @@ func fullWrite(pk, id string, props map[string]any, layout [][]string, oldRows i
 }
 
 // settle decides the outcome of a transaction that failed after it was
-// sent. A refusal at an operation other than the head means the head's
+// sent (or, err nil, that Submit found applied without learning its
+// ETags). A refusal at an operation other than the head means the head's
 // condition held, so no earlier try of this transaction was applied, and
 // this one was not: the refusal stands. Otherwise the head tells (see
 // outcome): a refusal at the head stands unless the write is found
-// applied; a transaction without any reply is refused when the head has
-// moved on without it, and in doubt while the head is unchanged.
+// applied; a transaction without a certain answer is refused when the
+// head has moved on without it, and in doubt while the head is unchanged.
 func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err error) (result, error) {
 	var te *entity.TransactionError
 	refused := errors.As(err, &te)
 	if refused && te.Index != 0 {
 		return result{}, err
 	}
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		return result{}, errors.Join(entity.ErrOutcomeUnknown, err)
 	}
 	var h *head
 	d, gerr := w.rows.Get(ctx, pk, rowKey(id, 0))
 	switch {
 	case errors.Is(gerr, entity.ErrNotFound):
-	case gerr != nil:
-		return result{}, errors.Join(entity.ErrOutcomeUnknown, err, gerr)
-	default:
-		if h, gerr = parseHead(&d); gerr != nil {
-			return result{}, errors.Join(entity.ErrOutcomeUnknown, err, gerr)
+	case gerr == nil:
+		h, gerr = parseHead(&d)
+	}
+	if gerr != nil {
+		if err == nil {
+			return result{}, nil // applied; its ETag unknown
 		}
+		return result{}, errors.Join(entity.ErrOutcomeUnknown, err, gerr)
 	}
 	v := outcome(h, wr)
 	switch {
 	case v == applied && h.version == wr.token:
 		return result{etag: formatETag(len(h.tokens), h.seq, h.etag), ts: h.ts}, nil
-	case v == applied:
+	case v == applied || err == nil:
 		return result{}, nil // applied, and already replaced by another writer's version
 	case refused && v != unknown:
 		return result{}, err
 	case v == notApplied:
-		// No reply, but the head moved on: the answer the service would
-		// have given.
+		// No certain answer, but the head moved on without this write:
+		// the answer the service would have given.
 		why := entity.ErrPreconditionFailed
 		if h == nil {
 			why = entity.ErrNotFound
 		} else if wr.insert {
 			why = entity.ErrAlreadyExists
 		}
-		return result{}, errors.Join(why, err)
+		return result{}, fmt.Errorf("%w (found by reading the head after: %v)", why, err)
 	}
 	return result{}, errors.Join(entity.ErrOutcomeUnknown, err)
 }

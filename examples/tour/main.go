@@ -20,6 +20,7 @@ import (
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
+	widetour "github.com/tablekit/tablekit/examples/wide/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -44,6 +45,7 @@ func steps() []step {
 		{"Shared access signatures: a token for one user's partition", sastour.Tour},
 		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
+		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
 	}
 }
 

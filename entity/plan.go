@@ -3,6 +3,7 @@ package entity
 import (
 	"encoding"
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/blobfield"
 	"github.com/tablekit/tablekit/internal/ident"
 	"github.com/tablekit/tablekit/keys"
 	"reflect"
@@ -82,6 +83,9 @@ type plan struct {
 	etag, ts  *field
 	extra     *field // map[string]any catching unknown properties
 	needsAddr bool   // a hook or TextMarshaler has a pointer receiver
+	// blobs maps the property names of fields tagged blob, which the
+	// codec leaves out (patterns/large stores them), to their Go names.
+	blobs map[string]string
 }
 
 var plans sync.Map // reflect.Type → *planResult
@@ -123,13 +127,17 @@ const (
 	optFlatten   = "flatten"
 	optJSON      = "json"
 	optExtra     = "extra"
+	// optBlob marks a value kept in blob storage by patterns/large, which
+	// stores a reference under the field's property name; the codec
+	// leaves the field out.
+	optBlob = blobfield.Option
 )
 
 type tagInfo struct {
 	name                             string
 	skip                             bool
 	pk, rk, etag, ts, omit, flat, js bool
-	extra                            bool
+	extra, blob                      bool
 }
 
 func parseTag(tag string) (tagInfo, string) {
@@ -160,6 +168,8 @@ func parseTag(tag string) (tagInfo, string) {
 			ti.js = true
 		case optExtra:
 			ti.extra = true
+		case optBlob:
+			ti.blob = true
 		case "":
 		default:
 			return ti, "unknown tag option " + strconv.Quote(o)
@@ -189,6 +199,11 @@ func buildPlan(t reflect.Type) (*plan, error) {
 			return nil, &TypeError{Type: t, Field: f.goName, Reason: "property " + f.name + " is also used by field " + p.fields[prev].goName}
 		}
 		p.byName[f.name] = i
+	}
+	for name, goName := range p.blobs {
+		if i, dup := p.byName[name]; dup {
+			return nil, &TypeError{Type: t, Field: goName, Reason: "property " + name + " is also used by field " + p.fields[i].goName}
+		}
 	}
 	return p, nil
 }
@@ -245,6 +260,10 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 		if name == "" {
 			name = sf.Name
 		}
+		if ti.blob {
+			pl.blob(ti, name, goName, path, flattened)
+			continue
+		}
 
 		// Untagged fields named for a system property take its role, except
 		// inside a flattened struct where they are ordinary properties.
@@ -298,6 +317,25 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 		}
 		f.prefix = fieldPrefix(name, f.edm, f.kind)
 		pl.root.fields = append(pl.root.fields, f)
+	}
+}
+
+// blob records a field tagged blob, which the codec leaves out.
+func (pl *planner) blob(ti tagInfo, name, goName string, path []step, flattened bool) {
+	switch {
+	case ti.pk || ti.rk || ti.etag || ti.ts || ti.omit || ti.flat || ti.js || ti.extra:
+		pl.fail(goName, "the blob option cannot be combined with others")
+	case len(path) > 0 || flattened:
+		pl.fail(goName, "a blob field must be a field of the entity's own struct, not of an embedded or flattened one")
+	case checkPropertyName(name) != "":
+		pl.fail(goName, "property name "+strconv.Quote(name)+": "+checkPropertyName(name))
+	case pl.root.blobs[name] != "":
+		pl.fail(goName, "property "+name+" is also used by field "+pl.root.blobs[name])
+	default:
+		if pl.root.blobs == nil {
+			pl.root.blobs = map[string]string{}
+		}
+		pl.root.blobs[name] = goName
 	}
 }
 

@@ -1,0 +1,135 @@
+package large
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"sync"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/wtoken"
+)
+
+// Get reads the entity with these keys and the values of its blob fields:
+// a point read, then one Get Blob per []byte or string field that has a
+// value, all at once; Stream fields are read when opened. Each value's
+// size and SHA-256 are checked against the entity's record: a blob that
+// differs is a *BlobError matching ErrBlobCorrupt, one that is missing
+// matches ErrBlobMissing — never wrong or partial data. A blob deleted
+// because a writer replaced the entity between the two reads makes Get
+// read the entity again (Config.ReadAttempts). A missing entity matches
+// entity.ErrNotFound.
+func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
+	var zero T
+	var lastETag string
+	for attempt := 1; ; attempt++ {
+		v, etag, err := t.getOnce(ctx, partitionKey, rowKey)
+		if err == nil {
+			return v, nil
+		}
+		// A blob missing from a version not seen before may have been
+		// deleted by a writer that replaced it since: read again. Missing
+		// twice from the same version, it is gone.
+		if errors.Is(err, ErrBlobMissing) && etag != lastETag && attempt < t.cfg.ReadAttempts {
+			lastETag = etag
+			continue
+		}
+		return zero, &Error{Op: "get", PartitionKey: partitionKey, RowKey: rowKey, Err: err}
+	}
+}
+
+// getOnce reads one version of the entity and its blobs; etag is the
+// version's.
+func (t *Table[T]) getOnce(ctx context.Context, pk, rk string) (out T, etag string, err error) {
+	d, err := t.rows.Get(ctx, pk, rk)
+	if err != nil {
+		return out, "", err
+	}
+	refs, err := t.decode(&d, &out)
+	if err != nil {
+		return out, d.ETag, err
+	}
+	rv := reflect.ValueOf(&out).Elem()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for i := range t.fields {
+		f := &t.fields[i]
+		ref := refs[i]
+		switch {
+		case f.kind == kindStream:
+			*f.streamOf(rv) = t.stored(pk, rk, f, ref)
+		case ref.IsZero():
+			f.set(rv, nil)
+		default:
+			wg.Go(func() {
+				data, err := t.fetch(ctx, f, ref)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				f.set(rv, data)
+			})
+		}
+	}
+	wg.Wait()
+	return out, d.ETag, errors.Join(errs...)
+}
+
+// decode stores d into out, leaving out the blob fields, and returns the
+// references of the blob fields (zero for no value), in field order. d
+// loses the reference properties.
+func (t *Table[T]) decode(d *entity.DynamicEntity, out *T) ([]Ref, error) {
+	refs, err := t.refsOf(d)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range t.props {
+		delete(d.Properties, p)
+	}
+	delete(d.Properties, wtoken.Property) // this package's own bookkeeping
+	if err := entity.FromDynamic(d, out); err != nil {
+		return nil, err
+	}
+	return refs, nil
+}
+
+// refsOf reads the references an entity stores, in field order.
+func (t *Table[T]) refsOf(d *entity.DynamicEntity) ([]Ref, error) {
+	refs := make([]Ref, len(t.fields))
+	for i, f := range t.fields {
+		v, ok := d.Properties[f.Name]
+		if !ok {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, &BlobError{Field: f.GoName, Reason: "property " + f.Name + " is not a String", Err: ErrBadReference}
+		}
+		r, err := parseRef(s)
+		if err != nil {
+			return nil, &BlobError{Field: f.GoName, Reason: "property " + f.Name + ": " + err.Error(), Err: ErrBadReference}
+		}
+		refs[i] = r
+	}
+	return refs, nil
+}
+
+// stored returns the Stream of a stored value.
+func (t *Table[T]) stored(pk, rk string, f *field, ref Ref) Stream {
+	if ref.IsZero() {
+		return Stream{}
+	}
+	return Stream{ref: ref, open: func(ctx context.Context) (io.ReadCloser, error) {
+		v, err := t.openBlob(ctx, f, ref)
+		if err != nil {
+			return nil, &Error{Op: "open", PartitionKey: pk, RowKey: rk, Err: err}
+		}
+		return v, nil
+	}}
+}

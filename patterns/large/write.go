@@ -39,13 +39,13 @@ type slot struct {
 
 // writer is one call of Insert, Replace or Upsert.
 type writer[T any] struct {
-	t      *Table[T]
-	op     string
-	d      *entity.DynamicEntity // the entity without its references
-	slots  []*slot
-	etag   string // the written version's
-	old    []Ref  // the references of the version replaced
-	tried  bool   // an entity write was sent in the last round
+	t     *Table[T]
+	op    string
+	d     *entity.DynamicEntity // the entity without its references
+	slots []*slot
+	etag  string // the written version's
+	old   []Ref  // the references of the version replaced
+	tried bool   // an entity write was sent in the last round
 }
 
 // write stores e under condition c (etag for condETag): the blobs first,

@@ -58,8 +58,8 @@ func segment(key string) string {
 	return cut + "~" + hex.EncodeToString(sum[:8])
 }
 
-// Blob metadata: the keys of the entity (base64url of their UTF-8, since
-// metadata is ASCII), the property and the content's SHA-256 in hex.
+// Blob metadata: the keys of the entity and the property (base64url of
+// their UTF-8, since metadata is ASCII), and the content's SHA-256 in hex.
 const (
 	metaPK     = "tablekitpk"
 	metaRK     = "tablekitrk"
@@ -76,7 +76,7 @@ type owner struct {
 // hash sum.
 func metadata(o owner, sum [32]byte) map[string]*string {
 	enc := base64.RawURLEncoding
-	pk, rk, prop, h := enc.EncodeToString([]byte(o.pk)), enc.EncodeToString([]byte(o.rk)), o.prop, hex.EncodeToString(sum[:])
+	pk, rk, prop, h := enc.EncodeToString([]byte(o.pk)), enc.EncodeToString([]byte(o.rk)), enc.EncodeToString([]byte(o.prop)), hex.EncodeToString(sum[:])
 	return map[string]*string{metaPK: &pk, metaRK: &rk, metaProp: &prop, metaSHA256: &h}
 }
 
@@ -96,7 +96,8 @@ func ownerOf(md map[string]*string) (o owner, ok bool) {
 			b, err := base64.RawURLEncoding.DecodeString(*v)
 			o.rk, got[1] = string(b), err == nil
 		case metaProp:
-			o.prop, got[2] = *v, *v != ""
+			b, err := base64.RawURLEncoding.DecodeString(*v)
+			o.prop, got[2] = string(b), err == nil && len(b) > 0
 		}
 	}
 	return o, got[0] && got[1] && got[2]

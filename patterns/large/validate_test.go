@@ -106,11 +106,17 @@ func TestNewRefuses(t *testing.T) {
 		"nil table":     func() error { _, err := large.New[Employee](nil, f.cont, p, large.Config{}); return err }(),
 		"nil container": func() error { _, err := large.New(tbl, nil, p, large.Config{}); return err }(),
 		"nil processor": func() error { _, err := large.New(tbl, f.cont, nil, large.Config{}); return err }(),
-		"long prefix":   func() error { _, err := large.New(tbl, f.cont, p, large.Config{Prefix: strings.Repeat("p", 201)}); return err }(),
+		"long prefix": func() error {
+			_, err := large.New(tbl, f.cont, p, large.Config{Prefix: strings.Repeat("p", 201)})
+			return err
+		}(),
 		"read attempts": func() error { _, err := large.New(tbl, f.cont, p, large.Config{ReadAttempts: -1}); return err }(),
-		"delay":         func() error { _, err := large.New(tbl, f.cont, p, large.Config{DeleteDelay: 8 * 24 * time.Hour}); return err }(),
-		"block size":    func() error { _, err := large.New(tbl, f.cont, p, large.Config{BlockSize: -1}); return err }(),
-		"concurrency":   func() error { _, err := large.New(tbl, f.cont, p, large.Config{Concurrency: -1}); return err }(),
+		"delay": func() error {
+			_, err := large.New(tbl, f.cont, p, large.Config{DeleteDelay: 8 * 24 * time.Hour})
+			return err
+		}(),
+		"block size":  func() error { _, err := large.New(tbl, f.cont, p, large.Config{BlockSize: -1}); return err }(),
+		"concurrency": func() error { _, err := large.New(tbl, f.cont, p, large.Config{Concurrency: -1}); return err }(),
 	} {
 		var ce *large.ConfigError
 		if !errors.Is(err, large.ErrInvalidConfig) || !errors.As(err, &ce) {

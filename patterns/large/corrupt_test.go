@@ -25,7 +25,7 @@ func stored(t *testing.T, f *fixture) Employee {
 
 // photoBlob returns the name of the employee's photo blob, from the
 // entity as stored.
-func photoBlob(t *testing.T, f *fixture) string {
+func photoBlob(t testing.TB, f *fixture) string {
 	t.Helper()
 	for _, name := range f.referenced(t) {
 		if bytes.Contains([]byte(name), []byte("/Photo/")) {

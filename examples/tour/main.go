@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
+	largetour "github.com/tablekit/tablekit/examples/large/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
@@ -48,6 +49,7 @@ func steps() []step {
 		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
+		{"Large entities: an employee with a 5 MiB photo in a blob, checked by its SHA-256", largetour.Tour},
 	}
 }
 

@@ -79,8 +79,9 @@
 // blobs it uploaded deleted through the processor. A lost reply is
 // settled: blob uploads and deletes are repeated harmlessly (every name
 // is written by one write only), and the entity's write carries a write
-// token (entity.Table.WithWriteTokens) that proves, by reading the entity
-// back, whether a resent write was applied; when nothing can tell, the
+// token (entity.Table.WithWriteTokens: a String property TkWrite of at most
+// 290 bytes) that proves, by reading the entity back, whether a resent
+// write was applied; when nothing can tell, the
 // error matches entity.ErrOutcomeUnknown, no blob is deleted, and Sweep
 // settles the blobs later, whichever version won.
 //

@@ -8,10 +8,12 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // cond is what a write is conditional on.
@@ -145,6 +147,8 @@ func (w *writer[T]) prepare(e *T) error {
 		}
 		w.slots = append(w.slots, s)
 	}
+	// and the longest write token the table adds.
+	check.Set(wtoken.Property, strings.Repeat("x", 6+8*wtoken.MaxTokens))
 	return entity.Validate(check)
 }
 

@@ -32,8 +32,9 @@
 //
 // # Steps
 //
-// Every blob has a name of its own, <prefix><partition>/<row>/<property>/
-// <random version>, and is never overwritten; a new value is a new blob.
+// Every blob has a name of its own — the table's prefix, then the
+// partition, row, property and a random version, joined by slashes — and
+// is never overwritten: a new value is a new blob.
 //
 //  1. Insert: one Put Blob per blob field with a value (a Stream larger
 //     than Config.BlockSize: a Put Block per block and a Put Block List),

@@ -99,25 +99,27 @@ func (t *Table[T]) decode(d *entity.DynamicEntity, out *T) ([]Ref, error) {
 	return refs, nil
 }
 
-// refsOf reads the references an entity stores, in field order.
+// refsOf reads the references an entity stores, in field order; one that
+// does not parse is zero, and the first such is reported.
 func (t *Table[T]) refsOf(d *entity.DynamicEntity) ([]Ref, error) {
 	refs := make([]Ref, len(t.fields))
+	var first error
 	for i, f := range t.fields {
 		v, ok := d.Properties[f.Name]
 		if !ok {
 			continue
 		}
-		s, ok := v.(string)
-		if !ok {
-			return nil, &BlobError{Field: f.GoName, Reason: "property " + f.Name + " is not a String", Err: ErrBadReference}
+		var err error
+		if s, ok := v.(string); !ok {
+			err = &BlobError{Field: f.GoName, Reason: "property " + f.Name + " is not a String", Err: ErrBadReference}
+		} else if refs[i], err = parseRef(s); err != nil {
+			err = &BlobError{Field: f.GoName, Reason: "property " + f.Name + ": " + err.Error(), Err: ErrBadReference}
 		}
-		r, err := parseRef(s)
-		if err != nil {
-			return nil, &BlobError{Field: f.GoName, Reason: "property " + f.Name + ": " + err.Error(), Err: ErrBadReference}
+		if first == nil {
+			first = err
 		}
-		refs[i] = r
 	}
-	return refs, nil
+	return refs, first
 }
 
 // stored returns the Stream of a stored value.

@@ -181,9 +181,9 @@ func (w *writer[T]) round(ctx context.Context, c cond, etag string) error {
 		case etag != "" && etag != entity.AnyETag && got.ETag != etag:
 			return &raced{entity.ErrPreconditionFailed}
 		default:
-			if have, err = t.refsOf(&got); err != nil {
-				return err
-			}
+			// A reference that does not parse is replaced like no value;
+			// its blob, if any, is Sweep's.
+			have, _ = t.refsOf(&got)
 			cur = &got
 		}
 	}

@@ -87,10 +87,55 @@ type Env struct {
 	StartupDuration time.Duration
 
 	proc      *process // nil for a live account
-	prefix    string   // random per Env
-	seq       atomic.Uint64
+	names     *namer   // shared by an Env and its views
+	policies  []policy.Policy
+	view      bool  // made by With: Close leaves the process alone
+	viewErr   error // why a view's clients could not be built
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// namer hands out unique names; an Env and every view made by With share one.
+type namer struct {
+	prefix string // random per Env
+	seq    atomic.Uint64
+}
+
+// With returns a view of the same account whose service clients, and the
+// clients its Table, Queue, Container and TableWith methods build, carry
+// policies as extra per-retry pipeline policies: a cost meter, or a fault
+// injector for a test that checks what a lost reply does.
+//
+//	meter := cost.NewMeter()
+//	metered := env.With(meter.Policy())
+//	queue := metered.Queue(t) // every try of every request counted
+//
+// The view shares the environment's process and names; closing it does
+// nothing. Policies of e come first.
+func (e *Env) With(policies ...policy.Policy) *Env {
+	v := &Env{
+		ConnectionString: e.ConnectionString,
+		Live:             e.Live,
+		TableEndpoint:    e.TableEndpoint,
+		QueueEndpoint:    e.QueueEndpoint,
+		BlobEndpoint:     e.BlobEndpoint,
+		Credential:       e.Credential,
+		StartupDuration:  e.StartupDuration,
+		proc:             e.proc,
+		names:            e.names,
+		policies:         append(append([]policy.Policy(nil), e.policies...), policies...),
+		view:             true,
+	}
+	v.viewErr = v.connect()
+	return v
+}
+
+// usable fails the test when the view's clients could not be built.
+func (e *Env) usable(tb testing.TB) {
+	tb.Helper()
+	if e.viewErr != nil {
+		tb.Fatalf("integration: clients of an Env view: %v", e.viewErr)
+	}
 }
 
 // Start returns a ready environment. With TABLEKIT_CONNECTION_STRING or
@@ -104,7 +149,7 @@ func Start(ctx context.Context) (*Env, error) {
 	if _, err := rand.Read(prefix[:]); err != nil {
 		return nil, err
 	}
-	e := &Env{prefix: hex.EncodeToString(prefix[:])}
+	e := &Env{names: &namer{prefix: hex.EncodeToString(prefix[:])}}
 	switch {
 	case os.Getenv(EnvConnectionString) != "":
 		if err := e.useConnectionString(ctx, os.Getenv(EnvConnectionString)); err != nil {
@@ -123,11 +168,11 @@ func Start(ctx context.Context) (*Env, error) {
 }
 
 // Close stops the Azurite process that Start started, with every process of
-// its process group, and waits until they are gone. For a live account it
-// does nothing. Close may be called more than once.
+// its process group, and waits until they are gone. For a live account, or a
+// view made by With, it does nothing. Close may be called more than once.
 func (e *Env) Close() error {
 	e.closeOnce.Do(func() {
-		if e.proc != nil {
+		if e.proc != nil && !e.view {
 			e.closeErr = e.proc.stop()
 		}
 	})
@@ -200,19 +245,22 @@ func isFuzzing() bool {
 // apart at first and never more than 500 ms, instead of azcore's default of
 // three retries with delays of seconds. Each call returns a new value.
 func (e *Env) ClientOptions() *aztables.ClientOptions {
-	return &aztables.ClientOptions{ClientOptions: testClientOptions()}
+	return &aztables.ClientOptions{ClientOptions: e.testClientOptions()}
 }
 
 // NoRetryClientOptions returns options that make one try and no retry, for
 // tests that expect an error: azcore otherwise retries a 500 with growing
 // delays, which makes such a test take many seconds.
 func (e *Env) NoRetryClientOptions() *aztables.ClientOptions {
-	o := testClientOptions()
+	o := e.testClientOptions()
 	o.Retry.MaxRetries = -1
 	return &aztables.ClientOptions{ClientOptions: o}
 }
 
-func testClientOptions() azcore.ClientOptions {
+// testClientOptions are the options of the clients an Env builds: short
+// retries. The policies of a view are added where clients are built
+// (connect, NewTableService), so options passed back in are not doubled.
+func (e *Env) testClientOptions() azcore.ClientOptions {
 	return azcore.ClientOptions{Retry: policy.RetryOptions{
 		MaxRetries:    2,
 		RetryDelay:    50 * time.Millisecond,
@@ -221,8 +269,17 @@ func testClientOptions() azcore.ClientOptions {
 }
 
 // NewTableService returns a new table service client for the account, built
-// with opts (nil means azcore's defaults).
+// with opts (nil means azcore's defaults). The policies of a view made by
+// With are added to opts' per-retry policies.
 func (e *Env) NewTableService(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	if len(e.policies) > 0 {
+		o := aztables.ClientOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		o.PerRetryPolicies = append(append([]policy.Policy(nil), o.PerRetryPolicies...), e.policies...)
+		opts = &o
+	}
 	if e.ConnectionString != "" {
 		return aztables.NewServiceClientFromConnectionString(e.ConnectionString, opts)
 	}
@@ -251,6 +308,7 @@ func (e *Env) ContainerName(tb testing.TB) string { return e.newName(tb) }
 // table is deleted when the test and its subtests end (tb.Cleanup).
 func (e *Env) Table(tb testing.TB) *aztables.Client {
 	tb.Helper()
+	e.usable(tb)
 	return e.createTable(tb, e.TableService)
 }
 
@@ -289,6 +347,7 @@ func deleteTable(tb testing.TB, svc *aztables.ServiceClient, name string) {
 // queue is deleted when the test ends.
 func (e *Env) Queue(tb testing.TB) *azqueue.QueueClient {
 	tb.Helper()
+	e.usable(tb)
 	name := e.newName(tb)
 	q := e.QueueService.NewQueueClient(name)
 	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
@@ -310,6 +369,7 @@ func (e *Env) Queue(tb testing.TB) *azqueue.QueueClient {
 // for it. The container is deleted when the test ends.
 func (e *Env) Container(tb testing.TB) *container.Client {
 	tb.Helper()
+	e.usable(tb)
 	name := e.newName(tb)
 	c := e.BlobService.ServiceClient().NewContainerClient(name)
 	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
@@ -348,7 +408,7 @@ func (e *Env) newName(tb testing.TB) string {
 	if _, err := rand.Read(rnd[:]); err != nil {
 		tb.Fatalf("integration: %v", err)
 	}
-	fmt.Fprintf(&b, "%s%06d%s", e.prefix, e.seq.Add(1), hex.EncodeToString(rnd[:]))
+	fmt.Fprintf(&b, "%s%06d%s", e.names.prefix, e.names.seq.Add(1), hex.EncodeToString(rnd[:]))
 	return b.String()
 }
 
@@ -394,7 +454,8 @@ func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
 
 // connect builds the three service clients with the test options.
 func (e *Env) connect() error {
-	opts := testClientOptions()
+	opts := e.testClientOptions()
+	opts.PerRetryPolicies = append([]policy.Policy(nil), e.policies...)
 	var err error
 	if e.ConnectionString != "" {
 		if e.TableService, err = aztables.NewServiceClientFromConnectionString(e.ConnectionString, &aztables.ClientOptions{ClientOptions: opts}); err != nil {

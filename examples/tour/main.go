@@ -22,23 +22,31 @@ import (
 	"github.com/tablekit/tablekit/integration"
 )
 
-// step is one stop of the tour.
+// step is one stop of the tour. It gets the whole account (tables, queues
+// and blobs), as the patterns that span services need.
 type step struct {
 	title string
-	run   func(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error
+	run   func(ctx context.Context, env *integration.Env, w io.Writer) error
+}
+
+// onTables adapts a step that needs only the table service.
+func onTables(run func(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error) func(context.Context, *integration.Env, io.Writer) error {
+	return func(ctx context.Context, env *integration.Env, w io.Writer) error {
+		return run(ctx, env.TableService, w)
+	}
 }
 
 // steps lists the tour in order; each pattern package adds its stop here.
 func steps() []step {
 	return []step{
-		{"Typed entities: a struct, the JSON on the wire, and back", typedRoundTrip},
-		{"Typed CRUD with ETags: optimistic concurrency", typedCRUD},
-		{"Query kinds: point, range, partition scan, table scan", queryKinds},
-		{"Paging: continuation, limits and resumable tokens", paging},
-		{"Entity group transactions: all or nothing, with the failing operation named", transactions},
-		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
-		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
-		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
+		{"Typed entities: a struct, the JSON on the wire, and back", onTables(typedRoundTrip)},
+		{"Typed CRUD with ETags: optimistic concurrency", onTables(typedCRUD)},
+		{"Query kinds: point, range, partition scan, table scan", onTables(queryKinds)},
+		{"Paging: continuation, limits and resumable tokens", onTables(paging)},
+		{"Entity group transactions: all or nothing, with the failing operation named", onTables(transactions)},
+		{"Bulk loads: partitions in parallel, an outcome per entity", onTables(bulkLoad)},
+		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", onTables(keyOrder)},
+		{"Several entity types in one partition: departments and employees", onTables(resolvertour.Tour)},
 	}
 }
 
@@ -62,13 +70,13 @@ func run(ctx context.Context, w io.Writer) error {
 	} else {
 		fmt.Fprintf(w, "Running against a private Azurite at %s (pid %d, ready in %v).\n", env.TableEndpoint, env.PID(), env.StartupDuration.Round(time.Millisecond))
 	}
-	return runSteps(ctx, env.TableService, w, steps())
+	return runSteps(ctx, env, w, steps())
 }
 
-func runSteps(ctx context.Context, svc *aztables.ServiceClient, w io.Writer, list []step) error {
+func runSteps(ctx context.Context, env *integration.Env, w io.Writer, list []step) error {
 	for i, s := range list {
 		fmt.Fprintf(w, "\n%d. %s\n%s\n", i+1, s.title, strings.Repeat("-", len(s.title)+3))
-		if err := s.run(ctx, svc, w); err != nil {
+		if err := s.run(ctx, env, w); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, s.title, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/patterns/logtail"
 )
 
@@ -56,4 +57,21 @@ func rowKeys(entries []Attempt) []string {
 		out[i] = e.RowKey
 	}
 	return out
+}
+
+// faultyTable returns a new table whose client passes through f, with
+// enough retries that a request whose replies keep being lost still gets
+// through. f is left enabled.
+func faultyTable(t *testing.T, f *faults.Injector) *entity.Table[Attempt] {
+	t.Helper()
+	opts := env.ClientOptions()
+	opts.Retry.MaxRetries = 10
+	f.SetEnabled(false) // the table is created without faults
+	client := env.With(f).TableWith(t, opts)
+	f.SetEnabled(true)
+	tbl, err := entity.NewTable[Attempt](client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }

@@ -3,8 +3,8 @@ package logtail_test
 import (
 	"context"
 	"net/http"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 

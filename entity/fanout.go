@@ -3,6 +3,7 @@ package entity
 import (
 	"context"
 	"iter"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -19,6 +20,14 @@ type FanOutOptions struct {
 	// in PartitionKey, RowKey order. It is faster when the caller does not
 	// care about order: no partition waits for an earlier one.
 	Unordered bool
+	// ByRowKey merges the partitions' entities in RowKey order, PartitionKey
+	// breaking ties, instead of PartitionKey then RowKey: the order of one
+	// sequence spread over bucket partitions (design guide §6.12). Every
+	// partition is read at once, and Concurrency bounds the requests in
+	// flight instead of the partitions. With q.Limit = n (at most 1,000)
+	// each partition costs one request of at most n entities: the n first
+	// keys across all buckets.
+	ByRowKey bool
 }
 
 // QueryPartitions runs q in each of the partitions concurrently (design
@@ -39,6 +48,10 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 			yield(zero, &ValidationError{Rule: "filter comparisons", Limit: "at most 14 in a fan-out query (the PartitionKey adds one; the service allows 15)", Value: strconv.Itoa(q.Filter.Plan().Comparisons)})
 			return
 		}
+		if opts.Unordered && opts.ByRowKey {
+			yield(zero, &ValidationError{Rule: "fan-out order", Limit: "Unordered or ByRowKey, not both", Value: "both"})
+			return
+		}
 		// The service's order, UTF-16 code units, not Go's byte order.
 		pks := slices.Clone(partitions)
 		slices.SortFunc(pks, keys.Compare)
@@ -47,10 +60,7 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 
-		type item struct {
-			v   T
-			err error
-		}
+		type item = fanItem[T]
 		// One channel per partition. Partitions start in order and each takes
 		// a slot until it ends, so the earliest unfinished partition always
 		// runs and the ordered merge below never waits on a partition that
@@ -64,6 +74,27 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		var wg sync.WaitGroup
 		go func() {
 			for i, pk := range pks {
+				if opts.ByRowKey {
+					// Every partition runs; its requests take the slots.
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer close(streams[i])
+						pq := q
+						pq.Filter = filter.And(filter.PK(pk), q.Filter)
+						for v, err := range iterate(ctx, t, pq, gated(slots, t.fetch)) {
+							select {
+							case streams[i] <- item{v, err}:
+							case <-ctx.Done():
+								return
+							}
+							if err != nil {
+								return
+							}
+						}
+					}()
+					continue
+				}
 				select {
 				case slots <- struct{}{}:
 				case <-ctx.Done():
@@ -125,13 +156,21 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 			n++
 			return q.Limit == 0 || n < q.Limit
 		}
-		if opts.Unordered {
+		switch {
+		case opts.Unordered:
 			for it := range merged {
 				if !emit(it) {
 					return
 				}
 			}
-		} else {
+		case opts.ByRowKey:
+			if !mergeByRowKey(streams, func(v *T) string {
+				_, rk := t.shape.keyValues(reflect.ValueOf(v).Elem())
+				return rk
+			}, emit) {
+				return
+			}
+		default:
 			for i := range streams {
 				for it := range streams[i] {
 					if !emit(it) {

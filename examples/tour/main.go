@@ -8,8 +8,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -29,24 +27,17 @@ type step struct {
 	run   func(ctx context.Context, env *integration.Env, w io.Writer) error
 }
 
-// onTables adapts a step that needs only the table service.
-func onTables(run func(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error) func(context.Context, *integration.Env, io.Writer) error {
-	return func(ctx context.Context, env *integration.Env, w io.Writer) error {
-		return run(ctx, env.TableService, w)
-	}
-}
-
 // steps lists the tour in order; each pattern package adds its stop here.
 func steps() []step {
 	return []step{
-		{"Typed entities: a struct, the JSON on the wire, and back", onTables(typedRoundTrip)},
-		{"Typed CRUD with ETags: optimistic concurrency", onTables(typedCRUD)},
-		{"Query kinds: point, range, partition scan, table scan", onTables(queryKinds)},
-		{"Paging: continuation, limits and resumable tokens", onTables(paging)},
-		{"Entity group transactions: all or nothing, with the failing operation named", onTables(transactions)},
-		{"Bulk loads: partitions in parallel, an outcome per entity", onTables(bulkLoad)},
-		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", onTables(keyOrder)},
-		{"Several entity types in one partition: departments and employees", onTables(resolvertour.Tour)},
+		{"Typed entities: a struct, the JSON on the wire, and back", typedRoundTrip},
+		{"Typed CRUD with ETags: optimistic concurrency", typedCRUD},
+		{"Query kinds: point, range, partition scan, table scan", queryKinds},
+		{"Paging: continuation, limits and resumable tokens", paging},
+		{"Entity group transactions: all or nothing, with the failing operation named", transactions},
+		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
+		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
+		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 	}
 }
 
@@ -86,21 +77,17 @@ func runSteps(ctx context.Context, env *integration.Env, w io.Writer, list []ste
 
 // newTable creates a table with a unique name and returns it with a
 // function that deletes it.
-func newTable(ctx context.Context, svc *aztables.ServiceClient, prefix string) (*aztables.Client, func(), error) {
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
+func newTable(ctx context.Context, env *integration.Env, prefix string) (*aztables.Client, func(), error) {
+	client, drop, err := env.ScratchTable(ctx, prefix)
+	if err != nil {
 		return nil, nil, err
 	}
-	name := prefix + hex.EncodeToString(b[:])
-	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
-		return nil, nil, err
-	}
-	return svc.NewClient(name), func() { _, _ = svc.DeleteTable(context.Background(), name, nil) }, nil
+	return client, func() { _ = drop() }, nil
 }
 
 // newTypedTable is newTable with a typed view of the table.
-func newTypedTable[T any](ctx context.Context, svc *aztables.ServiceClient, prefix string) (*entity.Table[T], func(), error) {
-	client, drop, err := newTable(ctx, svc, prefix)
+func newTypedTable[T any](ctx context.Context, env *integration.Env, prefix string) (*entity.Table[T], func(), error) {
+	client, drop, err := newTable(ctx, env, prefix)
 	if err != nil {
 		return nil, nil, err
 	}

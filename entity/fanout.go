@@ -3,7 +3,6 @@ package entity
 import (
 	"context"
 	"iter"
-	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -48,8 +47,12 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 			yield(zero, &ValidationError{Rule: "filter comparisons", Limit: "at most 14 in a fan-out query (the PartitionKey adds one; the service allows 15)", Value: strconv.Itoa(q.Filter.Plan().Comparisons)})
 			return
 		}
-		if opts.Unordered && opts.ByRowKey {
-			yield(zero, &ValidationError{Rule: "fan-out order", Limit: "Unordered or ByRowKey, not both", Value: "both"})
+		if opts.ByRowKey {
+			if opts.Unordered {
+				yield(zero, &ValidationError{Rule: "fan-out order", Limit: "Unordered or ByRowKey, not both", Value: "both"})
+				return
+			}
+			t.queryByRowKey(ctx, partitions, q, workers, yield)
 			return
 		}
 		// The service's order, UTF-16 code units, not Go's byte order.
@@ -60,7 +63,10 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 
-		type item = fanItem[T]
+		type item struct {
+			v   T
+			err error
+		}
 		// One channel per partition. Partitions start in order and each takes
 		// a slot until it ends, so the earliest unfinished partition always
 		// runs and the ordered merge below never waits on a partition that
@@ -74,27 +80,6 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		var wg sync.WaitGroup
 		go func() {
 			for i, pk := range pks {
-				if opts.ByRowKey {
-					// Every partition runs; its requests take the slots.
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer close(streams[i])
-						pq := q
-						pq.Filter = filter.And(filter.PK(pk), q.Filter)
-						for v, err := range iterate(ctx, t, pq, gated(slots, t.fetch)) {
-							select {
-							case streams[i] <- item{v, err}:
-							case <-ctx.Done():
-								return
-							}
-							if err != nil {
-								return
-							}
-						}
-					}()
-					continue
-				}
 				select {
 				case slots <- struct{}{}:
 				case <-ctx.Done():
@@ -156,21 +141,13 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 			n++
 			return q.Limit == 0 || n < q.Limit
 		}
-		switch {
-		case opts.Unordered:
+		if opts.Unordered {
 			for it := range merged {
 				if !emit(it) {
 					return
 				}
 			}
-		case opts.ByRowKey:
-			if !mergeByRowKey(streams, func(v *T) string {
-				_, rk := t.shape.keyValues(reflect.ValueOf(v).Elem())
-				return rk
-			}, emit) {
-				return
-			}
-		default:
+		} else {
 			for i := range streams {
 				for it := range streams[i] {
 					if !emit(it) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/logtail"
@@ -414,4 +415,42 @@ func first[T any](seq func(func(T, error) bool)) (T, error) {
 		return v, err
 	}
 	return zero, nil
+}
+
+// Tail(n) is one request for n up to 1,000, the guide's $top query; a page
+// is one request.
+func TestTailIsOneRequest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	meter := cost.NewMeter()
+	tbl, err := entity.NewTable[Attempt](env.With(meter.Policy()).Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLog(t, tbl, logtail.Config{})
+	batch := make([]*Attempt, 1200)
+	for i := range batch {
+		batch[i] = &Attempt{N: int32(i)}
+	}
+	if err := l.Append(ctx, "p", batch...); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ n, requests int }{{1, 1}, {100, 1}, {1000, 1}, {1100, 2}} {
+		before := meter.Snapshot()
+		tail, err := l.Tail(ctx, "p", c.n)
+		used := meter.Snapshot().Sub(before)
+		if err != nil || len(tail) != c.n || tail[0].N != 1199 {
+			t.Fatalf("Tail(%d): %d entries, %v", c.n, len(tail), err)
+		}
+		if used.Total() != int64(c.requests) || used.Count(cost.Table, cost.OpQuery) != int64(c.requests) {
+			t.Errorf("Tail(%d) took %v, want %d queries", c.n, used, c.requests)
+		}
+	}
+	before := meter.Snapshot()
+	if p, err := l.Page(ctx, "p", 50, ""); err != nil || len(p.Items) != 50 || p.Next == "" {
+		t.Fatalf("Page: %d entries, next %q, %v", len(p.Items), p.Next, err)
+	}
+	if used := meter.Snapshot().Sub(before); used.Total() != 1 {
+		t.Errorf("a page took %v, want one query", used)
+	}
 }

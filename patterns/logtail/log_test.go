@@ -454,3 +454,42 @@ func TestTailIsOneRequest(t *testing.T) {
 		t.Errorf("a page took %v, want one query", used)
 	}
 }
+
+// Two Trims of the same range at once both finish without an error, each
+// stepping over the entries the other deleted, and leave exactly the newer
+// entries.
+func TestConcurrentTrims(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := newTable(t)
+	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Millisecond)})
+	batch := make([]*Attempt, 1500)
+	for i := range batch {
+		batch[i] = &Attempt{N: int32(i)}
+	}
+	if err := l.Append(ctx, "p", batch...); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	counts := make([]int, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[i], errs[i] = newLog(t, tbl, logtail.Config{}).Trim(ctx, "p", t0.Add(1200*time.Millisecond))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if counts[0]+counts[1] < 1200 || counts[0] > 1200 || counts[1] > 1200 {
+		t.Errorf("Trims counted %v, want each at most 1200 and together at least 1200", counts)
+	}
+	left, err := l.Tail(ctx, "p", 1000)
+	if err != nil || len(left) != 300 || left[299].N != 1200 {
+		t.Fatalf("after the Trims: %d entries (%v), want 1499 … 1200", len(left), err)
+	}
+}

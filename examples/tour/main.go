@@ -20,6 +20,7 @@ import (
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
+	sastour "github.com/tablekit/tablekit/examples/sas/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -41,6 +42,7 @@ func steps() []step {
 		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
+		{"Shared access signatures: a token for one user's partition", sastour.Tour},
 		{"Log tail: a user's login attempts, newest first, with one request", logtailtour.Tour},
 		{"Data series: 24 hourly counters in one entity, one point query", dataseriestour.Tour},
 		{"Buckets: a day's writes spread over partitions, read back merged", buckettour.Tour},

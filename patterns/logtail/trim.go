@@ -24,10 +24,11 @@ const trimRounds = 5
 // period deletes faster; Trim is for a log that lives in one table).
 //
 // A delete transaction fails as a whole when one of its entries is already
-// gone: another Trim got there first, or azcore retried a transaction whose
-// reply was lost and that had in fact been applied. Trim then lists what is
-// left of that transaction's entries and deletes those, so it neither stops
-// early nor reports an error for work that was done. Entries it counted may
+// gone (another Trim got there first), and its outcome is unknown when
+// azcore resent it after a lost reply (the first try may have been
+// applied). Either way Trim lists what is left of that transaction's entries
+// and deletes those, so it neither stops early nor reports an error for
+// work that was done. Entries it counted may
 // therefore have been removed by a concurrent Trim, never twice by this one.
 // A crash leaves a partly trimmed log, oldest entries gone first; running
 // Trim again finishes it.
@@ -66,11 +67,14 @@ func (l *Log[T]) deleteRows(ctx context.Context, partition string, rows []entity
 			b.DeleteKeys(partition, r.RowKey, entity.AnyETag)
 		}
 		_, err := l.tbl.Submit(ctx, b)
-		if !errors.Is(err, entity.ErrNotFound) {
-			if err != nil {
-				return 0, err
-			}
+		if err == nil {
 			return len(rows), nil
+		}
+		// An entry already gone (404), or an answer that may be about a
+		// resent, applied transaction (outcome unknown): what is left of
+		// the rows says what to do.
+		if !errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return 0, err
 		}
 		left, err := l.remaining(ctx, partition, rows)
 		if err != nil {

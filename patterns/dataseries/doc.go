@@ -15,15 +15,20 @@
 // # Guarantee
 //
 // Every increment reported done is counted exactly once, whatever the
-// number of concurrent writers: an increment is an ETag-guarded merge
-// ([entity.Table.Modify]) that starts again from a fresh read when another
-// writer got in between, so no increment overwrites another. The slots of
-// one entity change together, so a reader never sees half of an AddMany on
-// one entity. An increment that fails (entity.ErrConflict after
-// Config.Retry's rounds, ErrOverflow, ErrStoredType) changed nothing; one
-// whose outcome could not be learned says so (entity.ErrOutcomeUnknown) and
-// may have been applied. A lost reply retried by azcore is resolved by
-// Modify: it is never reported as a conflict, and never applied twice.
+// number of concurrent writers and whatever replies are lost: an increment
+// is an ETag-guarded merge ([entity.Table.Modify]) that starts again from a
+// fresh read when another writer got in between, so no increment overwrites
+// another, and the Series writes through [entity.Table.WithWriteTokens], so
+// that when azcore resends a merge whose reply was lost, the 412 of the
+// resend is told apart from another writer's: an applied increment is
+// reported done and never applied again. The slots of one entity change
+// together, so a reader never sees half of an AddMany on one entity.
+//
+// An increment that fails (entity.ErrConflict after Config.Retry's rounds,
+// ErrOverflow, ErrStoredType) changed nothing. One whose outcome could not
+// be proved (entity.ErrOutcomeUnknown: the write token chain was cut, for
+// example by more than 16 other writes before the re-read) may have been
+// applied; it is reported as such, never as done or failed.
 //
 // # Steps
 //
@@ -37,9 +42,10 @@
 //
 // # Longer series
 //
-// An entity holds at most 252 properties. A series longer than
-// Config.SlotsPerEntity (240 by default, leaving room for the application's
-// own properties) rolls over to further entities of the same partition, the
+// An entity holds at most 252 properties, one of which the write token
+// (TkWrite) takes. A series longer than Config.SlotsPerEntity (240 by
+// default, leaving room for the application's own properties; at most 251)
+// rolls over to further entities of the same partition, the
 // wide-entity layout of §6.10: chunk c of series rk is the entity with
 // RowKey keys.Compound(rk, c), holding slots c·SlotsPerEntity onwards. They
 // sort next to each other, so Get still reads the series with one query

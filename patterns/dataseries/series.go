@@ -9,9 +9,13 @@ import (
 
 // DefaultSlotsPerEntity is how many counters one entity holds when
 // Config.SlotsPerEntity is 0: the service allows 252 properties, and the
-// rest is left for the application's own properties and tablekit's
-// bookkeeping.
+// rest is left for the application's own properties and tablekit's write
+// token (the TkWrite property).
 const DefaultSlotsPerEntity = 240
+
+// MaxSlotsPerEntity is the most counters one entity can hold: 252
+// properties less the write token.
+const MaxSlotsPerEntity = entity.MaxUserProperties - 1
 
 // Config describes the series of a Series. All series of one Series have
 // the same length and layout; a table may hold series of several layouts
@@ -20,9 +24,9 @@ type Config struct {
 	// Slots is the length of a series; 0 means 24 (a day of hourly
 	// counters, the guide's example).
 	Slots int
-	// SlotsPerEntity is the most counters one entity holds, 1 to 252;
-	// 0 means DefaultSlotsPerEntity. A longer series rolls over to further
-	// entities of the same partition.
+	// SlotsPerEntity is the most counters one entity holds, 1 to
+	// MaxSlotsPerEntity; 0 means DefaultSlotsPerEntity. A longer series rolls
+	// over to further entities of the same partition.
 	SlotsPerEntity int
 	// Prefix starts the property name of every slot: slot i is Prefix
 	// followed by i, zero-padded to the width of Slots-1 ("H00" … "H23" for
@@ -47,8 +51,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Slots < 0 {
 		return c, &ArgError{Op: "New", Arg: "Slots", Value: strconv.Itoa(c.Slots), Reason: "want 1 or more (0 means 24)"}
 	}
-	if c.SlotsPerEntity < 1 || c.SlotsPerEntity > entity.MaxUserProperties {
-		return c, &ArgError{Op: "New", Arg: "SlotsPerEntity", Value: strconv.Itoa(c.SlotsPerEntity), Reason: "want 1 to 252 (0 means 240)"}
+	if c.SlotsPerEntity < 1 || c.SlotsPerEntity > MaxSlotsPerEntity {
+		return c, &ArgError{Op: "New", Arg: "SlotsPerEntity", Value: strconv.Itoa(c.SlotsPerEntity), Reason: "want 1 to 251 (0 means 240)"}
 	}
 	if chunks := (c.Slots + c.SlotsPerEntity - 1) / c.SlotsPerEntity; chunks > entity.MaxPageSize {
 		return c, &ArgError{Op: "New", Arg: "Slots", Value: strconv.Itoa(c.Slots), Reason: "want at most 1,000 entities per series, so that one query reads it"}
@@ -80,7 +84,9 @@ func New(tbl *entity.Table[entity.DynamicEntity], cfg Config) (*Series, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Series{tbl: tbl, cfg: cfg, width: digits(cfg.Slots - 1)}
+	// Write tokens make every increment exactly-once when a reply is lost:
+	// Modify then tells its own applied write from another writer's.
+	s := &Series{tbl: tbl.WithWriteTokens(), cfg: cfg, width: digits(cfg.Slots - 1)}
 	if n := s.chunks(); n > 1 {
 		s.chunk = digits(n - 1)
 	}

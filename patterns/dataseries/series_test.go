@@ -66,9 +66,9 @@ func TestRolloverAndReadCost(t *testing.T) {
 	ctx := context.Background()
 	meter := cost.NewMeter()
 	tbl := newTable(t, env.With(meter.Policy()))
-	long := newSeries(t, tbl, dataseries.Config{Slots: 600, SlotsPerEntity: 252, Prefix: "M"})
+	long := newSeries(t, tbl, dataseries.Config{Slots: 600, SlotsPerEntity: dataseries.MaxSlotsPerEntity, Prefix: "M"})
 	want := make([]int64, 600)
-	deltas := map[int]int64{0: 1, 251: 2, 252: 3, 503: 4, 504: 5, 599: 6}
+	deltas := map[int]int64{0: 1, 250: 2, 251: 3, 501: 4, 502: 5, 599: 6}
 	if err := long.AddMany(ctx, "dev1", "minutes", deltas); err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +80,21 @@ func TestRolloverAndReadCost(t *testing.T) {
 	}
 	want[599] -= 10
 
+	// A full entity is at the service's limit of 252 properties, never
+	// over it (Azurite does not check): 251 counters and the write token.
+	full := map[int]int64{}
+	for slot := range dataseries.MaxSlotsPerEntity {
+		full[slot] = 1
+		want[slot]++
+	}
+	if err := long.AddMany(ctx, "dev1", "minutes", full); err != nil {
+		t.Fatal(err)
+	}
+	first, err := tbl.Get(ctx, "dev1", keys.Compound("minutes", "0"))
+	if err != nil || len(first.Properties) != entity.MaxUserProperties {
+		t.Fatalf("a full entity has %d properties (%v), want 252", len(first.Properties), err)
+	}
+
 	before := meter.Snapshot()
 	got, err := long.Get(ctx, "dev1", "minutes")
 	used := meter.Snapshot().Sub(before)
@@ -89,7 +104,7 @@ func TestRolloverAndReadCost(t *testing.T) {
 	if used.Total() != 1 || used.Count(cost.Table, cost.OpQuery) != 1 {
 		t.Errorf("reading 600 slots in 3 entities took %v, want one query", used)
 	}
-	// Three entities, 252 + 252 + 96 slots, under compound keys.
+	// Three entities, 251 + 251 + 98 slots, under compound keys.
 	var rows []string
 	for e, err := range tbl.Query(ctx, entity.Query{}) {
 		if err != nil {
@@ -175,7 +190,7 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	errOf := func(_ any, err error) error { return err }
 	cases := map[string]error{
 		"Slots -1":            errOf(dataseries.New(tbl, dataseries.Config{Slots: -1})),
-		"SlotsPerEntity 253":  errOf(dataseries.New(tbl, dataseries.Config{SlotsPerEntity: 253})),
+		"SlotsPerEntity 252":  errOf(dataseries.New(tbl, dataseries.Config{SlotsPerEntity: 252})),
 		"1,001 entities":      errOf(dataseries.New(tbl, dataseries.Config{Slots: 1001, SlotsPerEntity: 1})),
 		"prefix 1x":           errOf(dataseries.New(tbl, dataseries.Config{Prefix: "1x"})),
 		"prefix with a space": errOf(dataseries.New(tbl, dataseries.Config{Prefix: "a b"})),

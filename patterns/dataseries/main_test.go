@@ -2,6 +2,7 @@ package dataseries_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
@@ -38,6 +39,7 @@ func faultyTable(t *testing.T, f *faults.Injector) *entity.Table[entity.DynamicE
 	t.Helper()
 	opts := env.ClientOptions()
 	opts.Retry.MaxRetries = 10
+	opts.Retry.RetryDelay, opts.Retry.MaxRetryDelay = 5*time.Millisecond, 50*time.Millisecond
 	f.SetEnabled(false) // the table is created without faults
 	client := env.With(f).TableWith(t, opts)
 	f.SetEnabled(true)

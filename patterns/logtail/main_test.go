@@ -66,6 +66,7 @@ func faultyTable(t *testing.T, f *faults.Injector) *entity.Table[Attempt] {
 	t.Helper()
 	opts := env.ClientOptions()
 	opts.Retry.MaxRetries = 10
+	opts.Retry.RetryDelay, opts.Retry.MaxRetryDelay = 5*time.Millisecond, 50*time.Millisecond
 	f.SetEnabled(false) // the table is created without faults
 	client := env.With(f).TableWith(t, opts)
 	f.SetEnabled(true)

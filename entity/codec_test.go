@@ -614,10 +614,15 @@ func TestReviewedEdgeCases(t *testing.T) {
 			t.Errorf("%s: got %v, want ErrDecode", body, err)
 		}
 	}
-	// The service's integer-for-Double quirk is still read.
+	// The service's integer-for-Double quirk is still read; an Int64 is
+	// read from its annotated string, or from a no-metadata body's string.
 	var s S
-	if err := entity.Unmarshal([]byte(`{"F@odata.type":"Edm.Int32","F":2,"N":"5"}`), &s); err != nil || s.F != 2 || s.N != 5 {
+	if err := entity.Unmarshal([]byte(`{"F@odata.type":"Edm.Int32","F":2,"N@odata.type":"Edm.Int64","N":"5"}`), &s); err != nil || s.F != 2 || s.N != 5 {
 		t.Errorf("quirks: %+v %v", s, err)
+	}
+	s = S{}
+	if err := entity.Unmarshal([]byte(`{"F":2,"N":"5"}`), &s); err != nil || s.F != 2 || s.N != 5 {
+		t.Errorf("no metadata: %+v %v", s, err)
 	}
 
 	// A nil value in a property bag is an absent property, never a panic.

@@ -108,6 +108,12 @@ type DecodeError struct {
 	Offset   int    // byte offset in the body, for a syntax error
 	Reason   string
 	Err      error
+	// Stored is the EDM type the property is stored as, when the body says
+	// it (0 when it does not: a string in a no-metadata body).
+	Stored EDMType
+	// Type is the Go type of the field the value was read into; nil for a
+	// property bag and for syntax errors.
+	Type reflect.Type
 }
 
 func (e *DecodeError) Error() string {

@@ -367,7 +367,7 @@ func (e *encoder) dynamic(name string, val any) error {
 		if name == "PartitionKey" || name == "RowKey" || name == "Timestamp" {
 			rule = RuleReservedName
 		}
-		return &ValidationError{Property: name, Rule: rule, Limit: "a C# identifier of at most 255 characters", Value: reason}
+		return &ValidationError{Property: name, Rule: rule, Limit: "a C# identifier that is an XML name, at most 255 characters", Value: reason}
 	}
 	units := keys.UTF16Len(name)
 	prefix := func(t EDMType) []byte { return fieldPrefix(name, t, 0) }

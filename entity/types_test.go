@@ -333,3 +333,38 @@ func sameValue(a, b any) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+// TestSpecialDoublesAreWritten: NaN and the infinities, which the service
+// and the other SDKs store as the strings "NaN", "Infinity" and
+// "-Infinity", are written that way, annotated, and read back.
+func TestSpecialDoublesAreWritten(t *testing.T) {
+	type T struct {
+		PartitionKey, RowKey string
+		N, P, M              float64
+		F                    float32
+	}
+	in := T{PartitionKey: "p", RowKey: "r", N: math.NaN(), P: math.Inf(1), M: math.Inf(-1), F: float32(math.Inf(-1))}
+	body, err := entity.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"N@odata.type":"Edm.Double","N":"NaN"`, `"P@odata.type":"Edm.Double","P":"Infinity"`, `"M@odata.type":"Edm.Double","M":"-Infinity"`, `"F":"-Infinity"`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("body %s lacks %s", body, want)
+		}
+	}
+	ctx := context.Background()
+	client := env.Table(t)
+	if _, err := client.AddEntity(ctx, body, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []aztables.MetadataFormat{aztables.MetadataFormatFull, aztables.MetadataFormatMinimal, aztables.MetadataFormatNone} {
+		var out T
+		if err := entity.Unmarshal(rawGet(t, client, "p", "r", f), &out); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !math.IsNaN(out.N) || !math.IsInf(out.P, 1) || !math.IsInf(out.M, -1) || !math.IsInf(float64(out.F), -1) {
+			t.Errorf("%s: %+v", f, out)
+		}
+	}
+}

@@ -112,7 +112,9 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 // keep, since the pages may be read by different processes).
 // The returned Page.Next, stored anywhere, resumes the same query later; it
 // is refused with ErrInvalidToken by a query with another filter or select.
-// A page may be empty and still have a Next.
+// A page may be empty and still have a Next. A continuation at an empty
+// PartitionKey or RowKey is kept as such, so the next page starts exactly
+// there.
 func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T], error) {
 	return page(ctx, t, q, token, t.fetch)
 }

@@ -151,6 +151,10 @@ type pageFetcher[E any] func(ctx context.Context, c compiled, top int, cont cont
 func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetcher[E]) iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
 		var zero E
+		if err := t.ok(); err != nil {
+			yield(zero, err)
+			return
+		}
 		c, err := t.compile(q)
 		if err != nil {
 			yield(zero, err)
@@ -183,6 +187,9 @@ func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetc
 }
 
 func page[T, E any](ctx context.Context, t *Table[T], q Query, token string, fetch pageFetcher[E]) (Page[E], error) {
+	if err := t.ok(); err != nil {
+		return Page[E]{}, err
+	}
 	c, err := t.compile(q)
 	if err != nil {
 		return Page[E]{}, err

@@ -33,12 +33,13 @@ const (
 	RuleEntitySize      Rule = "entity size"            // at most 1 MiB by the service's formula
 	RuleIntegerRange    Rule = "integer range"          // the value does not fit Int32/Int64
 	RuleDateTimeRange   Rule = "datetime range"         // 1601-01-01 to 9999-12-31 UTC
-	RuleFiniteDouble    Rule = "finite double"          // NaN and ±Inf are refused
+	RuleFiniteDouble    Rule = "finite double"          // no longer reported: NaN and ±Inf are written as the service's "NaN", "Infinity", "-Infinity"
 	RuleUTF8            Rule = "valid UTF-8"            // strings must be valid UTF-8
 	RulePropertyType    Rule = "property value type"    // a DynamicEntity value of a type with no EDM mapping
 	RuleDuplicateName   Rule = "duplicate property"     // one property name twice
 	RuleReservedName    Rule = "reserved property name" // PartitionKey, RowKey, Timestamp as user properties
 	RuleMissingKeyField Rule = "key field"              // the type has no PartitionKey or RowKey
+	RuleTableName       Rule = "table name"             // 3-63 letters and digits, starting with a letter, not "tables"
 )
 
 // ValidationError reports one broken limit. It names the property (or key),
@@ -54,6 +55,9 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
+	if e == nil {
+		return "tablekit: invalid entity: <nil>"
+	}
 	var b strings.Builder
 	b.WriteString("tablekit: invalid entity: ")
 	if e.Property != "" {
@@ -82,7 +86,12 @@ func (e *ValidationError) Error() string {
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
 // Unwrap returns the underlying cause.
-func (e *ValidationError) Unwrap() error { return e.Err }
+func (e *ValidationError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // TypeError reports a Go type that cannot be mapped to an entity. It is found
 // when the type is first planned, never by a panic.
@@ -93,6 +102,9 @@ type TypeError struct {
 }
 
 func (e *TypeError) Error() string {
+	if e == nil {
+		return "tablekit: unsupported entity type: <nil>"
+	}
 	if e.Field == "" {
 		return fmt.Sprintf("tablekit: unsupported entity type %v: %s", e.Type, e.Reason)
 	}
@@ -108,9 +120,18 @@ type DecodeError struct {
 	Offset   int    // byte offset in the body, for a syntax error
 	Reason   string
 	Err      error
+	// Stored is the EDM type the property is stored as, when the body says
+	// it (0 when it does not: a string in a no-metadata body).
+	Stored EDMType
+	// Type is the Go type of the field the value was read into; nil for a
+	// property bag and for syntax errors.
+	Type reflect.Type
 }
 
 func (e *DecodeError) Error() string {
+	if e == nil {
+		return "tablekit: cannot decode entity: <nil>"
+	}
 	var b strings.Builder
 	b.WriteString("tablekit: cannot decode entity: ")
 	if e.Property != "" {
@@ -132,7 +153,12 @@ func (e *DecodeError) Error() string {
 func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
 
 // Unwrap returns the underlying cause.
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *DecodeError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // shorten keeps error messages readable for 64 KiB values.
 func shorten(s string) string {

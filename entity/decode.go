@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/protect"
 )
 
 // Unmarshal reads an entity body, as the service returns it in full, minimal
@@ -93,8 +94,23 @@ func isAnnotation(name []byte) bool {
 	return bytes.Contains(name, []byte("@"))
 }
 
-func (p *plan) decode(data []byte, rv reflect.Value) error {
+func (p *plan) decode(data []byte, rv reflect.Value) error { return p.decodeWith(data, rv, nil) }
+
+// decodeWith decodes through a protection scheme s, when set (see
+// protect.go).
+func (p *plan) decodeWith(data []byte, rv reflect.Value, s protect.Scheme) error {
 	return scanProps(data, func(props []rawProp) error {
+		var r protect.Reader
+		switch {
+		case s != nil:
+			var err error
+			if r, err = openEntity(props, s); err != nil {
+				return err
+			}
+		case p.protected:
+			return p.errUnprotected()
+		}
+		var opened rawProp
 		hasAnnotations := false
 		for i := range props {
 			if isAnnotation(props[i].name) {
@@ -130,7 +146,22 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			case "Timestamp":
 				f = p.ts
 			default:
-				if idx, ok := p.byName[string(name)]; ok {
+				idx, ok := p.byName[string(name)]
+				if r != nil && (ok || p.extra != nil) {
+					var tagged protect.Mode
+					if ok {
+						tagged = p.fields[idx].prot
+					}
+					var skip bool
+					var err error
+					if pr, at, skip, err = openProp(r, name, tagged, pr, at, &opened); err != nil {
+						return err
+					}
+					if skip {
+						continue
+					}
+				}
+				if ok {
 					f = &p.fields[idx]
 				} else if p.extra != nil && !bytes.HasPrefix(name, []byte("odata.")) {
 					if err := p.decodeExtra(rv, string(name), at, pr); err != nil {

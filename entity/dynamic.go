@@ -3,6 +3,8 @@ package entity
 import (
 	"slices"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/protect"
 )
 
 // DynamicEntity is an entity of unknown shape: the property bag the design
@@ -46,18 +48,18 @@ func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
 	return d
 }
 
-func (d DynamicEntity) appendTo(dst []byte) ([]byte, error) {
-	e := encoder{b: dst}
+func (d DynamicEntity) appendTo(dst []byte, w protect.Writer) ([]byte, error) {
+	e := encoder{b: dst, prot: w}
 	if err := e.keys(d.PartitionKey, d.RowKey); err != nil {
 		return dst, err
 	}
 	// Sorted names make the body deterministic, which tests and signatures like.
 	for _, name := range sortedNames(d.Properties) {
-		if err := e.dynamic(name, d.Properties[name]); err != nil {
+		if err := e.property(name, d.Properties[name]); err != nil {
 			return dst, err
 		}
 	}
-	return e.finish()
+	return e.finishWith()
 }
 
 func sortedNames(m map[string]any) []string {
@@ -69,8 +71,19 @@ func sortedNames(m map[string]any) []string {
 	return names
 }
 
-func (d *DynamicEntity) decode(data []byte) error {
+func (d *DynamicEntity) decode(data []byte) error { return d.decodeWith(data, nil) }
+
+// decodeWith decodes through a protection scheme s, when set.
+func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 	return scanProps(data, func(props []rawProp) error {
+		var r protect.Reader
+		if s != nil {
+			var err error
+			if r, err = openEntity(props, s); err != nil {
+				return err
+			}
+		}
+		var opened rawProp
 		for i := range props {
 			pr := &props[i]
 			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
@@ -110,6 +123,16 @@ func (d *DynamicEntity) decode(data []byte) error {
 			}
 			if len(name) > 6 && name[:6] == "odata." {
 				continue
+			}
+			if r != nil {
+				var skip bool
+				var err error
+				if pr, at, skip, err = openProp(r, []byte(name), 0, pr, at, &opened); err != nil {
+					return err
+				}
+				if skip {
+					continue
+				}
 			}
 			val, err := dynamicValue(name, at, pr)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -57,6 +58,7 @@ type encoder struct {
 	b     []byte
 	size  int // bytes by the service's size formula
 	count int // user properties written
+	prot  protect.Writer
 }
 
 // appendEntity appends the JSON body of v to dst.
@@ -66,9 +68,9 @@ func appendEntity(dst []byte, v any) ([]byte, error) {
 		if d == nil {
 			return dst, &TypeError{Type: reflect.TypeOf(v), Reason: "nil pointer"}
 		}
-		return d.appendTo(dst)
+		return d.appendTo(dst, nil)
 	case DynamicEntity:
-		return d.appendTo(dst)
+		return d.appendTo(dst, nil)
 	}
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer {
@@ -84,12 +86,17 @@ func appendEntity(dst []byte, v any) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return p.appendStruct(dst, rv)
+	return p.appendStruct(dst, rv, nil)
 }
 
-func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
+// appendStruct encodes the struct rv; w, when set, protects its properties
+// (see protect.go).
+func (p *plan) appendStruct(dst []byte, rv reflect.Value, w protect.Writer) ([]byte, error) {
 	if p.pk == nil || p.rk == nil {
 		return dst, &TypeError{Type: p.typ, Reason: "no PartitionKey or RowKey field (name fields PartitionKey and RowKey, or tag them pk and rk)"}
+	}
+	if p.protected && w == nil {
+		return dst, p.errUnprotected()
 	}
 	if p.needsAddr && !rv.CanAddr() {
 		c := reflect.New(rv.Type()).Elem()
@@ -98,7 +105,7 @@ func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
 	}
 	pk := fieldValue(rv, p.pk.path).String()
 	rk := fieldValue(rv, p.rk.path).String()
-	e := encoder{b: dst}
+	e := encoder{b: dst, prot: w}
 	if err := e.keys(pk, rk); err != nil {
 		return dst, err
 	}
@@ -117,6 +124,12 @@ func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
 		if f.omitEmpty && fv.IsZero() {
 			continue
 		}
+		if e.prot != nil {
+			if err := e.protectedField(f, fv); err != nil {
+				return dst, err
+			}
+			continue
+		}
 		if err := e.field(f, fv); err != nil {
 			return dst, err
 		}
@@ -128,13 +141,13 @@ func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
 				if _, taken := p.byName[name]; taken {
 					return dst, &ValidationError{Property: name, Rule: RuleDuplicateName, Value: "set both in the extra map and by a field"}
 				}
-				if err := e.dynamic(name, extra[name]); err != nil {
+				if err := e.property(name, extra[name]); err != nil {
 					return dst, err
 				}
 			}
 		}
 	}
-	return e.finish()
+	return e.finishWith()
 }
 
 // fieldValue follows path from the root; the zero Value when a pointer to
@@ -172,6 +185,16 @@ func checkKey(which, k string) error {
 		return &ValidationError{Property: which, Rule: RuleKey, Value: shorten(k), Err: err}
 	}
 	return nil
+}
+
+// finishWith adds the protection scheme's properties, if any, and finishes.
+func (e *encoder) finishWith() ([]byte, error) {
+	if e.prot != nil {
+		if err := e.finishProtected(); err != nil {
+			return e.b, err
+		}
+	}
+	return e.finish()
 }
 
 // finish closes the object and applies the whole-entity limits.

@@ -75,7 +75,9 @@ func (p *plan) setWritten(rv reflect.Value, etag string) {
 	}
 }
 
-func (p *plan) encode(dst []byte, rv reflect.Value) ([]byte, error) { return p.appendStruct(dst, rv) }
+func (p *plan) encode(dst []byte, rv reflect.Value) ([]byte, error) {
+	return p.appendStruct(dst, rv, nil)
+}
 
 func (p *plan) selectable(name string) bool {
 	_, ok := p.byName[name]
@@ -153,7 +155,7 @@ func (dynamicShape) setSystem(rv reflect.Value, s System) {
 }
 
 func (dynamicShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
-	return asDynamic(rv).appendTo(dst)
+	return asDynamic(rv).appendTo(dst, nil)
 }
 
 func (dynamicShape) decode(raw []byte, rv reflect.Value) error { return asDynamic(rv).decode(raw) }

@@ -1,0 +1,429 @@
+package entity
+
+import (
+	"bytes"
+	"reflect"
+	"strconv"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Client-side encryption (design guide §4) lives in package entity/crypt;
+// the codec only offers it a seam (package internal/protect). A property
+// tagged `encrypt` or `sign`, or chosen by the scheme's own rules, is
+// encoded exactly as any other property, then handed to the scheme as its
+// EDM type and value text; an encrypted one is replaced by the ciphertext
+// the scheme returns, as an Edm.Binary. Reading reverses it: the scheme
+// opens the ciphertext and the plaintext goes through the same value
+// decoder as a plaintext property. So there is one codec, and every limit
+// (the Binary length, the entity size and property count, including the
+// scheme's reserved properties) is checked by the code that checks it for
+// every entity.
+
+func init() {
+	protect.Register(protect.Hooks{
+		Fields: protectFields,
+		View: func(table any, s protect.Scheme) any {
+			return table.(interface{ protectedView(protect.Scheme) any }).protectedView(s)
+		},
+		BatchAdd: func(b any, kind uint8, e any, s protect.Scheme) {
+			b.(*Batch).addWith(OpKind(kind), e, s)
+		},
+		Marshal:   protectedMarshal,
+		Unmarshal: protectedUnmarshal,
+	})
+}
+
+// protectionConflict refuses the encrypt and sign options where they mean
+// nothing: on keys and system fields (which the service needs in clear), on
+// a flattened struct (tag its fields), and both on one field.
+func (ti tagInfo) protectionConflict() string {
+	switch {
+	case ti.prot == 0:
+		return ""
+	case ti.prot == protect.Encrypt|protect.Sign:
+		return "a field cannot be both encrypt and sign (encrypt authenticates too)"
+	case ti.pk || ti.rk || ti.etag || ti.ts || ti.extra:
+		return "keys, etag, timestamp and extra fields cannot be encrypted or signed"
+	case ti.flat:
+		return "encrypt and sign apply to single properties: tag the flattened struct's fields"
+	}
+	return ""
+}
+
+// errUnprotected refuses to encode or decode a type with protected fields
+// without a scheme: writing them in clear would break the promise of the tag.
+func (p *plan) errUnprotected() error {
+	for i := range p.fields {
+		if p.fields[i].prot != 0 {
+			return &TypeError{Type: p.typ, Field: p.fields[i].goName, Reason: "tagged encrypt or sign: read and write this type through package crypt"}
+		}
+	}
+	return &TypeError{Type: p.typ, Reason: "has protected fields"}
+}
+
+func protectFields(t reflect.Type) ([]protect.Field, error) {
+	sh, err := shapeOf(t)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := sh.(*plan)
+	if !ok {
+		return nil, nil
+	}
+	out := make([]protect.Field, len(p.fields))
+	for i, f := range p.fields {
+		edm := f.edm
+		if f.kind == kHook {
+			edm = 0
+		}
+		out[i] = protect.Field{Name: f.name, Mode: f.prot, EDM: uint8(edm)}
+	}
+	return out, nil
+}
+
+// protectedShape is a shape whose writes and reads go through a scheme.
+type protectedShape struct {
+	shape
+	s protect.Scheme
+}
+
+func (ps protectedShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
+	pk, rk := ps.keyValues(rv)
+	w, err := ps.s.Writer(pk, rk)
+	if err != nil {
+		return dst, err
+	}
+	if p, ok := ps.shape.(*plan); ok {
+		return p.appendStruct(dst, rv, w)
+	}
+	return asDynamic(rv).appendTo(dst, w)
+}
+
+func (ps protectedShape) decode(raw []byte, rv reflect.Value) error {
+	if p, ok := ps.shape.(*plan); ok {
+		return p.decodeWith(raw, rv, ps.s)
+	}
+	return asDynamic(rv).decodeWith(raw, ps.s)
+}
+
+func (ps protectedShape) selectable(name string) bool {
+	return ps.shape.selectable(name) || ps.s.Reserved(name)
+}
+
+// The scheme needs every annotation: signed values are checked by type.
+func (ps protectedShape) readFormat() aztables.MetadataFormat {
+	return aztables.MetadataFormatMinimal
+}
+
+// protectedView is the hook's way to a copy of t bound to a scheme.
+func (t *Table[T]) protectedView(s protect.Scheme) any {
+	v := *t
+	v.shape = protectedShape{t.shape, s}
+	v.readFormat = aztables.MetadataFormatMinimal
+	return &v
+}
+
+func protectedMarshal(v any, s protect.Scheme) ([]byte, error) {
+	rv, sh, err := entityValue(v)
+	if err != nil {
+		return nil, err
+	}
+	bp := bufPool.Get().(*[]byte)
+	b, err := protectedShape{sh, s}.encode((*bp)[:0], rv)
+	var out []byte
+	if err == nil {
+		out = make([]byte, len(b))
+		copy(out, b)
+	}
+	if cap(b) <= 1<<20 {
+		*bp = b
+		bufPool.Put(bp)
+	}
+	return out, err
+}
+
+func protectedUnmarshal(data []byte, v any, s protect.Scheme) error {
+	rv, sh, err := entityValue(v)
+	if err != nil {
+		return err
+	}
+	return protectedShape{sh, s}.decode(data, rv)
+}
+
+// --- encoding ---
+
+// protectedField encodes a struct field through the scheme.
+func (e *encoder) protectedField(f *field, fv reflect.Value) error {
+	mode, err := e.prot.Mode(f.name, f.prot)
+	if err != nil {
+		return err
+	}
+	if mode == 0 {
+		return e.field(f, fv)
+	}
+	return e.protectWrite(f.name, f.nameUnits, mode, func() error { return e.field(f, fv) })
+}
+
+// property encodes a property of a DynamicEntity or an extra map.
+func (e *encoder) property(name string, val any) error {
+	if e.prot == nil {
+		return e.dynamic(name, val)
+	}
+	mode, err := e.prot.Mode(name, 0)
+	if err != nil {
+		return err
+	}
+	if mode == 0 {
+		return e.dynamic(name, val)
+	}
+	return e.protectWrite(name, -1, mode, func() error { return e.dynamic(name, val) })
+}
+
+// protectWrite writes one property with write, validated and encoded as
+// usual, and hands what it wrote to the scheme; an encrypted property is
+// then replaced by its ciphertext.
+func (e *encoder) protectWrite(name string, nameUnits int, mode protect.Mode, write func() error) error {
+	start, size, count := len(e.b), e.size, e.count
+	if err := write(); err != nil {
+		return err
+	}
+	if len(e.b) == start { // a nil value: absent
+		return nil
+	}
+	edm, text, value, err := splitMember(e.b[start:], mode&(protect.Sign|protect.Beacon) != 0)
+	if err != nil {
+		return err
+	}
+	ct, err := e.prot.Property(name, mode, uint8(edm), text, value)
+	if err != nil || mode&protect.Encrypt == 0 {
+		return err
+	}
+	if len(ct) > MaxBinaryBytes {
+		return &ValidationError{Property: name, Rule: RuleBinaryLength, Limit: "65536 bytes of ciphertext", Value: strconv.Itoa(len(ct)) + " bytes"}
+	}
+	if nameUnits < 0 {
+		nameUnits = keys.UTF16Len(name)
+	}
+	e.b, e.size, e.count = appendBinaryPrefix(e.b[:start], name), size, count
+	return e.binary(name, nameUnits, nil, ct)
+}
+
+// finishProtected adds the scheme's reserved properties.
+func (e *encoder) finishProtected() error {
+	return e.prot.Finish(func(name string, value []byte) error {
+		if reason := checkPropertyName(name); reason != "" {
+			return &ValidationError{Property: name, Rule: RulePropertyName, Value: reason}
+		}
+		if len(value) > MaxBinaryBytes {
+			return &ValidationError{Property: name, Rule: RuleBinaryLength, Limit: "65536 bytes", Value: strconv.Itoa(len(value)) + " bytes"}
+		}
+		e.b = appendBinaryPrefix(e.b, name)
+		return e.binary(name, keys.UTF16Len(name), nil, value)
+	})
+}
+
+func appendBinaryPrefix(b []byte, name string) []byte {
+	b = append(b, `,"`...)
+	b = append(b, name...)
+	b = append(b, `@odata.type":"Edm.Binary","`...)
+	b = append(b, name...)
+	return append(b, `":`...)
+}
+
+// splitMember reads back one member the encoder just wrote,
+// `,"N":v` or `,"N@odata.type":"Edm.X","N":v`: its EDM type, the text of
+// its value (unescaped) and, when asked, its canonical Go value.
+func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
+	s := scanner{data: m, i: 1}
+	name, _, err := s.str()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	s.i++ // ':'
+	var edm EDMType
+	if bytes.HasSuffix(name, []byte(annotationSuffix)) {
+		t, _, err := s.str()
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		edm = parseEDMType(t)
+		s.i++ // ','
+		if name, _, err = s.str(); err != nil {
+			return 0, nil, nil, err
+		}
+		s.i++ // ':'
+	}
+	var pr rawProp
+	if err := s.value(&pr); err != nil {
+		return 0, nil, nil, err
+	}
+	if edm == 0 {
+		edm = plainEDM(&pr)
+	}
+	text := pr.val
+	if pr.valEsc {
+		u, ok := unescape(pr.val)
+		if !ok {
+			return 0, nil, nil, &DecodeError{Property: string(name), Reason: "malformed string"}
+		}
+		text = []byte(u)
+	}
+	var value any
+	if wantValue {
+		if value, err = dynamicValue(string(name), edm, &pr); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	return edm, text, value, nil
+}
+
+// plainEDM is the type of an unannotated JSON value: a number with a
+// fraction or an exponent is a Double, any other an Int32.
+func plainEDM(pr *rawProp) EDMType {
+	switch pr.kind {
+	case tokNumber:
+		if bytes.ContainsAny(pr.val, ".eE") {
+			return EDMDouble
+		}
+		return EDMInt32
+	case tokTrue, tokFalse:
+		return EDMBoolean
+	}
+	return EDMString
+}
+
+// --- decoding ---
+
+// openEntity starts the scheme's read of one entity body.
+func openEntity(props []rawProp, s protect.Scheme) (protect.Reader, error) {
+	src := propSource(props)
+	pk, _ := src.str("PartitionKey")
+	rk, _ := src.str("RowKey")
+	return s.Reader(pk, rk, src)
+}
+
+// openedPool recycles the rawProp an opened plaintext is read from.
+var openedPool = sync.Pool{New: func() any { return new(rawProp) }}
+
+// openProp returns the property to decode in place of pr: pr itself, or
+// for an encrypted property its plaintext, with the EDM type the scheme
+// recorded. skip is true for the scheme's reserved properties.
+func openProp(r protect.Reader, name []byte, tagged protect.Mode, pr *rawProp, at EDMType, out *rawProp) (*rawProp, EDMType, bool, error) {
+	mode, err := r.Mode(name, tagged)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	switch {
+	case mode&protect.Reserved != 0:
+		return nil, 0, true, nil
+	case mode&protect.Encrypt == 0:
+		return pr, at, false, nil
+	}
+	edm, text, err := r.Open(string(name))
+	if err != nil {
+		return nil, 0, false, err
+	}
+	*out = rawProp{name: pr.name, nameEsc: pr.nameEsc, val: text, kind: textKind(EDMType(edm), text)}
+	return out, EDMType(edm), false, nil
+}
+
+// textKind is the JSON token a value's text stands for.
+func textKind(edm EDMType, text []byte) int {
+	switch edm {
+	case EDMInt32, EDMDouble:
+		return tokNumber
+	case EDMBoolean:
+		if string(text) == "true" {
+			return tokTrue
+		}
+		return tokFalse
+	}
+	return tokString
+}
+
+// propSource is the protect.Props of one scanned body.
+type propSource []rawProp
+
+func (ps propSource) find(name string) (int, bool) {
+	for i := range ps {
+		p := &ps[i]
+		if isAnnotation(p.name) {
+			continue
+		}
+		if !p.nameEsc {
+			if string(p.name) == name {
+				return i, true
+			}
+			continue
+		}
+		if u, ok := unescape(p.name); ok && u == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (ps propSource) str(name string) (string, bool) {
+	i, ok := ps.find(name)
+	if !ok || ps[i].kind != tokString {
+		return "", false
+	}
+	return stringOf(ps[i].val, ps[i].valEsc)
+}
+
+func (ps propSource) Has(name string) bool {
+	_, ok := ps.find(name)
+	return ok
+}
+
+func (ps propSource) Each(fn func(name []byte) bool) {
+	for i := range ps {
+		p := &ps[i]
+		if isAnnotation(p.name) {
+			continue
+		}
+		name := p.name
+		if p.nameEsc {
+			u, ok := unescape(name)
+			if !ok {
+				continue
+			}
+			name = []byte(u)
+		}
+		if !fn(name) {
+			return
+		}
+	}
+}
+
+func (ps propSource) Binary(name string) ([]byte, bool, error) {
+	i, ok := ps.find(name)
+	if !ok {
+		return nil, false, nil
+	}
+	if at := annotationOf(ps, i, []byte(name)); at != 0 && at != EDMBinary {
+		return nil, true, &DecodeError{Property: name, Reason: "stored as " + at.String() + ", not Edm.Binary"}
+	}
+	b, ok := parseBinary(&ps[i])
+	if !ok {
+		return nil, true, &DecodeError{Property: name, Reason: "malformed Edm.Binary"}
+	}
+	return b, true, nil
+}
+
+func (ps propSource) Value(name string) (uint8, any, bool, error) {
+	i, ok := ps.find(name)
+	if !ok {
+		return 0, nil, false, nil
+	}
+	at := annotationOf(ps, i, []byte(name))
+	if at == 0 {
+		at = plainEDM(&ps[i])
+	}
+	v, err := dynamicValue(name, at, &ps[i])
+	return uint8(at), v, true, err
+}

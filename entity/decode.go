@@ -107,6 +107,7 @@ func (p *plan) decodeWith(data []byte, rv reflect.Value, s protect.Scheme) error
 			if r, err = openEntity(props, s); err != nil {
 				return err
 			}
+			defer r.Close()
 		case p.protected:
 			return p.errUnprotected()
 		}

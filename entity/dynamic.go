@@ -49,6 +49,9 @@ func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
 }
 
 func (d DynamicEntity) appendTo(dst []byte, w protect.Writer) ([]byte, error) {
+	if w != nil {
+		defer w.Close()
+	}
 	e := encoder{b: dst, prot: w}
 	if err := e.keys(d.PartitionKey, d.RowKey); err != nil {
 		return dst, err
@@ -82,6 +85,7 @@ func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 			if r, err = openEntity(props, s); err != nil {
 				return err
 			}
+			defer r.Close()
 		}
 		var opened rawProp
 		for i := range props {

@@ -105,6 +105,9 @@ func (p *plan) appendStruct(dst []byte, rv reflect.Value, w protect.Writer) ([]b
 	}
 	pk := fieldValue(rv, p.pk.path).String()
 	rk := fieldValue(rv, p.rk.path).String()
+	if w != nil {
+		defer w.Close()
+	}
 	e := encoder{b: dst, prot: w}
 	if err := e.keys(pk, rk); err != nil {
 		return dst, err

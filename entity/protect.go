@@ -2,9 +2,9 @@ package entity
 
 import (
 	"bytes"
+	"encoding/base64"
 	"reflect"
 	"strconv"
-	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/protect"
@@ -214,16 +214,23 @@ func (e *encoder) protectWrite(name string, nameUnits int, mode protect.Mode, wr
 
 // finishProtected adds the scheme's reserved properties.
 func (e *encoder) finishProtected() error {
-	return e.prot.Finish(func(name string, value []byte) error {
-		if reason := checkPropertyName(name); reason != "" {
-			return &ValidationError{Property: name, Rule: RulePropertyName, Value: reason}
+	props, err := e.prot.Finish()
+	if err != nil {
+		return err
+	}
+	for _, p := range props {
+		if reason := checkPropertyName(p.Name); reason != "" {
+			return &ValidationError{Property: p.Name, Rule: RulePropertyName, Value: reason}
 		}
-		if len(value) > MaxBinaryBytes {
-			return &ValidationError{Property: name, Rule: RuleBinaryLength, Limit: "65536 bytes", Value: strconv.Itoa(len(value)) + " bytes"}
+		if len(p.Value) > MaxBinaryBytes {
+			return &ValidationError{Property: p.Name, Rule: RuleBinaryLength, Limit: "65536 bytes", Value: strconv.Itoa(len(p.Value)) + " bytes"}
 		}
-		e.b = appendBinaryPrefix(e.b, name)
-		return e.binary(name, keys.UTF16Len(name), nil, value)
-	})
+		e.b = appendBinaryPrefix(e.b, p.Name)
+		if err := e.binary(p.Name, keys.UTF16Len(p.Name), nil, p.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func appendBinaryPrefix(b []byte, name string) []byte {
@@ -306,9 +313,6 @@ func openEntity(props []rawProp, s protect.Scheme) (protect.Reader, error) {
 	return s.Reader(pk, rk, src)
 }
 
-// openedPool recycles the rawProp an opened plaintext is read from.
-var openedPool = sync.Pool{New: func() any { return new(rawProp) }}
-
 // openProp returns the property to decode in place of pr: pr itself, or
 // for an encrypted property its plaintext, with the EDM type the scheme
 // recorded. skip is true for the scheme's reserved properties.
@@ -323,7 +327,7 @@ func openProp(r protect.Reader, name []byte, tagged protect.Mode, pr *rawProp, a
 	case mode&protect.Encrypt == 0:
 		return pr, at, false, nil
 	}
-	edm, text, err := r.Open(string(name))
+	edm, text, err := r.Open(name)
 	if err != nil {
 		return nil, 0, false, err
 	}
@@ -348,19 +352,32 @@ func textKind(edm EDMType, text []byte) int {
 // propSource is the protect.Props of one scanned body.
 type propSource []rawProp
 
-func (ps propSource) find(name string) (int, bool) {
+// nameOf returns a property's unescaped name; ok is false for annotations
+// and malformed names.
+func (ps propSource) nameOf(i int) ([]byte, bool) {
+	p := &ps[i]
+	if isAnnotation(p.name) {
+		return nil, false
+	}
+	if !p.nameEsc {
+		return p.name, true
+	}
+	u, ok := unescape(p.name)
+	return []byte(u), ok
+}
+
+// find looks a property up by name. An annotation's name holds '@', which
+// no property name does, so an exact match is never an annotation.
+func (ps propSource) find(name []byte) (int, bool) {
 	for i := range ps {
 		p := &ps[i]
-		if isAnnotation(p.name) {
-			continue
-		}
 		if !p.nameEsc {
-			if string(p.name) == name {
+			if bytes.Equal(p.name, name) {
 				return i, true
 			}
 			continue
 		}
-		if u, ok := unescape(p.name); ok && u == name {
+		if n, ok := ps.nameOf(i); ok && bytes.Equal(n, name) {
 			return i, true
 		}
 	}
@@ -368,62 +385,64 @@ func (ps propSource) find(name string) (int, bool) {
 }
 
 func (ps propSource) str(name string) (string, bool) {
-	i, ok := ps.find(name)
+	i, ok := ps.find([]byte(name))
 	if !ok || ps[i].kind != tokString {
 		return "", false
 	}
 	return stringOf(ps[i].val, ps[i].valEsc)
 }
 
-func (ps propSource) Has(name string) bool {
+func (ps propSource) Has(name []byte) bool {
 	_, ok := ps.find(name)
 	return ok
 }
 
-func (ps propSource) Each(fn func(name []byte) bool) {
+func (ps propSource) CountPrefix(prefix []byte) int {
+	n := 0
 	for i := range ps {
-		p := &ps[i]
-		if isAnnotation(p.name) {
+		if !ps[i].nameEsc && !bytes.HasPrefix(ps[i].name, prefix) {
 			continue
 		}
-		name := p.name
-		if p.nameEsc {
-			u, ok := unescape(name)
-			if !ok {
-				continue
-			}
-			name = []byte(u)
-		}
-		if !fn(name) {
-			return
+		if name, ok := ps.nameOf(i); ok && bytes.HasPrefix(name, prefix) {
+			n++
 		}
 	}
+	return n
 }
 
-func (ps propSource) Binary(name string) ([]byte, bool, error) {
+func (ps propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
 	i, ok := ps.find(name)
 	if !ok {
-		return nil, false, nil
+		return dst, false, nil
 	}
-	if at := annotationOf(ps, i, []byte(name)); at != 0 && at != EDMBinary {
-		return nil, true, &DecodeError{Property: name, Reason: "stored as " + at.String() + ", not Edm.Binary"}
+	if at := annotationOf(ps, i, name); at != 0 && at != EDMBinary {
+		return dst, true, &DecodeError{Property: string(name), Reason: "stored as " + at.String() + ", not Edm.Binary"}
 	}
-	b, ok := parseBinary(&ps[i])
-	if !ok {
-		return nil, true, &DecodeError{Property: name, Reason: "malformed Edm.Binary"}
+	pr := &ps[i]
+	raw := pr.val
+	if pr.valEsc { // base64 may have '/' written as "\/"
+		s, ok := unescape(raw)
+		if !ok {
+			return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
+		}
+		raw = []byte(s)
 	}
-	return b, true, nil
+	out, err := base64.StdEncoding.AppendDecode(dst, raw)
+	if pr.kind != tokString || err != nil {
+		return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
+	}
+	return out, true, nil
 }
 
-func (ps propSource) Value(name string) (uint8, any, bool, error) {
+func (ps propSource) Value(name []byte) (uint8, any, bool, error) {
 	i, ok := ps.find(name)
 	if !ok {
 		return 0, nil, false, nil
 	}
-	at := annotationOf(ps, i, []byte(name))
+	at := annotationOf(ps, i, name)
 	if at == 0 {
 		at = plainEDM(&ps[i])
 	}
-	v, err := dynamicValue(name, at, &ps[i])
+	v, err := dynamicValue(string(name), at, &ps[i])
 	return uint8(at), v, true, err
 }

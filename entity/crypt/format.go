@@ -1,10 +1,11 @@
 package crypt
 
 import (
+	"bytes"
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"math"
-	"strings"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -102,15 +103,23 @@ func appendLPBytes(b, s []byte) []byte {
 	return append(b, s...)
 }
 
-// metadata is the decoded _tkEnc property.
+// metadata is the decoded _tkEnc property. Its slices alias the value it
+// was parsed from.
 type metadata struct {
-	keyID, wrapAlg             string
-	wrapped                    []byte
-	encrypted, signed, beacons []string
-	nonce                      [nonceSize]byte
-	tag                        [tagSize]byte
-	lists                      []byte // the three lists as stored, signed as they are
+	keyID, wrapAlg []byte
+	wrapped        []byte
+	// names holds the encrypted names, then the signed ones, then the
+	// beaconed ones.
+	names       [][]byte
+	nEnc, nSign int
+	nonce       []byte
+	tag         []byte
+	lists       []byte // the three lists as stored, signed as they are
 }
+
+func (m *metadata) encrypted() [][]byte { return m.names[:m.nEnc] }
+func (m *metadata) signed() [][]byte    { return m.names[m.nEnc : m.nEnc+m.nSign] }
+func (m *metadata) beacons() [][]byte   { return m.names[m.nEnc+m.nSign:] }
 
 // appendEnvelope writes the metadata from its start through the key envelope.
 func appendEnvelope(b []byte, keyID, wrapAlg string, wrapped []byte) []byte {
@@ -177,115 +186,121 @@ func (r *metaReader) bytes(what string, max int) []byte {
 	return out
 }
 
-func (r *metaReader) list(what string) []string {
+// list appends one list's names to names and returns their count.
+func (r *metaReader) list(what string, names *[][]byte) int {
 	n := r.uvarint(what+" count", maxNames)
-	if r.err != "" || n == 0 {
-		return nil
-	}
-	out := make([]string, 0, n)
 	for range n {
 		name := r.bytes(what+" name", maxName)
 		if r.err != "" {
-			return nil
+			return 0
 		}
-		if len(name) == 0 || !utf8.Valid(name) || strings.HasPrefix(string(name), ReservedPrefix) {
+		if len(name) == 0 || !utf8.Valid(name) || bytes.HasPrefix(name, []byte(ReservedPrefix)) {
 			r.fail("invalid " + what + " name")
-			return nil
+			return 0
 		}
-		out = append(out, string(name))
+		*names = append(*names, name)
 	}
-	return out
+	return int(n)
 }
 
-// parseMetadata decodes a _tkEnc value. The result's slices alias b.
-func parseMetadata(b []byte) (metadata, error) {
-	var m metadata
+// parseMetadata decodes a _tkEnc value, appending its names to names (a
+// buffer to reuse, may be nil).
+func parseMetadata(b []byte, names [][]byte) (metadata, error) {
+	m := metadata{names: names[:0]}
 	if len(b) < 2 {
 		return m, errMeta("truncated header")
 	}
 	if b[0] != formatVersion {
-		return m, errMeta("unknown format version " + itoa(int(b[0])))
+		return m, errMeta("unknown format version " + strconv.Itoa(int(b[0])))
 	}
 	if b[1] != algAESGCM {
-		return m, errMeta("unknown algorithm " + itoa(int(b[1])))
+		return m, errMeta("unknown algorithm " + strconv.Itoa(int(b[1])))
 	}
 	r := metaReader{b: b[2:]}
-	m.keyID = string(r.bytes("key id", maxKeyID))
-	m.wrapAlg = string(r.bytes("key-wrap algorithm", maxWrapAlg))
+	m.keyID = r.bytes("key id", maxKeyID)
+	m.wrapAlg = r.bytes("key-wrap algorithm", maxWrapAlg)
 	m.wrapped = r.bytes("wrapped key", maxWrapped)
 	listStart := r.b
-	m.encrypted = r.list("encrypted")
-	m.signed = r.list("signed")
-	m.beacons = r.list("beacon")
+	m.nEnc = r.list("encrypted", &m.names)
+	m.nSign = r.list("signed", &m.names)
+	r.list("beacon", &m.names)
 	if r.err != "" {
 		return m, r.err
 	}
 	m.lists = listStart[:len(listStart)-len(r.b)]
 	if len(r.b) != nonceSize+tagSize {
-		return m, errMeta("signature is " + itoa(len(r.b)) + " bytes, not 28")
+		return m, errMeta("signature is " + strconv.Itoa(len(r.b)) + " bytes, not 28")
 	}
-	copy(m.nonce[:], r.b)
-	copy(m.tag[:], r.b[nonceSize:])
-	if m.keyID == "" || len(m.wrapped) == 0 {
+	m.nonce, m.tag = r.b[:nonceSize], r.b[nonceSize:]
+	if len(m.keyID) == 0 || len(m.wrapped) == 0 {
 		return m, errMeta("no key id or wrapped key")
 	}
-	// Each name once; beacons only for encrypted names; nothing both
-	// encrypted and signed.
-	seen := make(map[string]byte, len(m.encrypted)+len(m.signed))
-	for _, n := range m.encrypted {
-		if seen[n] != 0 {
-			return m, errMeta("property " + n + " listed twice")
-		}
-		seen[n] = 'e'
-	}
-	for _, n := range m.signed {
-		if seen[n] != 0 {
-			return m, errMeta("property " + n + " listed twice")
-		}
-		seen[n] = 's'
-	}
-	for _, n := range m.beacons {
-		if seen[n] != 'e' {
-			return m, errMeta("beacon for " + n + ", which is not encrypted")
-		}
-		seen[n] = 'b'
+	if reason := checkNames(&m); reason != "" {
+		return m, errMeta(reason)
 	}
 	return m, nil
+}
+
+// checkNames: each name once among the encrypted and signed; beacons only
+// for encrypted names, each once.
+func checkNames(m *metadata) string {
+	prot := m.names[:m.nEnc+m.nSign]
+	if i, _, dup := duplicate(prot); dup {
+		return "property " + string(prot[i]) + " listed twice"
+	}
+	bs := m.beacons()
+	if i, _, dup := duplicate(bs); dup {
+		return "beacon " + string(bs[i]) + " listed twice"
+	}
+	for _, b := range bs {
+		found := false
+		for _, e := range m.encrypted() {
+			if bytes.Equal(b, e) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return "beacon for " + string(b) + ", which is not encrypted"
+		}
+	}
+	return ""
+}
+
+// duplicate finds a name listed twice: pairwise for the usual handful, by
+// map beyond.
+func duplicate(names [][]byte) (int, int, bool) {
+	if len(names) <= 32 {
+		for i := range names {
+			for j := i + 1; j < len(names); j++ {
+				if bytes.Equal(names[i], names[j]) {
+					return i, j, true
+				}
+			}
+		}
+		return 0, 0, false
+	}
+	seen := make(map[string]int, len(names))
+	for i, n := range names {
+		if j, ok := seen[string(n)]; ok {
+			return j, i, true
+		}
+		seen[string(n)] = i
+	}
+	return 0, 0, false
 }
 
 // replaceEnvelope returns a copy of the metadata value b with another key
 // envelope, the rest (lists and signature) unchanged: a key rotation.
 func replaceEnvelope(b []byte, keyID, wrapAlg string, wrapped []byte) ([]byte, error) {
-	m, err := parseMetadata(b)
+	m, err := parseMetadata(b, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := appendEnvelope(make([]byte, 0, len(b)+len(wrapped)), keyID, wrapAlg, wrapped)
 	out = append(out, m.lists...)
-	out = append(out, m.nonce[:]...)
-	return append(out, m.tag[:]...), nil
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
+	out = append(out, m.nonce...)
+	return append(out, m.tag...), nil
 }
 
 // appendCanonical appends the canonical bytes of a typed value: the signed
@@ -332,29 +347,5 @@ func appendCanonical(b []byte, edm entity.EDMType, v any) ([]byte, error) {
 			return append(b, x...), nil
 		}
 	}
-	return b, errors.New("value of Go type " + typeName(v) + " is not an " + edm.String())
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nil"
-	case string:
-		return "string"
-	case int32:
-		return "int32"
-	case int64:
-		return "int64"
-	case float64:
-		return "float64"
-	case bool:
-		return "bool"
-	case time.Time:
-		return "time.Time"
-	case uuid.UUID:
-		return "uuid.UUID"
-	case []byte:
-		return "[]byte"
-	}
-	return "other"
+	return b, fmt.Errorf("value of Go type %T is not an %s", v, edm)
 }

@@ -25,9 +25,9 @@ type KeyWrapper interface {
 // Key-wrap algorithm names, as JSON Web Algorithms and Azure Key Vault
 // spell them.
 const (
-	AlgA128KW  = "A128KW"               // RFC 3394 with a 128-bit key
-	AlgA192KW  = "A192KW"               // RFC 3394 with a 192-bit key
-	AlgA256KW  = "A256KW"               // RFC 3394 with a 256-bit key
+	AlgA128KW   = "A128KW"               // RFC 3394 with a 128-bit key
+	AlgA192KW   = "A192KW"               // RFC 3394 with a 192-bit key
+	AlgA256KW   = "A256KW"               // RFC 3394 with a 256-bit key
 	AlgAESKWPad = "CKM_AES_KEY_WRAP_PAD" // RFC 5649, any AES key size
 )
 

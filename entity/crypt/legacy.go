@@ -151,7 +151,7 @@ type legacyReader struct {
 }
 
 func (c *call) openLegacy(pk, rk string, props protect.Props) (*legacyReader, error) {
-	edm, doc, _, err := props.Value(legacyKeyProperty)
+	edm, doc, _, err := props.Value(legacyKeyName)
 	s, isString := doc.(string)
 	if err != nil || edm != uint8(entity.EDMString) || !isString {
 		return nil, c.readErr(pk, rk, legacyKeyProperty, ErrMetadata, "not an Edm.String", err)
@@ -176,7 +176,7 @@ func (c *call) openLegacy(pk, rk string, props protect.Props) (*legacyReader, er
 	if err != nil {
 		return nil, err
 	}
-	set, ok, err := props.Binary(legacySetProperty)
+	set, ok, err := props.Binary(legacySetName, nil)
 	if err != nil || !ok {
 		return nil, c.readErr(pk, rk, legacySetProperty, ErrMetadata, "missing or not Edm.Binary", err)
 	}
@@ -211,7 +211,7 @@ func (lr *legacyReader) mode(name []byte, tagged protect.Mode) (protect.Mode, er
 }
 
 func (lr *legacyReader) open(name string) (uint8, []byte, error) {
-	ct, ok, err := lr.props.Binary(name)
+	ct, ok, err := lr.props.Binary([]byte(name), nil)
 	if err != nil || !ok {
 		return 0, nil, lr.c.readErr(lr.pk, lr.rk, name, ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
 	}

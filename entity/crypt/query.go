@@ -90,7 +90,7 @@ func (t *Table[T]) comparison(pk string, c filter.Comparison) (filter.Expr, erro
 	if edm != 0 && vedm != edm {
 		return filter.Expr{}, &FilterError{Property: name, Reason: "the property is " + edm.String() + ", the value " + vedm.String() + ": an equal value of another type never matches (pass a typed filter value)"}
 	}
-	bv, err := t.core.beacon(name, vedm, v)
+	bv, err := t.core.beacon(nil, name, vedm, v)
 	if err != nil {
 		return filter.Expr{}, &FilterError{Property: name, Reason: err.Error()}
 	}

@@ -139,21 +139,22 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 			res.Skipped++
 			return nil
 		}
-		m, err := parseMetadata(meta)
+		m, err := parseMetadata(meta, nil)
 		if err != nil {
 			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrMetadata, Reason: err.Error()}
 		}
-		if m.keyID == current {
+		keyID, alg := string(m.keyID), string(m.wrapAlg)
+		if keyID == current {
 			res.Current++
 			return nil
 		}
-		cek, err := t.core.key.Unwrap(ctx, m.keyID, m.wrapAlg, m.wrapped)
+		cek, err := t.core.key.Unwrap(ctx, keyID, alg, m.wrapped)
 		if err != nil {
 			kind := ErrUnwrap
 			if errors.Is(err, ErrUnknownKey) {
 				kind = ErrUnknownKey
 			}
-			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: kind, Reason: "key id " + quote(m.keyID), Err: err}
+			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: kind, Reason: "key id " + quote(keyID), Err: err}
 		}
 		id, alg, wrapped, err := t.core.key.Wrap(ctx, cek)
 		if err != nil {

@@ -1,6 +1,7 @@
 package crypt
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -9,7 +10,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/protect"
@@ -23,8 +27,12 @@ type core struct {
 	sign      func(partitionKey, rowKey, property string) bool
 	beacons   map[string]bool
 	beaconKey []byte
+	beaconMAC sync.Pool // of hash.Hash: HMAC-SHA256 under beaconKey
 	legacy    bool
 	plaintext bool
+	// lastKey keeps the strings of the key id and algorithm last read, so
+	// that reading entities under one key allocates them once.
+	lastKey atomic.Pointer[[2]string]
 }
 
 // call is the protection scheme of one call: the core and the call's
@@ -55,7 +63,8 @@ func (c *core) marked(pk, rk, name string, tagged protect.Mode) protect.Mode {
 	return m
 }
 
-// propertyAAD appends the authenticated data of one property.
+// entityAAD appends the label and the entity's identity: the start of a
+// property's authenticated data and of the signed data.
 func (c *core) entityAAD(b []byte, label, pk, rk string) []byte {
 	b = append(b, label...)
 	b = appendLP(b, c.table)
@@ -71,41 +80,77 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 	return cipher.NewGCM(b)
 }
 
-// beacon computes the equality beacon of a typed value.
-func (c *core) beacon(name string, edm entity.EDMType, v any) ([]byte, error) {
+// keyStrings returns the key id and algorithm as strings, reusing the last
+// ones when they are the same.
+func (c *core) keyStrings(id, alg []byte) (string, string) {
+	if last := c.lastKey.Load(); last != nil && last[0] == string(id) && last[1] == string(alg) {
+		return last[0], last[1]
+	}
+	k := [2]string{string(id), string(alg)}
+	c.lastKey.Store(&k)
+	return k[0], k[1]
+}
+
+// beacon appends the equality beacon of a typed value to dst.
+func (c *core) beacon(dst []byte, name string, edm entity.EDMType, v any) ([]byte, error) {
 	msg := append(make([]byte, 0, 64+len(name)), beaconLabel...)
 	msg = appendLP(msg, c.table)
 	msg = appendLP(msg, name)
 	msg = append(msg, byte(edm))
 	msg, err := appendCanonical(msg, edm, v)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	h := hmac.New(sha256.New, c.beaconKey)
+	h, _ := c.beaconMAC.Get().(hash.Hash)
+	if h == nil {
+		h = hmac.New(sha256.New, c.beaconKey)
+	}
+	h.Reset()
 	h.Write(msg)
-	return h.Sum(nil)[:beaconSize], nil
+	var sum [sha256.Size]byte
+	out := append(dst, h.Sum(sum[:0])[:beaconSize]...)
+	c.beaconMAC.Put(h)
+	return out, nil
 }
 
 // --- writing ---
 
 // writer protects one entity write: a fresh content key, a fresh nonce per
 // property, and at the end the wrapped key, the protected set and the
-// entity's signature.
+// entity's signature. Writers are pooled; Finish returns one.
 type writer struct {
 	c      *call
 	pk, rk string
 	cek    [keySize]byte
 	gcm    cipher.AEAD
-	aad    []byte // the entity's AAD prefix; a property's name is appended
-	pt     []byte // plaintext scratch
+	rnd    [8 * nonceSize]byte // nonces, drawn in one read
+	rndOff int
+
+	aad, pt, meta, mac []byte
+	out                []protect.Property
 
 	encrypted, signed, beacons []string
-	cts, beaconVals            [][]byte
+	cts                        []byte // ciphertexts, one after another
+	ctEnd                      []int  // where each ends in cts
 	signedVals                 []byte // EDM type | lp(canonical value) per signed property
+	beaconVals                 []byte // beaconSize bytes per beacon
 }
 
+var writerPool = sync.Pool{New: func() any { return new(writer) }}
+
 func (c *call) Writer(pk, rk string) (protect.Writer, error) {
-	return &writer{c: c, pk: pk, rk: rk}, nil
+	w := writerPool.Get().(*writer)
+	w.c, w.pk, w.rk = c, pk, rk
+	return w, nil
+}
+
+func (w *writer) Close() {
+	*w = writer{
+		aad: w.aad[:0], pt: w.pt[:0], meta: w.meta[:0], mac: w.mac[:0], out: w.out[:0],
+		encrypted: w.encrypted[:0], signed: w.signed[:0], beacons: w.beacons[:0],
+		cts: w.cts[:0], ctEnd: w.ctEnd[:0], signedVals: w.signedVals[:0], beaconVals: w.beaconVals[:0],
+	}
+	writerPool.Put(w)
 }
 
 func (w *writer) Mode(name string, tagged protect.Mode) (protect.Mode, error) {
@@ -132,8 +177,22 @@ func (w *writer) start() error {
 		return err
 	}
 	w.gcm = g
-	w.aad = w.c.entityAAD(make([]byte, 0, 64+len(w.pk)+len(w.rk)), propertyAADLabel, w.pk, w.rk)
+	w.rndOff = len(w.rnd)
+	w.aad = w.c.entityAAD(w.aad[:0], propertyAADLabel, w.pk, w.rk)
 	return nil
+}
+
+// nonce appends a fresh random nonce to b.
+func (w *writer) nonce(b []byte) ([]byte, error) {
+	if w.rndOff == len(w.rnd) {
+		if _, err := rand.Read(w.rnd[:]); err != nil {
+			return b, err
+		}
+		w.rndOff = 0
+	}
+	b = append(b, w.rnd[w.rndOff:w.rndOff+nonceSize]...)
+	w.rndOff += nonceSize
+	return b, nil
 }
 
 func (w *writer) Property(name string, mode protect.Mode, edm uint8, text []byte, value any) ([]byte, error) {
@@ -150,83 +209,81 @@ func (w *writer) Property(name string, mode protect.Mode, edm uint8, text []byte
 		return nil, err
 	}
 	w.pt = append(append(w.pt[:0], edm), text...)
-	out := make([]byte, 1+nonceSize, propertyOverhead+len(w.pt))
-	out[0] = formatVersion
-	if _, err := rand.Read(out[1 : 1+nonceSize]); err != nil {
+	start := len(w.cts)
+	out := append(w.cts, formatVersion)
+	out, err := w.nonce(out)
+	if err != nil {
 		return nil, err
 	}
 	aad := appendLP(w.aad, name)
-	out = w.gcm.Seal(out, out[1:1+nonceSize], w.pt, aad)
+	out = w.gcm.Seal(out, out[start+1:start+1+nonceSize], w.pt, aad)
+	w.aad = aad[:len(w.aad)]
+	w.cts = out
+	w.ctEnd = append(w.ctEnd, len(out))
 	w.encrypted = append(w.encrypted, name)
-	w.cts = append(w.cts, out)
 	if mode&protect.Beacon != 0 {
-		bv, err := w.c.beacon(name, entity.EDMType(edm), value)
+		bv, err := w.c.beacon(w.beaconVals, name, entity.EDMType(edm), value)
 		if err != nil {
 			return nil, &entity.ValidationError{Property: name, Rule: entity.RulePropertyType, Value: err.Error()}
 		}
 		w.beacons = append(w.beacons, name)
-		w.beaconVals = append(w.beaconVals, bv)
+		w.beaconVals = bv
 	}
-	return out, nil
+	return out[start:], nil
 }
 
-func (w *writer) Finish(add func(name string, value []byte) error) error {
+func (w *writer) Finish() ([]protect.Property, error) {
 	if err := w.start(); err != nil {
-		return err
+		return nil, err
 	}
 	keyID, alg, wrapped, err := w.c.key.Wrap(w.c.ctx, w.cek[:])
 	if err != nil {
-		return fmt.Errorf("crypt: wrapping the content key: %w", err)
+		return nil, fmt.Errorf("crypt: wrapping the content key: %w", err)
 	}
-	meta := appendEnvelope(make([]byte, 0, 128+len(keyID)+len(wrapped)), keyID, alg, wrapped)
+	meta := appendEnvelope(w.meta[:0], keyID, alg, wrapped)
 	listStart := len(meta)
 	meta = appendList(meta, w.encrypted)
 	meta = appendList(meta, w.signed)
 	meta = appendList(meta, w.beacons)
-	mac := w.c.macInput(w.pk, w.rk, meta[listStart:], w.cts, w.signedVals, w.beaconVals)
-	nonce := meta[len(meta) : len(meta)+nonceSize]
-	meta = meta[:len(meta)+nonceSize]
-	if _, err := rand.Read(nonce); err != nil {
-		return err
+	w.mac = w.c.macInput(w.mac[:0], w.pk, w.rk, meta[listStart:], w.cts, w.ctEnd, w.signedVals, w.beaconVals)
+	nonceAt := len(meta)
+	if meta, err = w.nonce(meta); err != nil {
+		return nil, err
 	}
-	meta = w.gcm.Seal(meta, nonce, nil, mac)
-	if err := add(MetadataProperty, meta); err != nil {
-		return err
-	}
+	meta = w.gcm.Seal(meta, meta[nonceAt:], nil, w.mac)
+	w.meta = meta
+	w.out = append(w.out[:0], protect.Property{Name: MetadataProperty, Value: meta})
 	for i, name := range w.beacons {
-		if err := add(BeaconPrefix+name, w.beaconVals[i]); err != nil {
-			return err
-		}
+		w.out = append(w.out, protect.Property{Name: BeaconPrefix + name, Value: w.beaconVals[i*beaconSize : (i+1)*beaconSize]})
 	}
-	return nil
+	return w.out, nil
 }
 
 // appendSigned appends a signed property's part of the signed data: its
 // EDM type and its length-prefixed canonical value.
 func appendSigned(b []byte, edm entity.EDMType, v any) ([]byte, error) {
-	val, err := appendCanonical(nil, edm, v)
+	var tmp [16]byte
+	val, err := appendCanonical(tmp[:0], edm, v)
 	if err != nil {
 		return b, err
 	}
 	return appendLPBytes(append(b, byte(edm)), val), nil
 }
 
-// macInput is what an entity's signature covers (see format.go).
-func (c *core) macInput(pk, rk string, lists []byte, cts [][]byte, signedVals []byte, beaconVals [][]byte) []byte {
-	n := 64 + len(pk) + len(rk) + len(lists) + len(signedVals)
-	for _, ct := range cts {
-		n += len(ct) + 4
-	}
-	n += len(beaconVals) * (beaconSize + 1)
-	b := c.entityAAD(make([]byte, 0, n), entityMACLabel, pk, rk)
+// macInput appends what an entity's signature covers (see format.go):
+// cts holds the ciphertexts one after another, ending at ctEnd.
+func (c *core) macInput(b []byte, pk, rk string, lists, cts []byte, ctEnd []int, signedVals, beaconVals []byte) []byte {
+	b = c.entityAAD(b, entityMACLabel, pk, rk)
 	b = append(b, formatVersion, algAESGCM)
 	b = append(b, lists...)
-	for _, ct := range cts {
-		b = appendLPBytes(b, ct)
+	start := 0
+	for _, end := range ctEnd {
+		b = appendLPBytes(b, cts[start:end])
+		start = end
 	}
 	b = append(b, signedVals...)
-	for _, bv := range beaconVals {
-		b = appendLPBytes(b, bv)
+	for i := 0; i+beaconSize <= len(beaconVals); i += beaconSize {
+		b = appendLPBytes(b, beaconVals[i:i+beaconSize])
 	}
 	return b
 }
@@ -235,17 +292,32 @@ func (c *core) macInput(pk, rk string, lists []byte, cts [][]byte, signedVals []
 
 // reader opens one entity read: the content key unwrapped, the signature
 // checked over the whole protected set before any property is decoded.
+// Readers are pooled; Close returns one.
 type reader struct {
 	c      *call
 	pk, rk string
 	gcm    cipher.AEAD
-	names  []string // the protected set
-	modes  []protect.Mode
-	cts    [][]byte // ciphertexts, by index in names (nil for signed)
+	meta   []byte   // the metadata value; names alias it
+	names  [][]byte // the protected set: encrypted, then signed
+	nEnc   int
+	cts    []byte // the ciphertexts, one after another
+	ctEnd  []int
 	aad    []byte
 	pt     []byte
-	plain  bool // no metadata, read as plaintext (Config.ReadPlaintext)
+	mac    []byte
+	vals   []byte // signed values, then beacons
+	plain  bool   // no metadata, read as plaintext (Config.ReadPlaintext)
 	legacy *legacyReader
+}
+
+var readerPool = sync.Pool{New: func() any { return new(reader) }}
+
+func (r *reader) Close() {
+	*r = reader{
+		meta: r.meta[:0], names: r.names[:0], cts: r.cts[:0], ctEnd: r.ctEnd[:0],
+		aad: r.aad[:0], pt: r.pt[:0], mac: r.mac[:0], vals: r.vals[:0],
+	}
+	readerPool.Put(r)
 }
 
 func (c *call) readErr(pk, rk, prop string, kind error, reason string, err error) error {
@@ -253,112 +325,106 @@ func (c *call) readErr(pk, rk, prop string, kind error, reason string, err error
 }
 
 func (c *call) Reader(pk, rk string, props protect.Props) (protect.Reader, error) {
-	meta, ok, err := props.Binary(MetadataProperty)
-	if err != nil {
-		return nil, c.readErr(pk, rk, MetadataProperty, ErrMetadata, "", err)
-	}
-	if !ok {
-		if props.Has(legacyKeyProperty) {
-			if !c.legacy {
-				return nil, c.readErr(pk, rk, "", ErrNotEncrypted, "written by the .NET client's TableEncryptionPolicy: set Config.Legacy to read it", nil)
-			}
-			lr, err := c.openLegacy(pk, rk, props)
-			if err != nil {
-				return nil, err
-			}
-			return &reader{c: c, pk: pk, rk: rk, legacy: lr}, nil
-		}
-		if c.plaintext {
-			return &reader{c: c, pk: pk, rk: rk, plain: true}, nil
-		}
-		return nil, c.readErr(pk, rk, "", ErrNotEncrypted, "no "+MetadataProperty+" property", nil)
-	}
-	m, err := parseMetadata(meta)
-	if err != nil {
-		return nil, c.readErr(pk, rk, MetadataProperty, ErrMetadata, err.Error(), nil)
-	}
-	cek, err := c.key.Unwrap(c.ctx, m.keyID, m.wrapAlg, m.wrapped)
-	switch {
-	case errors.Is(err, ErrUnknownKey):
-		return nil, c.readErr(pk, rk, "", ErrUnknownKey, "key id "+quote(m.keyID), nil)
-	case errors.Is(err, ErrUnwrap):
-		return nil, c.readErr(pk, rk, "", ErrUnwrap, "key id "+quote(m.keyID), err)
-	case err != nil:
-		return nil, fmt.Errorf("crypt: unwrapping the content key of entity (%s, %s): %w", quote(pk), quote(rk), err)
-	case len(cek) != keySize:
-		return nil, c.readErr(pk, rk, "", ErrUnwrap, "content key of "+itoa(len(cek))+" bytes", nil)
-	}
-	g, err := newGCM(cek)
-	if err != nil {
+	r := readerPool.Get().(*reader)
+	r.c, r.pk, r.rk = c, pk, rk
+	if err := r.open(props); err != nil {
+		r.Close()
 		return nil, err
 	}
-	r := &reader{c: c, pk: pk, rk: rk, gcm: g}
-	n := len(m.encrypted) + len(m.signed)
-	r.names = make([]string, 0, n)
-	r.modes = make([]protect.Mode, 0, n)
-	r.cts = make([][]byte, 0, n)
-	for _, name := range m.encrypted {
-		ct, ok, err := props.Binary(name)
-		if err != nil || !ok {
-			return nil, c.readErr(pk, rk, name, ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
-		}
-		r.names = append(r.names, name)
-		r.modes = append(r.modes, protect.Encrypt)
-		r.cts = append(r.cts, ct)
-	}
-	var signedVals []byte
-	for _, name := range m.signed {
-		edm, v, ok, err := props.Value(name)
-		if err != nil || !ok {
-			return nil, c.readErr(pk, rk, name, ErrTampered, "listed as signed, missing or malformed", err)
-		}
-		if signedVals, err = appendSigned(signedVals, entity.EDMType(edm), v); err != nil {
-			return nil, c.readErr(pk, rk, name, ErrTampered, err.Error(), nil)
-		}
-		r.names = append(r.names, name)
-		r.modes = append(r.modes, protect.Sign)
-		r.cts = append(r.cts, nil)
-	}
-	beaconVals := make([][]byte, len(m.beacons))
-	for i, name := range m.beacons {
-		bv, ok, err := props.Binary(BeaconPrefix + name)
-		if err != nil || !ok {
-			return nil, c.readErr(pk, rk, BeaconPrefix+name, ErrTampered, "listed beacon missing or not Edm.Binary", err)
-		}
-		beaconVals[i] = bv
-	}
-	// Every reserved property present must be one this entity lists: a
-	// beacon added by someone else would make filters match wrongly.
-	var stray string
-	props.Each(func(name []byte) bool {
-		if !strings.HasPrefix(string(name), ReservedPrefix) || string(name) == MetadataProperty {
-			return true
-		}
-		if strings.HasPrefix(string(name), BeaconPrefix) {
-			for _, b := range m.beacons {
-				if string(name[len(BeaconPrefix):]) == b {
-					return true
-				}
-			}
-		}
-		stray = string(name)
-		return false
-	})
-	if stray != "" {
-		return nil, c.readErr(pk, rk, stray, ErrTampered, "reserved property not listed in the metadata", nil)
-	}
-	mac := c.macInput(pk, rk, m.lists, r.cts[:len(m.encrypted)], signedVals, beaconVals)
-	if _, err := g.Open(nil, m.nonce[:], m.tag[:], mac); err != nil {
-		return nil, c.readErr(pk, rk, "", ErrTampered, "the entity's signature does not match its protected properties", nil)
-	}
-	r.aad = c.entityAAD(make([]byte, 0, 64+len(pk)+len(rk)), propertyAADLabel, pk, rk)
 	return r, nil
 }
+
+func (r *reader) open(props protect.Props) error {
+	c, pk, rk := r.c, r.pk, r.rk
+	meta, ok, err := props.Binary(metaName, r.meta[:0])
+	r.meta = meta
+	if err != nil {
+		return c.readErr(pk, rk, MetadataProperty, ErrMetadata, "", err)
+	}
+	if !ok {
+		switch {
+		case props.Has(legacyKeyName):
+			if !c.legacy {
+				return c.readErr(pk, rk, "", ErrNotEncrypted, "written by the .NET client's TableEncryptionPolicy: set Config.Legacy to read it", nil)
+			}
+			r.legacy, err = c.openLegacy(pk, rk, props)
+			return err
+		case c.plaintext:
+			r.plain = true
+			return nil
+		}
+		return c.readErr(pk, rk, "", ErrNotEncrypted, "no "+MetadataProperty+" property", nil)
+	}
+	m, err := parseMetadata(meta, r.names)
+	r.names = m.names
+	if err != nil {
+		return c.readErr(pk, rk, MetadataProperty, ErrMetadata, err.Error(), nil)
+	}
+	r.nEnc = m.nEnc
+	keyID, alg := c.keyStrings(m.keyID, m.wrapAlg)
+	cek, err := c.key.Unwrap(c.ctx, keyID, alg, m.wrapped)
+	switch {
+	case errors.Is(err, ErrUnknownKey):
+		return c.readErr(pk, rk, "", ErrUnknownKey, "key id "+quote(keyID), nil)
+	case errors.Is(err, ErrUnwrap):
+		return c.readErr(pk, rk, "", ErrUnwrap, "key id "+quote(keyID), err)
+	case err != nil:
+		return fmt.Errorf("crypt: unwrapping the content key of entity (%s, %s): %w", quote(pk), quote(rk), err)
+	case len(cek) != keySize:
+		return c.readErr(pk, rk, "", ErrUnwrap, fmt.Sprintf("content key of %d bytes", len(cek)), nil)
+	}
+	if r.gcm, err = newGCM(cek); err != nil {
+		return err
+	}
+	for _, name := range m.encrypted() {
+		if r.cts, ok, err = props.Binary(name, r.cts); err != nil || !ok {
+			return c.readErr(pk, rk, string(name), ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
+		}
+		r.ctEnd = append(r.ctEnd, len(r.cts))
+	}
+	for _, name := range m.signed() {
+		edm, v, ok, err := props.Value(name)
+		if err != nil || !ok {
+			return c.readErr(pk, rk, string(name), ErrTampered, "listed as signed, missing or malformed", err)
+		}
+		if r.vals, err = appendSigned(r.vals, entity.EDMType(edm), v); err != nil {
+			return c.readErr(pk, rk, string(name), ErrTampered, err.Error(), nil)
+		}
+	}
+	signedEnd := len(r.vals)
+	for _, name := range m.beacons() {
+		start := len(r.vals)
+		r.pt = append(append(r.pt[:0], BeaconPrefix...), name...)
+		if r.vals, ok, err = props.Binary(r.pt, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
+			return c.readErr(pk, rk, BeaconPrefix+string(name), ErrTampered, "listed beacon missing or malformed", err)
+		}
+	}
+	// Every reserved property present must be one the metadata lists: a
+	// beacon added by someone else would make filters match wrongly.
+	if n := props.CountPrefix(reservedName); n != 1+len(m.beacons()) {
+		return c.readErr(pk, rk, "", ErrTampered, fmt.Sprintf("%d reserved properties where the metadata lists %d", n, 1+len(m.beacons())), nil)
+	}
+	r.mac = c.macInput(r.mac[:0], pk, rk, m.lists, r.cts, r.ctEnd, r.vals[:signedEnd], r.vals[signedEnd:])
+	if _, err := r.gcm.Open(r.pt[:0], m.nonce, m.tag, r.mac); err != nil {
+		return c.readErr(pk, rk, "", ErrTampered, "the entity's signature does not match its protected properties", nil)
+	}
+	r.names = m.names[:m.nEnc+m.nSign]
+	r.aad = c.entityAAD(r.aad[:0], propertyAADLabel, pk, rk)
+	return nil
+}
+
+// Reserved names as bytes, for Props.
+var (
+	metaName      = []byte(MetadataProperty)
+	reservedName  = []byte(ReservedPrefix)
+	legacyKeyName = []byte(legacyKeyProperty)
+	legacySetName = []byte(legacySetProperty)
+)
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
 
 func (r *reader) Mode(name []byte, tagged protect.Mode) (protect.Mode, error) {
-	if strings.HasPrefix(string(name), ReservedPrefix) {
+	if bytes.HasPrefix(name, []byte(ReservedPrefix)) {
 		return protect.Reserved, nil
 	}
 	if r.legacy != nil {
@@ -373,8 +439,11 @@ func (r *reader) Mode(name []byte, tagged protect.Mode) (protect.Mode, error) {
 	}
 	var stored protect.Mode
 	for i, n := range r.names {
-		if n == string(name) {
-			stored = r.modes[i]
+		if bytes.Equal(n, name) {
+			stored = protect.Sign
+			if i < r.nEnc {
+				stored = protect.Encrypt
+			}
 			break
 		}
 	}
@@ -394,27 +463,31 @@ func modeName(m protect.Mode) string {
 	return "in clear"
 }
 
-func (r *reader) Open(name string) (uint8, []byte, error) {
+func (r *reader) Open(name []byte) (uint8, []byte, error) {
 	if r.legacy != nil {
-		return r.legacy.open(name)
+		return r.legacy.open(string(name))
 	}
 	var ct []byte
-	for i, n := range r.names {
-		if n == name {
-			ct = r.cts[i]
+	start := 0
+	for i, n := range r.names[:r.nEnc] {
+		if bytes.Equal(n, name) {
+			ct = r.cts[start:r.ctEnd[i]]
 			break
 		}
+		start = r.ctEnd[i]
 	}
 	if len(ct) < propertyOverhead+1 || ct[0] != formatVersion {
-		return 0, nil, r.c.readErr(r.pk, r.rk, name, ErrTampered, "ciphertext too short or of an unknown version", nil)
+		return 0, nil, r.c.readErr(r.pk, r.rk, string(name), ErrTampered, "ciphertext too short or of an unknown version", nil)
 	}
-	pt, err := r.gcm.Open(r.pt[:0], ct[1:1+nonceSize], ct[1+nonceSize:], appendLP(r.aad, name))
+	aad := appendLPBytes(r.aad, name)
+	r.aad = aad[:len(r.aad)] // keep a grown array for the next property
+	pt, err := r.gcm.Open(r.pt[:0], ct[1:1+nonceSize], ct[1+nonceSize:], aad)
 	if err != nil {
-		return 0, nil, r.c.readErr(r.pk, r.rk, name, ErrTampered, "ciphertext does not authenticate for this table, entity and property", nil)
+		return 0, nil, r.c.readErr(r.pk, r.rk, string(name), ErrTampered, "ciphertext does not authenticate for this table, entity and property", nil)
 	}
 	r.pt = pt
 	if pt[0] < uint8(entity.EDMString) || pt[0] > uint8(entity.EDMBinary) {
-		return 0, nil, r.c.readErr(r.pk, r.rk, name, ErrTampered, "unknown EDM type in the plaintext", nil)
+		return 0, nil, r.c.readErr(r.pk, r.rk, string(name), ErrTampered, "unknown EDM type in the plaintext", nil)
 	}
 	return pt[0], pt[1:], nil
 }

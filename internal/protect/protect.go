@@ -48,13 +48,22 @@ type Writer interface {
 	// Property is given one protected property: its EDM type, its value's
 	// text (a string's unescaped characters, a number's or a boolean's
 	// literal), and, when mode has Sign or Beacon, its canonical Go value.
-	// With Encrypt it returns the ciphertext to store as Edm.Binary; without,
-	// the property is stored in clear and the result is ignored.
+	// With Encrypt it returns the ciphertext to store as Edm.Binary, valid
+	// until the next call; without, the property is stored in clear and the
+	// result is ignored.
 	Property(name string, mode Mode, edm uint8, text []byte, value any) ([]byte, error)
-	// Finish adds the Scheme's reserved properties, each an Edm.Binary,
-	// through add, which counts them in the entity's size and property
-	// limits.
-	Finish(add func(name string, value []byte) error) error
+	// Finish returns the Scheme's reserved properties, each an Edm.Binary
+	// that the codec adds and counts in the entity's size and property
+	// limits. They are valid until Close.
+	Finish() ([]Property, error)
+	// Close ends the write; the Writer is not used again.
+	Close()
+}
+
+// Property is one reserved property a Writer adds.
+type Property struct {
+	Name  string
+	Value []byte
 }
 
 // Reader opens the properties of one entity read.
@@ -64,22 +73,26 @@ type Reader interface {
 	// name is only borrowed for the call.
 	Mode(name []byte, tagged Mode) (Mode, error)
 	// Open returns the plaintext of an encrypted property: its EDM type and
-	// its value's text, as Writer.Property was given them.
-	Open(name string) (edm uint8, text []byte, err error)
+	// its value's text, as Writer.Property was given them, valid until the
+	// next call.
+	Open(name []byte) (edm uint8, text []byte, err error)
+	// Close ends the read; the Reader is not used again.
+	Close()
 }
 
-// Props gives a Scheme the raw properties of one entity body.
+// Props gives a Scheme the raw properties of one entity body. Names are
+// only borrowed for the call.
 type Props interface {
-	// Binary returns the bytes of an Edm.Binary property.
-	Binary(name string) (value []byte, ok bool, err error)
+	// Binary appends the bytes of an Edm.Binary property to dst.
+	Binary(name []byte, dst []byte) (value []byte, ok bool, err error)
 	// Value returns a property's EDM type and canonical Go value (string,
 	// int32, int64, float64, bool, time.Time, uuid.UUID or []byte).
-	Value(name string) (edm uint8, value any, ok bool, err error)
+	Value(name []byte) (edm uint8, value any, ok bool, err error)
 	// Has reports whether the body holds the property.
-	Has(name string) bool
-	// Each calls fn with every property name (annotations left out) until
-	// fn returns false. The name is only borrowed for the call.
-	Each(fn func(name []byte) bool)
+	Has(name []byte) bool
+	// CountPrefix counts the properties whose names start with prefix
+	// (a name that appears twice counts twice).
+	CountPrefix(prefix []byte) int
 }
 
 // Field is one property of a struct type as its tags declare it.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/google/uuid"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
@@ -26,12 +23,15 @@ type Order struct {
 }
 
 func ordersTable() (*entity.Table[Order], func()) {
-	svc := env.TableService
-	name := "examples" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16] // unique: a deleted name is not reusable at once
-	ctx := context.Background()
-	_, _ = svc.CreateTable(ctx, name, nil)
-	tbl, _ := entity.NewTableFromService[Order](svc, name)
-	return tbl, func() { _, _ = svc.DeleteTable(ctx, name, nil) }
+	client, drop, err := env.ScratchTable(context.Background(), "examples")
+	if err != nil {
+		panic(err) // an example has no *testing.T; the test fails with the panic
+	}
+	tbl, err := entity.NewTable[Order](client)
+	if err != nil {
+		panic(err)
+	}
+	return tbl, func() { _ = drop() }
 }
 
 func ExampleTable() {

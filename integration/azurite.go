@@ -338,5 +338,5 @@ func findAzurite(ctx context.Context) (string, error) {
 	if bin, err := exec.LookPath("azurite"); err == nil {
 		return bin, nil
 	}
-	return installAzurite(ctx)
+	return installAzurite(ctx, os.Stderr)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/connstr"
 )
 
 // Environment variables read by Start.
@@ -86,11 +88,73 @@ type Env struct {
 	// answer (zero for a live account).
 	StartupDuration time.Duration
 
-	proc      *process // nil for a live account
-	prefix    string   // random per Env
-	seq       atomic.Uint64
+	proc      *process                      // nil for a live account
+	names     *namer                        // shared by an Env and its views
+	configure []func(*azcore.ClientOptions) // a view's changes to client options
+	view      bool                          // made by With: Close leaves the process alone
+	viewErr   error                         // why a view's clients could not be built
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// namer hands out unique names; an Env and every view made by With share one.
+type namer struct {
+	prefix string // random per Env
+	seq    atomic.Uint64
+}
+
+// With returns a view of the same account whose service clients, and the
+// clients its Table, Queue, Container, Scratch… and TableWith methods build,
+// carry policies as extra per-retry pipeline policies: a cost meter, or a
+// fault injector for a test that checks what a lost reply does.
+//
+//	meter := cost.NewMeter()
+//	metered := env.With(meter.Policy())
+//	queue := metered.Queue(t) // every try of every request counted
+//
+// The view shares the environment's process and names; closing it does
+// nothing. Policies of e come first.
+func (e *Env) With(policies ...policy.Policy) *Env {
+	return e.WithOptions(func(o *azcore.ClientOptions) {
+		o.PerRetryPolicies = append(o.PerRetryPolicies, policies...)
+	})
+}
+
+// WithOptions is With for any client option: configure is applied to the
+// options of every client the view builds, after e's own changes — logging,
+// a tracing provider, retry settings, transport.
+func (e *Env) WithOptions(configure func(*azcore.ClientOptions)) *Env {
+	v := &Env{
+		ConnectionString: e.ConnectionString,
+		Live:             e.Live,
+		TableEndpoint:    e.TableEndpoint,
+		QueueEndpoint:    e.QueueEndpoint,
+		BlobEndpoint:     e.BlobEndpoint,
+		Credential:       e.Credential,
+		StartupDuration:  e.StartupDuration,
+		proc:             e.proc,
+		names:            e.names,
+		configure:        append(slices.Clone(e.configure), configure),
+		view:             true,
+	}
+	v.viewErr = v.connect()
+	return v
+}
+
+// applyView applies a view's changes to client options.
+func (e *Env) applyView(o *azcore.ClientOptions) {
+	o.PerRetryPolicies = append([]policy.Policy(nil), o.PerRetryPolicies...) // never alias the caller's
+	for _, c := range e.configure {
+		c(o)
+	}
+}
+
+// usable fails the test when the view's clients could not be built.
+func (e *Env) usable(tb testing.TB) {
+	tb.Helper()
+	if e.viewErr != nil {
+		tb.Fatalf("integration: clients of an Env view: %v", e.viewErr)
+	}
 }
 
 // Start returns a ready environment. With TABLEKIT_CONNECTION_STRING or
@@ -104,7 +168,7 @@ func Start(ctx context.Context) (*Env, error) {
 	if _, err := rand.Read(prefix[:]); err != nil {
 		return nil, err
 	}
-	e := &Env{prefix: hex.EncodeToString(prefix[:])}
+	e := &Env{names: &namer{prefix: hex.EncodeToString(prefix[:])}}
 	switch {
 	case os.Getenv(EnvConnectionString) != "":
 		if err := e.useConnectionString(ctx, os.Getenv(EnvConnectionString)); err != nil {
@@ -123,11 +187,11 @@ func Start(ctx context.Context) (*Env, error) {
 }
 
 // Close stops the Azurite process that Start started, with every process of
-// its process group, and waits until they are gone. For a live account it
-// does nothing. Close may be called more than once.
+// its process group, and waits until they are gone. For a live account, or a
+// view made by With, it does nothing. Close may be called more than once.
 func (e *Env) Close() error {
 	e.closeOnce.Do(func() {
-		if e.proc != nil {
+		if e.proc != nil && !e.view {
 			e.closeErr = e.proc.stop()
 		}
 	})
@@ -200,19 +264,22 @@ func isFuzzing() bool {
 // apart at first and never more than 500 ms, instead of azcore's default of
 // three retries with delays of seconds. Each call returns a new value.
 func (e *Env) ClientOptions() *aztables.ClientOptions {
-	return &aztables.ClientOptions{ClientOptions: testClientOptions()}
+	return &aztables.ClientOptions{ClientOptions: e.testClientOptions()}
 }
 
 // NoRetryClientOptions returns options that make one try and no retry, for
 // tests that expect an error: azcore otherwise retries a 500 with growing
 // delays, which makes such a test take many seconds.
 func (e *Env) NoRetryClientOptions() *aztables.ClientOptions {
-	o := testClientOptions()
+	o := e.testClientOptions()
 	o.Retry.MaxRetries = -1
 	return &aztables.ClientOptions{ClientOptions: o}
 }
 
-func testClientOptions() azcore.ClientOptions {
+// testClientOptions are the options of the clients an Env builds: short
+// retries. The policies of a view are added where clients are built
+// (connect, NewTableService), so options passed back in are not doubled.
+func (e *Env) testClientOptions() azcore.ClientOptions {
 	return azcore.ClientOptions{Retry: policy.RetryOptions{
 		MaxRetries:    2,
 		RetryDelay:    50 * time.Millisecond,
@@ -221,8 +288,17 @@ func testClientOptions() azcore.ClientOptions {
 }
 
 // NewTableService returns a new table service client for the account, built
-// with opts (nil means azcore's defaults).
+// with opts (nil means azcore's defaults). The changes of a view made by
+// With or WithOptions are applied to a copy of opts.
 func (e *Env) NewTableService(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	if len(e.configure) > 0 {
+		o := aztables.ClientOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		e.applyView(&o.ClientOptions)
+		opts = &o
+	}
 	if e.ConnectionString != "" {
 		return aztables.NewServiceClientFromConnectionString(e.ConnectionString, opts)
 	}
@@ -236,7 +312,11 @@ func (e *Env) TableName(tb testing.TB) string {
 	tb.Helper()
 	name := e.newName(tb)
 	svc := e.TableService
-	tb.Cleanup(func() { deleteTable(tb, svc, name) })
+	tb.Cleanup(func() {
+		if err := dropTable(svc, name); err != nil {
+			tb.Error(err)
+		}
+	})
 	return name
 }
 
@@ -251,6 +331,7 @@ func (e *Env) ContainerName(tb testing.TB) string { return e.newName(tb) }
 // table is deleted when the test and its subtests end (tb.Cleanup).
 func (e *Env) Table(tb testing.TB) *aztables.Client {
 	tb.Helper()
+	e.usable(tb)
 	return e.createTable(tb, e.TableService)
 }
 
@@ -267,61 +348,39 @@ func (e *Env) TableWith(tb testing.TB, opts *aztables.ClientOptions) *aztables.C
 
 func (e *Env) createTable(tb testing.TB, svc *aztables.ServiceClient) *aztables.Client {
 	tb.Helper()
-	name := e.newName(tb)
-	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
-	defer cancel()
-	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
-		tb.Fatalf("integration: creating table %s: %v", name, err)
-	}
-	tb.Cleanup(func() { deleteTable(tb, svc, name) })
-	return svc.NewClient(name)
-}
-
-func deleteTable(tb testing.TB, svc *aztables.ServiceClient, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	if _, err := svc.DeleteTable(ctx, name, nil); err != nil && !isNotFound(err) {
-		tb.Errorf("integration: deleting table %s: %v", name, err)
-	}
+	return scratchT(tb, e, func(ctx context.Context, hint string) (*aztables.Client, func() error, error) {
+		return e.scratchTable(ctx, svc, hint)
+	})
 }
 
 // Queue creates a queue with a unique name and returns a client for it. The
 // queue is deleted when the test ends.
 func (e *Env) Queue(tb testing.TB) *azqueue.QueueClient {
 	tb.Helper()
-	name := e.newName(tb)
-	q := e.QueueService.NewQueueClient(name)
-	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
-	defer cancel()
-	if _, err := q.Create(ctx, nil); err != nil {
-		tb.Fatalf("integration: creating queue %s: %v", name, err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		if _, err := q.Delete(ctx, nil); err != nil && !isNotFound(err) {
-			tb.Errorf("integration: deleting queue %s: %v", name, err)
-		}
-	})
-	return q
+	return scratchT(tb, e, e.ScratchQueue)
 }
 
 // Container creates a blob container with a unique name and returns a client
 // for it. The container is deleted when the test ends.
 func (e *Env) Container(tb testing.TB) *container.Client {
 	tb.Helper()
-	name := e.newName(tb)
-	c := e.BlobService.ServiceClient().NewContainerClient(name)
+	return scratchT(tb, e, e.ScratchContainer)
+}
+
+// scratchT creates a scratch resource named after the test, fails the test
+// when it cannot, and deletes it when the test and its subtests end.
+func scratchT[C any](tb testing.TB, e *Env, create func(context.Context, string) (C, func() error, error)) C {
+	tb.Helper()
+	e.usable(tb)
 	ctx, cancel := context.WithTimeout(tb.Context(), opTimeout)
 	defer cancel()
-	if _, err := c.Create(ctx, nil); err != nil {
-		tb.Fatalf("integration: creating container %s: %v", name, err)
+	c, drop, err := create(ctx, tb.Name())
+	if err != nil {
+		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		if _, err := c.Delete(ctx, nil); err != nil && !isNotFound(err) {
-			tb.Errorf("integration: deleting container %s: %v", name, err)
+		if err := drop(); err != nil {
+			tb.Error(err)
 		}
 	})
 	return c
@@ -332,10 +391,19 @@ func (e *Env) Container(tb testing.TB) *container.Client {
 // digits: lower-case alphanumeric, starting with a letter, at most 44
 // characters, so valid as a table, queue and container name.
 func (e *Env) newName(tb testing.TB) string {
+	name, err := e.uniqueName(tb.Name())
+	if err != nil {
+		tb.Fatalf("integration: %v", err)
+	}
+	return name
+}
+
+// uniqueName is newName for a hint that is not a test's name.
+func (e *Env) uniqueName(hint string) (string, error) {
 	var b strings.Builder
 	b.WriteString("tk")
 	n := 0
-	for _, r := range strings.ToLower(tb.Name()) {
+	for _, r := range strings.ToLower(hint) {
 		if n == 16 {
 			break
 		}
@@ -346,10 +414,10 @@ func (e *Env) newName(tb testing.TB) string {
 	}
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		tb.Fatalf("integration: %v", err)
+		return "", err
 	}
-	fmt.Fprintf(&b, "%s%06d%s", e.prefix, e.seq.Add(1), hex.EncodeToString(rnd[:]))
-	return b.String()
+	fmt.Fprintf(&b, "%s%06d%s", e.names.prefix, e.names.seq.Add(1), hex.EncodeToString(rnd[:]))
+	return b.String(), nil
 }
 
 func isNotFound(err error) bool {
@@ -360,12 +428,18 @@ func isNotFound(err error) bool {
 // useConnectionString sets e up for a live account reached with a
 // connection string.
 func (e *Env) useConnectionString(ctx context.Context, cs string) error {
+	// Parsed once: a malformed string is named before any client is built,
+	// and UseDevelopmentStorage=true becomes explicit endpoints.
+	parsed, err := connstr.Parse(cs)
+	if err != nil {
+		return err
+	}
 	e.Live = true
-	e.ConnectionString = cs
+	e.ConnectionString = parsed.String()
 	if err := e.connect(); err != nil {
 		return err
 	}
-	e.TableEndpoint = tableEndpointOf(cs)
+	e.TableEndpoint = parsed.TableEndpoint
 	e.QueueEndpoint = e.QueueService.URL()
 	e.BlobEndpoint = e.BlobService.URL()
 	return e.checkTables(ctx)
@@ -394,7 +468,8 @@ func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
 
 // connect builds the three service clients with the test options.
 func (e *Env) connect() error {
-	opts := testClientOptions()
+	opts := e.testClientOptions()
+	e.applyView(&opts)
 	var err error
 	if e.ConnectionString != "" {
 		if e.TableService, err = aztables.NewServiceClientFromConnectionString(e.ConnectionString, &aztables.ClientOptions{ClientOptions: opts}); err != nil {
@@ -433,28 +508,6 @@ func (e *Env) checkTables(ctx context.Context) error {
 		return fmt.Errorf("table service at %s does not answer: %w", e.TableEndpoint, err)
 	}
 	return nil
-}
-
-// tableEndpointOf returns the table endpoint a connection string names, the
-// way aztables derives it.
-func tableEndpointOf(cs string) string {
-	kv := map[string]string{}
-	for part := range strings.SplitSeq(cs, ";") {
-		if k, v, ok := strings.Cut(part, "="); ok {
-			kv[k] = v
-		}
-	}
-	if ep := kv["TableEndpoint"]; ep != "" {
-		return withSlash(ep)
-	}
-	proto, suffix := kv["DefaultEndpointsProtocol"], kv["EndpointSuffix"]
-	if proto == "" {
-		proto = "https"
-	}
-	if suffix == "" {
-		suffix = "core.windows.net"
-	}
-	return fmt.Sprintf("%s://%s.table.%s/", proto, kv["AccountName"], suffix)
 }
 
 func withSlash(u string) string {

@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // npmFiles pins the Azurite that tablekit tests with. It is installed with
@@ -24,8 +26,9 @@ var npmFiles embed.FS
 
 // installAzurite installs the pinned Azurite into the user's cache directory
 // (once; concurrent test binaries wait for the first) and returns its
-// executable.
-func installAzurite(ctx context.Context) (string, error) {
+// executable. It says what it does on progress: the first install takes
+// 20 to 60 seconds and about 365 MB, which should not pass in silence.
+func installAzurite(ctx context.Context, progress io.Writer) (string, error) {
 	version, digest, err := pinnedAzurite()
 	if err != nil {
 		return "", err
@@ -76,9 +79,14 @@ func installAzurite(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("integration: installing Azurite: %w", err)
 		}
 	}
+	fmt.Fprintf(progress, "integration: installing azurite@%s with `npm ci` into %s (once per lock file; about 365 MB, 20-60 s)\n", version, dir)
+	started := time.Now()
+	stop := tick(progress, started)
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
 	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	stop()
+	if err != nil {
 		return "", fmt.Errorf("integration: `npm ci` of azurite@%s in %s failed: %w\n%s\n"+
 			"install it by hand with `npm install -g azurite@%s`, or set %s to an azurite executable",
 			version, tmp, err, lastLines(string(out), 30), version, EnvAzurite)
@@ -92,7 +100,29 @@ func installAzurite(ctx context.Context) (string, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return "", fmt.Errorf("integration: `npm ci` of azurite@%s left no %s: %w", version, bin, err)
 	}
+	fmt.Fprintf(progress, "integration: azurite@%s installed in %v\n", version, time.Since(started).Round(time.Second))
 	return bin, nil
+}
+
+// tick reports every ten seconds that the install is still running, until
+// stop is called.
+func tick(progress io.Writer, started time.Time) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(progress, "integration: still installing Azurite (%v)\n", time.Since(started).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // pinnedAzurite returns the Azurite version that the embedded package.json

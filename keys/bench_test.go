@@ -177,13 +177,6 @@ func BenchmarkPrefixRange(b *testing.B) {
 	}
 }
 
-func BenchmarkRangeFilter(b *testing.B) {
-	b.ReportAllocs()
-	for range b.N {
-		sinkString = keys.RangeFilter("RowKey", "O'Brien", "O'Brieo")
-	}
-}
-
 func BenchmarkCompare(b *testing.B) {
 	b.ReportAllocs()
 	x, y := "email_jonesj@contoso.com", "email_jonesk@contoso.com"

@@ -8,7 +8,8 @@
 //
 //   - §2 Design for querying: numbers as fixed-width, zero-padded strings
 //     (Pad, PadChecked; OrderedInt for negative and positive numbers
-//     together), and range queries by key prefix (PrefixRange, RangeFilter).
+//     together), and range queries by key prefix (PrefixRange; package entity/filter turns a
+//     range into a typed filter with RowKeyRange).
 //   - §6.1 Intra-partition secondary index: prefixed RowKeys such as
 //     "email_jonesj@contoso.com", queried with
 //     "RowKey ge 'email_' and RowKey lt 'email`'" (PrefixRange("email_")).
@@ -162,5 +163,5 @@
 //
 //	rk := keys.Compound("empid", keys.Pad(123, 6), "2012") // "empid 000123 2012"
 //	from, to := keys.CompoundPrefix("empid", keys.Pad(123, 6))
-//	filter := "PartitionKey eq 'Sales' and " + keys.RangeFilter("RowKey", from, to)
+//	f := filter.PK("Sales").And(filter.RowKeyRange(from, to)) // package entity/filter
 package keys

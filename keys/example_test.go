@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -88,7 +89,8 @@ func ExampleCompound() {
 
 func ExampleCompoundPrefix() {
 	from, to := keys.CompoundPrefix("empid", keys.Pad(123, 6))
-	fmt.Println("PartitionKey eq 'Sales' and " + keys.RangeFilter("RowKey", from, to))
+	f, _ := filter.PK("Sales").And(filter.RowKeyRange(from, to)).Build()
+	fmt.Println(f)
 	// Output:
 	// PartitionKey eq 'Sales' and RowKey ge 'empid 000123' and RowKey lt 'empid 000123!'
 }
@@ -106,7 +108,8 @@ func ExampleJoin() {
 func ExamplePrefixRange() {
 	from, to := keys.PrefixRange("email_a")
 	fmt.Println(from, to)
-	fmt.Println(keys.RangeFilter("RowKey", from, to))
+	f, _ := filter.RowKeyRange(from, to).Build()
+	fmt.Println(f)
 	_, to = keys.PrefixRange("")
 	fmt.Printf("%q (no upper bound)\n", to)
 	// Output:

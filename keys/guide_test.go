@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -39,7 +40,7 @@ func TestGuideExamples(t *testing.T) {
 		{"§6.1 range to", second(keys.PrefixRange("email_a")), "email_b"},
 		{"§6.6 range from", first(keys.PrefixRange("empid_000123")), "empid_000123"},
 		{"§6.6 range to", second(keys.PrefixRange("empid_000123")), "empid_000124"},
-		{"§2 range filter", keys.RangeFilter("RowKey", "S", "T"), "RowKey ge 'S' and RowKey lt 'T'"},
+		{"§2 range filter", build(filter.RowKeyRange("S", "T")), "RowKey ge 'S' and RowKey lt 'T'"},
 		{"§6.7 ticks", keys.TicksKey(logTime), "0635424264000000000"},
 		{"§6.7 inverted ticks", keys.InvertedTicks(logTime), "2519954711999999999"},
 		{"§6.7 inverted ticks of DateTime.MinValue", keys.InvertedTicks(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), "3155378975999999999"},
@@ -61,4 +62,13 @@ func TestGuideExamples(t *testing.T) {
 	if err != nil || !back.Equal(logTime) || back.Location() != time.UTC {
 		t.Errorf("ParseInvertedTicks = %v, %v; want %v in UTC", back, err, logTime)
 	}
+}
+
+// build is the $filter text of f, or the error's text.
+func build(f filter.Expr) string {
+	s, err := f.Build()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return s
 }

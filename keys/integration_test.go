@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -144,7 +145,7 @@ func TestIntegrationRanges(t *testing.T) {
 	nonEmpty := 0
 	for _, prefix := range prefixes {
 		from, to := keys.CompoundPrefix(prefix...)
-		got := query(t, client, "PartitionKey eq 'ranges' and "+keys.RangeFilter("RowKey", from, to))
+		got := query(t, client, build(filter.PK("ranges").And(filter.RowKeyRange(from, to))))
 		var exp []row
 		for i, tu := range tuples {
 			if len(tu) >= len(prefix) && slices.Equal(tu[:len(prefix)], prefix) {
@@ -174,7 +175,7 @@ func TestIntegrationRanges(t *testing.T) {
 		".", "emp .", "\"", "emp \"", "-", "emp '"} // their upper bounds hold '/', '#', '(': fine in a filter
 	for _, prefix := range stringPrefixes {
 		from, to := keys.PrefixRange(prefix)
-		got := query(t, client, "PartitionKey eq 'ranges' and "+keys.RangeFilter("RowKey", from, to))
+		got := query(t, client, build(filter.PK("ranges").And(filter.RowKeyRange(from, to))))
 		var exp []row
 		for _, k := range plain {
 			if strings.HasPrefix(k, prefix) {
@@ -216,7 +217,7 @@ func TestIntegrationEdgePrefixes(t *testing.T) {
 	// The service orders by UTF-16 code units: a range computed in code
 	// point order (U+FFFF followed by U+10000) selects nothing here, while
 	// PrefixRange selects the keys.
-	naive := query(t, client, "PartitionKey eq 'edges' and "+keys.RangeFilter("RowKey", "k\uFFFF", "k\U00010000"))
+	naive := query(t, client, build(filter.PK("edges").And(filter.RowKeyRange("k\uFFFF", "k\U00010000"))))
 	if len(naive) != 0 {
 		t.Errorf("the code point range [k\\uFFFF, k\\U00010000) returned %+q: the service does not order by UTF-16", rks(naive))
 	}
@@ -224,7 +225,7 @@ func TestIntegrationEdgePrefixes(t *testing.T) {
 		for _, y := range []string{"", "\uFFFF", "\U0010FFFF", "\uD7FF"} {
 			prefix := "k" + x + y
 			from, to := keys.PrefixRange(prefix)
-			got := query(t, client, "PartitionKey eq 'edges' and "+keys.RangeFilter("RowKey", from, to))
+			got := query(t, client, build(filter.PK("edges").And(filter.RowKeyRange(from, to))))
 			var exp []row
 			for _, rw := range rows {
 				if strings.HasPrefix(rw.rk, prefix) {

@@ -82,7 +82,7 @@ func rank(r rune) rune {
 //
 // to == "" means the range has NO upper bound: it happens exactly when the
 // prefix is empty or consists only of U+FFFF characters. Leave out the "lt"
-// condition then (RangeFilter does).
+// condition then (filter.RowKeyRange does).
 //
 // The range is exact in Go's byte order too, except when the prefix ends in
 // U+FFFF or the character replaced is U+D7FF or U+10FFFF: there UTF-16 order
@@ -123,43 +123,4 @@ func successor(r rune) rune {
 		return 0xE000
 	}
 	return r + 1
-}
-
-// RangeFilter returns an OData filter selecting the values of property in
-// [from, to): "property ge 'from' and property lt 'to'", with every ' in
-// from and to doubled as OData requires. An empty to means no upper bound
-// (as PrefixRange and CompoundPrefix return it) and leaves the "lt" part
-// out. property is written as given: pass a property name, not user input.
-//
-//	from, to := keys.PrefixRange("email_")
-//	filter := "PartitionKey eq 'Sales' and " + keys.RangeFilter("RowKey", from, to)
-func RangeFilter(property, from, to string) string {
-	var b strings.Builder
-	b.Grow(2*len(property) + len(from) + len(to) + 20)
-	b.WriteString(property)
-	b.WriteString(" ge '")
-	writeQuoted(&b, from)
-	b.WriteByte('\'')
-	if to != "" {
-		b.WriteString(" and ")
-		b.WriteString(property)
-		b.WriteString(" lt '")
-		writeQuoted(&b, to)
-		b.WriteByte('\'')
-	}
-	return b.String()
-}
-
-// writeQuoted writes s with every ' doubled.
-func writeQuoted(b *strings.Builder, s string) {
-	for {
-		i := strings.IndexByte(s, '\'')
-		if i < 0 {
-			b.WriteString(s)
-			return
-		}
-		b.WriteString(s[:i+1])
-		b.WriteByte('\'')
-		s = s[i+1:]
-	}
 }

@@ -139,20 +139,3 @@ func replacesEdge(prefix string) bool {
 	p := strings.TrimRight(prefix, "\uFFFF")
 	return p != prefix || strings.HasSuffix(p, "\uD7FF") || strings.HasSuffix(p, "\U0010FFFF")
 }
-
-func TestRangeFilter(t *testing.T) {
-	tests := []struct {
-		from, to, want string
-	}{
-		{"email_a", "email_b", "RowKey ge 'email_a' and RowKey lt 'email_b'"},
-		{"O'Brien", "O'Brieo", "RowKey ge 'O''Brien' and RowKey lt 'O''Brieo'"},
-		{"''", "'(", "RowKey ge '''''' and RowKey lt '''('"},
-		{"x", "", "RowKey ge 'x'"},
-		{"", "", "RowKey ge ''"},
-	}
-	for _, tt := range tests {
-		if got := keys.RangeFilter("RowKey", tt.from, tt.to); got != tt.want {
-			t.Errorf("RangeFilter(%q, %q) = %q, want %q", tt.from, tt.to, got, tt.want)
-		}
-	}
-}

@@ -2,8 +2,6 @@ package resolver_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -18,13 +16,11 @@ import (
 // that deletes it. In a program, the client comes from
 // aztables.NewServiceClient…(…).NewClient(name).
 func exampleTable() (*aztables.Client, func()) {
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	name := "example" + hex.EncodeToString(rnd[:])
-	if _, err := env.TableService.CreateTable(context.Background(), name, nil); err != nil {
-		panic(err)
+	client, drop, err := env.ScratchTable(context.Background(), "example")
+	if err != nil {
+		panic(err) // an example has no *testing.T; the test fails with the panic
 	}
-	return env.TableService.NewClient(name), func() { _, _ = env.TableService.DeleteTable(context.Background(), name, nil) }
+	return client, func() { _ = drop() }
 }
 
 // Writes stamp the type name; Employee has no field for it.

@@ -137,7 +137,15 @@ func PK(pk string) Expr { return Eq(PartitionKeyProperty, String(pk)) }
 func RK(rk string) Expr { return Eq(RowKeyProperty, String(rk)) }
 
 // RowKeyRange returns the half-open range RowKey ge from and RowKey lt to.
+// An empty to means no upper bound, as keys.PrefixRange and
+// keys.CompoundPrefix return it: the range is then RowKey ge from alone.
+//
+//	from, to := keys.CompoundPrefix("empid", keys.Pad(123, 6))
+//	f := filter.PK("Sales").And(filter.RowKeyRange(from, to))
 func RowKeyRange(from, to string) Expr {
+	if to == "" {
+		return Ge(RowKeyProperty, String(from))
+	}
 	return And(Ge(RowKeyProperty, String(from)), Lt(RowKeyProperty, String(to)))
 }
 

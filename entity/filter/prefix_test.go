@@ -99,3 +99,17 @@ func TestPrefixRangeExact(t *testing.T) {
 		}
 	}
 }
+
+func TestRowKeyRangeUnbounded(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"email_a", "email_b", "RowKey ge 'email_a' and RowKey lt 'email_b'"},
+		{"O'Brien", "O'Brieo", "RowKey ge 'O''Brien' and RowKey lt 'O''Brieo'"},
+		{"x", "", "RowKey ge 'x'"},
+		{"", "", "RowKey ge ''"},
+	} {
+		got, err := RowKeyRange(c.from, c.to).Build()
+		if err != nil || got != c.want {
+			t.Errorf("RowKeyRange(%q, %q) = %q, %v; want %q", c.from, c.to, got, err, c.want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -84,7 +85,7 @@ func compoundRange(w io.Writer) error {
 	slices.SortFunc(rows, keys.Compare)
 
 	from, to := keys.CompoundPrefix("empid", keys.Pad(123, 6))
-	fmt.Fprintf(w, "  filter: PartitionKey eq 'Sales' and %s\n", keys.RangeFilter("RowKey", from, to))
+	fmt.Fprintf(w, "  filter: PartitionKey eq 'Sales' and %s\n", rowKeyRange(from, to))
 	fmt.Fprintln(w, "  the partition in service order, * = returned by the filter:")
 	for _, k := range rows {
 		mark := " "
@@ -98,7 +99,7 @@ func compoundRange(w io.Writer) error {
 		fmt.Fprintf(w, "  %s %-26q -> %q\n", mark, k, parts)
 	}
 	from, to = keys.CompoundPrefix("name", "O'Brien, Mary")
-	fmt.Fprintf(w, "  quotes are doubled in filters: %s\n", keys.RangeFilter("RowKey", from, to))
+	fmt.Fprintf(w, "  quotes are doubled in filters: %s\n", rowKeyRange(from, to))
 	return nil
 }
 
@@ -107,7 +108,7 @@ func prefixRange(w io.Writer) {
 	fmt.Fprintln(w, "== prefix range (§6.1): index entries email_j…")
 	rows := []string{"email_adams@contoso.com", "email_jones@contoso.com", "email_jonesj@contoso.com", "email_kim@contoso.com", "empid_000223"}
 	from, to := keys.PrefixRange("email_j")
-	fmt.Fprintf(w, "  filter: %s\n", keys.RangeFilter("RowKey", from, to))
+	fmt.Fprintf(w, "  filter: %s\n", rowKeyRange(from, to))
 	for _, k := range rows {
 		if keys.Compare(from, k) <= 0 && keys.Compare(k, to) < 0 {
 			fmt.Fprintln(w, "  ", k)
@@ -128,4 +129,13 @@ func buckets(w io.Writer) {
 		ids = append(ids, fmt.Sprintf("20140731-%s: %d", b, counts[b]))
 	}
 	fmt.Fprintln(w, "  ", strings.Join(ids, ", "))
+}
+
+// rowKeyRange is the typed filter of a key range, as its $filter text.
+func rowKeyRange(from, to string) string {
+	f, err := filter.RowKeyRange(from, to).Build()
+	if err != nil {
+		return "invalid range: " + err.Error()
+	}
+	return f
 }

@@ -40,5 +40,5 @@ func run(ctx context.Context, out io.Writer) (err error) {
 	} else {
 		fmt.Fprintf(out, "Started Azurite (pid %d) in %v.\n", env.PID(), env.StartupDuration.Round(time.Millisecond))
 	}
-	return tour.Tour(ctx, env.TableService, out)
+	return tour.Tour(ctx, env, out)
 }

@@ -19,7 +19,7 @@ func TestRun(t *testing.T) {
 	for _, want := range []string{
 		"== resolver: departments and employees in one partition",
 		"   *Department SALES   Sales, managed by Jonathan Jones, 3 employees\n",
-		"Deleted table resolvertour",
+		"Deleted the table.",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

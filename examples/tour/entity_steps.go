@@ -7,10 +7,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -43,8 +43,8 @@ func employee(dept string, id int64, first, last string) *Employee {
 	}
 }
 
-func typedRoundTrip(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourtyped")
+func typedRoundTrip(ctx context.Context, env *integration.Env, w io.Writer) error {
+	emps, drop, err := newTypedTable[Employee](ctx, env, "tourtyped")
 	if err != nil {
 		return err
 	}
@@ -74,8 +74,8 @@ func typedRoundTrip(ctx context.Context, svc *aztables.ServiceClient, w io.Write
 	return nil
 }
 
-func typedCRUD(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourcrud")
+func typedCRUD(ctx context.Context, env *integration.Env, w io.Writer) error {
+	emps, drop, err := newTypedTable[Employee](ctx, env, "tourcrud")
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func typedCRUD(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) er
 	return nil
 }
 
-func queryKinds(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
+func queryKinds(ctx context.Context, env *integration.Env, w io.Writer) error {
 	queries := []struct {
 		what string
 		f    filter.Expr
@@ -140,8 +140,8 @@ func queryKinds(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) e
 	return nil
 }
 
-func paging(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourpaging")
+func paging(ctx context.Context, env *integration.Env, w io.Writer) error {
+	emps, drop, err := newTypedTable[Employee](ctx, env, "tourpaging")
 	if err != nil {
 		return err
 	}
@@ -183,8 +183,8 @@ func paging(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error
 	return nil
 }
 
-func transactions(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourbatch")
+func transactions(ctx context.Context, env *integration.Env, w io.Writer) error {
+	emps, drop, err := newTypedTable[Employee](ctx, env, "tourbatch")
 	if err != nil {
 		return err
 	}
@@ -213,8 +213,8 @@ func transactions(ctx context.Context, svc *aztables.ServiceClient, w io.Writer)
 	return nil
 }
 
-func bulkLoad(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	emps, drop, err := newTypedTable[Employee](ctx, svc, "tourbulk")
+func bulkLoad(ctx context.Context, env *integration.Env, w io.Writer) error {
+	emps, drop, err := newTypedTable[Employee](ctx, env, "tourbulk")
 	if err != nil {
 		return err
 	}

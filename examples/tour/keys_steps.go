@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -28,8 +28,8 @@ type Review struct {
 	Rating     int32
 }
 
-func keyOrder(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error {
-	client, drop, err := newTable(ctx, svc, "tourkeys")
+func keyOrder(ctx context.Context, env *integration.Env, w io.Writer) error {
+	client, drop, err := newTable(ctx, env, "tourkeys")
 	if err != nil {
 		return err
 	}

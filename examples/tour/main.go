@@ -8,8 +8,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -22,10 +20,11 @@ import (
 	"github.com/tablekit/tablekit/integration"
 )
 
-// step is one stop of the tour.
+// step is one stop of the tour. It gets the whole account (tables, queues
+// and blobs), as the patterns that span services need.
 type step struct {
 	title string
-	run   func(ctx context.Context, svc *aztables.ServiceClient, w io.Writer) error
+	run   func(ctx context.Context, env *integration.Env, w io.Writer) error
 }
 
 // steps lists the tour in order; each pattern package adds its stop here.
@@ -62,13 +61,13 @@ func run(ctx context.Context, w io.Writer) error {
 	} else {
 		fmt.Fprintf(w, "Running against a private Azurite at %s (pid %d, ready in %v).\n", env.TableEndpoint, env.PID(), env.StartupDuration.Round(time.Millisecond))
 	}
-	return runSteps(ctx, env.TableService, w, steps())
+	return runSteps(ctx, env, w, steps())
 }
 
-func runSteps(ctx context.Context, svc *aztables.ServiceClient, w io.Writer, list []step) error {
+func runSteps(ctx context.Context, env *integration.Env, w io.Writer, list []step) error {
 	for i, s := range list {
 		fmt.Fprintf(w, "\n%d. %s\n%s\n", i+1, s.title, strings.Repeat("-", len(s.title)+3))
-		if err := s.run(ctx, svc, w); err != nil {
+		if err := s.run(ctx, env, w); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, s.title, err)
 		}
 	}
@@ -78,21 +77,17 @@ func runSteps(ctx context.Context, svc *aztables.ServiceClient, w io.Writer, lis
 
 // newTable creates a table with a unique name and returns it with a
 // function that deletes it.
-func newTable(ctx context.Context, svc *aztables.ServiceClient, prefix string) (*aztables.Client, func(), error) {
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
+func newTable(ctx context.Context, env *integration.Env, prefix string) (*aztables.Client, func(), error) {
+	client, drop, err := env.ScratchTable(ctx, prefix)
+	if err != nil {
 		return nil, nil, err
 	}
-	name := prefix + hex.EncodeToString(b[:])
-	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
-		return nil, nil, err
-	}
-	return svc.NewClient(name), func() { _, _ = svc.DeleteTable(context.Background(), name, nil) }, nil
+	return client, func() { _ = drop() }, nil
 }
 
 // newTypedTable is newTable with a typed view of the table.
-func newTypedTable[T any](ctx context.Context, svc *aztables.ServiceClient, prefix string) (*entity.Table[T], func(), error) {
-	client, drop, err := newTable(ctx, svc, prefix)
+func newTypedTable[T any](ctx context.Context, env *integration.Env, prefix string) (*entity.Table[T], func(), error) {
+	client, drop, err := newTable(ctx, env, prefix)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { integration.Main(m, &env) }
 // told the story it should: `make demo` stays true.
 func TestTour(t *testing.T) {
 	var out strings.Builder
-	if err := runSteps(context.Background(), env.TableService, &out, steps()); err != nil {
+	if err := runSteps(context.Background(), env, &out, steps()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{

@@ -6,17 +6,15 @@ package tour
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/resolver"
 )
 
@@ -57,26 +55,19 @@ func upgradeEmployee(old *EmployeeV1) (*Employee, error) {
 // Tour creates its own uniquely named table, runs the departments and
 // employees story against it, printing what happens to out, and deletes
 // the table.
-func Tour(ctx context.Context, svc *aztables.ServiceClient, out io.Writer) (err error) {
-	var rnd [4]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
+func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+	client, drop, err := env.ScratchTable(ctx, "resolvertour")
+	if err != nil {
 		return err
 	}
-	name := "resolvertour" + hex.EncodeToString(rnd[:])
-	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
-		return fmt.Errorf("creating table %s: %w", name, err)
-	}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if _, derr := svc.DeleteTable(dctx, name, nil); derr != nil {
-			err = errors.Join(err, fmt.Errorf("deleting table %s: %w", name, derr))
+		if derr := drop(); derr != nil {
+			err = errors.Join(err, derr)
 		} else {
-			fmt.Fprintf(out, "Deleted table %s.\n", name)
+			fmt.Fprintln(out, "Deleted the table.")
 		}
 	}()
-	fmt.Fprintf(out, "== resolver: departments and employees in one partition (design guide §5, §7), table %s\n", name)
-	client := svc.NewClient(name)
+	fmt.Fprintln(out, "== resolver: departments and employees in one partition (design guide §5, §7)")
 	if err := byProperty(ctx, client, out); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { integration.Main(m, &env) }
 func TestTour(t *testing.T) {
 	ctx := context.Background()
 	var out strings.Builder
-	if err := tour.Tour(ctx, env.TableService, &out); err != nil {
+	if err := tour.Tour(ctx, env, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{
@@ -34,7 +34,7 @@ func TestTour(t *testing.T) {
 		"stored RowKeys: DEPARTMENT_MARKETING, EMPLOYEE_000200, EMPLOYEE_000201",
 		"employees only, a range: PartitionKey eq 'Marketing' and RowKey ge 'EMPLOYEE_' and RowKey lt 'EMPLOYEE`'",
 		"   *Employee 000200 Bo Chen\n",
-		"Deleted table resolvertour",
+		"Deleted the table.",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
@@ -50,7 +50,7 @@ func TestTour(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tb := range page.Tables {
-			if strings.HasPrefix(*tb.Name, "resolvertour") {
+			if strings.HasPrefix(*tb.Name, "tkresolvertour") {
 				t.Errorf("table %s left behind", *tb.Name)
 			}
 		}

@@ -389,6 +389,9 @@ func parseDouble(pr *rawProp) (float64, error) {
 }
 
 func parseBinary(pr *rawProp) ([]byte, bool) {
+	if pr.kind == tokRawBinary {
+		return append([]byte{}, pr.val...), true
+	}
 	if pr.kind != tokString {
 		return nil, false
 	}

@@ -279,6 +279,11 @@ func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
 		}
 		text = []byte(u)
 	}
+	if edm == EDMBinary { // the bytes, not their base64: a third shorter
+		if text, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
+			return 0, nil, nil, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
+		}
+	}
 	var value any
 	if wantValue {
 		if value, err = dynamicValue(string(name), edm, &pr); err != nil {
@@ -338,6 +343,8 @@ func openProp(r protect.Reader, name []byte, tagged protect.Mode, pr *rawProp, a
 // textKind is the JSON token a value's text stands for.
 func textKind(edm EDMType, text []byte) int {
 	switch edm {
+	case EDMBinary:
+		return tokRawBinary
 	case EDMInt32, EDMDouble:
 		return tokNumber
 	case EDMBoolean:

@@ -18,7 +18,8 @@ const (
 	tokTrue
 	tokFalse
 	tokNull
-	tokNested // object or array: skipped
+	tokNested    // object or array: skipped
+	tokRawBinary // a decrypted Edm.Binary: the bytes themselves (protect.go)
 )
 
 type rawProp struct {

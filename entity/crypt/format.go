@@ -25,9 +25,10 @@ import (
 //
 // where lp(x) is x's length as a uvarint followed by x, table is the table
 // name in lower case (the service's names are case-insensitive), and the
-// value's text is what the Table service's JSON carries for it, unescaped:
+// value's text is what the Table service's JSON carries for it, unescaped —
 // a string's characters, a number's or a boolean's literal, the digits of an
-// Int64, a DateTime in RFC 3339, a Guid's 36 characters, a Binary's base64.
+// Int64, a DateTime in RFC 3339, a Guid's 36 characters — except for a
+// Binary, whose bytes are encrypted rather than their base64.
 //
 // The metadata property _tkEnc is an Edm.Binary:
 //

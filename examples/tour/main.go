@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
+	sastour "github.com/tablekit/tablekit/examples/sas/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -38,6 +39,7 @@ func steps() []step {
 		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
+		{"Shared access signatures: a token for one user's partition", sastour.Tour},
 	}
 }
 

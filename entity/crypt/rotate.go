@@ -117,7 +117,7 @@ func (t *Table[T]) currentKeyID(ctx context.Context) (string, error) {
 // rotateOne rotates one entity, read with its envelope and ETag, retrying
 // from a fresh read while concurrent writers change it.
 func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity, current string, opts RotateOptions, res *RotateResult) error {
-	first := true
+	first, merged := true, false
 	return opts.Retry.Retry(ctx, func(ctx context.Context) error {
 		if !first {
 			fresh, err := dyn.Get(ctx, d.PartitionKey, d.RowKey)
@@ -145,7 +145,11 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		}
 		keyID, alg := string(m.keyID), string(m.wrapAlg)
 		if keyID == current {
-			res.Current++
+			if merged { // our merge was applied, its reply lost
+				res.Rewrapped++
+			} else {
+				res.Current++
+			}
 			return nil
 		}
 		cek, err := t.core.key.Unwrap(ctx, keyID, alg, m.wrapped)
@@ -166,6 +170,7 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		}
 		patch := entity.DynamicEntity{PartitionKey: d.PartitionKey, RowKey: d.RowKey, ETag: d.ETag}
 		patch.Set(MetadataProperty, next)
+		merged = true
 		err = dyn.Update(ctx, &patch, entity.Merge)
 		switch {
 		case errors.Is(err, entity.ErrNotFound):

@@ -215,7 +215,9 @@ func TestBeaconQueryOnAzurite(t *testing.T) {
 func TestRotationUnderConcurrentReads(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	isMerge := func(r *http.Request) bool { return r.Method == http.MethodPatch || r.Header.Get("X-HTTP-Method") == "MERGE" }
+	isMerge := func(r *http.Request) bool {
+		return r.Method == http.MethodPatch || r.Header.Get("X-HTTP-Method") == "MERGE"
+	}
 	inj := faults.New(faults.Config{LoseReply: 0.2, Seed: 7, Match: isMerge})
 	faulty := env.With(inj)
 	old, next := newLocalKey(t, "kek-old", 1), newLocalKey(t, "kek-new", 2)

@@ -22,7 +22,10 @@ import (
 	"github.com/tablekit/tablekit/internal/faults"
 )
 
-var env *integration.Env
+var (
+	env        *integration.Env
+	exampleSeq atomic.Int64
+)
 
 func TestMain(m *testing.M) { integration.Main(m, &env) }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
 	"github.com/tablekit/tablekit/integration"
@@ -40,6 +41,7 @@ func steps() []step {
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 		{"Shared access signatures: a token for one user's partition", sastour.Tour},
+		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
 	}
 }
 

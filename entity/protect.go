@@ -313,9 +313,22 @@ func plainEDM(pr *rawProp) EDMType {
 // openEntity starts the scheme's read of one entity body.
 func openEntity(props []rawProp, s protect.Scheme) (protect.Reader, error) {
 	src := propSource(props)
-	pk, _ := src.str("PartitionKey")
-	rk, _ := src.str("RowKey")
-	return s.Reader(pk, rk, src)
+	return s.Reader(src.key(keyPK), src.key(keyRK), src)
+}
+
+var keyPK, keyRK = []byte("PartitionKey"), []byte("RowKey")
+
+// key returns a key's value, unescaped; nil when absent.
+func (ps propSource) key(name []byte) []byte {
+	i, ok := ps.find(name)
+	if !ok || ps[i].kind != tokString {
+		return nil
+	}
+	if !ps[i].valEsc {
+		return ps[i].val
+	}
+	s, _ := unescape(ps[i].val)
+	return []byte(s)
 }
 
 // openProp returns the property to decode in place of pr: pr itself, or
@@ -389,14 +402,6 @@ func (ps propSource) find(name []byte) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func (ps propSource) str(name string) (string, bool) {
-	i, ok := ps.find([]byte(name))
-	if !ok || ps[i].kind != tokString {
-		return "", false
-	}
-	return stringOf(ps[i].val, ps[i].valEsc)
 }
 
 func (ps propSource) Has(name []byte) bool {

@@ -94,12 +94,7 @@ const (
 	maxNames   = entity.MaxUserProperties
 )
 
-func appendLP(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func appendLPBytes(b, s []byte) []byte {
+func appendLP[S string | []byte](b []byte, s S) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
@@ -127,7 +122,7 @@ func appendEnvelope(b []byte, keyID, wrapAlg string, wrapped []byte) []byte {
 	b = append(b, formatVersion, algAESGCM)
 	b = appendLP(b, keyID)
 	b = appendLP(b, wrapAlg)
-	return appendLPBytes(b, wrapped)
+	return appendLP(b, wrapped)
 }
 
 func appendList(b []byte, names []string) []byte {
@@ -187,21 +182,25 @@ func (r *metaReader) bytes(what string, max int) []byte {
 	return out
 }
 
-// list appends one list's names to names and returns their count.
-func (r *metaReader) list(what string, names *[][]byte) int {
-	n := r.uvarint(what+" count", maxNames)
+// list appends one list's names to names and returns names and the count.
+// what names the list in errors ("encrypted", "signed", "beacon").
+func (r *metaReader) list(what string, names [][]byte) ([][]byte, int) {
+	n := r.uvarint("name count", maxNames)
 	for range n {
-		name := r.bytes(what+" name", maxName)
+		name := r.bytes("name", maxName)
 		if r.err != "" {
-			return 0
+			return names, 0
 		}
-		if len(name) == 0 || !utf8.Valid(name) || bytes.HasPrefix(name, []byte(ReservedPrefix)) {
+		if len(name) == 0 || !utf8.Valid(name) || bytes.HasPrefix(name, reservedName) {
 			r.fail("invalid " + what + " name")
-			return 0
+			return names, 0
 		}
-		*names = append(*names, name)
+		names = append(names, name)
 	}
-	return int(n)
+	if r.err != "" {
+		r.err = errMeta(what + " list: " + string(r.err))
+	}
+	return names, int(n)
 }
 
 // parseMetadata decodes a _tkEnc value, appending its names to names (a
@@ -222,9 +221,9 @@ func parseMetadata(b []byte, names [][]byte) (metadata, error) {
 	m.wrapAlg = r.bytes("key-wrap algorithm", maxWrapAlg)
 	m.wrapped = r.bytes("wrapped key", maxWrapped)
 	listStart := r.b
-	m.nEnc = r.list("encrypted", &m.names)
-	m.nSign = r.list("signed", &m.names)
-	r.list("beacon", &m.names)
+	m.names, m.nEnc = r.list("encrypted", m.names)
+	m.names, m.nSign = r.list("signed", m.names)
+	m.names, _ = r.list("beacon", m.names)
 	if r.err != "" {
 		return m, r.err
 	}

@@ -14,8 +14,8 @@ import (
 
 // query checks and translates a query for the service: filters on
 // encrypted properties become beacon matches or are refused, and a $select
-// brings back what the signature covers.
-func (t *Table[T]) query(q entity.Query) (entity.Query, error) {
+// brings back what the signature covers. beaconed reports a beacon match.
+func (t *Table[T]) query(q entity.Query) (_ entity.Query, beaconed bool, err error) {
 	if !q.Filter.IsEmpty() {
 		plan := q.Filter.Plan()
 		pk := ""
@@ -23,16 +23,18 @@ func (t *Table[T]) query(q entity.Query) (entity.Query, error) {
 			pk = plan.PartitionKey
 		}
 		f, err := q.Filter.Rewrite(func(c filter.Comparison) (filter.Expr, error) {
-			return t.comparison(pk, c)
+			e, b, err := t.comparison(pk, c)
+			beaconed = beaconed || b
+			return e, err
 		})
 		if err != nil {
-			return q, err
+			return q, false, err
 		}
 		q.Filter = f
 	}
 	if len(q.Select) > 0 {
 		if t.fields == nil || t.core.encrypt != nil || t.core.sign != nil {
-			return q, &entity.ValidationError{Rule: "select", Limit: "no $select when Config.Encrypt or Config.Sign choose protected properties per entity: the signature needs all of them"}
+			return q, false, &entity.ValidationError{Rule: "select", Limit: "no $select when Config.Encrypt or Config.Sign choose protected properties per entity: the signature needs all of them"}
 		}
 		sel := append([]string(nil), q.Select...)
 		for name, f := range t.fields {
@@ -49,7 +51,7 @@ func (t *Table[T]) query(q entity.Query) (entity.Query, error) {
 		}
 		q.Select = sel
 	}
-	return q, nil
+	return q, beaconed, nil
 }
 
 func contains(list []string, s string) bool {
@@ -64,10 +66,10 @@ func contains(list []string, s string) bool {
 // comparison translates one comparison. pk is the filter's PartitionKey,
 // if it fixes one, for Config.Encrypt (which is asked with an empty
 // RowKey: a filter names no single entity).
-func (t *Table[T]) comparison(pk string, c filter.Comparison) (filter.Expr, error) {
+func (t *Table[T]) comparison(pk string, c filter.Comparison) (filter.Expr, bool, error) {
 	name := c.Property
 	if strings.HasPrefix(name, ReservedPrefix) {
-		return filter.Expr{}, &FilterError{Property: name, Reason: "reserved for encryption metadata"}
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "reserved for encryption metadata"}
 	}
 	var tagged protect.Mode
 	var edm entity.EDMType
@@ -75,26 +77,26 @@ func (t *Table[T]) comparison(pk string, c filter.Comparison) (filter.Expr, erro
 		tagged, edm = f.Mode, entity.EDMType(f.EDM)
 	}
 	if t.core.marked(pk, "", name, tagged)&protect.Encrypt == 0 {
-		return filter.Compare(name, c.Op, c.Value), nil
+		return filter.Compare(name, c.Op, c.Value), false, nil
 	}
 	if !t.core.beacons[name] {
-		return filter.Expr{}, &FilterError{Property: name, Reason: "encrypted, so the service holds only ciphertext; list it in Config.Beacons to allow eq and ne (which reveals equal values), or filter on the client"}
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "encrypted, so the service holds only ciphertext; list it in Config.Beacons to allow eq and ne (which reveals equal values), or filter on the client"}
 	}
 	if c.Op != filter.OpEq && c.Op != filter.OpNe {
-		return filter.Expr{}, &FilterError{Property: name, Reason: "a beacon answers eq and ne only, not " + c.Op.String()}
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "a beacon answers eq and ne only, not " + c.Op.String()}
 	}
 	vedm, v, err := literalValue(c.Value)
 	if err != nil {
-		return filter.Expr{}, &FilterError{Property: name, Reason: err.Error()}
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: err.Error()}
 	}
 	if edm != 0 && vedm != edm {
-		return filter.Expr{}, &FilterError{Property: name, Reason: "the property is " + edm.String() + ", the value " + vedm.String() + ": an equal value of another type never matches (pass a typed filter value)"}
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "the property is " + edm.String() + ", the value " + vedm.String() + ": an equal value of another type never matches (pass a typed filter value)"}
 	}
 	bv, err := t.core.beacon(nil, name, vedm, v)
 	if err != nil {
-		return filter.Expr{}, &FilterError{Property: name, Reason: err.Error()}
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: err.Error()}
 	}
-	return filter.Compare(BeaconPrefix+name, c.Op, filter.Binary(bv)), nil
+	return filter.Compare(BeaconPrefix+name, c.Op, filter.Binary(bv)), true, nil
 }
 
 type literalError string

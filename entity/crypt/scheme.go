@@ -8,6 +8,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
@@ -30,6 +31,7 @@ type core struct {
 	beaconMAC sync.Pool // of hash.Hash: HMAC-SHA256 under beaconKey
 	legacy    bool
 	plaintext bool
+	cache     *keyCache // nil when Config.KeyCache is negative
 	// lastKey keeps the strings of the key id and algorithm last read, so
 	// that reading entities under one key allocates them once.
 	lastKey atomic.Pointer[[2]string]
@@ -40,6 +42,9 @@ type core struct {
 type call struct {
 	*core
 	ctx context.Context
+	// beaconed: the call's filter matches beacons, so every entity read
+	// must hold only the reserved properties its metadata lists.
+	beaconed bool
 }
 
 func (c *core) bind(ctx context.Context) *call { return &call{core: c, ctx: ctx} }
@@ -65,7 +70,7 @@ func (c *core) marked(pk, rk, name string, tagged protect.Mode) protect.Mode {
 
 // entityAAD appends the label and the entity's identity: the start of a
 // property's authenticated data and of the signed data.
-func (c *core) entityAAD(b []byte, label, pk, rk string) []byte {
+func entityAAD[S string | []byte](c *core, b []byte, label string, pk, rk S) []byte {
 	b = append(b, label...)
 	b = appendLP(b, c.table)
 	b = appendLP(b, pk)
@@ -121,10 +126,11 @@ func (c *core) beacon(dst []byte, name string, edm entity.EDMType, v any) ([]byt
 type writer struct {
 	c      *call
 	pk, rk string
-	cek    [keySize]byte
-	gcm    cipher.AEAD
-	rnd    [8 * nonceSize]byte // nonces, drawn in one read
-	rndOff int
+	// seed is the content key, then the first nonce: one random read per
+	// entity. Each next nonce adds one to the last 8 bytes, so the nonces
+	// of one content key never repeat (a key seals at most 256 values).
+	seed [keySize + nonceSize]byte
+	gcm  cipher.AEAD
 
 	aad, pt, meta, mac []byte
 	out                []protect.Property
@@ -169,30 +175,24 @@ func (w *writer) start() error {
 	if w.gcm != nil {
 		return nil
 	}
-	if _, err := rand.Read(w.cek[:]); err != nil {
+	if _, err := rand.Read(w.seed[:]); err != nil {
 		return err
 	}
-	g, err := newGCM(w.cek[:])
+	g, err := newGCM(w.seed[:keySize])
 	if err != nil {
 		return err
 	}
 	w.gcm = g
-	w.rndOff = len(w.rnd)
-	w.aad = w.c.entityAAD(w.aad[:0], propertyAADLabel, w.pk, w.rk)
+	w.aad = entityAAD(w.c.core, w.aad[:0], propertyAADLabel, w.pk, w.rk)
 	return nil
 }
 
-// nonce appends a fresh random nonce to b.
-func (w *writer) nonce(b []byte) ([]byte, error) {
-	if w.rndOff == len(w.rnd) {
-		if _, err := rand.Read(w.rnd[:]); err != nil {
-			return b, err
-		}
-		w.rndOff = 0
-	}
-	b = append(b, w.rnd[w.rndOff:w.rndOff+nonceSize]...)
-	w.rndOff += nonceSize
-	return b, nil
+// nonce appends the next nonce of the entity's content key to b.
+func (w *writer) nonce(b []byte) []byte {
+	n := w.seed[keySize:]
+	b = append(b, n...)
+	binary.BigEndian.PutUint64(n[4:], binary.BigEndian.Uint64(n[4:])+1)
+	return b
 }
 
 func (w *writer) Property(name string, mode protect.Mode, edm uint8, text []byte, value any) ([]byte, error) {
@@ -210,11 +210,7 @@ func (w *writer) Property(name string, mode protect.Mode, edm uint8, text []byte
 	}
 	w.pt = append(append(w.pt[:0], edm), text...)
 	start := len(w.cts)
-	out := append(w.cts, formatVersion)
-	out, err := w.nonce(out)
-	if err != nil {
-		return nil, err
-	}
+	out := w.nonce(append(w.cts, formatVersion))
 	aad := appendLP(w.aad, name)
 	out = w.gcm.Seal(out, out[start+1:start+1+nonceSize], w.pt, aad)
 	w.aad = aad[:len(w.aad)]
@@ -236,20 +232,20 @@ func (w *writer) Finish() ([]protect.Property, error) {
 	if err := w.start(); err != nil {
 		return nil, err
 	}
-	keyID, alg, wrapped, err := w.c.key.Wrap(w.c.ctx, w.cek[:])
+	keyID, alg, wrapped, err := w.c.key.Wrap(w.c.ctx, w.seed[:keySize])
 	if err != nil {
 		return nil, fmt.Errorf("crypt: wrapping the content key: %w", err)
 	}
+	w.mac = cacheKey(w.mac[:0], keyID, alg, wrapped)
+	w.c.cache.put(w.mac, w.gcm) // read-your-writes skip the unwrap
 	meta := appendEnvelope(w.meta[:0], keyID, alg, wrapped)
 	listStart := len(meta)
 	meta = appendList(meta, w.encrypted)
 	meta = appendList(meta, w.signed)
 	meta = appendList(meta, w.beacons)
-	w.mac = w.c.macInput(w.mac[:0], w.pk, w.rk, meta[listStart:], w.cts, w.ctEnd, w.signedVals, w.beaconVals)
+	w.mac = macInput(w.c.core, w.mac[:0], w.pk, w.rk, meta[listStart:], w.cts, w.ctEnd, w.signedVals, w.beaconVals)
 	nonceAt := len(meta)
-	if meta, err = w.nonce(meta); err != nil {
-		return nil, err
-	}
+	meta = w.nonce(meta)
 	meta = w.gcm.Seal(meta, meta[nonceAt:], nil, w.mac)
 	w.meta = meta
 	w.out = append(w.out[:0], protect.Property{Name: MetadataProperty, Value: meta})
@@ -267,23 +263,23 @@ func appendSigned(b []byte, edm entity.EDMType, v any) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	return appendLPBytes(append(b, byte(edm)), val), nil
+	return appendLP(append(b, byte(edm)), val), nil
 }
 
 // macInput appends what an entity's signature covers (see format.go):
 // cts holds the ciphertexts one after another, ending at ctEnd.
-func (c *core) macInput(b []byte, pk, rk string, lists, cts []byte, ctEnd []int, signedVals, beaconVals []byte) []byte {
-	b = c.entityAAD(b, entityMACLabel, pk, rk)
+func macInput[S string | []byte](c *core, b []byte, pk, rk S, lists, cts []byte, ctEnd []int, signedVals, beaconVals []byte) []byte {
+	b = entityAAD(c, b, entityMACLabel, pk, rk)
 	b = append(b, formatVersion, algAESGCM)
 	b = append(b, lists...)
 	start := 0
 	for _, end := range ctEnd {
-		b = appendLPBytes(b, cts[start:end])
+		b = appendLP(b, cts[start:end])
 		start = end
 	}
 	b = append(b, signedVals...)
 	for i := 0; i+beaconSize <= len(beaconVals); i += beaconSize {
-		b = appendLPBytes(b, beaconVals[i:i+beaconSize])
+		b = appendLP(b, beaconVals[i:i+beaconSize])
 	}
 	return b
 }
@@ -295,7 +291,8 @@ func (c *core) macInput(b []byte, pk, rk string, lists, cts []byte, ctEnd []int,
 // Readers are pooled; Close returns one.
 type reader struct {
 	c      *call
-	pk, rk string
+	pk, rk []byte // borrowed from the body for the read
+	keys   *[2]string
 	gcm    cipher.AEAD
 	meta   []byte   // the metadata value; names alias it
 	names  [][]byte // the protected set: encrypted, then signed
@@ -324,7 +321,22 @@ func (c *call) readErr(pk, rk, prop string, kind error, reason string, err error
 	return &ReadError{PartitionKey: pk, RowKey: rk, Property: prop, Kind: kind, Reason: reason, Err: err}
 }
 
-func (c *call) Reader(pk, rk string, props protect.Props) (protect.Reader, error) {
+// strings returns the entity's keys as strings, made once, for errors and
+// Config's functions.
+func (r *reader) strings() (string, string) {
+	if r.keys == nil {
+		r.keys = &[2]string{string(r.pk), string(r.rk)}
+	}
+	return r.keys[0], r.keys[1]
+}
+
+// fail is readErr about this entity.
+func (r *reader) fail(prop string, kind error, reason string, err error) error {
+	pk, rk := r.strings()
+	return r.c.readErr(pk, rk, prop, kind, reason, err)
+}
+
+func (c *call) Reader(pk, rk []byte, props protect.Props) (protect.Reader, error) {
 	r := readerPool.Get().(*reader)
 	r.c, r.pk, r.rk = c, pk, rk
 	if err := r.open(props); err != nil {
@@ -335,60 +347,52 @@ func (c *call) Reader(pk, rk string, props protect.Props) (protect.Reader, error
 }
 
 func (r *reader) open(props protect.Props) error {
-	c, pk, rk := r.c, r.pk, r.rk
+	c := r.c
 	meta, ok, err := props.Binary(metaName, r.meta[:0])
 	r.meta = meta
 	if err != nil {
-		return c.readErr(pk, rk, MetadataProperty, ErrMetadata, "", err)
+		return r.fail(MetadataProperty, ErrMetadata, "", err)
 	}
 	if !ok {
 		switch {
 		case props.Has(legacyKeyName):
 			if !c.legacy {
-				return c.readErr(pk, rk, "", ErrNotEncrypted, "written by the .NET client's TableEncryptionPolicy: set Config.Legacy to read it", nil)
+				return r.fail("", ErrNotEncrypted, "written by the .NET client's TableEncryptionPolicy: set Config.Legacy to read it", nil)
 			}
+			pk, rk := r.strings()
 			r.legacy, err = c.openLegacy(pk, rk, props)
 			return err
 		case c.plaintext:
 			r.plain = true
 			return nil
 		}
-		return c.readErr(pk, rk, "", ErrNotEncrypted, "no "+MetadataProperty+" property", nil)
+		return r.fail("", ErrNotEncrypted, "no "+MetadataProperty+" property", nil)
 	}
 	m, err := parseMetadata(meta, r.names)
 	r.names = m.names
 	if err != nil {
-		return c.readErr(pk, rk, MetadataProperty, ErrMetadata, err.Error(), nil)
+		return r.fail(MetadataProperty, ErrMetadata, err.Error(), nil)
 	}
 	r.nEnc = m.nEnc
-	keyID, alg := c.keyStrings(m.keyID, m.wrapAlg)
-	cek, err := c.key.Unwrap(c.ctx, keyID, alg, m.wrapped)
-	switch {
-	case errors.Is(err, ErrUnknownKey):
-		return c.readErr(pk, rk, "", ErrUnknownKey, "key id "+quote(keyID), nil)
-	case errors.Is(err, ErrUnwrap):
-		return c.readErr(pk, rk, "", ErrUnwrap, "key id "+quote(keyID), err)
-	case err != nil:
-		return fmt.Errorf("crypt: unwrapping the content key of entity (%s, %s): %w", quote(pk), quote(rk), err)
-	case len(cek) != keySize:
-		return c.readErr(pk, rk, "", ErrUnwrap, fmt.Sprintf("content key of %d bytes", len(cek)), nil)
-	}
-	if r.gcm, err = newGCM(cek); err != nil {
-		return err
+	r.mac = cacheKey(r.mac[:0], m.keyID, m.wrapAlg, m.wrapped)
+	if r.gcm = c.cache.get(r.mac); r.gcm == nil {
+		if err := r.unwrap(&m); err != nil {
+			return err
+		}
 	}
 	for _, name := range m.encrypted() {
 		if r.cts, ok, err = props.Binary(name, r.cts); err != nil || !ok {
-			return c.readErr(pk, rk, string(name), ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
+			return r.fail(string(name), ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
 		}
 		r.ctEnd = append(r.ctEnd, len(r.cts))
 	}
 	for _, name := range m.signed() {
 		edm, v, ok, err := props.Value(name)
 		if err != nil || !ok {
-			return c.readErr(pk, rk, string(name), ErrTampered, "listed as signed, missing or malformed", err)
+			return r.fail(string(name), ErrTampered, "listed as signed, missing or malformed", err)
 		}
 		if r.vals, err = appendSigned(r.vals, entity.EDMType(edm), v); err != nil {
-			return c.readErr(pk, rk, string(name), ErrTampered, err.Error(), nil)
+			return r.fail(string(name), ErrTampered, err.Error(), nil)
 		}
 	}
 	signedEnd := len(r.vals)
@@ -396,20 +400,50 @@ func (r *reader) open(props protect.Props) error {
 		start := len(r.vals)
 		r.pt = append(append(r.pt[:0], BeaconPrefix...), name...)
 		if r.vals, ok, err = props.Binary(r.pt, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
-			return c.readErr(pk, rk, BeaconPrefix+string(name), ErrTampered, "listed beacon missing or malformed", err)
+			return r.fail(BeaconPrefix+string(name), ErrTampered, "listed beacon missing or malformed", err)
 		}
 	}
-	// Every reserved property present must be one the metadata lists: a
-	// beacon added by someone else would make filters match wrongly.
-	if n := props.CountPrefix(reservedName); n != 1+len(m.beacons()) {
-		return c.readErr(pk, rk, "", ErrTampered, fmt.Sprintf("%d reserved properties where the metadata lists %d", n, 1+len(m.beacons())), nil)
+	// When a filter matched beacons, every reserved property must be one the
+	// metadata lists: a beacon added by someone else would have made the
+	// entity match wrongly. (Otherwise stray reserved properties are never
+	// read: decoders skip them.)
+	if n := 0; c.beaconed {
+		n = props.CountPrefix(reservedName)
+		if n != 1+len(m.beacons()) {
+			return r.fail("", ErrTampered, fmt.Sprintf("%d reserved properties where the metadata lists %d", n, 1+len(m.beacons())), nil)
+		}
 	}
-	r.mac = c.macInput(r.mac[:0], pk, rk, m.lists, r.cts, r.ctEnd, r.vals[:signedEnd], r.vals[signedEnd:])
+	r.mac = macInput(c.core, r.mac[:0], r.pk, r.rk, m.lists, r.cts, r.ctEnd, r.vals[:signedEnd], r.vals[signedEnd:])
 	if _, err := r.gcm.Open(r.pt[:0], m.nonce, m.tag, r.mac); err != nil {
-		return c.readErr(pk, rk, "", ErrTampered, "the entity's signature does not match its protected properties", nil)
+		return r.fail("", ErrTampered, "the entity's signature does not match its protected properties", nil)
 	}
 	r.names = m.names[:m.nEnc+m.nSign]
-	r.aad = c.entityAAD(r.aad[:0], propertyAADLabel, pk, rk)
+	r.aad = entityAAD(c.core, r.aad[:0], propertyAADLabel, r.pk, r.rk)
+	return nil
+}
+
+// unwrap unwraps the entity's content key and keeps it in the cache.
+func (r *reader) unwrap(m *metadata) error {
+	c := r.c
+	keyID, alg := c.keyStrings(m.keyID, m.wrapAlg)
+	cek, err := c.key.Unwrap(c.ctx, keyID, alg, m.wrapped)
+	switch {
+	case errors.Is(err, ErrUnknownKey):
+		return r.fail("", ErrUnknownKey, "key id "+quote(keyID), nil)
+	case errors.Is(err, ErrUnwrap):
+		return r.fail("", ErrUnwrap, "key id "+quote(keyID), err)
+	case err != nil:
+		pk, rk := r.strings()
+		return fmt.Errorf("crypt: unwrapping the content key of entity (%s, %s): %w", quote(pk), quote(rk), err)
+	case len(cek) != keySize:
+		return r.fail("", ErrUnwrap, fmt.Sprintf("content key of %d bytes", len(cek)), nil)
+	}
+	g, err := newGCM(cek)
+	if err != nil {
+		return err
+	}
+	r.gcm = g
+	c.cache.put(r.mac, g)
 	return nil
 }
 
@@ -430,10 +464,15 @@ func (r *reader) Mode(name []byte, tagged protect.Mode) (protect.Mode, error) {
 	if r.legacy != nil {
 		return r.legacy.mode(name, tagged)
 	}
-	var marked protect.Mode
-	if tagged != 0 || r.c.encrypt != nil || r.c.sign != nil {
-		marked = r.c.marked(r.pk, r.rk, string(name), tagged) & (protect.Encrypt | protect.Sign)
+	marked := tagged
+	if r.c.encrypt != nil || r.c.sign != nil {
+		pk, rk := r.strings()
+		marked = r.c.marked(pk, rk, string(name), tagged)
 	}
+	if marked&protect.Encrypt != 0 {
+		marked &^= protect.Sign
+	}
+	marked &= protect.Encrypt | protect.Sign
 	if r.plain {
 		return 0, nil
 	}
@@ -448,7 +487,7 @@ func (r *reader) Mode(name []byte, tagged protect.Mode) (protect.Mode, error) {
 		}
 	}
 	if stored != marked {
-		return 0, r.c.readErr(r.pk, r.rk, string(name), ErrPolicy, "stored "+modeName(stored)+", the type and Config ask for "+modeName(marked), nil)
+		return 0, r.fail(string(name), ErrPolicy, "stored "+modeName(stored)+", the type and Config ask for "+modeName(marked), nil)
 	}
 	return stored, nil
 }
@@ -477,17 +516,17 @@ func (r *reader) Open(name []byte) (uint8, []byte, error) {
 		start = r.ctEnd[i]
 	}
 	if len(ct) < propertyOverhead+1 || ct[0] != formatVersion {
-		return 0, nil, r.c.readErr(r.pk, r.rk, string(name), ErrTampered, "ciphertext too short or of an unknown version", nil)
+		return 0, nil, r.fail(string(name), ErrTampered, "ciphertext too short or of an unknown version", nil)
 	}
-	aad := appendLPBytes(r.aad, name)
+	aad := appendLP(r.aad, name)
 	r.aad = aad[:len(r.aad)] // keep a grown array for the next property
 	pt, err := r.gcm.Open(r.pt[:0], ct[1:1+nonceSize], ct[1+nonceSize:], aad)
 	if err != nil {
-		return 0, nil, r.c.readErr(r.pk, r.rk, string(name), ErrTampered, "ciphertext does not authenticate for this table, entity and property", nil)
+		return 0, nil, r.fail(string(name), ErrTampered, "ciphertext does not authenticate for this table, entity and property", nil)
 	}
 	r.pt = pt
 	if pt[0] < uint8(entity.EDMString) || pt[0] > uint8(entity.EDMBinary) {
-		return 0, nil, r.c.readErr(r.pk, r.rk, string(name), ErrTampered, "unknown EDM type in the plaintext", nil)
+		return 0, nil, r.fail(string(name), ErrTampered, "unknown EDM type in the plaintext", nil)
 	}
 	return pt[0], pt[1:], nil
 }

@@ -52,6 +52,20 @@ type Config struct {
 	// ErrNotEncrypted, so nobody can pass plaintext off as protected data by
 	// stripping the metadata.
 	ReadPlaintext bool
+	// KeyCache is the most content keys kept in memory, after a write or a
+	// read, so that reading the entity again skips the unwrap (a Key Vault
+	// call) and the key setup; the wrapped bytes are the lookup key, so a
+	// changed envelope is unwrapped afresh. A content key is never reused
+	// to encrypt. 0 means 1024; a negative value keeps none, so no content
+	// key outlives the call that used it.
+	KeyCache int
+}
+
+func (c Config) withDefaults() Config {
+	if c.KeyCache == 0 {
+		c.KeyCache = 1024
+	}
+	return c
 }
 
 // Table is a typed view of one table whose protected properties are
@@ -74,6 +88,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 	if cfg.Key == nil {
 		return nil, errors.New("crypt: Config.Key is required")
 	}
+	cfg = cfg.withDefaults()
 	name := cfg.Table
 	if name == "" {
 		name = tbl.Name()
@@ -93,6 +108,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		sign:      cfg.Sign,
 		legacy:    cfg.Legacy,
 		plaintext: cfg.ReadPlaintext,
+		cache:     newKeyCache(cfg.KeyCache),
 	}
 	t := &Table[T]{base: tbl, core: c, hooks: hooks}
 	if list != nil {
@@ -126,6 +142,17 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 // view is the entity table bound to this call's protection scheme.
 func (t *Table[T]) view(ctx context.Context) *entity.Table[T] {
 	return t.hooks.View(t.base, t.core.bind(ctx)).(*entity.Table[T])
+}
+
+// queryView is view for a query, and the query as the service gets it.
+func (t *Table[T]) queryView(ctx context.Context, q entity.Query) (*entity.Table[T], entity.Query, error) {
+	q, beaconed, err := t.query(q)
+	if err != nil {
+		return nil, q, err
+	}
+	c := t.core.bind(ctx)
+	c.beaconed = beaconed
+	return t.hooks.View(t.base, c).(*entity.Table[T]), q, nil
 }
 
 func errMerge(op string) error {
@@ -212,36 +239,36 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 // then run on the beacon. $select always brings back the protected
 // properties and the metadata, which the signature needs.
 func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error] {
-	q, err := t.query(q)
+	v, q, err := t.queryView(ctx, q)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
 			yield(zero, err)
 		}
 	}
-	return t.view(ctx).Query(ctx, q)
+	return v.Query(ctx, q)
 }
 
 // QueryPage reads one page of q; see entity.Table.QueryPage and Query.
 func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[T], error) {
-	q, err := t.query(q)
+	v, q, err := t.queryView(ctx, q)
 	if err != nil {
 		return entity.Page[T]{}, err
 	}
-	return t.view(ctx).QueryPage(ctx, q, token)
+	return v.QueryPage(ctx, q, token)
 }
 
 // QueryPartitions runs q in each partition concurrently; see
 // entity.Table.QueryPartitions and Query.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q entity.Query, opts entity.FanOutOptions) iter.Seq2[T, error] {
-	q, err := t.query(q)
+	v, q, err := t.queryView(ctx, q)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
 			yield(zero, err)
 		}
 	}
-	return t.view(ctx).QueryPartitions(ctx, partitions, q, opts)
+	return v.QueryPartitions(ctx, partitions, q, opts)
 }
 
 // BulkWrite encrypts and writes many entities, grouped into transactions by

@@ -180,7 +180,7 @@ func equalAllTypes(a, b allTypes) bool {
 func TestBeaconQueryOnAzurite(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	ct, _ := onAzurite[beaconed](t, env, crypt.Config{Beacons: []string{"Email", "Age"}, BeaconKey: bytes.Repeat([]byte{5}, 32)})
+	ct, raw := onAzurite[beaconed](t, env, crypt.Config{Beacons: []string{"Email", "Age"}, BeaconKey: bytes.Repeat([]byte{5}, 32)})
 	for i := range 10 {
 		e := beaconed{PartitionKey: "p", RowKey: fmt.Sprint(i), Email: fmt.Sprintf("user%d@contoso.com", i%3), Age: int32(30 + i), Secret: "s", Level: int32(i)}
 		if err := ct.Insert(ctx, &e); err != nil {
@@ -207,6 +207,47 @@ func TestBeaconQueryOnAzurite(t *testing.T) {
 	}
 	if len(rows) != 9 || slices.Contains(rows, "3") {
 		t.Fatalf("ne on a beacon returned %v", rows)
+	}
+	// Someone with write access copies entity 1's beacon onto entity 2
+	// (whose own beacon is signed) and onto entity x (written without
+	// beacons), so that the service matches them: the query refuses both.
+	nobeacons, err := crypt.New(entityTable[beaconed](t, raw), crypt.Config{Key: newLocalKey(t, "kek-1", 1), Table: ct.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nobeacons.Insert(ctx, &beaconed{PartitionKey: "p", RowKey: "x", Email: "x@contoso.com"}); err != nil {
+		t.Fatal(err)
+	}
+	e1, err := raw.GetEntity(ctx, "p", "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m1 map[string]any
+	_ = json.Unmarshal(e1.Value, &m1)
+	for _, rk := range []string{"2", "x"} {
+		patch, _ := json.Marshal(map[string]any{"PartitionKey": "p", "RowKey": rk, "_tkEq_Email@odata.type": "Edm.Binary", "_tkEq_Email": m1["_tkEq_Email"]})
+		if _, err := raw.UpdateEntity(ctx, patch, &aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
+			t.Fatal(err)
+		}
+		q := entity.Query{Filter: filter.PK("p").And(filter.RK(rk), filter.Eq("Email", "user1@contoso.com"))}
+		refused := false
+		for e, err := range ct.Query(ctx, q) {
+			if !errors.Is(err, crypt.ErrTampered) {
+				t.Fatalf("entity %s matched through a copied beacon: %+v %v", rk, e, err)
+			}
+			refused = true
+		}
+		if !refused {
+			t.Fatalf("the service did not match entity %s by the copied beacon", rk)
+		}
+	}
+	// A point read sees the changed signed beacon of entity 2, and ignores
+	// the stray one of entity x, whose data authenticates.
+	if _, err := ct.Get(ctx, "p", "2"); !errors.Is(err, crypt.ErrTampered) {
+		t.Fatalf("point read of 2: %v", err)
+	}
+	if e, err := ct.Get(ctx, "p", "x"); err != nil || e.Email != "x@contoso.com" {
+		t.Fatalf("point read of x: %+v %v", e, err)
 	}
 }
 

@@ -34,7 +34,8 @@ type Scheme interface {
 	// Writer starts the write of one entity with these keys.
 	Writer(partitionKey, rowKey string) (Writer, error)
 	// Reader starts the read of one entity whose properties props holds.
-	Reader(partitionKey, rowKey string, props Props) (Reader, error)
+	// The keys are only borrowed for the read.
+	Reader(partitionKey, rowKey []byte, props Props) (Reader, error)
 	// Reserved reports names the Scheme writes itself, so that $select may
 	// ask for them.
 	Reserved(name string) bool

@@ -81,6 +81,10 @@
 // values of its property, and lets whoever holds the beacon key test a
 // guessed value.
 //
+// Keys: a content key is used for one write only; unwrapped content keys
+// of entities recently written or read stay in process memory, ready for
+// the next read (Config.KeyCache; a negative value keeps none).
+//
 // Detected: any change to a protected property or to the metadata by
 // someone who cannot unwrap content keys. Not detected: replacing an entity
 // by an older version of itself (a rollback), deleting a whole entity, and
@@ -94,9 +98,10 @@
 // A write is one storage call, as without encryption (plus one call to Key
 // Vault with package keyvault): encode the entity with the entity codec,
 // encrypt each protected value as it is written, wrap the content key, add
-// the metadata, send. A read is one call: decode the body, unwrap the
-// content key, check the signature over the whole protected set, then
-// decrypt each property into its field with the same codec.
+// the metadata, send. A read is one call (plus one to Key Vault unless the
+// content key is cached): decode the body, unwrap the content key, check
+// the signature over the whole protected set, then decrypt each property
+// into its field with the same codec.
 //
 // # Key rotation
 //

@@ -35,12 +35,20 @@ type DynamicEntity struct {
 // Prop returns the property name of d as a T, and whether it is present with
 // that type.
 func Prop[T any](d *DynamicEntity, name string) (T, bool) {
+	if d == nil {
+		var zero T
+		return zero, false
+	}
 	v, ok := d.Properties[name].(T)
 	return v, ok
 }
 
-// Set stores a property, creating the map when needed, and returns d.
+// Set stores a property, creating the map when needed, and returns d; on
+// a nil d it returns a new DynamicEntity holding the property.
 func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
+	if d == nil {
+		d = &DynamicEntity{}
+	}
 	if d.Properties == nil {
 		d.Properties = make(map[string]any)
 	}
@@ -48,11 +56,12 @@ func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
 	return d
 }
 
-func (d DynamicEntity) appendTo(dst []byte, w protect.Writer) ([]byte, error) {
-	if w != nil {
-		defer w.Close()
-	}
-	e := encoder{b: dst, prot: w}
+func (d DynamicEntity) appendTo(dst []byte) ([]byte, error) {
+	return d.appendWith(encoder{b: dst})
+}
+
+func (d DynamicEntity) appendWith(e encoder) ([]byte, error) {
+	dst := e.b
 	if err := e.keys(d.PartitionKey, d.RowKey); err != nil {
 		return dst, err
 	}
@@ -76,13 +85,15 @@ func sortedNames(m map[string]any) []string {
 
 func (d *DynamicEntity) decode(data []byte) error { return d.decodeWith(data, nil) }
 
-// decodeWith decodes through a protection scheme s, when set.
+// decodeWith decodes through a protection scheme s, when set (see
+// protect.go).
 func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 	return scanProps(data, func(props []rawProp) error {
+		apart := annotationsApart(props)
 		var r protect.Reader
 		if s != nil {
 			var err error
-			if r, err = openEntity(props, s); err != nil {
+			if r, err = openEntity(props, apart, s); err != nil {
 				return err
 			}
 			defer r.Close()
@@ -101,7 +112,7 @@ func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 				}
 				name = s
 			}
-			at := annotationOf(props, i, []byte(name))
+			at := annotationOf(props, i, []byte(name), apart)
 			switch name {
 			case "PartitionKey", "RowKey", "odata.etag":
 				s, ok := stringOf(pr.val, pr.valEsc)

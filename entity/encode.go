@@ -58,19 +58,30 @@ type encoder struct {
 	b     []byte
 	size  int // bytes by the service's size formula
 	count int // user properties written
-	prot  protect.Writer
+	// logical skips the limits of one stored entity (252 properties,
+	// 1 MiB): the body describes a logical entity that may be stored as
+	// several (ToDynamic, FromDynamic). Every property is still checked.
+	logical bool
+	// prot, when set, protects the properties (see protect.go).
+	prot protect.Writer
 }
 
 // appendEntity appends the JSON body of v to dst.
 func appendEntity(dst []byte, v any) ([]byte, error) {
+	return encoder{b: dst}.entity(v)
+}
+
+// entity appends the JSON body of v to e's buffer and returns it.
+func (e encoder) entity(v any) ([]byte, error) {
+	dst := e.b
 	switch d := v.(type) {
 	case *DynamicEntity:
 		if d == nil {
 			return dst, &TypeError{Type: reflect.TypeOf(v), Reason: "nil pointer"}
 		}
-		return d.appendTo(dst, nil)
+		return d.appendWith(e)
 	case DynamicEntity:
-		return d.appendTo(dst, nil)
+		return d.appendWith(e)
 	}
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer {
@@ -86,16 +97,19 @@ func appendEntity(dst []byte, v any) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return p.appendStruct(dst, rv, nil)
+	return p.appendStructWith(e, rv)
 }
 
-// appendStruct encodes the struct rv; w, when set, protects its properties
-// (see protect.go).
-func (p *plan) appendStruct(dst []byte, rv reflect.Value, w protect.Writer) ([]byte, error) {
+func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
+	return p.appendStructWith(encoder{b: dst}, rv)
+}
+
+func (p *plan) appendStructWith(e encoder, rv reflect.Value) ([]byte, error) {
+	dst := e.b
 	if p.pk == nil || p.rk == nil {
 		return dst, &TypeError{Type: p.typ, Reason: "no PartitionKey or RowKey field (name fields PartitionKey and RowKey, or tag them pk and rk)"}
 	}
-	if p.protected && w == nil {
+	if p.protected && e.prot == nil {
 		return dst, p.errUnprotected()
 	}
 	if p.needsAddr && !rv.CanAddr() {
@@ -105,10 +119,6 @@ func (p *plan) appendStruct(dst []byte, rv reflect.Value, w protect.Writer) ([]b
 	}
 	pk := fieldValue(rv, p.pk.path).String()
 	rk := fieldValue(rv, p.rk.path).String()
-	if w != nil {
-		defer w.Close()
-	}
-	e := encoder{b: dst, prot: w}
 	if err := e.keys(pk, rk); err != nil {
 		return dst, err
 	}
@@ -202,6 +212,9 @@ func (e *encoder) finishWith() ([]byte, error) {
 
 // finish closes the object and applies the whole-entity limits.
 func (e *encoder) finish() ([]byte, error) {
+	if e.logical {
+		return append(e.b, '}'), nil
+	}
 	if e.count > MaxUserProperties {
 		return e.b, &ValidationError{Rule: RulePropertyCount, Limit: strconv.Itoa(MaxUserProperties) + " user properties", Value: strconv.Itoa(e.count)}
 	}
@@ -458,13 +471,22 @@ func checkString(s string) (units int, ok bool) {
 }
 
 // appendJSONString appends s as a JSON string. s is valid UTF-8 (checked by
-// the caller); only the characters JSON requires are escaped.
+// the caller); only the characters JSON requires are escaped, and U+2028
+// and U+2029, as encoding/json does: Azurite's parser of a $batch body
+// takes them for line ends and refuses the operation.
 func appendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+			i += 2
+			start = i + 1
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}

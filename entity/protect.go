@@ -97,10 +97,12 @@ func (ps protectedShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
+	defer w.Close()
+	e := encoder{b: dst, prot: w}
 	if p, ok := ps.shape.(*plan); ok {
-		return p.appendStruct(dst, rv, w)
+		return p.appendStructWith(e, rv)
 	}
-	return asDynamic(rv).appendTo(dst, w)
+	return asDynamic(rv).appendWith(e)
 }
 
 func (ps protectedShape) decode(raw []byte, rv reflect.Value) error {
@@ -311,16 +313,17 @@ func plainEDM(pr *rawProp) EDMType {
 // --- decoding ---
 
 // openEntity starts the scheme's read of one entity body.
-func openEntity(props []rawProp, s protect.Scheme) (protect.Reader, error) {
-	src := propSource(props)
+func openEntity(props []rawProp, apart bool, s protect.Scheme) (protect.Reader, error) {
+	src := &propSource{props, apart}
 	return s.Reader(src.key(keyPK), src.key(keyRK), src)
 }
 
 var keyPK, keyRK = []byte("PartitionKey"), []byte("RowKey")
 
 // key returns a key's value, unescaped; nil when absent.
-func (ps propSource) key(name []byte) []byte {
-	i, ok := ps.find(name)
+func (src *propSource) key(name []byte) []byte {
+	ps := src.props
+	i, ok := src.find(name)
 	if !ok || ps[i].kind != tokString {
 		return nil
 	}
@@ -369,12 +372,17 @@ func textKind(edm EDMType, text []byte) int {
 	return tokString
 }
 
-// propSource is the protect.Props of one scanned body.
-type propSource []rawProp
+// propSource is the protect.Props of one scanned body; apart is
+// annotationsApart of its properties.
+type propSource struct {
+	props []rawProp
+	apart bool
+}
 
 // nameOf returns a property's unescaped name; ok is false for annotations
 // and malformed names.
-func (ps propSource) nameOf(i int) ([]byte, bool) {
+func (src *propSource) nameOf(i int) ([]byte, bool) {
+	ps := src.props
 	p := &ps[i]
 	if isAnnotation(p.name) {
 		return nil, false
@@ -388,7 +396,8 @@ func (ps propSource) nameOf(i int) ([]byte, bool) {
 
 // find looks a property up by name. An annotation's name holds '@', which
 // no property name does, so an exact match is never an annotation.
-func (ps propSource) find(name []byte) (int, bool) {
+func (src *propSource) find(name []byte) (int, bool) {
+	ps := src.props
 	for i := range ps {
 		p := &ps[i]
 		if !p.nameEsc {
@@ -397,37 +406,39 @@ func (ps propSource) find(name []byte) (int, bool) {
 			}
 			continue
 		}
-		if n, ok := ps.nameOf(i); ok && bytes.Equal(n, name) {
+		if n, ok := src.nameOf(i); ok && bytes.Equal(n, name) {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-func (ps propSource) Has(name []byte) bool {
-	_, ok := ps.find(name)
+func (src *propSource) Has(name []byte) bool {
+	_, ok := src.find(name)
 	return ok
 }
 
-func (ps propSource) CountPrefix(prefix []byte) int {
+func (src *propSource) CountPrefix(prefix []byte) int {
+	ps := src.props
 	n := 0
 	for i := range ps {
 		if !ps[i].nameEsc && !bytes.HasPrefix(ps[i].name, prefix) {
 			continue
 		}
-		if name, ok := ps.nameOf(i); ok && bytes.HasPrefix(name, prefix) {
+		if name, ok := src.nameOf(i); ok && bytes.HasPrefix(name, prefix) {
 			n++
 		}
 	}
 	return n
 }
 
-func (ps propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
-	i, ok := ps.find(name)
+func (src *propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
+	ps := src.props
+	i, ok := src.find(name)
 	if !ok {
 		return dst, false, nil
 	}
-	if at := annotationOf(ps, i, name); at != 0 && at != EDMBinary {
+	if at := annotationOf(ps, i, name, src.apart); at != 0 && at != EDMBinary {
 		return dst, true, &DecodeError{Property: string(name), Reason: "stored as " + at.String() + ", not Edm.Binary"}
 	}
 	pr := &ps[i]
@@ -446,12 +457,13 @@ func (ps propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
 	return out, true, nil
 }
 
-func (ps propSource) Value(name []byte) (uint8, any, bool, error) {
-	i, ok := ps.find(name)
+func (src *propSource) Value(name []byte) (uint8, any, bool, error) {
+	ps := src.props
+	i, ok := src.find(name)
 	if !ok {
 		return 0, nil, false, nil
 	}
-	at := annotationOf(ps, i, name)
+	at := annotationOf(ps, i, name, src.apart)
 	if at == 0 {
 		at = plainEDM(&ps[i])
 	}

@@ -75,9 +75,7 @@ func (p *plan) setWritten(rv reflect.Value, etag string) {
 	}
 }
 
-func (p *plan) encode(dst []byte, rv reflect.Value) ([]byte, error) {
-	return p.appendStruct(dst, rv, nil)
-}
+func (p *plan) encode(dst []byte, rv reflect.Value) ([]byte, error) { return p.appendStruct(dst, rv) }
 
 func (p *plan) selectable(name string) bool {
 	_, ok := p.byName[name]
@@ -155,7 +153,7 @@ func (dynamicShape) setSystem(rv reflect.Value, s System) {
 }
 
 func (dynamicShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
-	return asDynamic(rv).appendTo(dst, nil)
+	return asDynamic(rv).appendTo(dst)
 }
 
 func (dynamicShape) decode(raw []byte, rv reflect.Value) error { return asDynamic(rv).decode(raw) }
@@ -209,6 +207,9 @@ type RowKeyField struct {
 // RowKeyFieldOf returns the RowKey field of an entity type: a tagged struct
 // type or DynamicEntity.
 func RowKeyFieldOf(t reflect.Type) (*RowKeyField, error) {
+	if t == nil {
+		return nil, &TypeError{Reason: "nil reflect.Type"}
+	}
 	if t == dynamicType {
 		f, _ := t.FieldByName("RowKey")
 		return &RowKeyField{ptr: reflect.PointerTo(t), path: []step{{index: f.Index[0]}}}, nil
@@ -222,6 +223,9 @@ func RowKeyFieldOf(t reflect.Type) (*RowKeyField, error) {
 
 // field returns v's RowKey field; v must be a non-nil pointer to the type.
 func (f *RowKeyField) field(v any) (reflect.Value, error) {
+	if f == nil || f.ptr == nil {
+		return reflect.Value{}, &TypeError{Type: reflect.TypeOf(v), Reason: "nil or zero *entity.RowKeyField (make one with RowKeyFieldOf)"}
+	}
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() || rv.Type() != f.ptr || rv.IsNil() {
 		return reflect.Value{}, &TypeError{Type: reflect.TypeOf(v), Reason: "want a non-nil " + f.ptr.String()}

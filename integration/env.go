@@ -24,6 +24,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/connstr"
+	"github.com/tablekit/tablekit/internal/pipeline"
 )
 
 // Environment variables read by Start.
@@ -280,11 +281,16 @@ func (e *Env) NoRetryClientOptions() *aztables.ClientOptions {
 // retries. The policies of a view are added where clients are built
 // (connect, NewTableService), so options passed back in are not doubled.
 func (e *Env) testClientOptions() azcore.ClientOptions {
-	return azcore.ClientOptions{Retry: policy.RetryOptions{
+	o := azcore.ClientOptions{Retry: policy.RetryOptions{
 		MaxRetries:    2,
 		RetryDelay:    50 * time.Millisecond,
 		MaxRetryDelay: 500 * time.Millisecond,
 	}}
+	// tablekit's pipeline policies, as entity.ClientOptions adds them, so
+	// that tests run the product's paths: transactions for every key,
+	// writes settled under lost replies. They change no request.
+	pipeline.Install(&o)
+	return o
 }
 
 // NewTableService returns a new table service client for the account, built

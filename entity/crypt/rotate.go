@@ -10,6 +10,9 @@ import (
 	"github.com/tablekit/tablekit/entity/filter"
 )
 
+// errReread makes the retry loop read the entity again.
+var errReread = fmt.Errorf("crypt: rotate: read again: %w", entity.ErrPreconditionFailed)
+
 // RotateOptions tunes Rotate.
 type RotateOptions struct {
 	// Filter limits the scan (a partition, a RowKey range); the empty Expr
@@ -176,6 +179,10 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		case errors.Is(err, entity.ErrNotFound):
 			res.Gone++
 			return nil
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			// A lost reply the service did not settle: the next read does
+			// (the envelope is either the new one or the old one).
+			return errReread
 		case err != nil:
 			return err // ErrPreconditionFailed: read again and retry
 		}
@@ -197,9 +204,12 @@ func (t *Table[T]) reencrypt(ctx context.Context, d *entity.DynamicEntity, res *
 		return err
 	}
 	if err := v.Update(ctx, &e, entity.Replace); err != nil {
-		if errors.Is(err, entity.ErrNotFound) {
+		switch {
+		case errors.Is(err, entity.ErrNotFound):
 			res.Gone++
 			return nil
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			return errReread // re-encrypting again is harmless
 		}
 		return err
 	}

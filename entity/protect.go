@@ -271,7 +271,7 @@ func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
 		return 0, nil, nil, err
 	}
 	if edm == 0 {
-		edm = plainEDM(&pr)
+		edm = storedType(0, true, &pr)
 	}
 	text := pr.val
 	if pr.valEsc {
@@ -293,21 +293,6 @@ func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
 		}
 	}
 	return edm, text, value, nil
-}
-
-// plainEDM is the type of an unannotated JSON value: a number with a
-// fraction or an exponent is a Double, any other an Int32.
-func plainEDM(pr *rawProp) EDMType {
-	switch pr.kind {
-	case tokNumber:
-		if bytes.ContainsAny(pr.val, ".eE") {
-			return EDMDouble
-		}
-		return EDMInt32
-	case tokTrue, tokFalse:
-		return EDMBoolean
-	}
-	return EDMString
 }
 
 // --- decoding ---
@@ -465,7 +450,7 @@ func (src *propSource) Value(name []byte) (uint8, any, bool, error) {
 	}
 	at := annotationOf(ps, i, name, src.apart)
 	if at == 0 {
-		at = plainEDM(&ps[i])
+		at = storedType(0, true, &ps[i])
 	}
 	v, err := dynamicValue(string(name), at, &ps[i])
 	return uint8(at), v, true, err

@@ -17,6 +17,9 @@ func (e Expr) Rewrite(fn func(Comparison) (Expr, error)) (Expr, error) {
 	if e.n == nil {
 		return e, nil
 	}
+	if fn == nil {
+		return Expr{}, invalid("", "nil rewrite function")
+	}
 	if err := e.n.firstErr(); err != nil {
 		return Expr{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
+	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
@@ -52,6 +53,7 @@ func steps() []step {
 		{"Buckets: a day's writes spread over partitions, read back merged", buckettour.Tour},
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
+		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/internal/blobfield"
 	"github.com/tablekit/tablekit/internal/ident"
+	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/keys"
 	"reflect"
 	"strconv"
@@ -61,6 +62,8 @@ type field struct {
 	omitEmpty bool
 	nameUnits int    // UTF-16 length of name, for the size formula
 	prefix    []byte // `,"Name":` or `,"Name@odata.type":"Edm.X","Name":`
+	// prot is the encrypt or sign tag option (see protect.go).
+	prot protect.Mode
 }
 
 type role uint8
@@ -83,6 +86,8 @@ type plan struct {
 	etag, ts  *field
 	extra     *field // map[string]any catching unknown properties
 	needsAddr bool   // a hook or TextMarshaler has a pointer receiver
+	// protected: a field is tagged encrypt or sign.
+	protected bool
 	// blobs maps the property names of fields tagged blob, which the
 	// codec leaves out (patterns/large stores them), to their Go names.
 	blobs map[string]string
@@ -127,6 +132,8 @@ const (
 	optFlatten   = "flatten"
 	optJSON      = "json"
 	optExtra     = "extra"
+	optEncrypt   = "encrypt"
+	optSign      = "sign"
 	// optBlob marks a value kept in blob storage by patterns/large, which
 	// stores a reference under the field's property name; the codec
 	// leaves the field out.
@@ -138,6 +145,7 @@ type tagInfo struct {
 	skip                             bool
 	pk, rk, etag, ts, omit, flat, js bool
 	extra, blob                      bool
+	prot                             protect.Mode
 }
 
 func parseTag(tag string) (tagInfo, string) {
@@ -168,6 +176,10 @@ func parseTag(tag string) (tagInfo, string) {
 			ti.js = true
 		case optExtra:
 			ti.extra = true
+		case optEncrypt:
+			ti.prot |= protect.Encrypt
+		case optSign:
+			ti.prot |= protect.Sign
 		case optBlob:
 			ti.blob = true
 		case "":
@@ -232,6 +244,10 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 		}
 		if ti.skip {
 			continue
+		}
+		if bad := ti.protectionConflict(); bad != "" {
+			pl.fail(goName, bad)
+			return
 		}
 		ft := sf.Type
 		isPtr := ft.Kind() == reflect.Pointer
@@ -309,7 +325,8 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 			pl.fail(goName, "property name "+strconv.Quote(name)+": "+reason)
 			return
 		}
-		f := field{name: name, goName: goName, path: here, typ: ft, ptr: isPtr, omitEmpty: ti.omit, nameUnits: keys.UTF16Len(name)}
+		f := field{name: name, goName: goName, path: here, typ: ft, ptr: isPtr, omitEmpty: ti.omit, nameUnits: keys.UTF16Len(name), prot: ti.prot}
+		pl.root.protected = pl.root.protected || ti.prot != 0
 		if ti.js {
 			f.kind, f.edm = kJSON, EDMString
 		} else if !pl.classify(&f, ft, goName) {
@@ -323,7 +340,7 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 // blob records a field tagged blob, which the codec leaves out.
 func (pl *planner) blob(ti tagInfo, name, goName string, path []step, flattened bool) {
 	switch {
-	case ti.pk || ti.rk || ti.etag || ti.ts || ti.omit || ti.flat || ti.js || ti.extra:
+	case ti.pk || ti.rk || ti.etag || ti.ts || ti.omit || ti.flat || ti.js || ti.extra || ti.prot != 0:
 		pl.fail(goName, "the blob option cannot be combined with others")
 	case len(path) > 0 || flattened:
 		pl.fail(goName, "a blob field must be a field of the entity's own struct, not of an embedded or flattened one")

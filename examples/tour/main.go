@@ -19,6 +19,7 @@ import (
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
+	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	largetour "github.com/tablekit/tablekit/examples/large/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
@@ -56,6 +57,7 @@ func steps() []step {
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 		{"Large entities: an employee with a 5 MiB photo in a blob, checked by its SHA-256", largetour.Tour},
+		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
 	}
 }
 

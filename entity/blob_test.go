@@ -58,6 +58,10 @@ func TestBlobFieldRefused(t *testing.T) {
 		PartitionKey, RowKey string
 		Photo                []byte `table:",blob,omitempty"`
 	}
+	type encrypted struct {
+		PartitionKey, RowKey string
+		Photo                []byte `table:",blob,encrypt"`
+	}
 	type collides struct {
 		PartitionKey, RowKey string
 		Photo                []byte `table:",blob"`
@@ -72,7 +76,7 @@ func TestBlobFieldRefused(t *testing.T) {
 		PartitionKey, RowKey string
 		A                    []byte `table:"RowKey,blob"`
 	}
-	for _, v := range []any{flattened{}, embedded{}, combined{}, collides{}, twoBlobs{}, reserved{}} {
+	for _, v := range []any{flattened{}, embedded{}, combined{}, encrypted{}, collides{}, twoBlobs{}, reserved{}} {
 		_, err := entity.Marshal(v)
 		var te *entity.TypeError
 		if !errors.Is(err, entity.ErrInvalidType) || !errors.As(err, &te) || !strings.Contains(te.Error(), "blob") && !strings.Contains(te.Error(), "also used") && !strings.Contains(te.Error(), "reserved") {

@@ -163,3 +163,48 @@ func TestGetRacingAReplace(t *testing.T) {
 		t.Errorf("opening a replaced video: %v, want ErrBlobMissing", err)
 	}
 }
+
+// A Table that read the employee before starts reading the photo it saw
+// while it reads the entity again; when another writer replaced the photo
+// meanwhile (and its blob is gone), the early read is dropped and the new
+// photo read: the hint costs one Get Blob, never a wrong value.
+func TestStaleHint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, testConfig())
+	meter := cost.NewMeter()
+	reader := f.on(t, env.With(meter.Policy()))
+	if err := reader.emps.Insert(ctx, new(v1.employee())); err != nil {
+		t.Fatal(err)
+	}
+	before := meter.Snapshot()
+	if _, err := reader.emps.Get(ctx, "Sales", "000123"); err != nil {
+		t.Fatal(err)
+	}
+	if used := meter.Snapshot().Sub(before); used.Count(cost.Blob, cost.OpGetBlob) != 2 || used.Total() != 3 {
+		t.Errorf("a Get with a fresh hint cost %v, want the entity and the 2 blobs", used)
+	}
+	for i, v := range []version{v2, v1} {
+		e := v.employee()
+		e.ETag = entity.AnyETag
+		if err := f.emps.Replace(ctx, &e); err != nil { // another Table: the reader's hint goes stale
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := f.drain(ctx); err != nil { // the old photo is gone
+				t.Fatal(err)
+			}
+		}
+		before = meter.Snapshot()
+		got, err := reader.emps.Get(ctx, "Sales", "000123")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := same(got.Photo, v.photo); d != "" || got.CV != v.cv {
+			t.Errorf("Get with a stale hint: %s, photo %s", got.Name, d)
+		}
+		if used := meter.Snapshot().Sub(before); used.Count(cost.Table, cost.OpGet) != 1 || used.Count(cost.Blob, cost.OpGetBlob) > 4 {
+			t.Errorf("a Get with a stale hint cost %v", used)
+		}
+	}
+}

@@ -63,6 +63,7 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string
 	if err != nil {
 		return &Error{Op: "delete", PartitionKey: partitionKey, RowKey: rowKey, Err: err}
 	}
+	t.hints.put(partitionKey, rowKey, nil)
 	var names []string
 	for _, r := range refs {
 		if !r.IsZero() {

@@ -54,14 +54,18 @@ func (t *Table[T]) fetch(ctx context.Context, f *field, ref Ref) ([]byte, error)
 		}
 		sum <- [32]byte(h.Sum(nil))
 	}()
-	var n int64
+	var n, told int64
 	for n < ref.Size && err == nil {
 		var k int
-		k, err = v.body.Read(buf[n:min(n+fetchChunk, ref.Size)])
-		if k > 0 {
-			n += int64(k)
+		k, err = v.body.Read(buf[n:])
+		n += int64(k)
+		if n-told >= hashChunk || n == ref.Size {
 			filled <- n
+			told = n
 		}
+	}
+	if told < n {
+		filled <- n
 	}
 	close(filled)
 	got := <-sum
@@ -84,9 +88,9 @@ func (t *Table[T]) fetch(ctx context.Context, f *field, ref Ref) ([]byte, error)
 	return buf, nil
 }
 
-// fetchChunk is the most fetch reads at once before handing the bytes to
-// its hasher.
-const fetchChunk = 256 << 10
+// hashChunk is how many bytes fetch reads before it hands them to its
+// hasher: enough to keep the hand-overs few.
+const hashChunk = 256 << 10
 
 // verifier reads a blob, hashing and counting; at the end it returns
 // io.EOF only when the size and SHA-256 are the ones recorded.

@@ -42,8 +42,32 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, err
 // getOnce reads one version of the entity and its blobs; etag is the
 // version's.
 func (t *Table[T]) getOnce(ctx context.Context, pk, rk string) (out T, etag string, err error) {
+	// Start reading the blobs the entity held when last seen, while the
+	// entity is read.
+	early := make([]*prefetch, len(t.fields))
+	for i, ref := range t.hints.get(pk, rk) {
+		if f := &t.fields[i]; f.kind != kindStream && !ref.IsZero() {
+			pctx, cancel := context.WithCancel(ctx)
+			p := &prefetch{ref: ref, cancel: cancel, done: make(chan struct{})}
+			go func() {
+				defer close(p.done)
+				p.data, p.err = t.fetch(pctx, f, ref)
+			}()
+			early[i] = p
+		}
+	}
+	defer func() {
+		for _, p := range early {
+			if p != nil {
+				p.cancel()
+			}
+		}
+	}()
 	d, err := t.rows.Get(ctx, pk, rk)
 	if err != nil {
+		if errors.Is(err, entity.ErrNotFound) {
+			t.hints.put(pk, rk, nil)
+		}
 		return out, "", err
 	}
 	refs, err := t.decode(&d, &out)
@@ -65,8 +89,15 @@ func (t *Table[T]) getOnce(ctx context.Context, pk, rk string) (out T, etag stri
 		case ref.IsZero():
 			f.set(rv, nil)
 		default:
+			p := early[i]
 			wg.Go(func() {
-				data, err := t.fetch(ctx, f, ref)
+				var data []byte
+				var err error
+				if p != nil && p.ref == ref {
+					data, err = p.result() // the blob read early is the one the entity holds
+				} else {
+					data, err = t.fetch(ctx, f, ref)
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -78,7 +109,11 @@ func (t *Table[T]) getOnce(ctx context.Context, pk, rk string) (out T, etag stri
 		}
 	}
 	wg.Wait()
-	return out, d.ETag, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return out, d.ETag, err
+	}
+	t.hints.put(pk, rk, refs)
+	return out, d.ETag, nil
 }
 
 // decode stores d into out, leaving out the blob fields, and returns the

@@ -50,6 +50,12 @@ type Config struct {
 	// Concurrency is how many blocks of one Stream are uploaded at once;
 	// 0 means 4. A Stream upload holds up to Concurrency+1 blocks in memory.
 	Concurrency int
+	// Hints is how many entities' blob names the Table remembers from its
+	// last reads and writes, so that a Get of one of them starts reading
+	// its blobs while it reads the entity instead of after; 0 means 1,000,
+	// negative means none. A hint that has gone stale (the entity was
+	// replaced elsewhere) costs a Get Blob that is cancelled.
+	Hints int
 	// Now is Sweep's clock, compared with the blobs' creation times;
 	// nil means time.Now.
 	Now func() time.Time
@@ -89,6 +95,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Concurrency == 0 {
 		c.Concurrency = 4
 	}
+	if c.Hints == 0 {
+		c.Hints = 1000
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -106,6 +115,7 @@ type Table[T any] struct {
 	props  []string // the properties holding references, in field order
 	prefix string
 	cfg    Config
+	hints  *hints
 }
 
 // disposal is the message that deletes blobs no entity references any
@@ -160,6 +170,7 @@ func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Pro
 		fields: fields,
 		prefix: prefix,
 		cfg:    cfg,
+		hints:  newHints(cfg.Hints),
 	}
 	for _, f := range fields {
 		t.props = append(t.props, f.Name)

@@ -84,7 +84,9 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 	}
 	rv := reflect.ValueOf(e).Elem()
 	final := map[string]bool{}
-	for _, s := range w.slots {
+	refs := make([]Ref, len(w.slots))
+	for i, s := range w.slots {
+		refs[i] = s.ref
 		final[s.ref.Blob] = true
 		if s.f.kind == kindStream {
 			*s.f.streamOf(rv) = t.stored(d.PartitionKey, d.RowKey, s.f, s.ref)
@@ -105,6 +107,7 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 			gone = append(gone, s.up.Blob)
 		}
 	}
+	t.hints.put(d.PartitionKey, d.RowKey, refs)
 	t.enqueueDisposal(context.WithoutCancel(ctx), gone, delay)
 	return nil
 }

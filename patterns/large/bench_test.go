@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/google/uuid"
@@ -35,8 +39,21 @@ func benchFixture(b *testing.B) (*fixture, *cost.Meter, string) {
 	return f, meter, photoBlob(b, f)
 }
 
-func reportTx(b *testing.B, meter *cost.Meter, before cost.Snapshot) {
-	b.ReportMetric(float64(meter.Snapshot().Sub(before).Total())/float64(b.N), "storage-tx/op")
+// measure starts counting an op's storage transactions and this
+// process's CPU time (Azurite runs in another process: only the client's
+// counts); the returned function reports both per op.
+func measure(b *testing.B, meter *cost.Meter) func() {
+	before, cpu := meter.Snapshot(), cpuNow()
+	return func() {
+		b.ReportMetric(float64(meter.Snapshot().Sub(before).Total())/float64(b.N), "storage-tx/op")
+		b.ReportMetric(float64((cpuNow()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRead reads the employee and its photo, SHA-256 checked, beside a
@@ -45,20 +62,41 @@ func reportTx(b *testing.B, meter *cost.Meter, before cost.Snapshot) {
 // before, which starts the photo's download while it reads the entity;
 // tablekit-cold one that has not (Config.Hints < 0): the entity's read,
 // then the photo's.
-func BenchmarkRead(b *testing.B) {
+//
+// On Azurite the photo comes from memory over the loopback interface at
+// several hundred MB/s, as fast as SHA-256 runs: the hash's CPU time
+// (cpu-µs/op) decides the ratio, on a machine whose cores Azurite shares.
+func BenchmarkRead(b *testing.B) { benchmarkRead(b, 0) }
+
+// BenchmarkReadThrottled is BenchmarkRead with the blob downloads of both
+// held to 60 MiB/s, the service's documented target for one blob: the
+// transfer, not the client's CPU, sets the pace, as on a storage account.
+func BenchmarkReadThrottled(b *testing.B) { benchmarkRead(b, 60<<20) }
+
+func benchmarkRead(b *testing.B, rate float64) {
 	ctx := context.Background()
-	f, meter, name := benchFixture(b)
+	meter := cost.NewMeter()
+	var policies []policy.Policy
+	policies = append(policies, meter.Policy())
+	if rate > 0 {
+		policies = append(policies, throttle{rate})
+	}
+	f := newFixture(b, testConfig()).on(b, env.With(policies...))
+	if err := f.emps.Insert(ctx, &Employee{Dept: "Sales", ID: "000123", Name: "Jones", Photo: payload(9, photoSize)}); err != nil {
+		b.Fatal(err)
+	}
+	name := photoBlob(b, f)
 	get := func(f *fixture) func(b *testing.B) {
 		return func(b *testing.B) {
 			b.SetBytes(photoSize)
-			before := meter.Snapshot()
+			report := measure(b, meter)
 			for b.Loop() {
 				e, err := f.emps.Get(ctx, "Sales", "000123")
 				if err != nil || len(e.Photo) != photoSize {
 					b.Fatal(err)
 				}
 			}
-			reportTx(b, meter, before)
+			report()
 		}
 	}
 	cold := *f
@@ -68,7 +106,7 @@ func BenchmarkRead(b *testing.B) {
 	b.Run("raw", func(b *testing.B) {
 		b.SetBytes(photoSize)
 		blob := f.cont.NewBlobClient(name)
-		before := meter.Snapshot()
+		report := measure(b, meter)
 		for b.Loop() {
 			resp, err := blob.DownloadStream(ctx, nil)
 			if err != nil {
@@ -81,8 +119,34 @@ func BenchmarkRead(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		reportTx(b, meter, before)
+		report()
 	})
+}
+
+// throttle holds the body of every Get Blob response to rate bytes per
+// second.
+type throttle struct{ rate float64 }
+
+func (p throttle) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err == nil && cost.Classify(req.Raw()).Op == cost.OpGetBlob {
+		resp.Body = &slowBody{ReadCloser: resp.Body, rate: p.rate, start: time.Now()}
+	}
+	return resp, err
+}
+
+type slowBody struct {
+	io.ReadCloser
+	rate  float64
+	start time.Time
+	n     int64
+}
+
+func (s *slowBody) Read(p []byte) (int, error) {
+	k, err := s.ReadCloser.Read(p)
+	s.n += int64(k)
+	time.Sleep(time.Until(s.start.Add(time.Duration(float64(s.n) / s.rate * float64(time.Second)))))
+	return k, err
 }
 
 // BenchmarkWrite inserts a new employee with a 5 MiB photo per op
@@ -96,7 +160,7 @@ func BenchmarkWrite(b *testing.B) {
 	i := 0 // a new employee per op, across the runs of -count
 	b.Run("tablekit", func(b *testing.B) {
 		b.SetBytes(photoSize)
-		before := meter.Snapshot()
+		report := measure(b, meter)
 		for b.Loop() {
 			e := Employee{Dept: "Bench", ID: keys.Pad(int64(i), 6), Name: "Jones", Photo: photo}
 			if err := f.emps.Insert(ctx, &e); err != nil {
@@ -104,11 +168,11 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			i++
 		}
-		reportTx(b, meter, before)
+		report()
 	})
 	b.Run("raw", func(b *testing.B) {
 		b.SetBytes(photoSize)
-		before := meter.Snapshot()
+		report := measure(b, meter)
 		for b.Loop() {
 			name := "raw/" + uuid.NewString()
 			if _, err := f.cont.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(photo)), nil); err != nil {
@@ -126,6 +190,6 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			i++
 		}
-		reportTx(b, meter, before)
+		report()
 	})
 }

@@ -40,7 +40,7 @@ var (
 // entity.ErrPreconditionFailed, entity.ErrOutcomeUnknown,
 // entity.ErrInvalid and the sentinels of this package work through it.
 type Error struct {
-	Op           string // "get", "insert", "replace", "upsert", "delete"
+	Op           string // "get", "open", "insert", "replace", "upsert", "delete"
 	PartitionKey string
 	RowKey       string
 	Err          error

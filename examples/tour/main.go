@@ -16,8 +16,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
-	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
+	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"

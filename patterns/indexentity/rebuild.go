@@ -348,9 +348,6 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 	for _, lists := range p.lists {
 		sum.Scanned += len(lists)
 	}
-	for _, f := range c.findings {
-		sum.Count(f)
-	}
 	repaired := 0
 	findings := c.findings
 	// Stale first: their lists are rewritten from what can be read, and
@@ -360,6 +357,7 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 		if f.Kind != drift.Stale {
 			continue
 		}
+		sum.Count(f)
 		stale = true
 		switch err := s.Repair(ctx, f); {
 		case err == nil:
@@ -373,12 +371,12 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 		if err != nil {
 			return repaired, err
 		}
-		for _, f := range again {
-			if f.Kind != drift.Stale {
-				sum.Count(f)
-			}
-		}
 		findings = again
+	}
+	for _, f := range findings {
+		if f.Kind != drift.Stale {
+			sum.Count(f) // after a recheck, what the Stale ones' repair left
+		}
 	}
 	type key struct {
 		ix    string

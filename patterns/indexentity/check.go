@@ -1,7 +1,9 @@
 package indexentity
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"slices"
@@ -67,43 +69,94 @@ func newPartition(pk string) *partition {
 	return &partition{pk: pk, primaries: map[string]*primaryState{}, local: map[string]*partitionRows{}, lists: map[string]map[string]*found{}, stray: map[string][]*entity.DynamicEntity{}}
 }
 
-// add reads one entity of the primaries' partition: a primary, or an
-// index entity of a SamePartition index.
-func (s *Set[T]) add(p *partition, raw []byte) error {
-	var h head
-	if err := entity.Unmarshal(raw, &h); err != nil {
-		return err
-	}
-	if s.isPrimary(h.RowKey) {
-		var e T
-		if err := entity.Unmarshal(raw, &e); err != nil {
-			return &StepError{Step: "check: decode primary", PartitionKey: h.PartitionKey, RowKey: h.RowKey, Err: err}
+// scanned is one entity of a primaries' partition, decoded once.
+type scanned[T any] struct {
+	pk, rk, etag string
+	e            *T                    // a primary
+	row          *entity.DynamicEntity // a SamePartition index entity
+}
+
+// decodeScanned decodes an entity a scan read: as a T when it is a
+// primary, as a property bag when it is a SamePartition index entity,
+// only its keys otherwise.
+func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
+	var sc scanned[T]
+	var e T
+	if err := entity.Unmarshal(raw, &e); err == nil {
+		sys, err := entity.SystemOf(&e)
+		if err != nil {
+			return sc, err
 		}
-		st := &primaryState{etag: h.ETag, values: make([]string, len(s.indexes)), has: make([]bool, len(s.indexes))}
+		sc.pk, sc.rk, sc.etag = sys.PartitionKey, sys.RowKey, sys.ETag
+		if s.isPrimary(sc.rk) {
+			if sc.etag == "" {
+				sc.etag = etagOf(raw)
+			}
+			sc.e = &e
+			return sc, nil
+		}
+	} else {
+		var h head
+		if err := entity.Unmarshal(raw, &h); err != nil {
+			return sc, err
+		}
+		sc.pk, sc.rk, sc.etag = h.PartitionKey, h.RowKey, h.ETag
+		if s.isPrimary(sc.rk) {
+			return sc, &StepError{Step: "check: decode primary", PartitionKey: sc.pk, RowKey: sc.rk, Err: err}
+		}
+	}
+	if ix := s.entryIndex(sc.rk); ix != nil && ix.Placement == SamePartition {
+		var d entity.DynamicEntity
+		if err := entity.Unmarshal(raw, &d); err != nil {
+			return sc, err
+		}
+		sc.row = &d
+	}
+	return sc, nil
+}
+
+// etagOf finds the odata.etag annotation of an entity body: a property
+// name cannot hold a '.', and a quote inside a string value is escaped,
+// so the first `"odata.etag":"` is the annotation.
+func etagOf(raw []byte) string {
+	const key = `"odata.etag":`
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	var etag string
+	d := json.NewDecoder(bytes.NewReader(raw[i+len(key):]))
+	if d.Decode(&etag) != nil {
+		return ""
+	}
+	return etag
+}
+
+// add files one entity of the primaries' partition: a primary, or an
+// index entity of a SamePartition index.
+func (s *Set[T]) add(p *partition, sc scanned[T]) {
+	if sc.e != nil {
+		st := &primaryState{etag: sc.etag, values: make([]string, len(s.indexes)), has: make([]bool, len(s.indexes))}
 		for i, ix := range s.indexes {
-			v, has, err := ix.valueOf(&e, p.pk)
+			v, has, err := ix.valueOf(sc.e, p.pk)
 			st.values[i], st.has[i] = v, has && err == nil
 		}
-		p.primaries[h.RowKey] = st
-		return nil
+		p.primaries[sc.rk] = st
+		return
 	}
-	ix := s.entryIndex(h.RowKey)
-	if ix == nil || ix.Placement != SamePartition {
-		return nil // another entity type, an intent, an OtherPartition index entity
+	if sc.row == nil {
+		return // another entity type, an intent, an OtherPartition index entity
 	}
-	var d entity.DynamicEntity
-	if err := entity.Unmarshal(raw, &d); err != nil {
-		return err
-	}
+	ix := s.entryIndex(sc.rk)
 	pr := p.local[ix.Name]
 	if pr == nil {
 		pr = &partitionRows{byValue: map[string]*valueRows{}}
 		p.local[ix.Name] = pr
 	}
-	value, id, ok := ix.parseRK(d.RowKey)
+	value, id, ok := ix.parseRK(sc.rk)
 	if !ok {
-		pr.stray = append(pr.stray, &d)
-		return nil
+		pr.stray = append(pr.stray, sc.row)
+		return
 	}
 	vr := pr.byValue[value]
 	if vr == nil {
@@ -111,11 +164,10 @@ func (s *Set[T]) add(p *partition, raw []byte) error {
 		pr.byValue[value] = vr
 	}
 	if id == 0 {
-		vr.head = &d
+		vr.head = sc.row
 	} else {
-		vr.chunks[id] = &d
+		vr.chunks[id] = sc.row
 	}
-	return nil
 }
 
 // readLists reads the lists of every index for partition p: the
@@ -324,9 +376,11 @@ func (s *Set[T]) readPartition(ctx context.Context, pk string) (*partition, erro
 		if err != nil {
 			return nil, &StepError{Step: "check: read partition", PartitionKey: pk, Err: err}
 		}
-		if err := s.add(p, raw); err != nil {
+		sc, err := s.decodeScanned(raw)
+		if err != nil {
 			return nil, err
 		}
+		s.add(p, sc)
 	}
 	return p, nil
 }
@@ -364,24 +418,21 @@ func (s *Set[T]) partitions(ctx context.Context, given []string, t token) iter.S
 				yield(nil, &StepError{Step: "check: scan table", Err: err})
 				return
 			}
-			var h head
-			if err := entity.Unmarshal(raw, &h); err != nil {
+			sc, err := s.decodeScanned(raw)
+			if err != nil {
 				yield(nil, err)
 				return
 			}
-			if cur != nil && cur.pk != h.PartitionKey {
+			if cur != nil && cur.pk != sc.pk {
 				if !s.skip(cur) && !yield(cur, nil) {
 					return
 				}
 				cur = nil
 			}
 			if cur == nil {
-				cur = newPartition(h.PartitionKey)
+				cur = newPartition(sc.pk)
 			}
-			if err := s.add(cur, raw); err != nil {
-				yield(nil, err)
-				return
-			}
+			s.add(cur, sc)
 		}
 		if cur != nil && !s.skip(cur) {
 			yield(cur, nil)

@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
+	indexentitytour "github.com/tablekit/tablekit/examples/indexentity/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
@@ -43,6 +44,7 @@ func steps() []step {
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
+		{"Index entities: all employees named Jones, in the partition, elsewhere, in blobs", indexentitytour.Tour},
 		{"Shared access signatures: a token for one user's partition", sastour.Tour},
 		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},

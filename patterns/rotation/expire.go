@@ -62,7 +62,11 @@ func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTab
 		case err == nil:
 			r.observe(mark)
 			return nil
-		case errors.Is(err, entity.ErrAlreadyExists), errors.Is(err, entity.ErrPreconditionFailed):
+		case errors.Is(err, entity.ErrAlreadyExists), errors.Is(err, entity.ErrPreconditionFailed),
+			errors.Is(err, entity.ErrOutcomeUnknown):
+			// Another writer moved the catalog, or a lost reply left our own
+			// write unsettled: setting the mark is idempotent, so read again
+			// and decide from what is stored.
 			return errCatalogChanged
 		}
 		return &PeriodError{Op: "expire", Start: mark, Err: err}
@@ -78,8 +82,9 @@ func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTab
 			return nil
 		}
 		_, err := r.catalog.Submit(ctx, b)
-		if errors.Is(err, entity.ErrNotFound) {
-			// Another Expire removed some of them: remove the rest one by one.
+		if errors.Is(err, entity.ErrNotFound) || errors.Is(err, entity.ErrOutcomeUnknown) {
+			// Another Expire removed some of them, or a lost reply left the
+			// transaction unsettled: remove the rest one by one, idempotently.
 			for _, p := range done[len(done)-b.Len():] {
 				if _, err := r.catalog.DeleteIfExists(ctx, r.cfg.Name, r.label(p.Start)); err != nil {
 					return &PeriodError{Op: "expire", Start: p.Start, Table: p.Table, Err: err}

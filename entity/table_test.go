@@ -589,3 +589,24 @@ func TestConstructorsRefuseBadNamesAndStrings(t *testing.T) {
 		t.Fatalf("UseDevelopmentStorage=true: %v", err)
 	}
 }
+
+// Errors read as one line: the operation, the table and the answer; the
+// HTTP exchange stays reachable through errors.As.
+func TestServiceErrorIsOneLine(t *testing.T) {
+	tbl, err := entity.NewTable[Person](env.Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Person{Dept: "p", ID: "r", Name: "a"}
+	if err := tbl.Insert(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	err = tbl.Insert(t.Context(), &Person{Dept: "p", ID: "r"})
+	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "409 EntityAlreadyExists") || !strings.HasPrefix(err.Error(), "tablekit: Insert on table tk") {
+		t.Errorf("Error() = %q", err)
+	}
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != 409 {
+		t.Errorf("the response error is not reachable: %v", err)
+	}
+}

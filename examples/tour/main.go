@@ -19,6 +19,7 @@ import (
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
+	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	indexentitytour "github.com/tablekit/tablekit/examples/indexentity/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
@@ -54,6 +55,7 @@ func steps() []step {
 		{"Buckets: a day's writes spread over partitions, read back merged", buckettour.Tour},
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
+		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 		{"Index entities: all employees named Jones, in the partition, elsewhere, in blobs", indexentitytour.Tour},
 	}

@@ -20,6 +20,7 @@ import (
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
 	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
+	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
@@ -54,6 +55,7 @@ func steps() []step {
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
 		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
+		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 	}
 }
 

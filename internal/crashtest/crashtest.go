@@ -1,0 +1,200 @@
+package crashtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/tablekit/tablekit/integration"
+)
+
+// ErrKilled is the error of every request a Killer stops.
+var ErrKilled = errors.New("crashtest: the process was killed")
+
+// killed is ErrKilled as azcore sees it: not to be retried.
+type killed struct{}
+
+func (killed) Error() string   { return ErrKilled.Error() }
+func (killed) Unwrap() error   { return ErrKilled }
+func (killed) NonRetriable()   {}
+func (killed) Temporary() bool { return false }
+
+// Killer is a per-retry pipeline policy that lets a number of requests
+// through and then fails every later one before it is sent.
+type Killer struct {
+	after  int64 // < 0: until Kill
+	seen   atomic.Int64
+	passed atomic.Int64
+	dead   atomic.Bool
+	once   sync.Once
+	killed chan struct{}
+}
+
+// NewKiller returns a Killer that lets after requests through; after < 0
+// lets every request through until Kill is called.
+func NewKiller(after int) *Killer {
+	return &Killer{after: int64(after), killed: make(chan struct{})}
+}
+
+// Do implements policy.Policy.
+func (k *Killer) Do(req *policy.Request) (*http.Response, error) {
+	if n := k.seen.Add(1); k.dead.Load() || k.after >= 0 && n > k.after {
+		k.Kill()
+		return nil, killed{}
+	}
+	k.passed.Add(1)
+	return req.Next()
+}
+
+// Kill kills at once: every later request is stopped.
+func (k *Killer) Kill() {
+	k.dead.Store(true)
+	k.once.Do(func() { close(k.killed) })
+}
+
+// Killed is closed when the first request is stopped, or Kill is called.
+func (k *Killer) Killed() <-chan struct{} { return k.killed }
+
+// Fired reports whether the Killer has killed.
+func (k *Killer) Fired() bool { return k.dead.Load() }
+
+// Passed is the number of requests let through.
+func (k *Killer) Passed() int { return int(k.passed.Load()) }
+
+// Scenario is a consistency check run once without a crash and once per
+// crash point.
+type Scenario struct {
+	// Prepare sets up, for the (sub)test t, the state a run starts from —
+	// its own tables, queues and containers — and returns the run.
+	Prepare func(t *testing.T) Run
+	// Timeout bounds each phase of a run; 0 means one minute.
+	Timeout time.Duration
+}
+
+// Run is one run of a scenario.
+type Run struct {
+	// Work is the operation under test. Every storage request it makes
+	// must go through clients of env, the view the harness can kill. It
+	// returns when the operation has finished, or soon after ctx ends
+	// (ctx ends when the Killer fires).
+	Work func(ctx context.Context, env *integration.Env) error
+	// Crashed, if set, inspects the state the crash left, before recovery:
+	// the invariant that holds at every instant (nothing lost even
+	// mid-way), where Check asserts the converged one. passed is the number
+	// of requests the run made.
+	Crashed func(t *testing.T, passed int)
+	// Recover finishes whatever a crash left (a fresh worker that drains
+	// the queue, a relay), with healthy clients, and returns once the
+	// pattern has converged. It runs after every run, crashed or not.
+	Recover func(ctx context.Context) error
+	// Check asserts the pattern's invariant on the final state.
+	Check func(t *testing.T)
+}
+
+// EveryStep runs s without a crash, counting its storage requests (n),
+// then once per crash point k = 0 … n-1 in parallel subtests named
+// "crash after k of n": the run is killed before its request k+1,
+// recovered and checked. It returns n.
+func EveryStep(t *testing.T, env *integration.Env, s Scenario) int {
+	t.Helper()
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	var n int
+	t.Run("no crash", func(t *testing.T) {
+		k := NewKiller(-1)
+		runOnce(t, env, s, k, timeout)
+		n = k.Passed()
+	})
+	if t.Failed() {
+		return n
+	}
+	if n == 0 {
+		t.Fatal("crashtest: the scenario made no storage request through the env it was given")
+	}
+	t.Run("crash", func(t *testing.T) {
+		for k := range n {
+			t.Run(fmt.Sprintf("after %d of %d", k, n), func(t *testing.T) {
+				t.Parallel()
+				killer := NewKiller(k)
+				runOnce(t, env, s, killer, timeout)
+				if !killer.Fired() {
+					t.Logf("the run made only %d requests and was not killed", killer.Passed())
+				}
+			})
+		}
+	})
+	return n
+}
+
+func runOnce(t *testing.T, env *integration.Env, s Scenario, k *Killer, timeout time.Duration) {
+	t.Helper()
+	run := s.Prepare(t)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	go func() {
+		select {
+		case <-k.Killed():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := run.Work(ctx, env.With(k))
+	crashed := k.Fired()
+	cancel()
+	if err != nil && !crashed {
+		t.Fatalf("crashtest: work failed without a crash: %v", err)
+	}
+	if crashed && run.Crashed != nil {
+		run.Crashed(t, k.Passed())
+	}
+	rctx, rcancel := context.WithTimeout(t.Context(), timeout)
+	defer rcancel()
+	if err := run.Recover(rctx); err != nil {
+		t.Fatalf("crashtest: recovery after %d requests: %v", k.Passed(), err)
+	}
+	run.Check(t)
+}
+
+// Barrier makes n goroutines meet: each Wait returns once n have called it
+// (or ctx ends). It is how a test puts two deliveries of one message, or
+// two writers, inside the same step at the same time.
+type Barrier struct {
+	mu    sync.Mutex
+	n     int
+	count int
+	open  chan struct{}
+}
+
+// NewBarrier returns a barrier for n goroutines.
+func NewBarrier(n int) *Barrier { return &Barrier{n: n, open: make(chan struct{})} }
+
+// Wait blocks until n goroutines have called Wait, or ctx ends.
+func (b *Barrier) Wait(ctx context.Context) error {
+	b.mu.Lock()
+	b.count++
+	if b.count == b.n {
+		close(b.open)
+	}
+	open := b.open
+	b.mu.Unlock()
+	select {
+	case <-open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Arrived returns how many goroutines have called Wait.
+func (b *Barrier) Arrived() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.count
+}

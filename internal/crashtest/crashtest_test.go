@@ -1,0 +1,110 @@
+package crashtest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+)
+
+type countingTransport struct{ sent atomic.Int32 }
+
+func (c *countingTransport) Do(r *http.Request) (*http.Response, error) {
+	c.sent.Add(1)
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+}
+
+// TestKillerStopsEveryLaterRequestUnretried checks the crash model: k
+// requests reach the transport, every later one fails before it is sent,
+// and azcore does not retry it.
+func TestKillerStopsEveryLaterRequestUnretried(t *testing.T) {
+	k := NewKiller(2)
+	tr := &countingTransport{}
+	pl := runtime.NewPipeline("crashtest", "v0", runtime.PipelineOptions{PerRetry: []policy.Policy{k}},
+		&policy.ClientOptions{Transport: tr, Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond}})
+	do := func() error {
+		req, err := runtime.NewRequest(context.Background(), http.MethodGet, "http://127.0.0.1:1/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := pl.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	for i := range 2 {
+		if err := do(); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	if k.Fired() {
+		t.Fatal("fired before the third request")
+	}
+	for range 2 {
+		if err := do(); !errors.Is(err, ErrKilled) {
+			t.Fatalf("request after the kill = %v, want ErrKilled", err)
+		}
+	}
+	if got := tr.sent.Load(); got != 2 {
+		t.Errorf("%d requests reached the transport, want 2", got)
+	}
+	if got := k.seen.Load(); got != 4 {
+		t.Errorf("the killer saw %d tries, want 4 (no retries)", got)
+	}
+	if !k.Fired() || k.Passed() != 2 {
+		t.Errorf("Fired %v, Passed %d", k.Fired(), k.Passed())
+	}
+	select {
+	case <-k.Killed():
+	default:
+		t.Error("Killed is not closed")
+	}
+	never := NewKiller(-1)
+	if never.Fired() || never.Passed() != 0 {
+		t.Error("a counting killer fired")
+	}
+	never.Kill()
+	if !never.Fired() {
+		t.Error("Kill did not kill")
+	}
+}
+
+func TestBarrier(t *testing.T) {
+	b := NewBarrier(3)
+	var wg sync.WaitGroup
+	var passed atomic.Int32
+	for range 2 {
+		wg.Go(func() {
+			if b.Wait(context.Background()) == nil {
+				passed.Add(1)
+			}
+		})
+	}
+	for b.Arrived() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if passed.Load() != 0 {
+		t.Fatal("the barrier opened with 2 of 3")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if passed.Load() != 2 {
+		t.Errorf("%d waiters passed, want 2", passed.Load())
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancelShort()
+	if err := NewBarrier(2).Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait alone = %v, want the context's error", err)
+	}
+}

@@ -1,0 +1,361 @@
+package steps_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/steps"
+)
+
+var env *integration.Env
+
+func TestMain(m *testing.M) { integration.Main(m, &env) }
+
+type item struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string
+	Value        string
+	Count        int64
+}
+
+func newTable(t *testing.T, e *integration.Env) *entity.Table[item] {
+	t.Helper()
+	name := e.TableName(t)
+	if _, err := e.TableService.CreateTable(context.Background(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := entity.NewTableFromService[item](e.TableService, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// view is tbl seen through e's clients.
+func view(t *testing.T, e *integration.Env, tbl *entity.Table[item]) *entity.Table[item] {
+	t.Helper()
+	v, err := entity.NewTableFromService[item](e.TableService, tbl.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func isBatch(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/$batch") }
+
+func TestInsertAndDeleteTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := faults.New(faults.Config{})
+	tbl := newTable(t, env)
+	lossy := view(t, env.With(f), tbl)
+	// The insert's reply is lost: azcore resends it and gets 409.
+	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodPost })
+	if err := steps.Insert(ctx, lossy, &item{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
+		t.Fatalf("Insert after a lost reply = %v", err)
+	}
+	if f.Stats().LostReplies != 1 {
+		t.Fatal("no reply was lost")
+	}
+	if err := steps.Insert(ctx, tbl, &item{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
+		t.Fatalf("second Insert = %v", err)
+	}
+	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodDelete })
+	for i := range 2 {
+		if err := steps.Delete(ctx, lossy, "p", "r"); err != nil {
+			t.Fatalf("Delete %d = %v", i, err)
+		}
+	}
+	if _, err := tbl.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
+		t.Fatalf("Get after Delete = %v", err)
+	}
+	missing, err := entity.NewTableFromService[item](env.TableService, env.TableName(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := steps.Delete(ctx, missing, "p", "r"); !errors.Is(err, entity.ErrTableNotFound) {
+		t.Errorf("Delete in a missing table = %v, want ErrTableNotFound", err)
+	}
+}
+
+func TestMove(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	from, to := newTable(t, env), newTable(t, env)
+	if err := from.Insert(ctx, &item{PartitionKey: "p", RowKey: "r", Value: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	// A writer changes the source between Move's read and its delete: the
+	// conditional delete fails and the round starts again, so the target
+	// gets the writer's version.
+	rounds := 0
+	edit := func(e *item) error {
+		rounds++
+		if rounds == 1 {
+			changed := item{PartitionKey: "p", RowKey: "r", Value: "v2"}
+			if err := from.UpdateAny(ctx, &changed, entity.Replace); err != nil {
+				return err
+			}
+		}
+		e.Value += " archived"
+		return nil
+	}
+	if err := steps.Move(ctx, from, to, "p", "r", edit, entity.RetryPolicy{}); err != nil {
+		t.Fatal(err)
+	}
+	if rounds != 2 {
+		t.Errorf("%d rounds, want 2", rounds)
+	}
+	got, err := to.Get(ctx, "p", "r")
+	if err != nil || got.Value != "v2 archived" {
+		t.Errorf("target holds %+v (%v), want v2 archived", got, err)
+	}
+	if _, err := from.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
+		t.Errorf("source still holds it: %v", err)
+	}
+	// Moving again is done at once.
+	if err := steps.Move(ctx, from, to, "p", "r", nil, entity.RetryPolicy{}); err != nil {
+		t.Errorf("second Move = %v", err)
+	}
+}
+
+func TestMoveLostDeleteReply(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := faults.New(faults.Config{})
+	from, to := newTable(t, env), newTable(t, env)
+	if err := from.Insert(ctx, &item{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodDelete })
+	if err := steps.Move(ctx, view(t, env.With(f), from), to, "p", "r", nil, entity.RetryPolicy{}); err != nil {
+		t.Fatalf("Move after a lost delete reply = %v", err)
+	}
+	if f.Stats().LostReplies != 1 {
+		t.Fatal("no reply was lost")
+	}
+	if _, err := to.Get(ctx, "p", "r"); err != nil {
+		t.Errorf("target: %v", err)
+	}
+}
+
+// increment adds one to the counter entity in Once's transaction.
+func increment(tbl *entity.Table[item]) func(context.Context, *entity.Batch) error {
+	return func(ctx context.Context, b *entity.Batch) error {
+		c, err := tbl.Get(ctx, "p", "counter")
+		if err != nil {
+			return err
+		}
+		c.Count++
+		b.Merge(&c)
+		return nil
+	}
+}
+
+func counter(t *testing.T, tbl *entity.Table[item]) int64 {
+	t.Helper()
+	c, err := tbl.Get(context.Background(), "p", "counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Count
+}
+
+func TestOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := newTable(t, env)
+	if err := tbl.Insert(ctx, &item{PartitionKey: "p", RowKey: "counter"}); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := steps.Once(ctx, tbl, "p", "msg-1", steps.OnceConfig{}, increment(tbl))
+	if err != nil || !applied {
+		t.Fatalf("first Once = %v, %v", applied, err)
+	}
+	applied, err = steps.Once(ctx, tbl, "p", "msg-1", steps.OnceConfig{}, increment(tbl))
+	if err != nil || applied {
+		t.Fatalf("second Once = %v, %v; want not applied", applied, err)
+	}
+	if got := counter(t, tbl); got != 1 {
+		t.Fatalf("counter = %d after two runs of one key, want 1", got)
+	}
+	// The transaction's reply is lost: azcore resends it, the resend fails
+	// at the marker, and Once still reports that this call applied it.
+	f := faults.New(faults.Config{})
+	f.LoseNext(1, isBatch)
+	lossy := view(t, env.With(f), tbl)
+	applied, err = steps.Once(ctx, lossy, "p", "msg-2", steps.OnceConfig{}, increment(lossy))
+	if err != nil || !applied {
+		t.Fatalf("Once after a lost reply = %v, %v; want applied", applied, err)
+	}
+	if f.Stats().LostReplies != 1 {
+		t.Fatal("no reply was lost")
+	}
+	if got := counter(t, tbl); got != 2 {
+		t.Fatalf("counter = %d, want 2", got)
+	}
+	// The effect's error comes back, and nothing is written.
+	boom := errors.New("boom")
+	if _, err := steps.Once(ctx, tbl, "p", "msg-3", steps.OnceConfig{}, func(context.Context, *entity.Batch) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("Once with a failing effect = %v", err)
+	}
+	if applied, err := steps.Once(ctx, tbl, "p", "msg-3", steps.OnceConfig{}, increment(tbl)); err != nil || !applied {
+		t.Errorf("Once after a failed effect = %v, %v; want applied", applied, err)
+	}
+	// Bad keys are refused before any request.
+	if _, err := steps.Once(ctx, tbl, "p", "a/b", steps.OnceConfig{}, increment(tbl)); err == nil {
+		t.Error("Once accepted a key with '/'")
+	}
+}
+
+// TestOnceConcurrent runs one key's Once from eight goroutines that read
+// the counter at the same moment: exactly one applies it.
+func TestOnceConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := newTable(t, env)
+	if err := tbl.Insert(ctx, &item{PartitionKey: "p", RowKey: "counter"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	barrier := crashtest.NewBarrier(n)
+	var mu sync.Mutex
+	applied := 0
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			first := true
+			ok, err := steps.Once(ctx, tbl, "p", "same", steps.OnceConfig{}, func(ctx context.Context, b *entity.Batch) error {
+				if first {
+					first = false
+					wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+					defer cancel()
+					if err := barrier.Wait(wctx); err != nil {
+						return err
+					}
+				}
+				return increment(tbl)(ctx, b)
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				applied++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if applied != 1 {
+		t.Errorf("%d calls applied the change, want 1", applied)
+	}
+	if got := counter(t, tbl); got != 1 {
+		t.Errorf("counter = %d, want 1", got)
+	}
+}
+
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := newTable(t, env)
+	for _, pk := range []string{"p", "q"} {
+		if err := tbl.Insert(ctx, &item{PartitionKey: pk, RowKey: "counter"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	old := steps.OnceConfig{Now: func() time.Time { return long }, TTL: time.Hour}
+	fresh := steps.OnceConfig{Now: func() time.Time { return long.Add(48 * time.Hour) }, TTL: time.Hour}
+	for i, key := range []string{"a", "b", "c"} {
+		for _, pk := range []string{"p", "q"} {
+			cfg := old
+			if i == 2 {
+				cfg = fresh
+			}
+			if _, err := steps.Once(ctx, tbl, pk, key, cfg, func(context.Context, *entity.Batch) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	now := long.Add(24 * time.Hour) // a and b expired, c not
+	n, err := steps.Sweep(ctx, tbl, now, steps.OnceConfig{}, "p")
+	if err != nil || n != 2 {
+		t.Fatalf("Sweep of p = %d, %v; want 2", n, err)
+	}
+	n, err = steps.Sweep(ctx, tbl, now, steps.OnceConfig{})
+	if err != nil || n != 2 {
+		t.Fatalf("Sweep of the table = %d, %v; want 2 (in q)", n, err)
+	}
+	var left []string
+	for e, err := range tbl.Query(ctx, entity.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, e.PartitionKey+"/"+e.RowKey)
+	}
+	want := []string{"p/counter", "p/" + steps.MarkerPrefix + "c", "q/counter", "q/" + steps.MarkerPrefix + "c"}
+	if strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("left %v, want %v", left, want)
+	}
+}
+
+func TestBlobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := faults.New(faults.Config{})
+	c := env.With(f).Container(t)
+	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodPut })
+	created, err := steps.PutBlobIfAbsent(ctx, c, "a/b.json", []byte("one"))
+	if err != nil || !created {
+		t.Fatalf("PutBlobIfAbsent after a lost reply = %v, %v; want created", created, err)
+	}
+	if f.Stats().LostReplies != 1 {
+		t.Fatal("no reply was lost")
+	}
+	created, err = steps.PutBlobIfAbsent(ctx, c, "a/b.json", []byte("two"))
+	if err != nil || created {
+		t.Fatalf("second PutBlobIfAbsent = %v, %v; want not created", created, err)
+	}
+	read := func() string {
+		resp, err := c.NewBlobClient("a/b.json").DownloadStream(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	if got := read(); got != "one" {
+		t.Errorf("blob holds %q, want the first write", got)
+	}
+	if err := steps.PutBlob(ctx, c, "a/b.json", []byte("three")); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != "three" {
+		t.Errorf("blob holds %q after PutBlob", got)
+	}
+	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodDelete })
+	for i := range 2 {
+		if err := steps.DeleteBlob(ctx, c, "a/b.json"); err != nil {
+			t.Fatalf("DeleteBlob %d = %v", i, err)
+		}
+	}
+	if _, err := c.NewBlobClient("a/b.json").GetProperties(ctx, nil); err == nil {
+		t.Error("the blob is still there")
+	}
+}

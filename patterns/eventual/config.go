@@ -1,0 +1,221 @@
+package eventual
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/clock"
+	"github.com/tablekit/tablekit/internal/queueproc"
+)
+
+// Encoding is how an envelope is written as queue message text.
+type Encoding uint8
+
+const (
+	// Base64 writes the JSON envelope base64-encoded, what Azure Functions
+	// and WebJobs queue triggers expect by default.
+	Base64 Encoding = iota
+	// PlainText writes the JSON envelope as is (Functions'
+	// "messageEncoding": "none").
+	PlainText
+)
+
+func (e Encoding) String() string {
+	switch e {
+	case Base64:
+		return "base64"
+	case PlainText:
+		return "plain"
+	}
+	return fmt.Sprintf("Encoding(%d)", uint8(e))
+}
+
+// Clock is the time source of the processor's timers (visibility
+// renewal, polling, shutdown grace) and of the times it records.
+// Tests pass a fake one.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// Config tunes a Processor. The zero value works; each field says what 0
+// means.
+type Config struct {
+	// Workers is how many handlers run at once per queue; 0 means 8.
+	Workers int
+	// BatchSize is how many messages one receive asks for, 1 to 32;
+	// 0 means 32, which makes the receive cost 1/32 transaction per message.
+	// The next batch is asked for while half a batch still waits, so up to
+	// Workers - 1 + 1.5 × BatchSize messages are in hand, hidden from other
+	// workers: for handlers that take long, choose a BatchSize near Workers.
+	BatchSize int
+	// VisibilityTimeout is how long a received message stays invisible
+	// to other workers, renewed halfway through for as long as its handler
+	// runs; after a crash it is how long until the message is delivered
+	// again. Whole seconds, 1 s to 7 days; 0 means 30 s. A kind may set its
+	// own (HandlerOptions.VisibilityTimeout).
+	VisibilityTimeout time.Duration
+	// MaxDeliveries is how many times a message is delivered before it is
+	// moved to the poison queue; 0 means 5, as Azure Functions and WebJobs do.
+	MaxDeliveries int
+	// RetryDelay is how long a message whose handler failed stays invisible
+	// before it is delivered again, doubling with each delivery up to
+	// MaxRetryDelay. 0 means 1 s; negative means at once. MaxRetryDelay 0
+	// means 1 minute. The service counts whole seconds.
+	RetryDelay, MaxRetryDelay time.Duration
+	// PollInterval is the wait after a receive that found the queue empty,
+	// doubling while it stays empty up to MaxPollInterval. Every receive is
+	// a billed transaction, found messages or not. 0 means 100 ms;
+	// MaxPollInterval 0 means 10 s.
+	PollInterval, MaxPollInterval time.Duration
+	// ShutdownGrace is how long running handlers may go on after Run's
+	// context ends before their own context is cancelled; 0 means 10 s.
+	ShutdownGrace time.Duration
+	// Encoding is how Enqueue writes messages; the zero value is Base64.
+	// Handlers read both encodings whatever this says.
+	Encoding Encoding
+	// EnqueueConcurrency is how many messages one Enqueue call sends at
+	// once; 0 means 16.
+	EnqueueConcurrency int
+	// MarkerTTL is how long the markers of Once are kept; 0 means 8 days,
+	// longer than the 7 days a queue message lives, so that no copy of a
+	// message outlives its markers. SweepMarkers deletes expired ones.
+	MarkerTTL time.Duration
+	// Clock is the time source; nil means the system clock.
+	Clock Clock
+	// Hooks observe the processor's work.
+	Hooks Hooks
+}
+
+// Hooks observe a processor, for logging, tracing and metrics. They are
+// called from the workers, concurrently, and must not block for long.
+type Hooks struct {
+	// Outcome is called once per delivery, with its result.
+	Outcome func(Outcome)
+	// Error is called for failures of the machinery itself: a receive,
+	// renewal, delete, poison move or relay that failed. None of them loses
+	// a message; most make it run again.
+	Error func(error)
+}
+
+// Result is what became of one delivery.
+type Result uint8
+
+const (
+	// Done: the handler succeeded and the message was deleted.
+	Done Result = iota + 1
+	// Retry: the handler failed; the message will be delivered again.
+	Retry
+	// Poison: the message was moved to the poison queue.
+	Poison
+	// Released: the processor stopped before the handler finished; the
+	// message was made visible again for another worker.
+	Released
+)
+
+func (r Result) String() string {
+	switch r {
+	case Done:
+		return "done"
+	case Retry:
+		return "retry"
+	case Poison:
+		return "poison"
+	case Released:
+		return "released"
+	}
+	return fmt.Sprintf("Result(%d)", uint8(r))
+}
+
+// Outcome describes one delivery of a message.
+type Outcome struct {
+	Result       Result
+	Kind, ID     string // from the envelope; "" when it did not decode
+	Queue        string
+	MessageID    string // the queue's id of this copy of the message
+	DequeueCount int64
+	Duration     time.Duration
+	// Err is the handler's error (Retry, Poison) or the cause of a release.
+	Err error
+	// Reason says why a message was poisoned: one of the Reason constants.
+	Reason string
+}
+
+// Reasons a message is poisoned, recorded in its PoisonRecord.
+const (
+	// ReasonFailed: the handler failed on each of MaxDeliveries deliveries.
+	ReasonFailed = queueproc.ReasonFailed
+	// ReasonOverdelivered: the message was delivered more than MaxDeliveries
+	// times without finishing (its workers crashed or lost it).
+	ReasonOverdelivered = queueproc.ReasonOverdelived
+	// ReasonUndecodable: the text is not an envelope.
+	ReasonUndecodable = "message does not decode"
+	// ReasonUnknownKind: no handler is registered for the kind.
+	ReasonUnknownKind = "unknown kind"
+	// ReasonBadPayload: the payload does not decode into the kind's type.
+	ReasonBadPayload = "payload does not decode"
+)
+
+func (c Config) withDefaults() (Config, error) {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = queueproc.MaxBatch
+	}
+	def(&c.VisibilityTimeout, 30*time.Second)
+	if c.MaxDeliveries == 0 {
+		c.MaxDeliveries = 5
+	}
+	switch {
+	case c.RetryDelay == 0:
+		c.RetryDelay = time.Second
+	case c.RetryDelay < 0:
+		c.RetryDelay = 0
+	}
+	def(&c.MaxRetryDelay, time.Minute)
+	def(&c.PollInterval, 100*time.Millisecond)
+	def(&c.MaxPollInterval, 10*time.Second)
+	def(&c.ShutdownGrace, 10*time.Second)
+	if c.EnqueueConcurrency == 0 {
+		c.EnqueueConcurrency = 16
+	}
+	def(&c.MarkerTTL, 8*24*time.Hour)
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	var err error
+	bad := func(field, format string, args ...any) {
+		if err == nil {
+			err = &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+		}
+	}
+	switch {
+	case c.Workers < 0:
+		bad("Workers", "is %d", c.Workers)
+	case c.BatchSize < 1 || c.BatchSize > queueproc.MaxBatch:
+		bad("BatchSize", "is %d, want 1 to %d", c.BatchSize, queueproc.MaxBatch)
+	case c.VisibilityTimeout < time.Second || c.VisibilityTimeout > queueproc.MaxVisibility:
+		bad("VisibilityTimeout", "is %v, want 1s to 7 days", c.VisibilityTimeout)
+	case c.MaxDeliveries < 0:
+		bad("MaxDeliveries", "is %d", c.MaxDeliveries)
+	case c.MaxRetryDelay < c.RetryDelay || c.MaxRetryDelay > queueproc.MaxVisibility:
+		bad("MaxRetryDelay", "is %v, want RetryDelay (%v) to 7 days", c.MaxRetryDelay, c.RetryDelay)
+	case c.PollInterval < 0 || c.MaxPollInterval < c.PollInterval:
+		bad("MaxPollInterval", "is %v, want at least PollInterval (%v)", c.MaxPollInterval, c.PollInterval)
+	case c.ShutdownGrace < 0:
+		bad("ShutdownGrace", "is %v", c.ShutdownGrace)
+	case c.Encoding > PlainText:
+		bad("Encoding", "is %v", c.Encoding)
+	case c.EnqueueConcurrency < 0:
+		bad("EnqueueConcurrency", "is %d", c.EnqueueConcurrency)
+	case c.MarkerTTL < 0:
+		bad("MarkerTTL", "is %v", c.MarkerTTL)
+	}
+	return c, err
+}

@@ -1,0 +1,124 @@
+package eventual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// outgoing is a message ready to send.
+type outgoing struct {
+	queue int
+	text  string
+	claim string // blob name holding the payload, or ""
+	body  []byte // the payload, when claimed
+}
+
+// Enqueue sends messages, each to the queue its Key (or ID) chooses:
+// one request per message, up to Config.EnqueueConcurrency at once.
+// Every message is checked before anything is sent (a *MessageError). A
+// message whose text would be longer than MaxMessageBytes - PoisonReserve
+// has its payload written to the processor's blob container first (claim
+// check: two more requests on the way, a read and a delete when handled);
+// without a container it is refused with ErrTooLarge.
+//
+// A message whose enqueue reply was lost may be in its queue twice (azcore
+// resent it): both copies have the same ID, and handlers are idempotent.
+// When some messages fail the error joins one *EnqueueError per message.
+func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
+	out := make([]outgoing, len(msgs))
+	var errs []error
+	for i := range msgs {
+		o, err := p.prepare(msgs[i])
+		if err != nil {
+			errs = append(errs, &EnqueueError{Index: i, Kind: msgs[i].Kind, ID: msgs[i].ID, Err: err})
+		}
+		out[i] = o
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if len(out) == 1 {
+		return p.wrapSend(ctx, 0, &msgs[0], out[0])
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, p.cfg.EnqueueConcurrency)
+	for i := range out {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := p.wrapSend(ctx, i, &msgs[i], out[i]); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (p *Processor) wrapSend(ctx context.Context, i int, m *Message, o outgoing) error {
+	if err := p.send(ctx, o); err != nil {
+		return &EnqueueError{Index: i, Kind: m.Kind, ID: m.ID, Queue: p.names[o.queue], Err: err}
+	}
+	return nil
+}
+
+// prepare checks m, stamps its creation time, and builds its text.
+func (p *Processor) prepare(m Message) (outgoing, error) {
+	if err := m.check(); err != nil {
+		return outgoing{}, err
+	}
+	if m.Created.IsZero() {
+		m.Created = p.cfg.Clock.Now()
+	}
+	env := envelope{Kind: m.Kind, ID: m.ID, Created: wireTime{m.Created.UTC()}, Payload: m.Payload}
+	body, err := json.Marshal(env)
+	if err != nil {
+		return outgoing{}, &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the envelope does not encode", Err: err}
+	}
+	o := outgoing{queue: p.shard(&m), text: encodeText(body, p.cfg.Encoding)}
+	if len(o.text) <= MaxMessageBytes-PoisonReserve {
+		return o, nil
+	}
+	if p.blobs == nil {
+		return outgoing{}, &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the message is over the queue's 64 KiB and there is no blob container for its payload", Err: ErrTooLarge}
+	}
+	env.Payload, env.Claim = nil, m.Kind+"/"+m.ID
+	if body, err = json.Marshal(env); err != nil {
+		return outgoing{}, &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the envelope does not encode", Err: err}
+	}
+	o.text, o.claim, o.body = encodeText(body, p.cfg.Encoding), env.Claim, m.Payload
+	return o, nil
+}
+
+// shard picks m's queue with keys.Bucket, a hash that is fixed across
+// releases and easy to reproduce in other languages.
+func (p *Processor) shard(m *Message) int {
+	if len(p.queues) == 1 {
+		return 0
+	}
+	key := m.Key
+	if key == "" {
+		key = m.ID
+	}
+	n, _ := strconv.Atoi(keys.Bucket(key, len(p.queues)))
+	return n
+}
+
+func (p *Processor) send(ctx context.Context, o outgoing) error {
+	if o.claim != "" {
+		if err := steps.PutBlob(ctx, p.blobs, o.claim, o.body); err != nil {
+			return err
+		}
+	}
+	_, err := p.queues[o.queue].Work.EnqueueMessage(ctx, o.text, nil)
+	return err
+}

@@ -1,0 +1,109 @@
+package eventual
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrInvalidConfig reports a Config, HandlerOptions or OutboxConfig
+	// that cannot work; nothing was started.
+	ErrInvalidConfig = errors.New("eventual: invalid configuration")
+	// ErrInvalidMessage reports a message that cannot be sent: a kind or id
+	// that breaks the rules, a payload that is not JSON. Nothing was sent.
+	ErrInvalidMessage = errors.New("eventual: invalid message")
+	// ErrTooLarge reports a message that does not fit a queue message
+	// (64 KiB) when there is no blob container to hold its payload, or an
+	// outbox intent over 64 KiB. Nothing was sent.
+	ErrTooLarge = errors.New("eventual: message too large")
+	// ErrDuplicateKind reports a second handler for one kind.
+	ErrDuplicateKind = errors.New("eventual: kind already has a handler")
+	// ErrNoDelivery reports a step that needs the message being handled
+	// (Once) called with a context that is not a handler's.
+	ErrNoDelivery = errors.New("eventual: not called from a handler")
+	// ErrRunning reports a second Run of a processor that is running.
+	ErrRunning = errors.New("eventual: processor already running")
+	// ErrUndecodable reports a queue message that is not an envelope.
+	ErrUndecodable = errors.New("eventual: message does not decode")
+)
+
+// ConfigError names the setting that is wrong; it matches
+// ErrInvalidConfig.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("eventual: invalid configuration: %s %s", e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidConfig) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// MessageError reports a message that cannot be sent: it names the kind,
+// the id and the rule broken, and matches ErrInvalidMessage (or
+// ErrTooLarge).
+type MessageError struct {
+	Kind   string
+	ID     string
+	Reason string
+	Err    error // ErrInvalidMessage, ErrTooLarge, or a cause
+}
+
+func (e *MessageError) Error() string {
+	return fmt.Sprintf("eventual: message %q of kind %q: %s", e.ID, e.Kind, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidMessage) true, and ErrTooLarge for a
+// message over the size limit.
+func (e *MessageError) Is(target error) bool {
+	if target == ErrInvalidMessage {
+		return e.Err != ErrTooLarge
+	}
+	return target == e.Err
+}
+
+// Unwrap returns the cause.
+func (e *MessageError) Unwrap() error { return e.Err }
+
+// EnqueueError reports one message of an Enqueue call that was not sent;
+// Enqueue joins one per failed message (errors.Join).
+type EnqueueError struct {
+	Index int // position in the call's arguments
+	Kind  string
+	ID    string
+	Queue string // "" when it failed before a queue was chosen
+	Err   error
+}
+
+func (e *EnqueueError) Error() string {
+	if e.Queue == "" {
+		return fmt.Sprintf("eventual: enqueue message %d (%q): %v", e.Index, e.ID, e.Err)
+	}
+	return fmt.Sprintf("eventual: enqueue message %d (%q) into %s: %v", e.Index, e.ID, e.Queue, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *EnqueueError) Unwrap() error { return e.Err }
+
+// DecodeError reports a queue message that is not a valid envelope; it
+// matches ErrUndecodable. Such a message is poisoned at once.
+type DecodeError struct {
+	Reason string
+	Err    error
+}
+
+func (e *DecodeError) Error() string {
+	if e.Err == nil {
+		return "eventual: message does not decode: " + e.Reason
+	}
+	return fmt.Sprintf("eventual: message does not decode: %s: %v", e.Reason, e.Err)
+}
+
+// Is makes errors.Is(err, ErrUndecodable) true.
+func (e *DecodeError) Is(target error) bool { return target == ErrUndecodable }
+
+// Unwrap returns the cause.
+func (e *DecodeError) Unwrap() error { return e.Err }

@@ -1,0 +1,268 @@
+package eventual
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/queueproc"
+	"github.com/tablekit/tablekit/internal/steps"
+)
+
+// PoisonSuffix is appended to a queue's name to name its poison queue, as
+// Azure Functions and WebJobs do, so their tooling recognises it.
+const PoisonSuffix = "-poison"
+
+// Queue is one queue of a processor and its poison queue.
+type Queue struct {
+	Work   *azqueue.QueueClient
+	Poison *azqueue.QueueClient // named Work's name + PoisonSuffix
+}
+
+// QueuesOf returns the queues with the given names of the service, each
+// with its poison queue "<name>-poison". The queues are not created (see
+// Processor.CreateQueues).
+func QueuesOf(svc *azqueue.ServiceClient, names ...string) []Queue {
+	qs := make([]Queue, len(names))
+	for i, n := range names {
+		qs[i] = Queue{Work: svc.NewQueueClient(n), Poison: svc.NewQueueClient(n + PoisonSuffix)}
+	}
+	return qs
+}
+
+// Processor sends messages into its queues and runs their handlers.
+// A program that only sends never calls Run. It is safe for concurrent use.
+type Processor struct {
+	queues []Queue
+	names  []string
+	blobs  *container.Client
+	cfg    Config
+
+	mu      sync.RWMutex
+	kinds   map[string]*registration
+	running atomic.Bool
+}
+
+// New returns a processor of queues (several for scale-out: messages are
+// spread over them by key) that stores payloads too large for a queue
+// message in blobs, a container that may be nil when no payload is that
+// large.
+func New(queues []Queue, blobs *container.Client, cfg Config) (*Processor, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if len(queues) == 0 {
+		return nil, &ConfigError{Field: "queues", Reason: "is empty"}
+	}
+	p := &Processor{queues: queues, blobs: blobs, cfg: cfg, kinds: map[string]*registration{}}
+	for i, q := range queues {
+		if q.Work == nil || q.Poison == nil {
+			return nil, &ConfigError{Field: fmt.Sprintf("queues[%d]", i), Reason: "has a nil client"}
+		}
+		work, err := queueName(q.Work)
+		if err != nil {
+			return nil, err
+		}
+		poison, err := queueName(q.Poison)
+		if err != nil {
+			return nil, err
+		}
+		if poison != work+PoisonSuffix {
+			return nil, &ConfigError{Field: fmt.Sprintf("queues[%d].Poison", i), Reason: fmt.Sprintf("is %q, want %q", poison, work+PoisonSuffix)}
+		}
+		if len(poison) > 63 {
+			return nil, &ConfigError{Field: fmt.Sprintf("queues[%d]", i), Reason: fmt.Sprintf("name %q is too long for its poison queue name (63 characters)", work)}
+		}
+		p.names = append(p.names, work)
+	}
+	return p, nil
+}
+
+func queueName(q *azqueue.QueueClient) (string, error) {
+	parts, err := azqueue.ParseURL(q.URL())
+	if err != nil || parts.QueueName == "" {
+		return "", &ConfigError{Field: "queue", Reason: fmt.Sprintf("URL %q names no queue", q.URL())}
+	}
+	return parts.QueueName, nil
+}
+
+// CreateQueues creates every queue and poison queue that does not exist.
+func (p *Processor) CreateQueues(ctx context.Context) error {
+	for _, q := range p.queues {
+		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
+			if _, err := c.Create(ctx, nil); err != nil && !queueproc.IsQueueExists(err) {
+				return fmt.Errorf("eventual: creating queue %s: %w", c.URL(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Run runs the handlers of every queue until ctx ends, then shuts down
+// gracefully (see Config.ShutdownGrace) and returns nil. It returns
+// ErrRunning when p is already running.
+func (p *Processor) Run(ctx context.Context) error {
+	if !p.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer p.running.Store(false)
+	procs := make([]*queueproc.Processor, len(p.queues))
+	for i, q := range p.queues {
+		qp, err := queueproc.New(q.Work, q.Poison, p.names[i], p.dispatch, p.procConfig())
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+		}
+		procs[i] = qp
+	}
+	var wg sync.WaitGroup
+	for _, qp := range procs {
+		wg.Go(func() { _ = qp.Run(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+func (p *Processor) procConfig() queueproc.Config {
+	c := p.cfg
+	return queueproc.Config{
+		Workers:         c.Workers,
+		BatchSize:       c.BatchSize,
+		Visibility:      c.VisibilityTimeout,
+		MaxDeliveries:   c.MaxDeliveries,
+		RetryDelay:      c.RetryDelay,
+		MaxRetryDelay:   c.MaxRetryDelay,
+		PollInterval:    c.PollInterval,
+		MaxPollInterval: c.MaxPollInterval,
+		ShutdownGrace:   c.ShutdownGrace,
+		Clock:           c.Clock,
+		PoisonText:      p.poisonText,
+		Observe:         p.observe,
+		OnError:         p.cfg.Hooks.Error,
+	}
+}
+
+// header is what the processor learned of a message, for the hooks.
+type header struct{ kind, id string }
+
+// dispatch is the handler of every queue: decode, find the kind, fetch a
+// claimed payload, run.
+func (p *Processor) dispatch(ctx context.Context, m *queueproc.Message) error {
+	env, err := decodeEnvelope(m.Text)
+	if err != nil {
+		return queueproc.Poison(ReasonUndecodable, err)
+	}
+	m.Attr = header{env.Kind, env.ID}
+	p.mu.RLock()
+	reg := p.kinds[env.Kind]
+	p.mu.RUnlock()
+	if reg == nil {
+		return queueproc.Poison(ReasonUnknownKind, fmt.Errorf("eventual: no handler for kind %q", env.Kind))
+	}
+	if reg.visibility > 0 {
+		m.SetVisibility(reg.visibility)
+	}
+	payload := []byte(env.Payload)
+	if env.Claim != "" {
+		data, err := p.readClaim(ctx, env.Claim)
+		if bloberror.HasCode(err, bloberror.BlobNotFound) {
+			// The blob is deleted only after the handler succeeded: this is a
+			// copy of a message that is done.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		payload = data
+	}
+	d := Delivery{
+		Kind: env.Kind, ID: env.ID, Created: env.Created.Time,
+		Queue: m.Queue, MessageID: m.ID, DequeueCount: m.DequeueCount, Inserted: m.Inserted,
+		once: steps.OnceConfig{TTL: p.cfg.MarkerTTL, Now: p.cfg.Clock.Now},
+	}
+	if err := reg.run(withDelivery(ctx, d), payload); err != nil {
+		return err
+	}
+	if env.Claim != "" {
+		if err := steps.DeleteBlob(ctx, p.blobs, env.Claim); err != nil {
+			p.onError(fmt.Errorf("eventual: deleting the payload blob of done message %s: %w", env.ID, err))
+		}
+	}
+	return nil
+}
+
+func (p *Processor) readClaim(ctx context.Context, name string) ([]byte, error) {
+	if p.blobs == nil {
+		return nil, errors.New("eventual: the message's payload is in a blob and the processor has no container")
+	}
+	resp, err := p.blobs.NewBlobClient(name).DownloadStream(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+func (p *Processor) poisonText(m *queueproc.Message, r queueproc.Record) string {
+	return poisonText(m.Text, p.record(m, r), p.cfg.Encoding)
+}
+
+func (p *Processor) record(m *queueproc.Message, r queueproc.Record) PoisonRecord {
+	rec := PoisonRecord{
+		Reason:       r.Reason,
+		DequeueCount: r.DequeueCount,
+		Queue:        r.Queue,
+		MessageID:    r.MessageID,
+		Inserted:     r.Inserted.UTC(),
+		Poisoned:     r.Poisoned.UTC(),
+	}
+	if r.Err != nil {
+		rec.Error = r.Err.Error()
+	}
+	if h, ok := m.Attr.(header); ok {
+		rec.Kind, rec.ID = h.kind, h.id
+	} else if env, err := decodeEnvelope(m.Text); err == nil {
+		rec.Kind, rec.ID = env.Kind, env.ID // poisoned before it ran
+	}
+	return rec
+}
+
+func (p *Processor) observe(o queueproc.Outcome) {
+	if p.cfg.Hooks.Outcome == nil {
+		return
+	}
+	out := Outcome{
+		Queue:        o.Message.Queue,
+		MessageID:    o.Message.ID,
+		DequeueCount: o.Message.DequeueCount,
+		Duration:     o.Duration,
+		Err:          o.Err,
+		Reason:       o.Reason,
+	}
+	if h, ok := o.Message.Attr.(header); ok {
+		out.Kind, out.ID = h.kind, h.id
+	}
+	switch o.Result {
+	case queueproc.Succeeded:
+		out.Result = Done
+	case queueproc.Retrying:
+		out.Result = Retry
+	case queueproc.Poisoned:
+		out.Result = Poison
+	case queueproc.Released:
+		out.Result = Released
+	}
+	p.cfg.Hooks.Outcome(out)
+}
+
+func (p *Processor) onError(err error) {
+	if p.cfg.Hooks.Error != nil {
+		p.cfg.Hooks.Error(err)
+	}
+}

@@ -1,0 +1,111 @@
+package eventual
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/queueproc"
+)
+
+// replayVisibility hides the poison messages Replay has received while it
+// works, so that it does not see one twice.
+const replayVisibility = time.Minute
+
+// ReplayOptions chooses what Replay moves back.
+type ReplayOptions struct {
+	// Max is the most messages to move; 0 means all.
+	Max int
+	// Filter, if set, chooses the messages to move by their record; the
+	// others stay in the poison queue. A message that is not a poison
+	// message of this package (no record) is passed a zero record.
+	Filter func(PoisonRecord) bool
+}
+
+// Replay moves poison messages back into their work queues, as they were
+// before they were poisoned (the record removed), to run again once the
+// cause is fixed: a handler deployed for an unknown kind, a bug fixed. Their
+// dequeue count starts again at zero. It returns how many it moved.
+//
+// Each message is enqueued into its work queue first and deleted from the
+// poison queue second; a crash between leaves it in both, and it runs
+// again later from the poison queue's copy too (handlers are idempotent).
+func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error) {
+	moved := 0
+	for i, q := range p.queues {
+		limit := -1
+		if opts.Max > 0 {
+			limit = opts.Max - moved
+			if limit <= 0 {
+				break
+			}
+		}
+		n, err := p.replayQueue(ctx, q, p.names[i], limit, opts.Filter)
+		moved += n
+		if err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+type skipped struct{ id, receipt, text string }
+
+func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit int, keep func(PoisonRecord) bool) (moved int, err error) {
+	var held []skipped
+	defer func() {
+		// Let the messages the filter left be seen again at once.
+		for _, s := range held {
+			if _, uerr := q.Poison.UpdateMessage(ctx, s.id, s.receipt, s.text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(0))}); uerr != nil && !queueproc.IsGone(uerr) {
+				p.onError(fmt.Errorf("eventual: replay: releasing poison message %s of %s: %w", s.id, name, uerr))
+			}
+		}
+	}()
+	for limit != 0 {
+		n := int32(queueproc.MaxBatch)
+		if limit > 0 && limit < queueproc.MaxBatch {
+			n = int32(limit)
+		}
+		resp, err := q.Poison.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
+			NumberOfMessages:  to.Ptr(n),
+			VisibilityTimeout: to.Ptr(queueproc.Seconds(replayVisibility)),
+		})
+		if queueproc.IsQueueNotFound(err) {
+			return moved, nil // nothing was ever poisoned
+		}
+		if err != nil {
+			return moved, fmt.Errorf("eventual: replay: receiving from %s%s: %w", name, PoisonSuffix, err)
+		}
+		if len(resp.Messages) == 0 {
+			return moved, nil
+		}
+		for _, dm := range resp.Messages {
+			if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil || dm.MessageText == nil {
+				continue
+			}
+			rec, original, _ := ParsePoison(*dm.MessageText)
+			if keep != nil && !keep(rec) {
+				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
+				continue
+			}
+			if limit == 0 {
+				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
+				continue
+			}
+			if _, err := q.Work.EnqueueMessage(ctx, original, nil); err != nil {
+				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
+				return moved, fmt.Errorf("eventual: replay: enqueueing into %s: %w", name, err)
+			}
+			if _, err := q.Poison.DeleteMessage(ctx, *dm.MessageID, *dm.PopReceipt, nil); err != nil && !queueproc.IsGone(err) {
+				return moved + 1, fmt.Errorf("eventual: replay: deleting poison message %s of %s: %w", *dm.MessageID, name, err)
+			}
+			moved++
+			if limit > 0 {
+				limit--
+			}
+		}
+	}
+	return moved, nil
+}

@@ -2,14 +2,12 @@ package indexentity_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
@@ -147,11 +145,6 @@ func messageCount(ctx context.Context, q *azqueue.QueueClient) (int, error) {
 	return int(*props.ApproximateMessagesCount), nil
 }
 
-func isNotFound(err error) bool {
-	var re *azcore.ResponseError
-	return errors.As(err, &re) && re.StatusCode == 404
-}
-
 // findings runs a whole check and returns its findings.
 func findings[T any](t testing.TB, s *indexentity.Set[T], opts indexentity.CheckOptions) []drift.Finding {
 	t.Helper()
@@ -211,30 +204,6 @@ func expect(t testing.TB, tbl *entity.Table[Employee], pk string, value func(*Em
 		slices.Sort(rks)
 	}
 	return out
-}
-
-// recorder records a processor's outcomes and machinery errors.
-type recorder struct {
-	mu   sync.Mutex
-	errs []error
-	done int
-}
-
-func (r *recorder) hooks() eventual.Hooks {
-	return eventual.Hooks{
-		Outcome: func(o eventual.Outcome) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			if o.Result == eventual.Done {
-				r.done++
-			}
-		},
-		Error: func(err error) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.errs = append(r.errs, err)
-		},
-	}
 }
 
 // parallel runs f(0) … f(n-1) on workers goroutines and fails the test on

@@ -175,7 +175,7 @@ func (v *version[T]) decode(raw []byte) error {
 	if err := entity.Unmarshal(raw, &bag); err != nil {
 		return err
 	}
-	if err := entity.Unmarshal(raw, &v.e); err != nil {
+	if err := entity.FromDynamic(&bag, &v.e); err != nil {
 		return err
 	}
 	v.raw = raw
@@ -189,12 +189,8 @@ func (v *version[T]) decode(raw []byte) error {
 // intend is the version e would be once written.
 func intend[T any](e *T) (version[T], error) {
 	v := version[T]{e: *e}
-	body, err := entity.Marshal(e)
+	bag, err := entity.ToDynamic(e)
 	if err != nil {
-		return v, err
-	}
-	var bag entity.DynamicEntity
-	if err := entity.Unmarshal(body, &bag); err != nil {
 		return v, err
 	}
 	delete(bag.Properties, propWriteToken)

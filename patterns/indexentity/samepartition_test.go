@@ -116,29 +116,29 @@ func TestGuideExample(t *testing.T) {
 	noDrift(t, s)
 }
 
-// TestSpill fills one value's list past the entity limit, with four
+// TestSpill fills one value's list past the entity limit, with two
 // writers at once: the list spills to continuation entities, which split
 // as they fill and go when they empty, and lookups and checks see one
 // list in key order.
 func TestSpill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// Four writers of one list: every round has one winner.
+	// Two writers of one list: every round has one winner.
 	s, emps := newLocal(t, indexentity.Config{MaxEntityBytes: 8 << 10, Retry: hot})
 	bags := sameTable[entity.DynamicEntity](t, env, emps)
-	const n = 400 // about 25 KiB of ids: five or so entities of 8 KiB
+	const n = 200 // about 25 KiB of ids: five or so entities of 8 KiB
 	var want []string
 	es := make([]Employee, n)
 	for i := range es {
 		j := (i * 7919) % n // not in key order
-		es[i] = Employee{PartitionKey: "Sales", RowKey: keys.Pad(int64(j), 30), LastName: "Jones"}
+		es[i] = Employee{PartitionKey: "Sales", RowKey: keys.Pad(int64(j), 60), LastName: "Jones"}
 		if j%10 == 0 {
 			es[i].LastName = "Smith"
 		} else {
 			want = append(want, es[i].RowKey)
 		}
 	}
-	parallel(t, 4, len(es), func(i int) error { return s.Insert(ctx, &es[i]) })
+	parallel(t, 2, len(es), func(i int) error { return s.Insert(ctx, &es[i]) })
 	slices.Sort(want)
 	got, err := s.Members(ctx, "lastname", "Sales", "Jones")
 	if err != nil {
@@ -161,7 +161,7 @@ func TestSpill(t *testing.T) {
 	}
 	noDrift(t, s)
 	// Empty it: the continuations go as they empty, and the head last.
-	parallel(t, 4, len(want), func(i int) error { return s.Delete(ctx, "Sales", want[i], "") })
+	parallel(t, 2, len(want), func(i int) error { return s.Delete(ctx, "Sales", want[i], "") })
 	if rows := indexRows(t, bags, "Sales", "lastname_Jones"); len(rows) != 0 {
 		t.Errorf("%d index entities left for an empty list", len(rows))
 	}

@@ -111,8 +111,5 @@ func (s *Set[T]) editBlob(ctx context.Context, ix *index[T], pk, value, member s
 			return s.writeBlob(ctx, ix, l, slices.Delete(l.members, i, i+1))
 		}
 	})
-	if err != nil {
-		return &StepError{Step: "sync: write index blob", Index: ix.Name, PartitionKey: pk, RowKey: name, Err: err}
-	}
-	return nil
+	return wrap(err, "sync: write index blob", ix.Name, pk, name)
 }

@@ -42,7 +42,11 @@ type Config struct {
 	// the threshold still fits the service's 1 MiB. Below 1 MiB so that a
 	// transaction that splits one list, shrinks another and writes the
 	// entity (a rename) stays under the 4 MiB of an entity group
-	// transaction.
+	// transaction: a rename writes at most about three times this per
+	// SamePartition index whose value changes, plus the entity. With
+	// several SamePartition indexes renamed at once, lower it; a
+	// transaction over 4 MiB is refused before it is sent
+	// (entity.ErrInvalid).
 	MaxEntityBytes int
 }
 

@@ -136,3 +136,14 @@ func shorten(s string) string {
 	}
 	return s
 }
+
+// wrap names the step err failed in, unless it names one already (or is
+// a CorruptError, which names the entity).
+func wrap(err error, step, index, pk, rk string) error {
+	var se *StepError
+	var ce *CorruptError
+	if err == nil || errors.As(err, &se) || errors.As(err, &ce) {
+		return err
+	}
+	return &StepError{Step: step, Index: index, PartitionKey: pk, RowKey: rk, Err: err}
+}

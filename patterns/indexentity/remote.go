@@ -118,10 +118,7 @@ func (s *Set[T]) edit(ctx context.Context, ix *index[T], pk, value, member strin
 		}
 		return err
 	})
-	if err != nil {
-		return &StepError{Step: "sync: write index entity", Index: ix.Name, PartitionKey: epk, RowKey: ix.headRK(value), Err: err}
-	}
-	return nil
+	return wrap(err, "sync: write index entity", ix.Name, epk, ix.headRK(value))
 }
 
 // conflict reports a refused transaction that another writer of the

@@ -113,4 +113,3 @@ func maxSize(rows []entity.DynamicEntity) int {
 	}
 	return m
 }
-

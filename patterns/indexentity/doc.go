@@ -72,8 +72,10 @@
 //     ETag (a split also rewrites the directory, on condition of its
 //     own). An entity's range only shrinks when it is split, which
 //     rewrites it, so the one ETag guards the change. TestLargeValue
-//     proves it with one value held by 20,000 employees; run it with
-//     -long for 100,000. Blob lists have no such limit.
+//     proves it with one value held by 20,000 employees, built in bulk
+//     (BulkWrite, then Rebuild); for the full 100,000 run
+//     `go test ./patterns/indexentity -run TestLargeValue -args -long`.
+//     Blob lists have no such limit.
 //
 // # Steps
 //

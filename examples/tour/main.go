@@ -16,8 +16,11 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
+	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
+	sastour "github.com/tablekit/tablekit/examples/sas/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -40,6 +43,9 @@ func steps() []step {
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
+		{"Shared access signatures: a token for one user's partition", sastour.Tour},
+		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
+		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
 	}
 }
 

@@ -223,6 +223,31 @@ func TestRefresh(t *testing.T) {
 	if _, err := g.copies.Refresh(ctx, "Sales", "dept none"); !errors.Is(err, entity.ErrNotFound) {
 		t.Errorf("Refresh of a missing target: %v", err)
 	}
+
+	// A source changed behind the package's back: Push.
+	e, _ := g.emps.Get(ctx, "Sales", empID(1))
+	e.Phone = "2"
+	if err := g.emps.Update(ctx, &e, entity.Replace); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.copies.Push(ctx, "Sales", empID(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := g.depts.Get(ctx, "Sales", "dept A"); got.ManagerPhone != "2" {
+		t.Errorf("after Push the department has phone %q", got.ManagerPhone)
+	}
+	g.check(t, "Sales")
+	// Current: nothing written.
+	e, _ = g.emps.Get(ctx, "Sales", empID(1))
+	if err := g.copies.Push(ctx, "Sales", empID(1)); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := g.emps.Get(ctx, "Sales", empID(1)); again.ETag != e.ETag {
+		t.Error("a Push with every copy current wrote the source")
+	}
+	if err := g.copies.Push(ctx, "Sales", empID(9)); !errors.Is(err, entity.ErrNotFound) {
+		t.Errorf("Push of a missing source: %v", err)
+	}
 }
 
 // TestConcurrentWriters runs writers that change managers' copied

@@ -36,7 +36,7 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 	}
 	var etag string
 	err = c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		etag, err = c.writeSource(ctx, key, nil, s)
+		etag, err = c.writeSource(ctx, key, nil, s, false)
 		return err
 	})
 	if err != nil {
@@ -90,7 +90,7 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 		if k, err := keyOf(&cur); err != nil || k != key {
 			return &StepError{Step: "change", Key: key, Err: ErrKeysChanged}
 		}
-		etag, err := c.writeSource(ctx, key, old, &cur)
+		etag, err := c.writeSource(ctx, key, old, &cur, false)
 		if err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 			if old == nil {
 				return nil // deleted, with its copies, by this call or another
 			}
-			_, err = c.writeSource(ctx, key, old, nil)
+			_, err = c.writeSource(ctx, key, old, nil, false)
 			return err
 		})
 		if !errors.Is(err, entity.ErrOutcomeUnknown) {
@@ -137,10 +137,44 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 	return last
 }
 
+// Push writes the copies of the source with keys pk, rk, as it is now,
+// into every target that refers to it and does not hold them: the repair
+// of a source written without this package (by another Copies whose
+// target it is, or by hand), as Refresh is a target's. SamePartition
+// copies are written in one transaction fenced on the source's version;
+// OtherPartition copies by the fan-out (its message committed with the
+// fence, through the outbox). When every SamePartition copy is current and
+// there is no OtherPartition relation, nothing is written. A missing
+// source is an error matching entity.ErrNotFound (its targets' copies
+// are removed by their Refresh).
+func (c *Copies[T, S]) Push(ctx context.Context, pk, rk string) error {
+	key := Key{pk, rk}
+	if err := validKey(key); err != nil {
+		return err
+	}
+	return c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		old, err := read[S](ctx, c.srcBags, key)
+		if err != nil {
+			return &StepError{Step: "read source", Key: key, Err: err}
+		}
+		if old == nil {
+			return &StepError{Step: "read source", Key: key, Err: entity.ErrNotFound}
+		}
+		cur, err := old.fresh()
+		if err != nil {
+			return &StepError{Step: "read source", Key: key, Err: err}
+		}
+		_, err = c.writeSource(ctx, key, old, &cur, true)
+		return err
+	})
+}
+
 // writeSource runs one round of a change of the source key from old (nil:
 // insert) to cur (nil: delete) and returns the source's new ETag ("" for
-// a delete, or a transaction found applied after a lost reply).
-func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cur *S) (string, error) {
+// a delete, or a transaction found applied after a lost reply). push
+// writes the copies of old, unchanged, wherever they differ: the source
+// itself is only fenced.
+func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cur *S, push bool) (string, error) {
 	var curBag, oldBag *entity.DynamicEntity
 	if cur != nil {
 		var err error
@@ -158,6 +192,8 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 	case cur == nil:
 		ops.del = &Key{key.PartitionKey, key.RowKey}
 		ops.delETag = old.etag
+	case push:
+		ops.add(entity.OpMerge, fence(old))
 	default:
 		ops.add(entity.OpReplace, curBag)
 	}
@@ -165,7 +201,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 	// SamePartition copies: in this transaction.
 	var local []*relation[T, S]
 	for _, r := range c.local {
-		if old == nil || cur == nil || !sameCopy(r.project(oldBag), r.project(curBag)) {
+		if push || old == nil || cur == nil || !sameCopy(r.project(oldBag), r.project(curBag)) {
 			local = append(local, r)
 		}
 	}
@@ -210,7 +246,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 	if len(c.remote) > 0 {
 		m := fanout{PK: key.PartitionKey, RK: key.RowKey, Targets: map[string]Targets{}}
 		for _, r := range c.remote {
-			if old != nil && cur != nil && sameCopy(r.project(oldBag), r.project(curBag)) {
+			if !push && old != nil && cur != nil && sameCopy(r.project(oldBag), r.project(curBag)) {
 				continue
 			}
 			m.Targets[r.Name] = union(c.targetsOf(r, old, cur)...)
@@ -225,6 +261,9 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 		}
 	}
 
+	if push && ops.len() == 1 && len(msgs) == 0 {
+		return old.etag, nil // every copy is current: nothing to write
+	}
 	if ops.len()+len(msgs) > entity.MaxBatchOperations {
 		return "", &StepError{Step: "submit", Key: key, Err: ErrTooManyCopies}
 	}
@@ -242,7 +281,10 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 	if err != nil {
 		return "", submitError("submit", key, err)
 	}
-	if curBag == nil {
+	switch {
+	case push:
+		return ops.bags[0].ETag, nil
+	case curBag == nil:
 		return "", nil
 	}
 	return curBag.ETag, nil

@@ -18,6 +18,27 @@ type fanout struct {
 	Targets map[string]Targets `json:"targets,omitempty"`
 }
 
+// check refuses a message whose keys no entity can have, before any
+// request (such a message is poisoned after its deliveries run out).
+func (m *fanout) check() error {
+	if err := validKey(Key{m.PK, m.RK}); err != nil {
+		return &StepError{Step: "read message", Key: Key{m.PK, m.RK}, Err: err}
+	}
+	for _, t := range m.Targets {
+		for _, k := range t.Keys {
+			if err := validKey(k); err != nil {
+				return &StepError{Step: "read message", Key: k, Err: err}
+			}
+		}
+		for _, r := range t.Ranges {
+			if err := validKey(Key{PartitionKey: r.PartitionKey}); err != nil {
+				return &StepError{Step: "read message", Key: Key{PartitionKey: r.PartitionKey}, Err: err}
+			}
+		}
+	}
+	return nil
+}
+
 // handle runs one fan-out message: it reads the source as it is now and
 // writes its copy into every target that refers to it, then reads the
 // source again and starts over if it changed meanwhile, so that a target
@@ -25,6 +46,9 @@ type fanout struct {
 // message has run. Every step may run twice: a target that holds the copy
 // already is not written.
 func (c *Copies[T, S]) handle(ctx context.Context, m fanout) error {
+	if err := m.check(); err != nil {
+		return err
+	}
 	key := Key{m.PK, m.RK}
 	var rels []*relation[T, S]
 	for _, r := range c.remote {

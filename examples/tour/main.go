@@ -17,7 +17,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
+	compoundtour "github.com/tablekit/tablekit/examples/compound/tour"
+	denormalizetour "github.com/tablekit/tablekit/examples/denormalize/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
+	lookuptour "github.com/tablekit/tablekit/examples/lookup/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
@@ -46,6 +49,9 @@ func steps() []step {
 		{"Shared access signatures: a token for one user's partition", sastour.Tour},
 		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
+		{"Denormalisation: the department keeps its manager's name and phone, in one transaction or through a queue", denormalizetour.Tour},
+		{"Compound keys: an employee's reviews by year, one point query or one range", compoundtour.Tour},
+		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},
 	}
 }
 

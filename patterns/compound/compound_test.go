@@ -340,3 +340,34 @@ func sorted[V comparable](t *testing.T, rel *compound.Relation[Review, V, V], id
 }
 
 func filterRating(min int32) filter.Expr { return filter.Ge("ManagerRating", min) }
+
+// TestNil calls every method on a nil and a zero Relation: typed errors,
+// no panic.
+func TestNil(t *testing.T) {
+	ctx := context.Background()
+	for _, r := range []*compound.Relation[Review, int64, int64]{nil, {}} {
+		_, err1 := r.Key(1, 2)
+		_, err2 := r.ParentKey(1)
+		_, _, err3 := r.Parse("x")
+		_, _, err4 := r.Range(1)
+		_, _, err5 := r.Between(1, 2, 3)
+		_, err6 := r.Get(ctx, "a", 1, 2)
+		err7 := r.Stamp(&Review{}, "a", 1, 2)
+		errs := []error{err1, err2, err3, err4, err5, err6, err7}
+		for _, err := range r.Children(ctx, "a", 1, entity.Query{}) {
+			errs = append(errs, err)
+		}
+		for _, err := range r.ChildrenBetween(ctx, "a", 1, 2, 3, entity.Query{}) {
+			errs = append(errs, err)
+		}
+		for i, err := range errs {
+			if !errors.Is(err, entity.ErrInvalid) {
+				t.Errorf("call %d on %#v: %v", i, r, err)
+			}
+		}
+	}
+	rel := mustNew(t, guideKeys())
+	if err := rel.Stamp(nil, "a", 1, 2); err == nil {
+		t.Error("Stamp of nil accepted")
+	}
+}

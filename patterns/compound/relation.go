@@ -48,6 +48,14 @@ func New[T, P, C any](t *entity.Table[T], cfg Config[P, C]) (*Relation[T, P, C],
 	return &Relation[T, P, C]{t: t, cfg: cfg}, nil
 }
 
+// ok refuses a nil or zero Relation, which New never returns.
+func (r *Relation[T, P, C]) ok() error {
+	if r == nil || r.t == nil || !r.cfg.Parent.ok() || !r.cfg.Child.ok() {
+		return &ConfigError{Field: "Relation", Reason: "is nil or the zero value: make it with New"}
+	}
+	return nil
+}
+
 // parts returns the key parts before the child's: the prefix, if any, and
 // the parent's id.
 func (r *Relation[T, P, C]) parts(p P) ([]string, error) {
@@ -64,6 +72,9 @@ func (r *Relation[T, P, C]) parts(p P) ([]string, error) {
 // Key returns the RowKey of child c of parent p: with prefix "empid",
 // Int(6) and Int(4), Key(123, 2012) is "empid 000123 2012".
 func (r *Relation[T, P, C]) Key(p P, c C) (string, error) {
+	if err := r.ok(); err != nil {
+		return "", err
+	}
 	parts, err := r.parts(p)
 	if err != nil {
 		return "", err
@@ -83,6 +94,9 @@ func (r *Relation[T, P, C]) Key(p P, c C) (string, error) {
 // shorter than its children's ("empid 000123"): it sorts just before
 // them and is not in Range.
 func (r *Relation[T, P, C]) ParentKey(p P) (string, error) {
+	if err := r.ok(); err != nil {
+		return "", err
+	}
 	parts, err := r.parts(p)
 	if err != nil {
 		return "", err
@@ -97,6 +111,11 @@ func (r *Relation[T, P, C]) ParentKey(p P) (string, error) {
 // Parse returns the parent and child ids of a RowKey made by Key, and a
 // *KeyError (errors.Is(err, ErrNotInRelation)) for any other string.
 func (r *Relation[T, P, C]) Parse(rowKey string) (P, C, error) {
+	if err := r.ok(); err != nil {
+		var p P
+		var c C
+		return p, c, err
+	}
 	var p P
 	var c C
 	parts, err := keys.SplitCompound(rowKey)
@@ -130,6 +149,9 @@ func (r *Relation[T, P, C]) Parse(rowKey string) (P, C, error) {
 // guide's "RowKey ge 'empid_000123' and RowKey lt 'empid_000124'" — which
 // leaves out the parent's own entity (ParentKey).
 func (r *Relation[T, P, C]) Range(p P) (from, to string, err error) {
+	if err := r.ok(); err != nil {
+		return "", "", err
+	}
 	parts, err := r.parts(p)
 	if err != nil {
 		return "", "", err
@@ -143,6 +165,9 @@ func (r *Relation[T, P, C]) Range(p P) (from, to string, err error) {
 // Between returns the RowKey range of the children of p whose ids are in
 // [from, to), in the child part's order.
 func (r *Relation[T, P, C]) Between(p P, from, to C) (string, string, error) {
+	if err := r.ok(); err != nil {
+		return "", "", err
+	}
 	lo, err := r.Key(p, from)
 	if err != nil {
 		return "", "", err
@@ -157,6 +182,10 @@ func (r *Relation[T, P, C]) Between(p P, from, to C) (string, string, error) {
 // Get reads child c of parent p in partition pk: one point query. A
 // missing child is an error matching entity.ErrNotFound.
 func (r *Relation[T, P, C]) Get(ctx context.Context, pk string, p P, c C) (T, error) {
+	if err := r.ok(); err != nil {
+		var zero T
+		return zero, err
+	}
 	key, err := r.Key(p, c)
 	if err != nil {
 		var zero T
@@ -170,6 +199,12 @@ func (r *Relation[T, P, C]) Get(ctx context.Context, pk string, p P, c C) (T, er
 // range further (a partition scan within it); its Select, PageSize and
 // Limit apply as in entity.Table.Query.
 func (r *Relation[T, P, C]) Children(ctx context.Context, pk string, p P, q entity.Query) iter.Seq2[T, error] {
+	if err := r.ok(); err != nil {
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, err)
+		}
+	}
 	from, to, err := r.Range(p)
 	return r.query(ctx, pk, from, to, err, q)
 }
@@ -177,6 +212,12 @@ func (r *Relation[T, P, C]) Children(ctx context.Context, pk string, p P, q enti
 // ChildrenBetween reads the children of p in partition pk whose ids are in
 // [from, to): one range query.
 func (r *Relation[T, P, C]) ChildrenBetween(ctx context.Context, pk string, p P, from, to C, q entity.Query) iter.Seq2[T, error] {
+	if err := r.ok(); err != nil {
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, err)
+		}
+	}
 	lo, hi, err := r.Between(p, from, to)
 	return r.query(ctx, pk, lo, hi, err, q)
 }
@@ -199,6 +240,9 @@ func (r *Relation[T, P, C]) query(ctx context.Context, pk, from, to string, err 
 // keeping its ETag, so that e can be written with the table (Insert,
 // Upsert, or a transaction with other entities of the partition).
 func (r *Relation[T, P, C]) Stamp(e *T, pk string, p P, c C) error {
+	if err := r.ok(); err != nil {
+		return err
+	}
 	key, err := r.Key(p, c)
 	if err != nil {
 		return err

@@ -79,6 +79,9 @@ func parseToken(s string) (token, error) {
 // fan-out is under way. Each page of targets costs one query, plus one
 // point query per distinct source its targets refer to.
 func (c *Copies[T, S]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
+	if err := c.ok(); err != nil {
+		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
+	}
 	return c.check(ctx, opts, nil)
 }
 
@@ -207,6 +210,9 @@ func (c *Copies[T, S]) findings(ctx context.Context, t *doc[T], sources map[Key]
 // what the target's sources hold (Refresh). It is idempotent and safe
 // while writers write; a target that is gone needs no repair.
 func (c *Copies[T, S]) Repair(ctx context.Context, f drift.Finding) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
 	_, err := c.Refresh(ctx, f.Entry.PartitionKey, f.Entry.RowKey)
 	if errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrOutcomeUnknown) {
 		return nil
@@ -218,6 +224,9 @@ func (c *Copies[T, S]) Repair(ctx context.Context, f drift.Finding) error {
 // and repaired, and its Next resumes a rebuild that stopped on an error
 // ("" once complete).
 func (c *Copies[T, S]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
+	if err := c.ok(); err != nil {
+		return drift.Summary{}, err
+	}
 	var sum drift.Summary
 	last := opts.Resume
 	user := opts.Checkpoint

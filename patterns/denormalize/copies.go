@@ -116,12 +116,23 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 	return c, nil
 }
 
+// ok refuses a nil or zero Copies, which New never returns.
+func (c *Copies[T, S]) ok() error {
+	if c == nil || c.srcBags == nil {
+		return &ConfigError{Field: "Copies", Reason: "is nil or the zero value: make it with New"}
+	}
+	return nil
+}
+
 // Relay sends the fan-out messages of source changes whose writer died
 // after its transaction and before the enqueue, in the given partitions of
 // the sources' table or, with none, in all of them (see
 // eventual.Outbox.Relay). Run it now and then when there are OtherPartition
 // relations.
 func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := c.ok(); err != nil {
+		return 0, err
+	}
 	if c.outbox == nil {
 		return 0, nil
 	}

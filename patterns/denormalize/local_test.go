@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/patterns/denormalize"
+	"github.com/tablekit/tablekit/patterns/drift"
 )
 
 // guide is the guide's Sales partition in a table of its own: employees
@@ -515,5 +516,38 @@ func TestConfig(t *testing.T) {
 	}
 	if _, err := denormalize.New[Department, Employee](nil, g.emps, nil, denormalize.Config{}, managerRel()); err == nil {
 		t.Error("nil targets accepted")
+	}
+}
+
+// TestNil calls every method on a nil and a zero Copies: typed errors, no
+// panic, no request.
+func TestNil(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []*denormalize.Copies[Department, Employee]{nil, {}} {
+		errs := []error{
+			c.InsertSource(ctx, &Employee{}),
+			c.DeleteSource(ctx, "a", "b"),
+			c.Push(ctx, "a", "b"),
+			c.InsertTarget(ctx, &Department{}),
+			c.Repair(ctx, drift.Finding{}),
+		}
+		_, err := c.ModifySource(ctx, "a", "b", func(*Employee) error { return nil })
+		errs = append(errs, err)
+		_, err = c.ModifyTarget(ctx, "a", "b", func(*Department) error { return nil })
+		errs = append(errs, err)
+		_, err = c.Refresh(ctx, "a", "b")
+		errs = append(errs, err)
+		_, err = c.Relay(ctx)
+		errs = append(errs, err)
+		_, err = c.Rebuild(ctx, denormalize.CheckOptions{})
+		errs = append(errs, err)
+		for _, err := range c.Check(ctx, denormalize.CheckOptions{}) {
+			errs = append(errs, err)
+		}
+		for i, err := range errs {
+			if !errors.Is(err, entity.ErrInvalid) {
+				t.Errorf("call %d on %#v: %v", i, c, err)
+			}
+		}
 	}
 }

@@ -24,6 +24,9 @@ const maxRounds = 16
 // Steps: one point query per candidate target (Relation.Targets) of the
 // SamePartition relations, then one transaction.
 func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
 	if s == nil {
 		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
 	}
@@ -64,6 +67,10 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 // entity.ErrOutcomeUnknown), never guessed, and the change is applied at
 // most once.
 func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error) (S, error) {
+	if err := c.ok(); err != nil {
+		var zero S
+		return zero, err
+	}
 	var out S
 	if change == nil {
 		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
@@ -110,6 +117,9 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 // SamePartition relations, and one transaction (with OtherPartition
 // relations, its fan-out message's intent too).
 func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
 	key := Key{pk, rk}
 	if err := validKey(key); err != nil {
 		return err
@@ -148,6 +158,9 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 // source is an error matching entity.ErrNotFound (its targets' copies
 // are removed by their Refresh).
 func (c *Copies[T, S]) Push(ctx context.Context, pk, rk string) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
 	key := Key{pk, rk}
 	if err := validKey(key); err != nil {
 		return err

@@ -19,6 +19,9 @@ import (
 // source fails and starts again rather than leave t behind); for
 // OtherPartition sources, a second read of each (see ModifyTarget).
 func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
 	if t == nil {
 		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
 	}
@@ -62,6 +65,10 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 // (Refresh), so that a change the fan-out missed — it read the target
 // before this write made it refer to the source — is not lost.
 func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error) (T, error) {
+	if err := c.ok(); err != nil {
+		var zero T
+		return zero, err
+	}
 	var out T
 	if change == nil {
 		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
@@ -108,6 +115,10 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 // whose copies are current is not written. A missing target is an error
 // matching entity.ErrNotFound.
 func (c *Copies[T, S]) Refresh(ctx context.Context, pk, rk string) (T, error) {
+	if err := c.ok(); err != nil {
+		var zero T
+		return zero, err
+	}
 	var out T
 	key := Key{pk, rk}
 	if err := validKey(key); err != nil {

@@ -99,16 +99,28 @@ type Snapshot[T any] struct {
 // Get returns the entity with keys pk, rk and whether it is held. The
 // value shares memory with the snapshot: do not change its slices or maps.
 func (s *Snapshot[T]) Get(pk, rk string) (T, bool) {
+	if s == nil {
+		var zero T
+		return zero, false
+	}
 	v, ok := s.items[Key{pk, rk}]
 	return v, ok
 }
 
 // Len is the number of entities held.
-func (s *Snapshot[T]) Len() int { return len(s.items) }
+func (s *Snapshot[T]) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.items)
+}
 
 // All yields the entities held in the service's order, PartitionKey then
 // RowKey.
 func (s *Snapshot[T]) All() iter.Seq[T] {
+	if s == nil {
+		return func(func(T) bool) {}
+	}
 	s.once.Do(func() {
 		s.sorted = make([]Key, 0, len(s.items))
 		for k := range s.items {
@@ -178,6 +190,10 @@ func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 // revalidating it first when it is older than the TTL. An entity the data
 // does not hold is a *NotFoundError (errors.Is(err, entity.ErrNotFound)).
 func (c *Cache[T]) Get(ctx context.Context, pk, rk string) (T, error) {
+	if err := c.ok(); err != nil {
+		var zero T
+		return zero, err
+	}
 	s, err := c.Snapshot(ctx)
 	if err != nil {
 		var zero T
@@ -194,6 +210,9 @@ func (c *Cache[T]) Get(ctx context.Context, pk, rk string) (T, error) {
 // it first when it is older than the TTL: for joins that look many
 // entities up in one consistent version.
 func (c *Cache[T]) Snapshot(ctx context.Context) (*Snapshot[T], error) {
+	if err := c.ok(); err != nil {
+		return nil, err
+	}
 	if s := c.snap.Load(); c.fresh(s) {
 		return s, nil
 	}
@@ -202,7 +221,20 @@ func (c *Cache[T]) Snapshot(ctx context.Context) (*Snapshot[T], error) {
 
 // Cached returns the last snapshot loaded, without any request and
 // whatever its age; nil before the first load.
-func (c *Cache[T]) Cached() *Snapshot[T] { return c.snap.Load() }
+func (c *Cache[T]) Cached() *Snapshot[T] {
+	if c == nil {
+		return nil
+	}
+	return c.snap.Load()
+}
+
+// ok refuses a nil or zero Cache, which New never returns.
+func (c *Cache[T]) ok() error {
+	if c == nil || c.bags == nil {
+		return &ConfigError{Field: "Cache", Reason: "is nil or the zero value: make it with New"}
+	}
+	return nil
+}
 
 // Refresh revalidates the cache now: a query of the entities changed since
 // the newest Timestamp held (less Config.Margin), merged into a new
@@ -210,6 +242,9 @@ func (c *Cache[T]) Cached() *Snapshot[T] { return c.snap.Load() }
 // once a load that started after the call has finished, so a change
 // written before the call is served afterwards.
 func (c *Cache[T]) Refresh(ctx context.Context) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
 	_, err := c.load(ctx, false, true)
 	return err
 }
@@ -217,6 +252,9 @@ func (c *Cache[T]) Refresh(ctx context.Context) error {
 // Reload reads the whole query again, which also drops entities deleted
 // since the last full load.
 func (c *Cache[T]) Reload(ctx context.Context) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
 	_, err := c.load(ctx, true, true)
 	return err
 }

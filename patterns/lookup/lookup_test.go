@@ -369,3 +369,28 @@ func TestConfig(t *testing.T) {
 		t.Errorf("a bad filter: %v", err)
 	}
 }
+
+// TestNil calls every method on a nil and a zero Cache and a nil Snapshot:
+// typed errors or zero results, no panic.
+func TestNil(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []*lookup.Cache[Department]{nil, {}} {
+		_, err1 := c.Get(ctx, "a", "b")
+		_, err2 := c.Snapshot(ctx)
+		for i, err := range []error{err1, err2, c.Refresh(ctx), c.Reload(ctx)} {
+			if !errors.Is(err, entity.ErrInvalid) {
+				t.Errorf("call %d on %#v: %v", i, c, err)
+			}
+		}
+		if c.Cached() != nil {
+			t.Error("Cached of a nil or zero cache")
+		}
+	}
+	var s *lookup.Snapshot[Department]
+	if _, ok := s.Get("a", "b"); ok || s.Len() != 0 {
+		t.Error("a nil snapshot holds something")
+	}
+	for range s.All() {
+		t.Error("a nil snapshot yields something")
+	}
+}

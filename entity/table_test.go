@@ -568,3 +568,24 @@ func TestNilEntitiesAreErrors(t *testing.T) {
 		t.Errorf("upsert with an empty PartitionKey: %v", err)
 	}
 }
+
+func TestConstructorsRefuseBadNamesAndStrings(t *testing.T) {
+	for _, name := range []string{"", "ab", "1abc", "has-dash", "tables", "Tables", strings.Repeat("a", 64)} {
+		_, err := entity.NewTableFromService[Person](env.TableService, name)
+		var ve *entity.ValidationError
+		if !errors.As(err, &ve) || ve.Rule != entity.RuleTableName || !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("table name %q: %v", name, err)
+		}
+	}
+	for _, cs := range []string{"", "AccountName=a", "nonsense", "UseDevelopmentStorage=false"} {
+		_, err := entity.NewTableFromConnectionString[Person](cs, "Orders", nil)
+		if !errors.Is(err, entity.ErrInvalidConnectionString) {
+			t.Errorf("connection string %q: %v", cs, err)
+		}
+	}
+	// The emulator shorthand names Azurite's default endpoint.
+	tbl, err := entity.NewTableFromConnectionString[Person]("UseDevelopmentStorage=true", "Orders", nil)
+	if err != nil || tbl.Name() != "Orders" {
+		t.Fatalf("UseDevelopmentStorage=true: %v", err)
+	}
+}

@@ -205,21 +205,19 @@ func queryRange[V any](ctx context.Context, bags *entity.Table[entity.DynamicEnt
 // that the write is conditional on base and its outcome can be settled
 // after a lost reply.
 func bagOf[V any](v *V, base *doc[V]) (*entity.DynamicEntity, error) {
-	body, err := entity.Marshal(v)
+	bag, err := entity.ToDynamic(v)
 	if err != nil {
 		return nil, err
 	}
-	var bag entity.DynamicEntity
-	if err := entity.Unmarshal(body, &bag); err != nil {
-		return nil, err
-	}
+	bag.ETag = ""
+	delete(bag.Properties, propWriteToken)
 	if base != nil {
 		bag.ETag = base.etag
 		if tok, ok := base.bag.Properties[propWriteToken]; ok {
 			bag.Set(propWriteToken, tok)
 		}
 	}
-	return &bag, nil
+	return bag, nil
 }
 
 // keyOf returns the keys of v.

@@ -143,11 +143,7 @@ type targetWrite[S any] struct {
 }
 
 func (w *targetWrite[S]) result(v any, key Key) error {
-	body, err := entity.Marshal(w.bag)
-	if err != nil {
-		return err
-	}
-	if err := entity.Unmarshal(body, v); err != nil {
+	if err := entity.FromDynamic(w.bag, v); err != nil {
 		return err
 	}
 	if w.bag.ETag == "" {

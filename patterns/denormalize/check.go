@@ -14,9 +14,6 @@ import (
 	"github.com/tablekit/tablekit/patterns/drift"
 )
 
-// ErrInvalidToken reports a resume token that this package did not make.
-var ErrInvalidToken = errors.New("denormalize: invalid resume token")
-
 // CheckOptions chooses what Check and Rebuild scan, as in the index
 // packages (patterns/secondaryindex, patterns/indexentity).
 type CheckOptions struct {

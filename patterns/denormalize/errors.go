@@ -20,6 +20,9 @@ var (
 	// ErrKeysChanged reports a change function that changed the entity's
 	// keys. Nothing was written.
 	ErrKeysChanged = errors.New("denormalize: the change moved the entity to other keys")
+	// ErrInvalidToken reports a resume token that this package did not
+	// make, or that another scan made.
+	ErrInvalidToken = errors.New("denormalize: invalid resume token")
 )
 
 // ConfigError reports a Config, a Relation or an argument that cannot work,

@@ -68,17 +68,17 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Key addresses one cached entity.
-type Key struct {
-	PartitionKey, RowKey string
+// key addresses one cached entity.
+type key struct {
+	pk, rk string
 }
 
 // Snapshot is one load of the cache: immutable, so that a reader that
 // holds it sees one consistent state however many lookups it makes (a
 // join of many rows against one version of the lookup data).
 type Snapshot[T any] struct {
-	items  map[Key]T
-	sorted []Key // items' keys in the service's order, made when first asked
+	items  map[key]T
+	sorted []key // items' keys in the service's order, made when first asked
 	once   sync.Once
 
 	// Loaded is when the load that made it started, by Config.Now.
@@ -103,7 +103,7 @@ func (s *Snapshot[T]) Get(pk, rk string) (T, bool) {
 		var zero T
 		return zero, false
 	}
-	v, ok := s.items[Key{pk, rk}]
+	v, ok := s.items[key{pk, rk}]
 	return v, ok
 }
 
@@ -122,15 +122,15 @@ func (s *Snapshot[T]) All() iter.Seq[T] {
 		return func(func(T) bool) {}
 	}
 	s.once.Do(func() {
-		s.sorted = make([]Key, 0, len(s.items))
+		s.sorted = make([]key, 0, len(s.items))
 		for k := range s.items {
 			s.sorted = append(s.sorted, k)
 		}
-		slices.SortFunc(s.sorted, func(a, b Key) int {
-			if c := keys.Compare(a.PartitionKey, b.PartitionKey); c != 0 {
+		slices.SortFunc(s.sorted, func(a, b key) int {
+			if c := keys.Compare(a.pk, b.pk); c != 0 {
 				return c
 			}
-			return keys.Compare(a.RowKey, b.RowKey)
+			return keys.Compare(a.rk, b.rk)
 		})
 	})
 	return func(yield func(T) bool) {
@@ -331,7 +331,7 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 	next := &Snapshot[T]{Loaded: c.cfg.Now(), Full: full}
 	q := c.cfg.Query
 	if full {
-		next.items = map[Key]T{}
+		next.items = map[key]T{}
 	} else {
 		next.items = old.items // copied before the first change
 		next.Newest = old.Newest
@@ -352,13 +352,13 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 			return nil, &LoadError{Full: full, Err: err}
 		}
 		if !copied {
-			next.items = make(map[Key]T, len(old.items)+1)
+			next.items = make(map[key]T, len(old.items)+1)
 			for k, v := range old.items {
 				next.items[k] = v
 			}
 			copied = true
 		}
-		next.items[Key{s.PartitionKey, s.RowKey}] = v
+		next.items[key{s.PartitionKey, s.RowKey}] = v
 		next.Read++
 		if s.Timestamp.After(next.Newest) {
 			next.Newest = s.Timestamp

@@ -27,9 +27,13 @@ $(AZURITE): integration/package-lock.json integration/package.json
 demo: azurite
 	go run ./examples/tour
 
+# Modules of their own (examples with dependencies tablekit does not take).
+SUBMODULES := examples/observability
+
 ## lint: gofmt check, go vet, staticcheck.
 lint: fmt-check vet staticcheck
 	$(STATICCHECK) ./...
+	for m in $(SUBMODULES); do (cd $$m && go vet ./... && $(CURDIR)/$(STATICCHECK) ./...); done
 
 # Every .go file that git tracks or would track (untracked, not ignored).
 GO_FILES_CMD := { git ls-files -co --exclude-standard -- '*.go' 2>/dev/null \
@@ -54,7 +58,9 @@ $(STATICCHECK):
 ## test: lint, then every test with the race detector, summarised by internal/testrun.
 # In CI (CI=true) or with TABLEKIT_NO_SKIP=1 a skipped test fails the run.
 test: azurite lint
-	go test -race -count=1 -timeout 20m -json ./... 2>&1 | go run ./internal/testrun
+	{ go test -race -count=1 -timeout 20m -json ./... 2>&1; \
+	  for m in $(SUBMODULES); do (cd $$m && go test -race -count=1 -timeout 5m -json ./... 2>&1); done; } \
+	| go run ./internal/testrun
 	@# Allocation counts differ under the race detector: checked once without it.
 	go test -count=1 -run '^TestAllocations$$' ./keys/
 

@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/internal/batch"
+	"github.com/tablekit/tablekit/internal/pipeline"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // Limits of an entity group transaction (design guide §1).
@@ -88,6 +94,9 @@ func (b *Batch) Delete(e any) *Batch { return b.add(OpDelete, e) }
 
 // DeleteKeys adds a delete by keys; etag "" or AnyETag deletes any version.
 func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
+	if b == nil {
+		return nilBatch()
+	}
 	if etag == "" {
 		etag = AnyETag
 	}
@@ -102,10 +111,18 @@ func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
 }
 
 // Len is the number of operations.
-func (b *Batch) Len() int { return len(b.ops) }
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.ops)
+}
 
 // Kinds lists the operations' kinds in order.
 func (b *Batch) Kinds() []OpKind {
+	if b == nil {
+		return nil
+	}
 	out := make([]OpKind, len(b.ops))
 	for i, op := range b.ops {
 		out[i] = op.kind
@@ -119,7 +136,14 @@ func (b *Batch) fail(index int, err error) {
 	}
 }
 
+// nilBatch is what a builder method of a nil *Batch returns: a Batch that
+// Validate and Submit refuse.
+func nilBatch() *Batch { return &Batch{err: errNilBatch} }
+
 func (b *Batch) add(kind OpKind, e any) *Batch {
+	if b == nil {
+		return nilBatch()
+	}
 	op := batchOp{kind: kind}
 	if err := op.bind(e); err != nil {
 		b.fail(len(b.ops), err)
@@ -157,6 +181,9 @@ func (op *batchOp) bind(e any) error {
 // RowKey once, at most 4 MiB, and every entity valid. The service (and
 // Azurite, which accepts several of these violations) is never asked.
 func (b *Batch) Validate() error {
+	if b == nil {
+		return errNilBatch
+	}
 	if b.err != nil {
 		return b.err
 	}
@@ -177,9 +204,6 @@ func (b *Batch) Validate() error {
 			return &BatchError{Index: i, Err: &ValidationError{Property: "RowKey", Rule: "batch entity once", Limit: "each entity at most once per transaction (first at operation " + strconv.Itoa(first) + ")", Value: shorten(op.rk)}}
 		}
 		seen[op.rk] = i
-		if err := op.checkAddressable(); err != nil {
-			return &BatchError{Index: i, Err: err}
-		}
 		size += len(op.body) + batchOpOverhead + 2*(len(op.pk)+len(op.rk))
 	}
 	if size > MaxBatchBytes {
@@ -189,9 +213,10 @@ func (b *Batch) Validate() error {
 }
 
 // checkAddressable refuses what aztables v1.4.1 cannot send in a
-// transaction: every operation but an insert is addressed by a URL that it
-// builds without escaping quotes in the keys, and refuses to build for an
-// empty PartitionKey.
+// transaction, for a client without tablekit's policies (which sends its
+// own $batch): every operation but an insert is addressed by a URL that
+// aztables builds without escaping quotes in the keys, and refuses to build
+// for an empty PartitionKey.
 func (op *batchOp) checkAddressable() error {
 	if op.kind == OpInsert {
 		return nil
@@ -207,10 +232,6 @@ func (op *batchOp) checkAddressable() error {
 	return nil
 }
 
-// ErrOutcomeUnknown reports a transaction whose reply could not be read:
-// it may or may not have been applied.
-var ErrOutcomeUnknown = errors.New("tablekit: transaction outcome unknown")
-
 // BatchError reports a Batch that breaks a rule, found before sending.
 // Index is the offending operation, or -1 for the batch as a whole.
 type BatchError struct {
@@ -219,16 +240,27 @@ type BatchError struct {
 }
 
 func (e *BatchError) Error() string {
+	if e == nil {
+		return "tablekit: invalid batch: <nil>"
+	}
 	if e.Index < 0 {
 		return "tablekit: invalid batch: " + e.Err.Error()
 	}
 	return fmt.Sprintf("tablekit: invalid batch: operation %d: %v", e.Index, e.Err)
 }
 
-func (e *BatchError) Unwrap() error { return e.Err }
+func (e *BatchError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Is makes errors.Is(err, ErrInvalid) true for rule violations.
 func (e *BatchError) Is(target error) bool {
+	if e == nil {
+		return false
+	}
 	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType)
 }
 
@@ -247,16 +279,26 @@ type TransactionError struct {
 }
 
 func (e *TransactionError) Error() string {
+	if e == nil {
+		return "tablekit: transaction failed: <nil>"
+	}
 	if e.Index < 0 {
 		return fmt.Sprintf("tablekit: transaction failed at an unknown operation: %d %s: %s", e.StatusCode, e.Code, e.Message)
 	}
 	return fmt.Sprintf("tablekit: transaction failed at operation %d (%s): %d %s: %s", e.Index, e.Kind, e.StatusCode, e.Code, e.Message)
 }
 
-func (e *TransactionError) Unwrap() error { return e.Err }
+func (e *TransactionError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Is maps the failing operation's code onto the sentinels.
-func (e *TransactionError) Is(target error) bool { return matchesCode(target, e.Code, e.StatusCode) }
+func (e *TransactionError) Is(target error) bool {
+	return e != nil && matchesCode(target, e.Code, e.StatusCode)
+}
 
 // Submit runs b as one entity group transaction on the client's table. On
 // success it returns each operation's new ETag ("" for deletes) and writes
@@ -266,49 +308,88 @@ func (e *TransactionError) Is(target error) bool { return matchesCode(target, e.
 // The entities are encoded when they are added to b: changes made to them
 // afterwards are not sent (but the new ETags are written into them).
 //
-// A *TransactionError means the service refused the transaction and nothing
-// was written; it names the failing operation. Any other error leaves the
-// outcome unknown — a transport failure, or a reply that could not be read
-// (ErrOutcomeUnknown) — and the transaction may have been applied: retrying
-// upserts is harmless, retried inserts may report ErrAlreadyExists.
+// With a client built with ClientOptions the transaction goes out as
+// tablekit's own $batch request on the client's pipeline, which addresses
+// every key the service allows. A *TransactionError means the service
+// refused the transaction and nothing was written; it names the failing
+// operation. When that refusal answers a resent request (the reply to an
+// earlier try was lost), Submit first reads back the entities that can
+// tell (see Table.WithWriteTokens): if the transaction was applied it
+// returns success, with empty ETags (nothing is written back into the
+// entities: read them again before a conditional write); if it cannot
+// tell, the error matches ErrOutcomeUnknown. Any other failure after the
+// request may have left (a transport failure, an unreadable reply) is
+// ErrOutcomeUnknown too: retrying upserts is harmless; retried inserts may
+// report ErrAlreadyExists.
+//
+// A client built without ClientOptions goes through aztables'
+// SubmitTransaction: operations it cannot address are refused with a
+// *BatchError before sending, and a refusal is reported as answered.
 func Submit(ctx context.Context, client *aztables.Client, b *Batch) ([]string, error) {
+	if b == nil {
+		return nil, errNilBatch
+	}
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	return submitOps(ctx, client, b.ops)
+	c, err := connect(client)
+	if err != nil {
+		return nil, err
+	}
+	return c.submitOps(ctx, c.table, b.ops, false)
 }
 
+var errNilBatch = &BatchError{Index: -1, Err: &ValidationError{Rule: "batch", Limit: "a non-nil *Batch", Value: "nil"}}
+
 // submitOps sends valid operations as one transaction and writes the new
-// ETags back into the entities that have a target.
-func submitOps(ctx context.Context, client *aztables.Client, ops []batchOp) ([]string, error) {
-	actions := make([]aztables.TransactionAction, len(ops))
-	for i, op := range ops {
-		a := aztables.TransactionAction{ActionType: actionTypes[op.kind], Entity: op.body}
-		if op.kind == OpDelete {
-			a.Entity = keysBody(op.pk, op.rk)
-		}
-		if op.etag != "" {
-			tag := azcore.ETag(op.etag)
-			a.IfMatch = &tag
-		}
-		actions[i] = a
+// ETags back into the entities that have a target. With tokens, every
+// insert and conditional operation carries the transaction's write token.
+func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens bool) ([]string, error) {
+	writes := make([]write, len(ops))
+	bodies := make([][]byte, len(ops))
+	var tok string
+	if tokens {
+		tok = wtoken.New()
 	}
-	results, err := batch.Submit(ctx, client, actions, nil)
-	if errors.Is(err, batch.ErrMalformed) {
-		err = errors.Join(ErrOutcomeUnknown, err)
+	for i := range ops {
+		op := &ops[i]
+		w := &writes[i]
+		*w = write{op: "Submit", pk: op.pk, rk: op.rk, merge: op.kind == OpMerge, delete: op.kind == OpDelete, token: tok}
+		switch op.kind {
+		case OpInsert:
+			w.kind = wInsert
+		case OpUpsertMerge, OpUpsertReplace:
+			w.kind = wUpsert
+		default:
+			w.kind = wConditional
+			if op.etag == AnyETag {
+				w.kind = wAny
+			} else if op.shape != nil {
+				w.base = baseOf(op.shape, op.body, op.etag)
+			}
+		}
+		if op.kind != OpDelete {
+			bodies[i], _ = w.withToken(nil, op.body, tokens)
+			w.sent = bodies[i]
+		}
+		if w.kind != wInsert && w.kind != wConditional || w.delete {
+			w.token = "" // carries none
+		}
+	}
+
+	var results []batch.OpResult
+	var call *pipeline.Call
+	var err error
+	if c.kit {
+		results, call, err = c.sendBatch(ctx, ops, bodies)
+	} else {
+		results, err = c.submitSDK(ctx, ops, bodies)
 	}
 	if err != nil {
-		var te *batch.TransactionError
-		if errors.As(err, &te) {
-			out := &TransactionError{Index: te.Op.Index, StatusCode: te.Op.StatusCode, Code: te.Op.Code, Message: te.Op.Message, Err: err}
-			if te.Op.Index >= 0 && te.Op.Index < len(ops) {
-				out.Kind = ops[te.Op.Index].kind
-			} else {
-				out.Index = -1
-			}
-			return nil, out
+		if err := c.settleTxn(ctx, call, name, ops, writes, err); err != nil {
+			return nil, err
 		}
-		return nil, err
+		return make([]string, len(ops)), nil // applied; the ETags are unknown
 	}
 	etags := make([]string, len(ops))
 	for i, op := range ops {
@@ -321,6 +402,138 @@ func submitOps(ctx context.Context, client *aztables.Client, ops []batchOp) ([]s
 		}
 	}
 	return etags, nil
+}
+
+// settleTxn turns a failed transaction's error into a *TransactionError
+// (certain), nil (the read-back showed it was applied) or an
+// *OutcomeError.
+func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, ops []batchOp, writes []write, err error) error {
+	unknown := func(last error) error {
+		return &OutcomeError{Op: "Submit", Table: name, PartitionKey: ops[0].pk, Last: last}
+	}
+	var te *batch.TransactionError
+	if !errors.As(err, &te) {
+		var be *BatchError
+		if errors.As(err, &be) || (call != nil && call.Tries() == 0 && !errors.Is(err, batch.ErrMalformed)) {
+			return err // refused before sending, or nothing sent
+		}
+		return unknown(err)
+	}
+	out := &TransactionError{Index: te.Op.Index, StatusCode: te.Op.StatusCode, Code: te.Op.Code, Message: te.Op.Message, Err: err}
+	if te.Op.Index >= 0 && te.Op.Index < len(ops) {
+		out.Kind = ops[te.Op.Index].kind
+	} else {
+		out.Index = -1
+	}
+	if call == nil || !call.Resent() || !isConflict(te.Op.StatusCode) || errors.Is(out, ErrTableNotFound) {
+		return out
+	}
+	// Entities that can tell whether the transaction was applied: one with
+	// the write token, the failing operation's, an insert's.
+	var tried [3]int
+	n := 0
+	pick := func(i int) {
+		if i < 0 || i >= len(ops) || slices.Contains(tried[:n], i) {
+			return
+		}
+		tried[n] = i
+		n++
+		switch v, _ := c.judge(ctx, call, &writes[i]); v {
+		case wtoken.Applied:
+			err = nil
+		case wtoken.NotApplied:
+			err = out
+		}
+	}
+	err = unknown(out)
+	for _, find := range []func() int{
+		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.token != "" }) },
+		func() int { return out.Index },
+		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.kind == wInsert }) },
+	} {
+		pick(find())
+		if !errors.Is(err, ErrOutcomeUnknown) {
+			break
+		}
+	}
+	return err
+}
+
+// submitSDK sends the operations through aztables' SubmitTransaction, for
+// a client without tablekit's policies.
+func (c *conn) submitSDK(ctx context.Context, ops []batchOp, bodies [][]byte) ([]batch.OpResult, error) {
+	actions := make([]aztables.TransactionAction, len(ops))
+	for i, op := range ops {
+		if err := op.checkAddressable(); err != nil {
+			return nil, &BatchError{Index: i, Err: err}
+		}
+		a := aztables.TransactionAction{ActionType: actionTypes[op.kind], Entity: bodies[i]}
+		if op.kind == OpDelete {
+			a.Entity = keysBody(op.pk, op.rk)
+		}
+		if op.etag != "" {
+			tag := azcore.ETag(op.etag)
+			a.IfMatch = &tag
+		}
+		actions[i] = a
+	}
+	return batch.Submit(ctx, c.client, actions, nil)
+}
+
+// sendBatch sends the operations as tablekit's own $batch request on the
+// client's pipeline, with SubmitTransaction as the carrier (so that the
+// request's URL, headers, authorization and tracing span are aztables').
+func (c *conn) sendBatch(ctx context.Context, ops []batchOp, bodies [][]byte) ([]batch.OpResult, *pipeline.Call, error) {
+	bops := make([]batch.Operation, len(ops))
+	for i, op := range ops {
+		bops[i] = batch.Operation{Method: methods[op.kind], PartitionKey: op.pk, RowKey: op.rk, IfMatch: op.etag, Body: bodies[i]}
+	}
+	bp := bufPool.Get().(*[]byte)
+	body, contentType := batch.Request((*bp)[:0], c.endpoint, c.table, uuid.NewString(), bops)
+	defer func() {
+		if cap(body) <= 1<<20 {
+			*bp = body[:0]
+			bufPool.Put(bp)
+		}
+	}()
+	ctx, call := pipeline.WithCall(ctx)
+	tk := &pipeline.Takeover{Body: body, ContentType: contentType, CarrierStatus: http.StatusAccepted, CarrierBody: carrierReply}
+	resp, err := pipeline.Send(ctx, tk, func(ctx context.Context) { carry(ctx, c.client) })
+	if err != nil {
+		return nil, call, err
+	}
+	payload, err := runtime.Payload(resp)
+	if err != nil {
+		return nil, call, err
+	}
+	results, err := batch.Reply(resp, payload, len(ops), nil)
+	return results, call, err
+}
+
+// methods maps each OpKind to its HTTP method in a changeset; the If-Match
+// header (an ETag, "*", or none for the upserts) makes the rest.
+var methods = [...]string{
+	OpInsert:        batch.MethodInsert,
+	OpMerge:         batch.MethodMerge,
+	OpReplace:       batch.MethodReplace,
+	OpUpsertMerge:   batch.MethodMerge,
+	OpUpsertReplace: batch.MethodReplace,
+	OpDelete:        batch.MethodDelete,
+}
+
+// carrierAction is the carrier's own operation, never sent: the per-call
+// policy replaces the request's body.
+var carrierAction = []aztables.TransactionAction{{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p","RowKey":"r"}`)}}
+
+// carrierReply is a $batch reply that SubmitTransaction v1.4.1 reads as a
+// success without reading any operation.
+var carrierReply = []byte("--batchresponse_tk\r\nContent-Type: multipart/mixed; boundary=changesetresponse_tk\r\n\r\n--changesetresponse_tk--\r\n\r\n--batchresponse_tk--\r\n")
+
+// carry runs the carrier; a panic in it (aztables slices replies without
+// checking their length) must not escape: the real answer is tablekit's.
+func carry(ctx context.Context, client *aztables.Client) {
+	defer func() { _ = recover() }()
+	_, _ = client.SubmitTransaction(ctx, carrierAction, nil)
 }
 
 // actionTypes maps each OpKind to aztables' name for it. Note the SDK's
@@ -343,6 +556,17 @@ func keysBody(pk, rk string) []byte {
 }
 
 // Submit runs b as one transaction on this table; see the package function.
+// With WithWriteTokens, its inserts and conditional operations carry the
+// transaction's write token.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
-	return Submit(ctx, t.client, b)
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, errNilBatch
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return t.conn.submitOps(ctx, t.name, b.ops, t.tokens)
 }

@@ -32,10 +32,18 @@ type BulkError struct {
 }
 
 func (e *BulkError) Error() string {
+	if e == nil {
+		return "tablekit: bulk write: <nil>"
+	}
 	return fmt.Sprintf("tablekit: bulk write: %d of %d entities not written; first: %v", e.Failed, e.Total, e.First)
 }
 
-func (e *BulkError) Unwrap() error { return e.First }
+func (e *BulkError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.First
+}
 
 // BulkWrite writes any number of entities that need not be written
 // atomically as a whole: it groups them by PartitionKey, cuts each group into
@@ -47,11 +55,22 @@ func (e *BulkError) Unwrap() error { return e.First }
 // It returns one Outcome per entity, in input order. An entity that is
 // invalid, or that makes its transaction fail, is reported and the rest of
 // its transaction is submitted again without it, so one bad entity costs
-// only itself. An error that is not the service refusing the transaction
-// (after azcore's retries of throttling and server errors) is reported for
-// every entity of that transaction; it may have been applied (see Submit).
-// When any entity has an error the error is a *BulkError.
+// only itself. An outcome is never wrong: a refusal answered to a resent
+// transaction (its first reply lost) is checked by reading back as Submit
+// does, and a transaction found applied is reported written, with an
+// empty ETag; a transaction whose outcome stays unknown (after azcore's
+// retries of throttling and server errors, a transport failure, or a
+// read-back that cannot tell) is reported for each of its entities with
+// an error matching ErrOutcomeUnknown. When any entity has an error the
+// error is a *BulkError.
+//
+// With a client built with ClientOptions every key the service allows can
+// be written; without, an empty PartitionKey or a ' in a key is refused
+// per entity in the upsert modes (aztables cannot address them).
 func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions) ([]Outcome, error) {
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
 	mode := opts.Mode
 	if mode == 0 {
 		mode = OpUpsertReplace
@@ -82,9 +101,11 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 			continue
 		}
 		op := batchOp{kind: mode, pk: pk, rk: rk, body: body}
-		if err := op.checkAddressable(); err != nil {
-			outcomes[i].Err = err
-			continue
+		if !t.conn.kit {
+			if err := op.checkAddressable(); err != nil {
+				outcomes[i].Err = err
+				continue
+			}
 		}
 		if _, ok := groups[pk]; !ok {
 			order = append(order, pk)
@@ -122,7 +143,7 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 			for i, p := range chunk {
 				ops[i] = p.op
 			}
-			etags, err := submitOps(ctx, t.client, ops)
+			etags, err := t.conn.submitOps(ctx, t.name, ops, t.tokens)
 			if err == nil {
 				for i, p := range chunk {
 					outcomes[p.index].ETag = etags[i]

@@ -177,20 +177,3 @@ func TestFanOutReportsTheCallersDeadline(t *testing.T) {
 		}
 	}
 }
-
-func TestBulkRefusesWhatATransactionCannotAddress(t *testing.T) {
-	people := newPeople(t)
-	in := []Person{{Dept: "p", ID: "O'Brien"}, {Dept: "", ID: "x"}, {Dept: "p", ID: "fine"}}
-	outcomes, err := people.BulkWrite(context.Background(), in, entity.BulkOptions{Mode: entity.OpUpsertReplace})
-	var be *entity.BulkError
-	if !errors.As(err, &be) || be.Failed != 2 {
-		t.Fatalf("got %v", err)
-	}
-	if !errors.Is(outcomes[0].Err, entity.ErrInvalid) || !errors.Is(outcomes[1].Err, entity.ErrInvalid) || outcomes[2].Err != nil {
-		t.Fatalf("outcomes: %+v", outcomes)
-	}
-	// Inserts can carry both.
-	if _, err := people.BulkWrite(context.Background(), in[:2], entity.BulkOptions{Mode: entity.OpInsert}); err != nil {
-		t.Fatalf("insert mode: %v", err)
-	}
-}

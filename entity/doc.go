@@ -43,7 +43,9 @@
 //
 // # Tables
 //
-// Table[T] is a typed view of one table over *aztables.Client:
+// Table[T] is a typed view of one table over *aztables.Client (build it with
+// ClientOptions, or use NewTableFromConnectionString or
+// NewTableWithCredential):
 //
 //	emps, err := entity.NewTableFromConnectionString[Employee](connStr, "Employees", nil)
 //	err = emps.Insert(ctx, &e)                     // e.ETag and e.Updated filled
@@ -57,7 +59,29 @@
 //
 // Service errors match ErrNotFound, ErrTableNotFound, ErrAlreadyExists and
 // ErrPreconditionFailed with errors.Is, and unwrap to the
-// *azcore.ResponseError. Reads decode the body the service sent, captured
+// *azcore.ResponseError.
+//
+// # Outcomes under lost replies
+//
+// azcore resends a request whose reply was lost, also a write the service
+// executed; the resend of an insert then gets 409, of a conditional update
+// 412, of a transaction a failure at an operation, for a change that was
+// applied. tablekit never reports such an answer as the truth: built with
+// ClientOptions (tablekit's constructors are), a client counts azcore's
+// tries, and a write whose final answer may be about a resend is checked
+// by reading the entity back. The outcome is then either certain — done
+// (its write token is stored, or the inserted entity is stored exactly as
+// sent), or refused (the stored version is older than the write's first
+// try, or another write's token proves it won) — or an error matching
+// ErrOutcomeUnknown, never a guess. Upserts and unconditional writes are
+// repeated harmlessly. Table.WithWriteTokens makes Modify exactly-once and
+// lets the ETag-guarded patterns recognise their own writes, for one
+// property of at most 290 bytes per entity.
+//
+// Transactions go out as tablekit's own $batch on the client's pipeline
+// (same credential, retries, logging, tracing), so every key the service
+// allows can be merged, replaced or deleted in one, and each operation's
+// ETag and the failing operation's index are reported. Reads decode the body the service sent, captured
 // through azcore's pipeline, rather than the re-encoded copy aztables hands
 // out, so every value keeps its stored type. Retries, logging and tracing
 // are azcore's, configured through aztables.ClientOptions.

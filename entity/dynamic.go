@@ -33,12 +33,20 @@ type DynamicEntity struct {
 // Prop returns the property name of d as a T, and whether it is present with
 // that type.
 func Prop[T any](d *DynamicEntity, name string) (T, bool) {
+	if d == nil {
+		var zero T
+		return zero, false
+	}
 	v, ok := d.Properties[name].(T)
 	return v, ok
 }
 
-// Set stores a property, creating the map when needed, and returns d.
+// Set stores a property, creating the map when needed, and returns d; on
+// a nil d it returns a new DynamicEntity holding the property.
 func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
+	if d == nil {
+		d = &DynamicEntity{}
+	}
 	if d.Properties == nil {
 		d.Properties = make(map[string]any)
 	}

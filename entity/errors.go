@@ -54,6 +54,9 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
+	if e == nil {
+		return "tablekit: invalid entity: <nil>"
+	}
 	var b strings.Builder
 	b.WriteString("tablekit: invalid entity: ")
 	if e.Property != "" {
@@ -82,7 +85,12 @@ func (e *ValidationError) Error() string {
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
 // Unwrap returns the underlying cause.
-func (e *ValidationError) Unwrap() error { return e.Err }
+func (e *ValidationError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // TypeError reports a Go type that cannot be mapped to an entity. It is found
 // when the type is first planned, never by a panic.
@@ -93,6 +101,9 @@ type TypeError struct {
 }
 
 func (e *TypeError) Error() string {
+	if e == nil {
+		return "tablekit: unsupported entity type: <nil>"
+	}
 	if e.Field == "" {
 		return fmt.Sprintf("tablekit: unsupported entity type %v: %s", e.Type, e.Reason)
 	}
@@ -111,6 +122,9 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
+	if e == nil {
+		return "tablekit: cannot decode entity: <nil>"
+	}
 	var b strings.Builder
 	b.WriteString("tablekit: cannot decode entity: ")
 	if e.Property != "" {
@@ -132,7 +146,12 @@ func (e *DecodeError) Error() string {
 func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
 
 // Unwrap returns the underlying cause.
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *DecodeError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // shorten keeps error messages readable for 64 KiB values.
 func shorten(s string) string {

@@ -3,8 +3,15 @@ package entity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"reflect"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // RetryPolicy bounds an optimistic-concurrency loop.
@@ -55,6 +62,9 @@ func (r RetryPolicy) backoff(ctx context.Context, n int) error {
 // round must start from a fresh read: this is the loop of every ETag-guarded
 // pattern of the design guide (§3, §6.4, §6.9).
 func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context) error) error {
+	if attempt == nil {
+		return &ValidationError{Rule: "attempt function", Limit: "non-nil", Value: "nil"}
+	}
 	r = r.withDefaults()
 	var last error
 	for n := 1; n <= r.Attempts; n++ {
@@ -80,27 +90,151 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // With Replace, properties that T does not model are removed (give T an
 // `extra` field to keep them); Merge keeps them, but cannot remove a
 // property.
+//
+// Lost replies: on a table with write tokens (WithWriteTokens) Modify is
+// exactly-once. When its write's reply is lost and azcore's resend gets
+// 412 (or every try fails in transport), the next round's read shows
+// whether the write was applied: if so Modify returns that entity as read
+// (with the change, and any later writes) without applying the change
+// again; if another writer won, the round goes on as for any 412; if the
+// read cannot tell, the error matches ErrOutcomeUnknown. Without write
+// tokens the same case is settled only when the stored version predates
+// the write, and is otherwise ErrOutcomeUnknown: never applied twice.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode UpdateMode, policy RetryPolicy, change func(*T) error) (T, error) {
 	var out T
+	if err := t.ok(); err != nil {
+		return out, err
+	}
+	if change == nil {
+		return out, &ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
+	}
 	if !t.shape.hasETag() {
 		return out, &TypeError{Type: t.shape.goType(), Reason: "Modify needs an etag field"}
 	}
-	if _, err := mode.sdk(); err != nil {
+	m, err := mode.sdk()
+	if err != nil {
 		return out, err
 	}
-	err := policy.Retry(ctx, func(ctx context.Context) error {
-		cur, err := t.Get(ctx, partitionKey, rowKey)
+	var token string
+	if t.tokens {
+		token = wtoken.New()
+	}
+	// pending is the last round's write when its outcome is left to the
+	// next read to settle.
+	var pending *write
+	var pendingErr error
+	unknown := func() error {
+		return &OutcomeError{Op: "Modify", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, Last: pendingErr}
+	}
+	// settle says what the entity as read (raw, with its etag) proves of
+	// the pending write.
+	settle := func(raw []byte, etag string) wtoken.Verdict {
+		v := wtoken.Unknown
+		if pending.token != "" {
+			s, has := wtoken.Find(raw)
+			chain, ok := wtoken.Parse(s)
+			v = wtoken.Judge(pending.base, pending.token, chain, has && ok)
+		}
+		if v == wtoken.Unknown && predates(etag, pending.call) {
+			v = wtoken.NotApplied
+		}
+		return v
+	}
+	read := func(ctx context.Context) (T, []byte, string, error) {
+		var cur T
+		raw, etag, err := t.getRaw(ctx, partitionKey, rowKey)
 		if err != nil {
+			return cur, nil, "", err
+		}
+		rv := reflect.ValueOf(&cur).Elem()
+		if err := t.shape.decode(raw, rv); err != nil {
+			return cur, nil, "", err
+		}
+		if etag == "" {
+			etag = t.shape.etagValue(rv)
+		} else if t.shape.etagValue(rv) == "" {
+			t.shape.setWritten(rv, etag)
+		}
+		return cur, raw, etag, nil
+	}
+	err = policy.Retry(ctx, func(ctx context.Context) error {
+		cur, raw, etag, err := read(ctx)
+		if err != nil {
+			if pending != nil {
+				return unknown()
+			}
 			return err
+		}
+		if pending != nil {
+			switch settle(raw, etag) {
+			case wtoken.Applied:
+				out, pending = cur, nil
+				return nil
+			case wtoken.Unknown:
+				return unknown()
+			}
+			pending = nil
+		}
+		base := wtoken.Base{ETag: etag, Known: true}
+		if s, ok := wtoken.Find(raw); ok {
+			base.Chain, _ = wtoken.Parse(s)
 		}
 		if err := change(&cur); err != nil {
 			return err
 		}
-		if err := t.Update(ctx, &cur, mode); err != nil {
+		w := &write{op: "Modify", kind: wConditional, pk: partitionKey, rk: rowKey, merge: mode == Merge, base: base, etag: etag, token: token}
+		var newETag string
+		err = t.withBody(&cur, func(body []byte) error {
+			var err error
+			newETag, err = t.sendOnly(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
+				match := azcore.ETag(etag)
+				resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{UpdateMode: m, IfMatch: &match})
+				return string(resp.ETag), err
+			}, false)
 			return err
+		})
+		if err == nil {
+			t.setWritten(&cur, azcore.ETag(newETag))
+			out = cur
+			return nil
 		}
-		out = cur
-		return nil
+		var se *ServiceError
+		switch {
+		case errors.As(err, &se) && se.StatusCode == http.StatusPreconditionFailed:
+			// Certain unless it may answer a resend; without the policy
+			// that cannot be told, and only a token settles it.
+			if (t.conn.kit && w.call.Resent()) || (!t.conn.kit && token != "") {
+				pending, pendingErr = w, err
+			}
+			return err // another round, which settles pending first
+		case errors.As(err, &se):
+			_, _, err = t.conn.settle(ctx, w.call, t.name, w, err)
+			return err
+		case t.conn.kit && w.call.Tries() == 0:
+			return err // nothing was sent
+		case token != "":
+			// No answer: the next read settles it.
+			pending, pendingErr = w, err
+			return errRound
+		}
+		return &OutcomeError{Op: "Modify", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, Last: err}
 	})
+	if pending != nil {
+		// The rounds ran out with the last write unsettled: one more read.
+		cur, raw, etag, rerr := read(ctx)
+		if rerr != nil {
+			return out, unknown()
+		}
+		switch settle(raw, etag) {
+		case wtoken.Applied:
+			return cur, nil
+		case wtoken.Unknown:
+			return out, unknown()
+		}
+	}
 	return out, err
 }
+
+// errRound makes RetryPolicy.Retry run another round of Modify, whose
+// read settles a write that got no answer.
+var errRound = fmt.Errorf("tablekit: write not answered; settling by reading back: %w", ErrPreconditionFailed)

@@ -37,14 +37,26 @@ type ServiceError struct {
 }
 
 func (e *ServiceError) Error() string {
-	return "tablekit: " + e.Op + " on table " + e.Table + ": " + e.Err.Error()
+	if e == nil {
+		return "tablekit: service error: <nil>"
+	}
+	msg := e.Code
+	if e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return "tablekit: " + e.Op + " on table " + e.Table + ": " + msg
 }
 
-func (e *ServiceError) Unwrap() error { return e.Err }
+func (e *ServiceError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Is maps the service's codes and statuses onto the sentinels.
 func (e *ServiceError) Is(target error) bool {
-	return matchesCode(target, e.Code, e.StatusCode)
+	return e != nil && matchesCode(target, e.Code, e.StatusCode)
 }
 
 func matchesCode(target error, code string, status int) bool {

@@ -207,6 +207,9 @@ type RowKeyField struct {
 // RowKeyFieldOf returns the RowKey field of an entity type: a tagged struct
 // type or DynamicEntity.
 func RowKeyFieldOf(t reflect.Type) (*RowKeyField, error) {
+	if t == nil {
+		return nil, &TypeError{Reason: "nil reflect.Type"}
+	}
 	if t == dynamicType {
 		f, _ := t.FieldByName("RowKey")
 		return &RowKeyField{ptr: reflect.PointerTo(t), path: []step{{index: f.Index[0]}}}, nil
@@ -220,6 +223,9 @@ func RowKeyFieldOf(t reflect.Type) (*RowKeyField, error) {
 
 // field returns v's RowKey field; v must be a non-nil pointer to the type.
 func (f *RowKeyField) field(v any) (reflect.Value, error) {
+	if f == nil || f.ptr == nil {
+		return reflect.Value{}, &TypeError{Type: reflect.TypeOf(v), Reason: "nil or zero *entity.RowKeyField (make one with RowKeyFieldOf)"}
+	}
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() || rv.Type() != f.ptr || rv.IsNil() {
 		return reflect.Value{}, &TypeError{Type: reflect.TypeOf(v), Reason: "want a non-nil " + f.ptr.String()}

@@ -15,6 +15,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/pipeline"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // AnyETag makes a write unconditional ("last writer wins", If-Match: *).
@@ -45,28 +47,39 @@ func (m UpdateMode) sdk() (aztables.UpdateMode, error) {
 // for concurrent use.
 type Table[T any] struct {
 	client *aztables.Client
+	conn   *conn
 	name   string
 	shape  shape
+	// tokens: writes carry a write token (WithWriteTokens).
+	tokens bool
 	// readFormat is the metadata level asked for on reads: none when T needs
 	// no annotations and no ETag (smaller, faster bodies), else minimal.
 	readFormat aztables.MetadataFormat
 }
 
 // NewTable returns a typed view of the table client's table. It fails with a
-// *TypeError when T cannot be mapped, before any request.
+// *TypeError when T cannot be mapped, before any request. Build the client
+// with ClientOptions, so that lost replies are never misreported and
+// transactions address every key (see ClientOptions for what a client
+// without it cannot do).
 func NewTable[T any](client *aztables.Client) (*Table[T], error) {
 	return newTable[T](client, "")
 }
 
-// NewTableFromService returns a typed view of the named table of a service.
+// NewTableFromService returns a typed view of the named table of a service
+// (built with ClientOptions, as for NewTable).
 func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Table[T], error) {
+	if svc == nil {
+		return nil, errors.New("tablekit: nil *aztables.ServiceClient")
+	}
 	return newTable[T](svc.NewClient(name), name)
 }
 
 // NewTableFromConnectionString connects with an account connection string
-// (account key or SAS) to the named table.
+// (account key or SAS) to the named table. opts (nil means aztables'
+// defaults) gets tablekit's policies (ClientOptions).
 func NewTableFromConnectionString[T any](connectionString, name string, opts *aztables.ClientOptions) (*Table[T], error) {
-	svc, err := aztables.NewServiceClientFromConnectionString(connectionString, opts)
+	svc, err := aztables.NewServiceClientFromConnectionString(connectionString, ClientOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +88,13 @@ func NewTableFromConnectionString[T any](connectionString, name string, opts *az
 
 // NewTableWithCredential connects to the named table of the account at
 // serviceURL (https://ACCOUNT.table.core.windows.net/) with a Microsoft Entra
-// credential, such as azidentity.NewDefaultAzureCredential's.
+// credential, such as azidentity.NewDefaultAzureCredential's. opts gets
+// tablekit's policies (ClientOptions).
 func NewTableWithCredential[T any](serviceURL, name string, cred azcore.TokenCredential, opts *aztables.ClientOptions) (*Table[T], error) {
-	svc, err := aztables.NewServiceClient(serviceURL, cred, opts)
+	if cred == nil {
+		return nil, errors.New("tablekit: nil azcore.TokenCredential")
+	}
+	svc, err := aztables.NewServiceClient(serviceURL, cred, ClientOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -85,24 +102,84 @@ func NewTableWithCredential[T any](serviceURL, name string, cred azcore.TokenCre
 }
 
 func newTable[T any](client *aztables.Client, name string) (*Table[T], error) {
-	if client == nil {
-		return nil, errors.New("tablekit: nil *aztables.Client")
+	c, err := connect(client)
+	if err != nil {
+		return nil, err
 	}
 	sh, err := shapeOf(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}
-	return &Table[T]{client: client, name: name, shape: sh, readFormat: sh.readFormat()}, nil
+	if name == "" {
+		name = c.table
+	}
+	return &Table[T]{client: client, conn: c, name: name, shape: sh, readFormat: sh.readFormat()}, nil
 }
 
-// Client returns the underlying aztables client, for what tablekit does not wrap.
-func (t *Table[T]) Client() *aztables.Client { return t.client }
+// WithWriteTokens returns a view of the same table whose writes carry a
+// write token, which makes Modify exactly-once under lost replies and lets
+// every conditional write or insert whose reply was lost be recognised by
+// reading it back.
+//
+// Each insert and each conditional write (Update, Modify, and the insert,
+// merge, replace operations of Submit and BulkWrite) stores a reserved
+// String property, TkWrite: a random token of the write and of the writes
+// before it that Modify (or an entity type with a TkWrite field) read,
+// newest first, at most 16 (134 characters). When the write's answer may
+// be about a resent request, or, in Modify, after any 412, tablekit reads
+// the entity back: its token in TkWrite proves the write was applied;
+// another token following the one it read proves another write won, so it
+// was not applied; anything else is ErrOutcomeUnknown, never a guess.
+//
+// Cost: one property of at most 8 + 2·7 + 2·134 = 290 bytes per entity;
+// no extra request unless a reply was lost (Modify's re-read after a 412
+// is the read it makes anyway). Upserts and unconditional writes carry no
+// token (a resend repeats them harmlessly) and, like every write without
+// one, strip a TkWrite read earlier, so an old chain is never restored.
+// Every writer of an entity should go through tablekit: a writer that
+// stores TkWrite itself defeats the proof.
+func (t *Table[T]) WithWriteTokens() *Table[T] {
+	if t == nil {
+		return nil
+	}
+	u := *t
+	u.tokens = true
+	return &u
+}
 
-// Name returns the table name when it is known (it is not for NewTable).
-func (t *Table[T]) Name() string { return t.name }
+// ok checks t before a call.
+func (t *Table[T]) ok() error {
+	if t == nil || t.conn == nil {
+		return errNilTable
+	}
+	return nil
+}
+
+var errNilTable = errors.New("tablekit: nil or zero *entity.Table (make one with entity.NewTable)")
+
+// Client returns the underlying aztables client, for what tablekit does not
+// wrap; nil for a nil Table.
+func (t *Table[T]) Client() *aztables.Client {
+	if t == nil {
+		return nil
+	}
+	return t.client
+}
+
+// Name returns the table name when it is known: always for a client built
+// with ClientOptions, else not for NewTable.
+func (t *Table[T]) Name() string {
+	if t == nil {
+		return ""
+	}
+	return t.name
+}
 
 // CreateTable creates the table; ErrAlreadyExists when it exists.
 func (t *Table[T]) CreateTable(ctx context.Context) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	_, err := t.client.CreateTable(ctx, nil)
 	return wrapErr("CreateTable", t.name, err)
 }
@@ -118,6 +195,9 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 
 // DeleteTable deletes the table and every entity in it (design guide §6.8).
 func (t *Table[T]) DeleteTable(ctx context.Context) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	_, err := t.client.Delete(ctx, nil)
 	return wrapErr("DeleteTable", t.name, err)
 }
@@ -178,6 +258,9 @@ func (t *Table[T]) GetRaw(ctx context.Context, partitionKey, rowKey string) ([]b
 }
 
 func (t *Table[T]) getRaw(ctx context.Context, partitionKey, rowKey string) (body []byte, etag string, err error) {
+	if err := t.ok(); err != nil {
+		return nil, "", err
+	}
 	if err := checkKey("PartitionKey", partitionKey); err != nil {
 		return nil, "", err
 	}
@@ -217,22 +300,85 @@ func rawBody(resp *http.Response, fallback []byte) ([]byte, error) {
 
 // Insert adds e; an entity with the same keys is an error matching
 // ErrAlreadyExists. The new ETag and Timestamp are written back into e.
+//
+// When the service's answer may be about a resent request (its reply to an
+// earlier try was lost), Insert reads the entity back: stored with its
+// write token, or exactly as sent, it reports success (e's ETag is then
+// set only when the stored entity is still exactly e); stamped before
+// the first try can have arrived, ErrAlreadyExists; otherwise
+// ErrOutcomeUnknown.
 func (t *Table[T]) Insert(ctx context.Context, e *T) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	return t.withBody(e, func(body []byte) error {
-		resp, err := t.client.AddEntity(ctx, body, &aztables.AddEntityOptions{Format: &formatNone})
-		if err != nil {
-			return wrapErr("Insert", t.name, err)
-		}
-		t.setWritten(e, resp.ETag)
-		return nil
+		pk, rk := t.keysOf(e)
+		w := &write{op: "Insert", kind: wInsert, pk: pk, rk: rk}
+		return t.send(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
+			resp, err := t.client.AddEntity(ctx, body, &aztables.AddEntityOptions{Format: &formatNone})
+			return string(resp.ETag), err
+		}, e)
 	})
 }
 
 var formatNone = aztables.MetadataFormatNone
 
+// send writes body (with w's write token, or without any TkWrite) through
+// do, settles the outcome and writes the new ETag back into e.
+func (t *Table[T]) send(ctx context.Context, w *write, body []byte, do func(ctx context.Context, body []byte) (string, error), e *T) error {
+	etag, err := t.sendOnly(ctx, w, body, do, true)
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		t.setWritten(e, azcore.ETag(etag))
+	}
+	return nil
+}
+
+// sendOnly is send without the ETag's write-back; without settle it
+// returns the service's answer as is, and leaves w.call for the caller
+// to settle (w.sent is then cleared: it lives in a pooled buffer).
+func (t *Table[T]) sendOnly(ctx context.Context, w *write, body []byte, do func(ctx context.Context, body []byte) (string, error), settle bool) (string, error) {
+	bp := bufPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 {
+			bufPool.Put(bp)
+		}
+	}()
+	if w.kind == wConditional && !w.base.Known && w.base.ETag == "" {
+		w.base = baseOf(t.shape, body, w.etag)
+	}
+	body, copied := w.withToken((*bp)[:0], body, t.tokens)
+	if copied {
+		*bp = body[:0]
+	}
+	w.sent = body
+	cctx, call := pipeline.WithCall(ctx)
+	w.call = call
+	etag, err := do(cctx, body)
+	if err == nil {
+		return etag, nil
+	}
+	err = wrapErr(w.op, t.name, err)
+	if !settle {
+		w.sent = nil
+		return "", err
+	}
+	applied, got, err := t.conn.settle(ctx, call, t.name, w, err)
+	if !applied || err != nil {
+		return "", err
+	}
+	return got, nil
+}
+
 // Upsert inserts e or, when it exists, merges or replaces it, whatever its
 // ETag (InsertOrMerge / InsertOrReplace). The new ETag is written back into e.
+// A resend repeats it harmlessly, so its answer is always the truth.
 func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	m, err := mode.sdk()
 	if err != nil {
 		return err
@@ -243,12 +389,12 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 		}
 	}
 	return t.withBody(e, func(body []byte) error {
-		resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: m})
-		if err != nil {
-			return wrapErr("Upsert", t.name, err)
-		}
-		t.setWritten(e, resp.ETag)
-		return nil
+		pk, rk := t.keysOf(e)
+		w := &write{op: "Upsert", kind: wUpsert, pk: pk, rk: rk}
+		return t.send(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
+			resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: m})
+			return string(resp.ETag), err
+		}, e)
 	})
 }
 
@@ -257,7 +403,16 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 // a missing entity with ErrNotFound. An e without an ETag is refused with
 // ErrNoETag before any request; UpdateAny is the explicit unconditional
 // form. The new ETag is written back into e.
+//
+// A 412 or 404 answered to a resent request is checked by reading the
+// entity back: Update reports success when its write token is stored,
+// the failure when the stored version was stamped before its first try can
+// have arrived (or its chain shows another write won, see
+// WithWriteTokens), and ErrOutcomeUnknown otherwise.
 func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	if e == nil {
 		return errNilEntity[T]()
 	}
@@ -265,16 +420,23 @@ func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
 	if etag == "" {
 		return ErrNoETag
 	}
-	return t.update(ctx, e, mode, etag)
+	return t.update(ctx, e, mode, etag, wtoken.Base{})
 }
 
 // UpdateAny merges or replaces an existing entity whatever its ETag ("last
-// writer wins"). It still fails with ErrNotFound when there is no entity.
+// writer wins"). It still fails with ErrNotFound when there is no entity
+// (ErrOutcomeUnknown when that answers a resend: the first try may have
+// updated an entity deleted since).
 func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode UpdateMode) error {
-	return t.update(ctx, e, mode, AnyETag)
+	if err := t.ok(); err != nil {
+		return err
+	}
+	return t.update(ctx, e, mode, AnyETag, wtoken.Base{})
 }
 
-func (t *Table[T]) update(ctx context.Context, e *T, mode UpdateMode, etag string) error {
+// update writes e on condition of etag. base is what the caller read of
+// the version's chain (Modify), else found from e's body.
+func (t *Table[T]) update(ctx context.Context, e *T, mode UpdateMode, etag string, base wtoken.Base) error {
 	if e == nil {
 		return errNilEntity[T]()
 	}
@@ -282,17 +444,20 @@ func (t *Table[T]) update(ctx context.Context, e *T, mode UpdateMode, etag strin
 	if err != nil {
 		return err
 	}
-	if pk, _ := t.keysOf(e); pk == "" {
+	pk, rk := t.keysOf(e)
+	if pk == "" {
 		return errEmptyPartitionKey("Update")
 	}
+	w := &write{op: "Update", kind: wConditional, pk: pk, rk: rk, merge: mode == Merge, base: base, etag: etag}
+	if etag == AnyETag {
+		w.kind = wAny
+	}
 	return t.withBody(e, func(body []byte) error {
-		match := azcore.ETag(etag)
-		resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{UpdateMode: m, IfMatch: &match})
-		if err != nil {
-			return wrapErr("Update", t.name, err)
-		}
-		t.setWritten(e, resp.ETag)
-		return nil
+		return t.send(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
+			match := azcore.ETag(etag)
+			resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{UpdateMode: m, IfMatch: &match})
+			return string(resp.ETag), err
+		}, e)
 	})
 }
 
@@ -304,8 +469,13 @@ func errEmptyPartitionKey(op string) error {
 
 // Delete removes the entity with these keys if its ETag is still etag
 // (ErrPreconditionFailed otherwise; ErrNotFound when it is gone). Pass
-// AnyETag to delete whatever its version.
+// AnyETag to delete whatever its version. A 404 answered to a resent
+// request is ErrOutcomeUnknown (the first try may have deleted it), as is
+// a 412 unless the stored version predates the first try.
 func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	if etag == "" {
 		return ErrNoETag
 	}
@@ -318,13 +488,22 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string
 	if partitionKey == "" {
 		return errEmptyPartitionKey("Delete")
 	}
+	w := &write{op: "Delete", kind: wConditional, pk: partitionKey, rk: rowKey, delete: true}
+	if etag == AnyETag {
+		w.kind = wAny
+	}
 	match := azcore.ETag(etag)
-	_, err := t.client.DeleteEntity(ctx, partitionKey, rowKey, &aztables.DeleteEntityOptions{IfMatch: &match})
-	return wrapErr("Delete", t.name, err)
+	cctx, call := pipeline.WithCall(ctx)
+	_, err := t.client.DeleteEntity(cctx, partitionKey, rowKey, &aztables.DeleteEntityOptions{IfMatch: &match})
+	_, _, err = t.conn.settle(ctx, call, t.name, w, wrapErr("Delete", t.name, err))
+	return err
 }
 
 // DeleteEntity removes e on condition that its ETag is still e's.
 func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	if e == nil {
 		return errNilEntity[T]()
 	}
@@ -335,7 +514,10 @@ func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
 // DeleteIfExists removes the entity with these keys whatever its version and
 // reports whether there was one. A missing table is still an error
 // (ErrTableNotFound). Deleting what is gone is not an error, so
-// recovery steps can repeat it (design guide §3, §6.3).
+// recovery steps can repeat it (design guide §3, §6.3). When the reply to
+// a try that deleted it was lost, the resend finds nothing and whether
+// this call deleted it is unknown: the entity is gone, and the error
+// matches ErrOutcomeUnknown; repeat the call to settle it.
 func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (deleted bool, err error) {
 	err = t.Delete(ctx, partitionKey, rowKey, AnyETag)
 	if errors.Is(err, ErrNotFound) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/connstr"
+	"github.com/tablekit/tablekit/internal/pipeline"
 )
 
 // Environment variables read by Start.
@@ -86,11 +89,11 @@ type Env struct {
 	// answer (zero for a live account).
 	StartupDuration time.Duration
 
-	proc      *process // nil for a live account
-	names     *namer   // shared by an Env and its views
-	policies  []policy.Policy
-	view      bool  // made by With: Close leaves the process alone
-	viewErr   error // why a view's clients could not be built
+	proc      *process                      // nil for a live account
+	names     *namer                        // shared by an Env and its views
+	configure []func(*azcore.ClientOptions) // a view's changes to client options
+	view      bool                          // made by With: Close leaves the process alone
+	viewErr   error                         // why a view's clients could not be built
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -102,9 +105,9 @@ type namer struct {
 }
 
 // With returns a view of the same account whose service clients, and the
-// clients its Table, Queue, Container and TableWith methods build, carry
-// policies as extra per-retry pipeline policies: a cost meter, or a fault
-// injector for a test that checks what a lost reply does.
+// clients its Table, Queue, Container, Scratch… and TableWith methods build,
+// carry policies as extra per-retry pipeline policies: a cost meter, or a
+// fault injector for a test that checks what a lost reply does.
 //
 //	meter := cost.NewMeter()
 //	metered := env.With(meter.Policy())
@@ -113,6 +116,15 @@ type namer struct {
 // The view shares the environment's process and names; closing it does
 // nothing. Policies of e come first.
 func (e *Env) With(policies ...policy.Policy) *Env {
+	return e.WithOptions(func(o *azcore.ClientOptions) {
+		o.PerRetryPolicies = append(o.PerRetryPolicies, policies...)
+	})
+}
+
+// WithOptions is With for any client option: configure is applied to the
+// options of every client the view builds, after e's own changes — logging,
+// a tracing provider, retry settings, transport.
+func (e *Env) WithOptions(configure func(*azcore.ClientOptions)) *Env {
 	v := &Env{
 		ConnectionString: e.ConnectionString,
 		Live:             e.Live,
@@ -123,11 +135,19 @@ func (e *Env) With(policies ...policy.Policy) *Env {
 		StartupDuration:  e.StartupDuration,
 		proc:             e.proc,
 		names:            e.names,
-		policies:         append(append([]policy.Policy(nil), e.policies...), policies...),
+		configure:        append(slices.Clone(e.configure), configure),
 		view:             true,
 	}
 	v.viewErr = v.connect()
 	return v
+}
+
+// applyView applies a view's changes to client options.
+func (e *Env) applyView(o *azcore.ClientOptions) {
+	o.PerRetryPolicies = append([]policy.Policy(nil), o.PerRetryPolicies...) // never alias the caller's
+	for _, c := range e.configure {
+		c(o)
+	}
 }
 
 // usable fails the test when the view's clients could not be built.
@@ -261,23 +281,28 @@ func (e *Env) NoRetryClientOptions() *aztables.ClientOptions {
 // retries. The policies of a view are added where clients are built
 // (connect, NewTableService), so options passed back in are not doubled.
 func (e *Env) testClientOptions() azcore.ClientOptions {
-	return azcore.ClientOptions{Retry: policy.RetryOptions{
+	o := azcore.ClientOptions{Retry: policy.RetryOptions{
 		MaxRetries:    2,
 		RetryDelay:    50 * time.Millisecond,
 		MaxRetryDelay: 500 * time.Millisecond,
 	}}
+	// tablekit's pipeline policies, as entity.ClientOptions adds them, so
+	// that tests run the product's paths: transactions for every key,
+	// writes settled under lost replies. They change no request.
+	pipeline.Install(&o)
+	return o
 }
 
 // NewTableService returns a new table service client for the account, built
-// with opts (nil means azcore's defaults). The policies of a view made by
-// With are added to opts' per-retry policies.
+// with opts (nil means azcore's defaults). The changes of a view made by
+// With or WithOptions are applied to a copy of opts.
 func (e *Env) NewTableService(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	if len(e.policies) > 0 {
+	if len(e.configure) > 0 {
 		o := aztables.ClientOptions{}
 		if opts != nil {
 			o = *opts
 		}
-		o.PerRetryPolicies = append(append([]policy.Policy(nil), o.PerRetryPolicies...), e.policies...)
+		e.applyView(&o.ClientOptions)
 		opts = &o
 	}
 	if e.ConnectionString != "" {
@@ -409,12 +434,18 @@ func isNotFound(err error) bool {
 // useConnectionString sets e up for a live account reached with a
 // connection string.
 func (e *Env) useConnectionString(ctx context.Context, cs string) error {
+	// Parsed once: a malformed string is named before any client is built,
+	// and UseDevelopmentStorage=true becomes explicit endpoints.
+	parsed, err := connstr.Parse(cs)
+	if err != nil {
+		return err
+	}
 	e.Live = true
-	e.ConnectionString = cs
+	e.ConnectionString = parsed.String()
 	if err := e.connect(); err != nil {
 		return err
 	}
-	e.TableEndpoint = tableEndpointOf(cs)
+	e.TableEndpoint = parsed.TableEndpoint
 	e.QueueEndpoint = e.QueueService.URL()
 	e.BlobEndpoint = e.BlobService.URL()
 	return e.checkTables(ctx)
@@ -444,7 +475,7 @@ func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
 // connect builds the three service clients with the test options.
 func (e *Env) connect() error {
 	opts := e.testClientOptions()
-	opts.PerRetryPolicies = append([]policy.Policy(nil), e.policies...)
+	e.applyView(&opts)
 	var err error
 	if e.ConnectionString != "" {
 		if e.TableService, err = aztables.NewServiceClientFromConnectionString(e.ConnectionString, &aztables.ClientOptions{ClientOptions: opts}); err != nil {
@@ -483,28 +514,6 @@ func (e *Env) checkTables(ctx context.Context) error {
 		return fmt.Errorf("table service at %s does not answer: %w", e.TableEndpoint, err)
 	}
 	return nil
-}
-
-// tableEndpointOf returns the table endpoint a connection string names, the
-// way aztables derives it.
-func tableEndpointOf(cs string) string {
-	kv := map[string]string{}
-	for part := range strings.SplitSeq(cs, ";") {
-		if k, v, ok := strings.Cut(part, "="); ok {
-			kv[k] = v
-		}
-	}
-	if ep := kv["TableEndpoint"]; ep != "" {
-		return withSlash(ep)
-	}
-	proto, suffix := kv["DefaultEndpointsProtocol"], kv["EndpointSuffix"]
-	if proto == "" {
-		proto = "https"
-	}
-	if suffix == "" {
-		suffix = "core.windows.net"
-	}
-	return fmt.Sprintf("%s://%s.table.%s/", proto, kv["AccountName"], suffix)
 }
 
 func withSlash(u string) string {

@@ -98,6 +98,9 @@ type KeyError struct {
 
 // Error describes the problem in one line. Long values are shortened.
 func (e *KeyError) Error() string {
+	if e == nil {
+		return "keys: invalid key: <nil>"
+	}
 	var b strings.Builder
 	b.WriteString("keys: ")
 	if e.Func != "" {

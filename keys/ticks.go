@@ -229,9 +229,13 @@ type Sequencer struct {
 // number ever run out, the tick advances by one). Each pair is therefore
 // strictly greater than the one before, so InvertedTicksSeq keys made from
 // successive pairs strictly decrease and TicksKeySeq keys strictly
-// increase.
+// increase. A nil *Sequencer keeps no state: it returns t truncated to its
+// tick and 0 every time, which makes nothing unique.
 func (s *Sequencer) Next(t time.Time) (time.Time, uint32) {
 	ticks := Ticks(t)
+	if s == nil {
+		return FromTicks(ticks), 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {

@@ -25,7 +25,29 @@ type Batch struct {
 }
 
 // NewBatch returns an empty transaction for this table's schema.
-func (t *Table) NewBatch() *Batch { return &Batch{s: t.s} }
+// A nil or zero Table gives a Batch that Validate and Submit refuse.
+func (t *Table) NewBatch() *Batch {
+	if err := t.ok(); err != nil {
+		return &Batch{err: err}
+	}
+	return &Batch{s: t.s}
+}
+
+// errNilBatch is returned for a nil *Batch, and recorded by the builder
+// methods of a nil or zero one (they return a new Batch that carries it).
+var errNilBatch = &entity.BatchError{Index: -1, Err: errors.New("resolver: nil or zero *resolver.Batch (make one with Table.NewBatch)")}
+
+// usable returns b, or a new Batch recording errNilBatch when b cannot be
+// added to.
+func (b *Batch) usable() *Batch {
+	if b == nil {
+		return &Batch{err: errNilBatch}
+	}
+	if b.s == nil && b.err == nil {
+		b.err = errNilBatch
+	}
+	return b
+}
 
 // Insert adds an insert of v.
 func (b *Batch) Insert(v any) *Batch { return b.add(v, (*entity.Batch).Insert) }
@@ -44,6 +66,9 @@ func (b *Batch) UpsertReplace(v any) *Batch { return b.add(v, (*entity.Batch).Up
 
 // Delete adds a delete of v's entity, conditional on v's ETag if it has one.
 func (b *Batch) Delete(v any) *Batch {
+	if b = b.usable(); b.s == nil {
+		return b
+	}
 	pk, rk, etag, err := b.s.address(v)
 	if err != nil {
 		return b.fail(err)
@@ -56,17 +81,26 @@ func (b *Batch) Delete(v any) *Batch {
 // DeleteKeys adds a delete by stored keys; etag "" or entity.AnyETag
 // deletes any version.
 func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
+	b = b.usable()
 	b.b.DeleteKeys(partitionKey, rowKey, etag)
 	b.targets = append(b.targets, target{})
 	return b
 }
 
 // Len is the number of operations.
-func (b *Batch) Len() int { return b.b.Len() }
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.b.Len()
+}
 
 // Validate checks the transaction's rules (see entity.Batch.Validate)
 // without sending anything.
 func (b *Batch) Validate() error {
+	if b == nil {
+		return errNilBatch
+	}
 	if b.err != nil {
 		return b.err
 	}
@@ -74,6 +108,9 @@ func (b *Batch) Validate() error {
 }
 
 func (b *Batch) add(v any, op func(*entity.Batch, any) *entity.Batch) *Batch {
+	if b = b.usable(); b.s == nil {
+		return b
+	}
 	bag, tg, err := b.s.prepare(v)
 	if err != nil {
 		return b.fail(err)
@@ -100,6 +137,12 @@ func (b *Batch) fail(err error) *Batch {
 // naming the failing operation, or a *entity.BatchError for a transaction
 // that breaks a rule and was not sent.
 func (t *Table) Submit(ctx context.Context, b *Batch) ([]string, error) {
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
 	if b.s != t.s {
 		return nil, errors.New("resolver: the batch was built for another schema")
 	}

@@ -23,17 +23,27 @@ type RowError struct {
 }
 
 func (e *RowError) Error() string {
+	if e == nil {
+		return "resolver: row error: <nil>"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "resolver: row (%q, %q)", e.PartitionKey, e.RowKey)
 	if e.TypeName != "" {
 		fmt.Fprintf(&b, " of type %q", e.TypeName)
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
 	return b.String()
 }
 
-func (e *RowError) Unwrap() error { return e.Err }
+func (e *RowError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Props gives a ResolveFunc the properties of a row. The row is decoded on
 // the first call only.
@@ -95,6 +105,9 @@ type readInfo struct {
 // With a RowKey-prefix discriminator the RowKey field of the returned value
 // holds the id, without kind and separator.
 func (s *Schema) Decode(body []byte) (any, error) {
+	if s == nil {
+		return nil, errNilSchema
+	}
 	v, _, err := s.decode(body)
 	return v, err
 }

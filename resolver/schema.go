@@ -336,11 +336,23 @@ func splitVersion(name string) (kind string, version int) {
 	return name[:i], n
 }
 
-// Discriminator returns the schema's discriminator.
-func (s *Schema) Discriminator() Discriminator { return s.disc }
+// errNilSchema is returned for a nil *Schema.
+var errNilSchema = errors.New("resolver: nil *resolver.Schema (make one with resolver.NewSchema)")
+
+// Discriminator returns the schema's discriminator (the zero one for a nil
+// Schema).
+func (s *Schema) Discriminator() Discriminator {
+	if s == nil {
+		return Discriminator{}
+	}
+	return s.disc
+}
 
 // TypeNames lists the registered type names, sorted.
 func (s *Schema) TypeNames() []string {
+	if s == nil {
+		return nil
+	}
 	out := make([]string, 0, len(s.byName))
 	for n := range s.byName {
 		out = append(out, n)
@@ -353,6 +365,9 @@ func (s *Schema) TypeNames() []string {
 // registered struct type or a pointer to one. ok is false for any other
 // type, including the old types of upgrades.
 func (s *Schema) TypeName(v any) (name string, ok bool) {
+	if s == nil {
+		return "", false
+	}
 	t := reflect.TypeOf(v)
 	if t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -35,18 +35,48 @@ func NewTable(client *aztables.Client, s *Schema) (*Table, error) {
 	return &Table{s: s, bags: bags}, nil
 }
 
-// Schema returns the table's schema.
-func (t *Table) Schema() *Schema { return t.s }
+// errNilTable is returned by every method of a nil or zero *Table.
+var errNilTable = errors.New("resolver: nil or zero *resolver.Table (make one with resolver.NewTable)")
 
-// Client returns the underlying aztables client.
-func (t *Table) Client() *aztables.Client { return t.bags.Client() }
+// ok checks t before a call.
+func (t *Table) ok() error {
+	if t == nil || t.s == nil || t.bags == nil {
+		return errNilTable
+	}
+	return nil
+}
 
-// Bags returns the table as plain property bags, bypassing the schema.
-func (t *Table) Bags() *entity.Table[entity.DynamicEntity] { return t.bags }
+// Schema returns the table's schema; nil for a nil Table.
+func (t *Table) Schema() *Schema {
+	if t == nil {
+		return nil
+	}
+	return t.s
+}
+
+// Client returns the underlying aztables client; nil for a nil Table.
+func (t *Table) Client() *aztables.Client {
+	if t == nil {
+		return nil
+	}
+	return t.bags.Client()
+}
+
+// Bags returns the table as plain property bags, bypassing the schema; nil
+// for a nil Table.
+func (t *Table) Bags() *entity.Table[entity.DynamicEntity] {
+	if t == nil {
+		return nil
+	}
+	return t.bags
+}
 
 // Insert adds v; an entity with the same keys is an error matching
 // entity.ErrAlreadyExists.
 func (t *Table) Insert(ctx context.Context, v any) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	bag, tg, err := t.s.prepare(v)
 	if err != nil {
 		return err
@@ -61,6 +91,9 @@ func (t *Table) Insert(ctx context.Context, v any) error {
 // Upsert inserts v or merges or replaces the entity with its keys, whatever
 // its version.
 func (t *Table) Upsert(ctx context.Context, v any, mode entity.UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	bag, tg, err := t.s.prepare(v)
 	if err != nil {
 		return err
@@ -76,6 +109,9 @@ func (t *Table) Upsert(ctx context.Context, v any, mode entity.UpdateMode) error
 // is still v's: entity.ErrPreconditionFailed when another writer changed it,
 // entity.ErrNotFound when it is gone, entity.ErrNoETag when v has none.
 func (t *Table) Update(ctx context.Context, v any, mode entity.UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	bag, tg, err := t.s.prepare(v)
 	if err != nil {
 		return err
@@ -89,6 +125,9 @@ func (t *Table) Update(ctx context.Context, v any, mode entity.UpdateMode) error
 
 // UpdateAny merges or replaces the existing entity whatever its version.
 func (t *Table) UpdateAny(ctx context.Context, v any, mode entity.UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	bag, tg, err := t.s.prepare(v)
 	if err != nil {
 		return err
@@ -102,6 +141,9 @@ func (t *Table) UpdateAny(ctx context.Context, v any, mode entity.UpdateMode) er
 
 // Delete removes v's entity on condition that its ETag is still v's.
 func (t *Table) Delete(ctx context.Context, v any) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
 	pk, rk, etag, err := t.s.address(v)
 	if err != nil {
 		return err
@@ -112,6 +154,9 @@ func (t *Table) Delete(ctx context.Context, v any) error {
 // DeleteIfExists removes the entity with these stored keys whatever its
 // version, and reports whether there was one.
 func (t *Table) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (bool, error) {
+	if err := t.ok(); err != nil {
+		return false, err
+	}
 	return t.bags.DeleteIfExists(ctx, partitionKey, rowKey)
 }
 
@@ -125,6 +170,9 @@ func (t *Table) Get(ctx context.Context, partitionKey, rowKey string) (any, erro
 
 // get reads one row and returns the ETag it was read with.
 func (t *Table) get(ctx context.Context, partitionKey, rowKey string) (any, string, error) {
+	if err := t.ok(); err != nil {
+		return nil, "", err
+	}
 	body, err := t.bags.GetRaw(ctx, partitionKey, rowKey)
 	if errors.Is(err, entity.ErrNotFound) {
 		return nil, "", &RowError{PartitionKey: partitionKey, RowKey: rowKey, Err: err}
@@ -195,6 +243,10 @@ func (t *Table) query(q entity.Query) entity.Query {
 // Strict schema a row of unknown type is such an error.
 func (t *Table) Query(ctx context.Context, q entity.Query) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
+		if err := t.ok(); err != nil {
+			yield(nil, err)
+			return
+		}
 		complete := len(q.Select) == 0
 		for body, err := range t.bags.QueryRaw(ctx, t.query(q)) {
 			if err != nil {
@@ -218,6 +270,9 @@ func (t *Table) Query(ctx context.Context, q entity.Query) iter.Seq2[any, error]
 // process or another; it is "" when the query is complete. A page may be
 // empty and still have a Next.
 func (t *Table) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[any], error) {
+	if err := t.ok(); err != nil {
+		return entity.Page[any]{}, err
+	}
 	raw, err := t.bags.QueryRawPage(ctx, t.query(q), token)
 	if err != nil {
 		return entity.Page[any]{}, err
@@ -245,6 +300,12 @@ func (t *Table) QueryPage(ctx context.Context, q entity.Query, token string) (en
 // EmployeeCount, merge it back, guarded by its ETag.
 func (t *Table) Modify(ctx context.Context, partitionKey, rowKey string, mode entity.UpdateMode, policy entity.RetryPolicy, change func(v any) error) (any, error) {
 	var out any
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
+	if change == nil {
+		return nil, errors.New("resolver: nil change function")
+	}
 	err := policy.Retry(ctx, func(ctx context.Context) error {
 		v, etag, err := t.get(ctx, partitionKey, rowKey)
 		if err != nil {

@@ -13,6 +13,9 @@ import (
 
 // entryFor returns the entry T is written under.
 func entryFor[T any](s *Schema) (*entry, error) {
+	if s == nil {
+		return nil, errNilSchema
+	}
 	t := reflect.TypeFor[T]()
 	e := s.byType[t]
 	if e == nil {
@@ -63,6 +66,9 @@ func OfType[T any](s *Schema) (filter.Expr, error) {
 // another registered type ErrWrongType, one of unknown type ErrUnknownType;
 // each is a *RowError.
 func Get[T any](ctx context.Context, t *Table, partitionKey, id string) (*T, error) {
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
 	e, err := entryFor[T](t.s)
 	if err != nil {
 		return nil, err
@@ -93,6 +99,10 @@ func as[T any](v any, pk, rk string) (*T, error) {
 // other row; see Table.Query. q.Limit counts the rows yielded.
 func Query[T any](ctx context.Context, t *Table, q entity.Query) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
+		if err := t.ok(); err != nil {
+			yield(nil, err)
+			return
+		}
 		f, err := OfType[T](t.s)
 		if err != nil && t.s.disc.mode == modeFunc && !errors.Is(err, ErrUnregistered) {
 			err = nil // no filter: read everything, keep the T rows

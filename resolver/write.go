@@ -23,6 +23,9 @@ func (t target) written(etag string) {
 // registered struct; a *entity.DynamicEntity is returned as it is, since a
 // property bag is written as it stands. Stamp validates like entity.Marshal.
 func (s *Schema) Stamp(v any) (*entity.DynamicEntity, error) {
+	if s == nil {
+		return nil, errNilSchema
+	}
 	bag, _, err := s.prepare(v)
 	return bag, err
 }

@@ -25,6 +25,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e == nil {
+		return "filter: invalid filter: <nil>"
+	}
 	if e.Property == "" {
 		return "filter: invalid filter: " + e.Reason
 	}

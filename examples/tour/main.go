@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
+	sastour "github.com/tablekit/tablekit/examples/sas/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -40,6 +41,7 @@ func steps() []step {
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
+		{"Shared access signatures: a token for one user's partition", sastour.Tour},
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package batch holds the entity-group-transaction (EGT, "batch") wire
-// details that aztables v1.4.1 gets wrong or drops, for entity.Table's
+// format, which aztables v1.4.1 gets wrong or drops, for entity.Table's
 // transactions (design guide §1 limits, §3 "a failed EGT reports the index
 // of the operation that failed: surface it").
 //
@@ -10,18 +10,28 @@
 // the body's message ("1:The specified entity already exists."). With 101
 // operations Azurite's reply makes it fail with "malformed HTTP response".
 //
-// The fix keeps aztables for the request and reads the reply itself:
+// [Request] builds the request instead: one changeset of operations, each
+// addressed by a URL with its keys escaped as aztables' single-entity calls
+// escape them (' doubled, then percent-encoded), so that every key the
+// service allows — quotes, an empty PartitionKey or RowKey — can be merged,
+// replaced or deleted in a transaction. aztables' own builder escapes no
+// quote and refuses an empty PartitionKey. Package entity sends it on the
+// table client's azcore pipeline (see package pipeline) and reads the reply
+// with [Reply].
+//
+// For a client that cannot carry it, [Submit] keeps aztables for the
+// request and reads the reply itself:
 //
 //	var resp *http.Response
 //	_, err := client.SubmitTransaction(policy.WithCaptureResponse(ctx, &resp), actions, nil)
 //	body, _ := runtime.Payload(resp) // buffered by azcore: still readable
 //	results, perr := batch.ParseResponse(resp.Header.Get("Content-Type"), body)
 //
-// runtime.Payload returns the bytes azcore's body-download policy buffered,
-// even though SubmitTransaction has already consumed resp.Body (reading
-// resp.Body again would give nothing after a success). Submit wraps exactly
-// this and returns per-operation results or a *TransactionError naming the
-// failing operation.
+// runtime.Payload returns the bytes azcore's body-download policy
+// buffered, even though SubmitTransaction has already consumed resp.Body
+// (reading resp.Body again would give nothing after a success). Submit
+// wraps exactly this and returns per-operation results or a
+// *TransactionError naming the failing operation.
 //
 // ParseResponse handles the outer batch boundary from the Content-Type
 // header (or the first body line), the nested changeset boundary, CRLF or

@@ -58,6 +58,16 @@ func Submit(ctx context.Context, client *aztables.Client, actions []aztables.Tra
 	if perr != nil {
 		return nil, errors.Join(err, perr)
 	}
+	return Reply(resp, body, len(actions), err)
+}
+
+// Reply reads the service's answer to a $batch request of n operations:
+// resp with its body (buffered by azcore), and err, the error the sender
+// made of it (nil, or an *azcore.ResponseError; one is made from resp when
+// needed). It returns one OpResult per operation, or a *TransactionError
+// naming the failing operation, or an error wrapping ErrMalformed when
+// the transaction was accepted but its reply cannot be matched up.
+func Reply(resp *http.Response, body []byte, n int, err error) ([]OpResult, error) {
 	if resp.StatusCode != http.StatusAccepted {
 		// The whole request was refused (bad batch, authentication, ...):
 		// the body is a single error document, not a multipart reply.
@@ -67,7 +77,7 @@ func Submit(ctx context.Context, client *aztables.Client, actions []aztables.Tra
 			op.Code = resp.Header.Get("x-ms-error-code")
 		}
 		if err == nil {
-			err = fmt.Errorf("batch: unexpected status %d", resp.StatusCode)
+			err = runtime.NewResponseError(resp)
 		}
 		return nil, &TransactionError{Op: op, Err: err}
 	}
@@ -80,15 +90,15 @@ func Submit(ctx context.Context, client *aztables.Client, actions []aztables.Tra
 	}
 	if f, ok := Failure(results); ok {
 		if err == nil {
-			err = errors.New("batch: aztables reported success for a failed transaction")
+			err = runtime.NewResponseError(resp)
 		}
 		return results, &TransactionError{Op: f, Err: err}
 	}
 	if err != nil {
 		return results, err
 	}
-	if len(results) != len(actions) {
-		return nil, fmt.Errorf("%w: %d results for %d operations (the transaction was accepted)", ErrMalformed, len(results), len(actions))
+	if len(results) != n {
+		return nil, fmt.Errorf("%w: %d results for %d operations (the transaction was accepted)", ErrMalformed, len(results), n)
 	}
 	return results, nil
 }

@@ -1,0 +1,83 @@
+package entity
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/pipeline"
+)
+
+// ClientOptions returns a copy of opts (nil means aztables' defaults) with
+// tablekit's two pipeline policies added. Build the *aztables.Client or
+// *aztables.ServiceClient handed to NewTable or NewTableFromService with
+// it; tablekit's own constructors do so themselves:
+//
+//	svc, err := aztables.NewServiceClient(url, cred, entity.ClientOptions(nil))
+//	people, err := entity.NewTableFromService[Person](svc, "People")
+//
+// The policies add no request and change no request of aztables'. One
+// counts azcore's tries of each write, so that an answer to a resent
+// request (after a reply was lost) is never taken for the truth: such a
+// write is checked by reading the entity back, and reported as done, as
+// refused, or as ErrOutcomeUnknown. The other lets transactions go out as
+// tablekit's own $batch request through the client's pipeline (its
+// credential, retries, logging and tracing), which addresses every key the
+// service allows, ' and empty keys included.
+//
+// A client built without them still works, with two differences: Batch
+// and BulkWrite go through aztables' SubmitTransaction, which cannot
+// address an empty PartitionKey or a key holding ' in a merge, replace or
+// delete (refused with a ValidationError before sending); and a conflict
+// answered to a resent write is reported as the service answered it, which
+// a lost reply can make wrong. Modify with write tokens is exactly-once
+// either way (see Table.WithWriteTokens).
+func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
+	var o aztables.ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	pipeline.Install(&o.ClientOptions)
+	return &o
+}
+
+// conn is a table client and what tablekit learnt of its pipeline.
+type conn struct {
+	client *aztables.Client
+	// kit: the pipeline carries tablekit's policies; endpoint and table
+	// are then the service URL and table name its requests go to.
+	kit      bool
+	endpoint string
+	table    string
+}
+
+var errNilClient = errors.New("tablekit: nil *aztables.Client")
+
+// connect probes client's pipeline, sending nothing.
+func connect(client *aztables.Client) (*conn, error) {
+	if client == nil {
+		return nil, errNilClient
+	}
+	c := &conn{client: client}
+	u, ok := pipeline.Probe(func(ctx context.Context) {
+		_, _ = client.GetEntity(ctx, "p", "r", nil)
+	})
+	if !ok {
+		return c, nil
+	}
+	// The probe's URL is ENDPOINT/TABLE(PartitionKey='p',RowKey='r').
+	path := u.EscapedPath()
+	i := strings.LastIndex(path, "(PartitionKey=")
+	if i < 0 {
+		return c, nil
+	}
+	slash := strings.LastIndexByte(path[:i], '/')
+	if slash < 0 {
+		return c, nil
+	}
+	c.kit = true
+	c.table = path[slash+1 : i]
+	c.endpoint = u.Scheme + "://" + u.Host + path[:slash+1]
+	return c, nil
+}

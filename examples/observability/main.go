@@ -1,0 +1,162 @@
+// Command observability shows how tablekit's tables (and any queue or blob
+// client a pattern uses) are observed with what the Azure SDK for Go already
+// offers — nothing of tablekit's own to learn:
+//
+//   - logging: azcore's log listener (github.com/Azure/azure-sdk-for-go/sdk/azcore/log),
+//     with LogOptions in the client options saying which headers and query
+//     parameters may be written;
+//   - tracing: OpenTelemetry through sdk/tracing/azotel, set as the client
+//     options' TracingProvider, so every call and every HTTP try is a span;
+//   - retries: the client options' RetryOptions (tablekit never retries an
+//     HTTP request itself);
+//   - cost: tablekit's storage-cost meter, one more per-retry policy.
+//
+// tablekit's tables wrap *aztables.Client, so these options are set where the
+// client is built and tablekit inherits them:
+//
+//	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
+//		Logging:          policy.LogOptions{AllowedHeaders: []string{"x-ms-client-request-id"}},
+//		Retry:            policy.RetryOptions{MaxRetries: 4, RetryDelay: 200 * time.Millisecond},
+//		TracingProvider:  azotel.NewTracingProvider(tracerProvider, nil),
+//		PerRetryPolicies: []policy.Policy{meter.Policy()},
+//	}}
+//	emps, err := entity.NewTableFromConnectionString[Employee](cs, "Employees", opts)
+//
+// This program lives in a module of its own so that OpenTelemetry is a
+// dependency of the example, not of tablekit.
+//
+//	cd examples/observability && go run .
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	azlog "github.com/Azure/azure-sdk-for-go/sdk/azcore/log"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel"
+	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// Employee is the entity the example writes and reads.
+type Employee struct {
+	Department string `table:"PartitionKey,pk"`
+	ID         string `table:"RowKey,rk"`
+	ETag       string `table:",etag"`
+	Name       string
+}
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "observability:", err)
+		os.Exit(1)
+	}
+}
+
+// Observed is what one run saw: the log lines, the spans and the cost.
+type Observed struct {
+	Logs  []string
+	Spans []string
+	Cost  cost.Snapshot
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	env, err := integration.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	obs, err := observe(ctx, env)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "azcore log: %d lines, for example:\n", len(obs.Logs))
+	for _, l := range obs.Logs[:min(3, len(obs.Logs))] {
+		fmt.Fprintln(out, "  ", firstLine(l))
+	}
+	fmt.Fprintf(out, "OpenTelemetry spans (azotel): %s\n", strings.Join(obs.Spans, ", "))
+	fmt.Fprintf(out, "storage cost: %v\n", obs.Cost)
+	return nil
+}
+
+// observe builds a typed table whose client logs, traces, retries and meters
+// through azcore's pipeline, and runs a few calls through it.
+func observe(ctx context.Context, env *integration.Env) (Observed, error) {
+	// Logging: azcore's listener is process-wide; a program sets it once.
+	var mu sync.Mutex
+	var logs []string
+	azlog.SetEvents(azlog.EventRequest, azlog.EventResponse, azlog.EventRetryPolicy)
+	azlog.SetListener(func(ev azlog.Event, msg string) {
+		mu.Lock()
+		logs = append(logs, string(ev)+": "+msg)
+		mu.Unlock()
+	})
+	defer azlog.SetListener(nil)
+
+	// Tracing: an OpenTelemetry tracer provider, here recording in memory.
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+
+	meter := cost.NewMeter()
+	observed := env.WithOptions(func(o *azcore.ClientOptions) {
+		o.Logging = policy.LogOptions{AllowedHeaders: []string{"x-ms-client-request-id"}}
+		o.Retry = policy.RetryOptions{MaxRetries: 4, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 2 * time.Second}
+		o.TracingProvider = azotel.NewTracingProvider(tp, nil)
+		o.PerRetryPolicies = append(o.PerRetryPolicies, meter.Policy())
+	})
+	client, drop, err := observed.ScratchTable(ctx, "observability")
+	if err != nil {
+		return Observed{}, err
+	}
+	defer func() { _ = drop() }()
+	emps, err := entity.NewTable[Employee](client)
+	if err != nil {
+		return Observed{}, err
+	}
+
+	before := meter.Snapshot()
+	e := &Employee{Department: "Sales", ID: "000123", Name: "Jonathan Jones"}
+	if err := emps.Insert(ctx, e); err != nil {
+		return Observed{}, err
+	}
+	if _, err := emps.Get(ctx, "Sales", "000123"); err != nil {
+		return Observed{}, err
+	}
+	for _, err := range emps.Query(ctx, entity.Query{Filter: filter.PK("Sales")}) {
+		if err != nil {
+			return Observed{}, err
+		}
+	}
+	used := meter.Snapshot().Sub(before)
+
+	var spans []string
+	for _, s := range recorder.Ended() {
+		spans = append(spans, s.Name())
+	}
+	slices.Sort(spans)
+	mu.Lock()
+	defer mu.Unlock()
+	return Observed{Logs: slices.Clone(logs), Spans: slices.Compact(spans), Cost: used}, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

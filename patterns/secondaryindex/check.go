@@ -66,9 +66,9 @@ type checker[T any] struct {
 	sum   *drift.Summary
 	stop  bool
 
-	g      group                 // the partition being read
-	owners map[string]bool       // whether a partition has primaries, asked once
-	names  []string              // scratch
+	g      group           // the partition being read
+	owners map[string]bool // whether a partition has primaries, asked once
+	names  []string        // scratch
 }
 
 // group is what one partition of the primaries' table holds.
@@ -77,7 +77,7 @@ type group struct {
 	resume    string // the token that restarts at this partition
 	primaries int
 	expected  map[string]expect // SamePartition entries, by RowKey
-	actual    map[string]stored   // SamePartition entries found, by RowKey
+	actual    map[string]stored // SamePartition entries found, by RowKey
 	remote    map[string]map[string]expect
 	strays    []stray // OtherPartition entries stored in this partition
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
@@ -107,4 +110,131 @@ func rowKeys[T any](t testing.TB, tbl *entity.Table[T], pk string) []string {
 	return rks
 }
 
-var _ = eventual.New
+// queues creates n work queues with their poison queues on e.
+func queues(t testing.TB, e *integration.Env, n int) []eventual.Queue {
+	t.Helper()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = e.QueueName(t)
+	}
+	qs := eventual.QueuesOf(e.QueueService, names...)
+	for _, q := range qs {
+		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
+			if _, err := c.Create(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, _ = c.Delete(ctx, nil)
+			})
+		}
+	}
+	return qs
+}
+
+// sameQueues returns clients of qs's queues built from e (another view).
+func sameQueues(t testing.TB, e *integration.Env, qs []eventual.Queue) []eventual.Queue {
+	t.Helper()
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		parts, err := azqueue.ParseURL(q.Work.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[i] = parts.QueueName
+	}
+	return eventual.QueuesOf(e.QueueService, names...)
+}
+
+// fast is a processor configuration for tests: quick polling, retries
+// after a second, a short visibility timeout so that a crashed worker's
+// messages come back soon.
+func fast() eventual.Config {
+	return eventual.Config{
+		Workers:           4,
+		VisibilityTimeout: 2 * time.Second,
+		RetryDelay:        200 * time.Millisecond,
+		MaxRetryDelay:     time.Second,
+		MaxDeliveries:     20,
+		PollInterval:      10 * time.Millisecond,
+		MaxPollInterval:   50 * time.Millisecond,
+		ShutdownGrace:     2 * time.Second,
+	}
+}
+
+// remoteConfig is the Set configuration of the OtherPartition tests:
+// reservations protect a write for four seconds.
+func remoteConfig(entries *entity.Table[entity.DynamicEntity]) secondaryindex.Config {
+	return secondaryindex.Config{
+		PrimaryPrefix: "empid_",
+		Entries:       entries,
+		Grace:         4 * time.Second,
+		Outbox:        eventual.OutboxConfig{Grace: -1},
+	}
+}
+
+// remoteSet makes a processor over qs (from e) and the Set of tbl with
+// the email and name indexes in other partitions.
+func remoteSet(t testing.TB, e *integration.Env, qs []eventual.Queue, tbl *entity.Table[Employee], entries *entity.Table[entity.DynamicEntity], pcfg eventual.Config) (*secondaryindex.Set[Employee], *eventual.Processor) {
+	t.Helper()
+	p, err := eventual.New(sameQueues(t, e, qs), nil, pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ent *entity.Table[entity.DynamicEntity]
+	if entries != nil {
+		ent = sameTable[entity.DynamicEntity](t, e, entries)
+	}
+	s, err := secondaryindex.New(sameTable[Employee](t, e, tbl), p, remoteConfig(ent),
+		emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+// drain runs p until every work queue of qs is empty (no message left,
+// visible or not), or ctx ends.
+func drain(ctx context.Context, p *eventual.Processor, qs []eventual.Queue) error {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+	for {
+		left := 0
+		for _, q := range qs {
+			props, err := q.Work.GetProperties(ctx, nil)
+			if err != nil {
+				return err
+			}
+			if props.ApproximateMessagesCount != nil {
+				left += int(*props.ApproximateMessagesCount)
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d messages left: %w", left, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// poisoned counts the messages in qs's poison queues.
+func poisoned(t testing.TB, qs []eventual.Queue) int {
+	t.Helper()
+	n := 0
+	for _, q := range qs {
+		props, err := q.Poison.GetProperties(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if props.ApproximateMessagesCount != nil {
+			n += int(*props.ApproximateMessagesCount)
+		}
+	}
+	return n
+}

@@ -261,7 +261,12 @@ func (w *write[T]) cleanup(ctx context.Context, cause error) error {
 	}
 	m, err := w.s.message(w.pk, w.rk, w.reserved)
 	if err == nil {
-		err = w.s.proc.Enqueue(context.WithoutCancel(ctx), m)
+		for range 3 {
+			// The caller's context may be what ended the write.
+			if err = w.s.proc.Enqueue(context.WithoutCancel(ctx), m); err == nil {
+				break
+			}
+		}
 	}
 	if err != nil {
 		return errors.Join(cause, fmt.Errorf("secondaryindex: releasing the reservations of %s/%s: %w (a later write, Rebuild or the value's next claimant frees them)", w.pk, w.rk, err))

@@ -67,13 +67,17 @@ const annotationSuffix = "@odata.type"
 
 // annotationOf finds the @odata.type annotation of props[i], whose name is
 // name, written before or after the value (SDKs do both). The neighbours
-// are looked at first: that is where the service and the SDKs put it.
-func annotationOf(props []rawProp, i int, name []byte) EDMType {
+// are looked at first: that is where the service and the SDKs put it. The
+// others only when apart (see annotationsApart).
+func annotationOf(props []rawProp, i int, name []byte, apart bool) EDMType {
 	if i > 0 && isAnnotationOf(&props[i-1], name) {
 		return parseEDMType(props[i-1].val)
 	}
 	if i+1 < len(props) && isAnnotationOf(&props[i+1], name) {
 		return parseEDMType(props[i+1].val)
+	}
+	if !apart {
+		return 0
 	}
 	for j := range props {
 		if isAnnotationOf(&props[j], name) {
@@ -81,6 +85,26 @@ func annotationOf(props []rawProp, i int, name []byte) EDMType {
 		}
 	}
 	return 0
+}
+
+// annotationsApart reports whether some annotation of props may not be
+// next to its property, so that annotationOf must search them all. Without
+// this a body of n properties, most of them unannotated (String, Int32,
+// Boolean), costs n² comparisons: 60,000 for 252 properties, millions for
+// the logical entities of FromDynamic.
+func annotationsApart(props []rawProp) bool {
+	for j := range props {
+		an := props[j].name
+		if !bytes.HasSuffix(an, []byte(annotationSuffix)) {
+			continue
+		}
+		base := an[:len(an)-len(annotationSuffix)]
+		next := (j > 0 && bytes.Equal(props[j-1].name, base)) || (j+1 < len(props) && bytes.Equal(props[j+1].name, base))
+		if props[j].nameEsc || !next {
+			return true
+		}
+	}
+	return false
 }
 
 func isAnnotationOf(p *rawProp, name []byte) bool {
@@ -102,6 +126,7 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 				break
 			}
 		}
+		apart := hasAnnotations && annotationsApart(props)
 		for i := range props {
 			pr := &props[i]
 			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
@@ -117,7 +142,7 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			}
 			var at EDMType
 			if hasAnnotations {
-				at = annotationOf(props, i, name)
+				at = annotationOf(props, i, name, apart)
 			}
 			var f *field
 			switch string(name) {

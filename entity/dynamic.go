@@ -55,7 +55,11 @@ func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
 }
 
 func (d DynamicEntity) appendTo(dst []byte) ([]byte, error) {
-	e := encoder{b: dst}
+	return d.appendWith(encoder{b: dst})
+}
+
+func (d DynamicEntity) appendWith(e encoder) ([]byte, error) {
+	dst := e.b
 	if err := e.keys(d.PartitionKey, d.RowKey); err != nil {
 		return dst, err
 	}
@@ -79,6 +83,7 @@ func sortedNames(m map[string]any) []string {
 
 func (d *DynamicEntity) decode(data []byte) error {
 	return scanProps(data, func(props []rawProp) error {
+		apart := annotationsApart(props)
 		for i := range props {
 			pr := &props[i]
 			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
@@ -92,7 +97,7 @@ func (d *DynamicEntity) decode(data []byte) error {
 				}
 				name = s
 			}
-			at := annotationOf(props, i, []byte(name))
+			at := annotationOf(props, i, []byte(name), apart)
 			switch name {
 			case "PartitionKey", "RowKey", "odata.etag":
 				s, ok := stringOf(pr.val, pr.valEsc)

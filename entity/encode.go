@@ -57,18 +57,28 @@ type encoder struct {
 	b     []byte
 	size  int // bytes by the service's size formula
 	count int // user properties written
+	// logical skips the limits of one stored entity (252 properties,
+	// 1 MiB): the body describes a logical entity that may be stored as
+	// several (ToDynamic, FromDynamic). Every property is still checked.
+	logical bool
 }
 
 // appendEntity appends the JSON body of v to dst.
 func appendEntity(dst []byte, v any) ([]byte, error) {
+	return encoder{b: dst}.entity(v)
+}
+
+// entity appends the JSON body of v to e's buffer and returns it.
+func (e encoder) entity(v any) ([]byte, error) {
+	dst := e.b
 	switch d := v.(type) {
 	case *DynamicEntity:
 		if d == nil {
 			return dst, &TypeError{Type: reflect.TypeOf(v), Reason: "nil pointer"}
 		}
-		return d.appendTo(dst)
+		return d.appendWith(e)
 	case DynamicEntity:
-		return d.appendTo(dst)
+		return d.appendWith(e)
 	}
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer {
@@ -84,10 +94,15 @@ func appendEntity(dst []byte, v any) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return p.appendStruct(dst, rv)
+	return p.appendStructWith(e, rv)
 }
 
 func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
+	return p.appendStructWith(encoder{b: dst}, rv)
+}
+
+func (p *plan) appendStructWith(e encoder, rv reflect.Value) ([]byte, error) {
+	dst := e.b
 	if p.pk == nil || p.rk == nil {
 		return dst, &TypeError{Type: p.typ, Reason: "no PartitionKey or RowKey field (name fields PartitionKey and RowKey, or tag them pk and rk)"}
 	}
@@ -98,7 +113,6 @@ func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
 	}
 	pk := fieldValue(rv, p.pk.path).String()
 	rk := fieldValue(rv, p.rk.path).String()
-	e := encoder{b: dst}
 	if err := e.keys(pk, rk); err != nil {
 		return dst, err
 	}
@@ -176,6 +190,9 @@ func checkKey(which, k string) error {
 
 // finish closes the object and applies the whole-entity limits.
 func (e *encoder) finish() ([]byte, error) {
+	if e.logical {
+		return append(e.b, '}'), nil
+	}
 	if e.count > MaxUserProperties {
 		return e.b, &ValidationError{Rule: RulePropertyCount, Limit: strconv.Itoa(MaxUserProperties) + " user properties", Value: strconv.Itoa(e.count)}
 	}
@@ -432,13 +449,22 @@ func checkString(s string) (units int, ok bool) {
 }
 
 // appendJSONString appends s as a JSON string. s is valid UTF-8 (checked by
-// the caller); only the characters JSON requires are escaped.
+// the caller); only the characters JSON requires are escaped, and U+2028
+// and U+2029, as encoding/json does: Azurite's parser of a $batch body
+// takes them for line ends and refuses the operation.
 func appendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+			i += 2
+			start = i + 1
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}

@@ -19,6 +19,14 @@ type FanOutOptions struct {
 	// in PartitionKey, RowKey order. It is faster when the caller does not
 	// care about order: no partition waits for an earlier one.
 	Unordered bool
+	// ByRowKey merges the partitions' entities in RowKey order, PartitionKey
+	// breaking ties, instead of PartitionKey then RowKey: the order of one
+	// sequence spread over bucket partitions (design guide §6.12). Every
+	// partition is read at once, and Concurrency bounds the requests in
+	// flight instead of the partitions. With q.Limit = n (at most 1,000)
+	// each partition costs one request of at most n entities: the n first
+	// keys across all buckets.
+	ByRowKey bool
 }
 
 // QueryPartitions runs q in each of the partitions concurrently (design
@@ -37,6 +45,14 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		var zero T
 		if q.Filter.Plan().Comparisons >= filter.MaxComparisons {
 			yield(zero, &ValidationError{Rule: "filter comparisons", Limit: "at most 14 in a fan-out query (the PartitionKey adds one; the service allows 15)", Value: strconv.Itoa(q.Filter.Plan().Comparisons)})
+			return
+		}
+		if opts.ByRowKey {
+			if opts.Unordered {
+				yield(zero, &ValidationError{Rule: "fan-out order", Limit: "Unordered or ByRowKey, not both", Value: "both"})
+				return
+			}
+			t.queryByRowKey(ctx, partitions, q, workers, yield)
 			return
 		}
 		// The service's order, UTF-16 code units, not Go's byte order.

@@ -159,6 +159,15 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode
 	}
 	err = policy.Retry(ctx, func(ctx context.Context) error {
 		cur, raw, etag, err := read(ctx)
+		// The read that settles a pending write is worth a few more tries:
+		// a transport failure here would turn a write that can be settled
+		// into an unknown outcome.
+		for i := 1; err != nil && pending != nil && i <= 3 && !errors.Is(err, ErrNotFound); i++ {
+			if policy.withDefaults().backoff(ctx, i) != nil {
+				break
+			}
+			cur, raw, etag, err = read(ctx)
+		}
 		if err != nil {
 			if pending != nil {
 				return unknown()

@@ -16,9 +16,15 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
+	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
+	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
+	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
+	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
+	widetour "github.com/tablekit/tablekit/examples/wide/tour"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -42,6 +48,12 @@ func steps() []step {
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 		{"Shared access signatures: a token for one user's partition", sastour.Tour},
+		{"Log tail: a user's login attempts, newest first, with one request", logtailtour.Tour},
+		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
+		{"Data series: 24 hourly counters in one entity, one point query", dataseriestour.Tour},
+		{"Buckets: a day's writes spread over partitions, read back merged", buckettour.Tour},
+		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
+		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
 	}
 }
 

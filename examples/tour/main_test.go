@@ -36,6 +36,9 @@ func TestTour(t *testing.T) {
 		`"empid 000123 2013" -> ["empid" "000123" "2013"]`,
 		"no update lost",
 		"*Department SALES",
+		"Tail(5) took 1 storage transaction ($top=5)",
+		"total 200: every increment counted once.",
+		"gives the same five: true.",
 		"Tour complete.",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -1,0 +1,83 @@
+// Package bloblog implements the log-data anti-pattern of the Azure Table
+// design guide (§6.13): log records belong in blobs, not in tables. A table
+// entity per record costs a transaction per record (or per 100 in a batch),
+// makes one hot partition of the current hour, and is awkward to read
+// back in bulk; the guide's answer is to write records in batches to blobs
+// named by service and hour (queue/2014/07/31/1800/000001.log), with the
+// time range of each blob in its metadata, buffering appends to save
+// writes.
+//
+// A [Logger] buffers records ([Logger.Append], or [Logger.Write] as the
+// io.Writer of a log/slog handler) and appends them to append blobs, one
+// block per flush of up to 4 MiB: a thousand records cost a fraction of a
+// transaction instead of a thousand. It flushes when FlushBytes are buffered
+// or the oldest record has waited FlushInterval, and on Close and when its
+// context ends. It rolls to the period's next blob before a blob would cross
+// the append-blob limits (50,000 blocks, 4 MiB per block, about 195 GiB),
+// or smaller limits set in [Config]. A [Reader] lists the blobs of a time
+// range by name prefix (one listing per day of the range), skips those
+// whose metadata range does not meet it, and streams the records.
+//
+// Records are framed as "<time> <length> <data>\n" (see [Record]): any
+// bytes fit, and a text log stays readable in a viewer.
+//
+// # Guarantee
+//
+// Every record that Append accepted is written to a blob exactly once,
+// once the Logger has flushed it — by age, by size, by Flush, by Close or
+// at the end of its context — including when replies are lost and azcore
+// retries an append that was applied. A blob's records are whole (an append
+// block is atomic and holds whole records), and the records of one
+// goroutine's Appends are in its order. A blob's metadata range always
+// covers its records, so a reader never skips a blob that holds a record
+// of its range. A crash loses at most the records not yet flushed: at most
+// FlushInterval's worth, or MaxBufferBytes. Records of one Logger are
+// never interleaved with another's: each Logger appends only to blobs it
+// created.
+//
+// # Steps
+//
+// A flush, for each period with buffered records, block by block:
+//  1. When the period has no blob of this Logger yet, or the block would
+//     cross a limit: list the period's folder for its last sequence number
+//     (once per period), and create the next blob, if it does not exist,
+//     with the block's time range and the Logger's id in its metadata.
+//  2. When the block's records fall outside the blob's recorded range:
+//     widen the range in the metadata.
+//  3. Append the block at the position the Logger expects (the append
+//     position condition), with the blob's size limit.
+//
+// # Failure and recovery
+//
+// A crash between 2 and 3 leaves a blob whose range is wider than its
+// records: readers read it and find nothing more. A lost reply to 3 makes
+// azcore's retry fail on the position condition; the blob's length then
+// shows the block was appended, and it is not appended again. When even
+// that check fails, the block is kept and sent again at the same position
+// before anything else of its period, which appends it exactly once. A
+// lost reply to 1 makes the retry find the blob, and its metadata says
+// whose it is. A failed flush keeps the records at the front of the
+// buffer, tried again after a pause; while flushes fail and the buffer is
+// full, Append returns a *FlushError instead of waiting. Close reports the
+// records it could not write as a *FlushError.
+//
+// # Azurite and Cosmos DB
+//
+// Azurite accepts append blocks larger than 4 MiB; the service does not,
+// and the Logger never sends one. Azurite returns listed metadata keys in
+// lower case and Get Blob Properties capitalises them; the package reads
+// them without regard to case. The Cosmos DB Table API has no blobs: use a
+// storage account for logs.
+//
+// # Usage
+//
+//	logs, err := bloblog.New(ctx, containerClient, bloblog.Config{Service: "queue"})
+//	handler := slog.NewJSONHandler(logs, nil) // one record per log line
+//	slog.New(handler).Info("message dequeued", "id", id)
+//	defer logs.Close() // flushes the buffer
+//
+//	r, err := bloblog.NewReader(containerClient, bloblog.Config{Service: "queue"})
+//	for rec, err := range r.Read(ctx, from, to) {
+//		fmt.Printf("%s %s", rec.Time.Format(time.RFC3339), rec.Data)
+//	}
+package bloblog

@@ -1,0 +1,50 @@
+package bucket
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+// ErrInvalid reports an argument refused before any request was sent: a
+// name or RowKey that is not a valid key, a count out of range, a filter on
+// PartitionKey. Every *ArgError matches it, and entity.ErrInvalid too.
+var ErrInvalid = errors.New("bucket: invalid argument")
+
+// ArgError is an argument refused before any request: Arg names it, Value
+// shows it, Reason says what is wanted. Err is the cause found by another
+// package (a *keys.KeyError, an *entity.ValidationError), if any.
+type ArgError struct {
+	Op     string // "New", "Write", "Tail", …
+	Arg    string // "name", "n", "entry", …
+	Value  string
+	Reason string
+	Err    error
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("bucket: %s: %s %s: %s", e.Op, e.Arg, e.Value, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, entity.ErrInvalid)
+// true.
+func (e *ArgError) Is(target error) bool { return target == ErrInvalid || target == entity.ErrInvalid }
+
+func (e *ArgError) Unwrap() error { return e.Err }
+
+// Error is a failed storage call of an operation on one spread partition
+// (all its buckets). It unwraps to entity's errors: an *entity.BulkError
+// naming the entries of a Write that were not written, entity.ErrNotFound
+// for Get, the *azcore.ResponseError behind a service error.
+type Error struct {
+	Op   string // "Write", "Get", "Query", "Tail"
+	Name string // the spread partition's name
+	Err  error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("bucket: %s %q: %v", e.Op, e.Name, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }

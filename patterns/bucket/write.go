@@ -1,0 +1,62 @@
+package bucket
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+// Write stores entries in the spread partition name: each entry's
+// PartitionKey is set to Partition(name, its RowKey), which the caller
+// chooses (time-ordered keys, such as keys.InvertedTicks, are what this
+// pattern is for). One entry is one request; several are written by
+// entity.Table.BulkWrite, which groups them by bucket and writes the
+// buckets in parallel, in transactions of up to 100 — each transaction
+// atomic, the call as a whole not. Spreading costs batching: n entries in a
+// call make up to min(n, Buckets) transactions instead of n/100.
+//
+// Every entry is validated before anything is sent. A failure is an *Error
+// wrapping the *entity.BulkError (several entries) or the service error
+// (one entry).
+func (s *Spread[T]) Write(ctx context.Context, name string, entries ...*T) error {
+	if err := s.checkName("Write", name); err != nil {
+		return err
+	}
+	for i, e := range entries {
+		if e == nil {
+			return &ArgError{Op: "Write", Arg: "entry", Value: strconv.Itoa(i), Reason: "nil"}
+		}
+		sys, err := entity.SystemOf(e)
+		if err == nil {
+			err = entity.SetSystem(e, entity.System{PartitionKey: s.Partition(name, sys.RowKey), RowKey: sys.RowKey, ETag: sys.ETag, Timestamp: sys.Timestamp})
+		}
+		if err == nil {
+			err = entity.Validate(e)
+		}
+		if err != nil {
+			return &ArgError{Op: "Write", Arg: "entry", Value: strconv.Itoa(i), Reason: "invalid", Err: err}
+		}
+	}
+	switch len(entries) {
+	case 0:
+		return nil
+	case 1:
+		var err error
+		switch s.cfg.Mode {
+		case entity.OpInsert:
+			err = s.tbl.Insert(ctx, entries[0])
+		case entity.OpUpsertMerge:
+			err = s.tbl.Upsert(ctx, entries[0], entity.Merge)
+		default:
+			err = s.tbl.Upsert(ctx, entries[0], entity.Replace)
+		}
+		return wrap("Write", name, err)
+	}
+	values := make([]T, len(entries))
+	for i, e := range entries {
+		values[i] = *e
+	}
+	_, err := s.tbl.BulkWrite(ctx, values, entity.BulkOptions{Mode: s.cfg.Mode, Concurrency: s.cfg.Concurrency})
+	return wrap("Write", name, err)
+}

@@ -1,0 +1,97 @@
+// Package logtail is the design guide's log tail pattern (§6.7): an
+// append-only log per partition whose newest n entries are one request
+// away.
+//
+// The problem: a query returns entities in RowKey order and $top takes the
+// first n, so "the ten most recent expense claims" needs RowKeys that sort
+// newest first. The guide's fix is inverted ticks,
+// (DateTime.MaxValue.Ticks - t.Ticks).ToString("D19"), so the newest entry
+// is always first in its partition:
+//
+//	https://myaccount.table.core.windows.net/EmployeeExpense(PartitionKey='empid')?$top=10
+//
+// A [Log] writes any entity type T that way (keys from [keys.InvertedTicks]
+// and [keys.Sequencer]) and reads it back: [Log.Tail] is that one $top
+// query, [Log.Since] and [Log.Between] are RowKey ranges, [Log.Page] pages
+// toward older entries with a token a user interface can keep, and
+// [Log.Trim] deletes entries older than an instant in transactions of up to
+// 100.
+//
+// # Keys
+//
+// A RowKey is the guide's 19 digits, then "_", a sequence number (10 digits,
+// inverted) and "_" the writer id:
+//
+//	2519954711999999999_4294967295_3fa2c1d09e4b
+//
+// The first 19 characters are exactly the C# formula for the entry's
+// instant; [ParseKey] reads all three parts back, and also reads the plain
+// 19-digit keys of other writers. The sequence number, from a
+// [keys.Sequencer], keeps entries of one Log that fall in the same 100 ns
+// tick distinct and in order; the writer id keeps the entries of different
+// Logs (processes) distinct. [Config.PlainKeys] writes the bare 19 digits
+// instead, for logs read by .NET code that parses RowKeys as ticks, at the
+// price of one writer per partition.
+//
+// # Guarantee
+//
+// Every entry Append reports written is stored exactly once, under a key
+// no other writer makes, and a lost reply retried by azcore cannot store it
+// twice (the write is an upsert of that unique key). Tail(n) returns the n
+// entries with the smallest keys — the newest by their writers' clocks, ties
+// in one tick broken by sequence then writer id — newest first. A reader
+// sees each append (up to 100 entries in one transaction) entirely or not at
+// all; a Trim in progress removes the oldest entries first, so a reader sees
+// a log whose oldest part is missing, never a hole in the middle.
+//
+// Order between writers is only as good as their clocks: two machines whose
+// clocks disagree by a second interleave their entries by what each clock
+// said.
+//
+// # Steps
+//
+//  1. Append: one upsert (one entry), or transactions of up to 100 upserts
+//     through [entity.Table.BulkWrite] (several entries).
+//  2. Tail: one range query in the partition with $top=n.
+//  3. Since, Between, Page: one range query, one request per page.
+//  4. Trim: one key-only range query per 1,000 entries, one delete
+//     transaction per 100.
+//
+// # Failure and recovery
+//
+// A crash during Append leaves every transaction of it written or not;
+// appending again writes new entries (new keys), so a caller that must not
+// duplicate a retried append stores its own id in the entry. A crash during
+// Trim leaves the oldest part deleted; calling Trim again finishes. A delete
+// transaction that meets an entry deleted meanwhile (a concurrent Trim, or
+// its own retried, already applied attempt) re-reads what is left of its
+// entries and deletes those; nothing is reported twice.
+//
+// # Azurite and Cosmos DB
+//
+// Azurite sorts as the service does, and every test of this package runs on
+// it. The Cosmos DB Table API does not sort query results, so a $top query
+// returns n entries, not the n newest. Set [Config.Unsorted] there: Tail,
+// Since and Between then read all matching entries of the partition and sort
+// on the client, which is the per-partition alternative the guide points to —
+// keep each partition small by putting the period in the PartitionKey (one
+// partition per user and day, say), so that the newest partition is the
+// only one read. Page needs the service's order and is refused with
+// [ErrUnsorted].
+//
+// The guide's other warning holds everywhere: one partition takes all of one
+// log's writes, at most about 2,000 entities per second on Azure Storage.
+// Spread a busy log over partitions (package bucket does that, at the price
+// of a fan-out read).
+//
+// # Usage
+//
+//	log, err := logtail.New(attempts, logtail.Config{}) // attempts is an *entity.Table[Attempt]
+//	err = log.Append(ctx, "alice", &Attempt{IP: "10.1.2.3", OK: false})
+//	last10, err := log.Tail(ctx, "alice", 10) // newest first, one request
+//	for a, err := range log.Since(ctx, "alice", time.Now().Add(-time.Hour)) {
+//		…
+//	}
+//	page, err := log.Page(ctx, "alice", 20, token) // page.Next: the "older" link
+//	removed, err := log.Trim(ctx, "alice", time.Now().AddDate(0, 0, -60))
+package logtail

@@ -1,0 +1,105 @@
+// Package rotation implements the high-volume delete pattern of the Azure
+// Table design guide (§6.8): entities that expire together live in a table
+// of their own, one per period (the guide's login attempts, a table per
+// day), and expiring a period deletes its table — one storage transaction,
+// however many entities it holds, where deleting them costs one transaction
+// per entity or per 100-entity batch, and takes minutes for millions.
+//
+// A [Rotation] routes each write to the table of the period its time
+// ([Config].Time) falls in, creating the table when the period is first
+// written; [Rotation.Query] reads a time range from the tables that overlap
+// it, merged in key order as if one table held them; [Rotation.Expire]
+// deletes the tables of every period that ended before a time.
+//
+// The guide's traps are handled:
+//   - A deleted table's name cannot be used again for a while (the service
+//     answers 409 TableBeingDeleted for at least 40 seconds). Each period's
+//     table gets a fresh name — the rotation's name, the period
+//     (20140731 for a day, 2014073118 for an hour) and a random suffix —
+//     and a catalog table lists the live periods so that every reader and
+//     writer finds the same table. An expired period's name is never used
+//     again.
+//   - A table that is gone or being deleted is never an error to a reader:
+//     it has expired, and Query skips it.
+//   - New tables start cold: each write that opens a period creates the
+//     next Config.Ahead periods' tables too, and [Rotation.Prepare] creates
+//     them ahead of time.
+//   - Table names (3–63 ASCII letters and digits, starting with a letter)
+//     are checked, with every other argument, before any request.
+//
+// # Guarantee
+//
+// Every period has at most one table, named in the catalog; all writers use
+// it. Once Expire(before) returns, the tables of the periods that end at or
+// before before are deleted, no write can put an entity in those periods
+// again (writes fail with [ErrExpired]) and no name of theirs is used
+// again. The tables of the other periods are untouched. While Expire runs,
+// a reader sees each expiring period whole, in part or not at all, and
+// never an error for it; entities of the other periods are all returned.
+//
+// # Steps
+//
+// Writing to a period not yet known to the process:
+//  1. Read the catalog's entries for the period and the next Ahead, and the
+//     rotation's meta entry (its period and expiry mark): one query.
+//  2. Insert the missing entries, with a random table name each, in one
+//     transaction that also merges the meta entry on condition of its ETag,
+//     so that no period is claimed after Expire marked it; on a conflict
+//     (another writer, or Expire) start again from 1.
+//  3. Create the tables of the periods this writer claimed.
+//  4. Read the expiry mark again; if a table it created belongs to an
+//     expired period (Expire ran between 2 and 3), delete it: ErrExpired.
+//  5. Write the entity; later writes to the period go straight to its table.
+//
+// Expiring: see [Rotation.Expire]. Reading: one catalog query, then one
+// query per overlapping period's table, concurrently.
+//
+// # Failure and recovery
+//
+// A writer that crashes after step 2 leaves a period entry without a table:
+// readers see an empty period, and the next write finds the table missing
+// (404), reads the catalog and creates it. A lost reply to step 2 is found
+// by the next round's read (the entries are there). A crash after step 3
+// leaves a created table that the next Expire of its period deletes. An
+// Expire that crashes after moving the mark leaves expired tables that no
+// reader or writer uses, deleted by the next Expire call. Every step can
+// be repeated: creating a table that exists, or deleting one that is gone,
+// counts as done.
+//
+// A write that races the expiry of its own period either lands before the
+// table is deleted (and goes with it) or fails with ErrExpired. One
+// interleaving can create the expiring period's table again for a moment,
+// on a service that allows a deleted name back at once (Azurite does): a
+// writer claimed the period before Expire moved the mark, and creates the
+// table after Expire deleted it; step 4 then deletes it. Azure Storage
+// refuses that creation while the name is being deleted (TableBeingDeleted),
+// which the writer reports as ErrExpired.
+//
+// # Azurite and Cosmos DB
+//
+// Azurite deletes a table at once and lets its name be created again
+// immediately; Azure Storage keeps the name for at least 40 seconds and
+// answers 409 TableBeingDeleted meanwhile. Both cases are handled; only the
+// service's can make a reader meet a table being deleted. The Cosmos DB
+// Table API provisions throughput per table or per database: prefer
+// database-level throughput there, or a table per period costs a throughput
+// minimum per table. Its results are not sorted, so Query's merge order
+// only holds on Azure Storage and Azurite.
+//
+// # Usage
+//
+//	type Attempt struct {
+//		PartitionKey string    // user
+//		RowKey       string    // keys.TicksKeySeq of the attempt
+//		At           time.Time
+//		Success      bool
+//	}
+//	logins, err := rotation.New(svc, catalog, rotation.Config[Attempt]{
+//		Name:   "logins",
+//		Period: rotation.Day,
+//		Time:   func(a *Attempt) time.Time { return a.At },
+//	})
+//	err = logins.Insert(ctx, &Attempt{PartitionKey: "ann", RowKey: rk, At: now})
+//	for a, err := range logins.Query(ctx, now.Add(-72*time.Hour), now, entity.Query{Filter: filter.PK("ann")}) { … }
+//	expired, err := logins.Expire(ctx, now.Add(-30*24*time.Hour)) // a table per day, deleted whole
+package rotation

@@ -1,0 +1,226 @@
+package rotation
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/tablename"
+)
+
+// Common periods. Any whole number of minutes works.
+const (
+	Hour = time.Hour
+	Day  = 24 * time.Hour
+)
+
+// suffixLen is the length of the random part of a table name: 8 characters
+// of [a-z0-9], about 41 bits.
+const suffixLen = 8
+
+// MaxNameLength is the longest Config.Name: a table name has at most 63
+// characters, and the period (up to 12 digits) and the suffix follow the
+// name.
+const MaxNameLength = tablename.MaxLength - 12 - suffixLen
+
+// Config configures a Rotation.
+type Config[T any] struct {
+	// Name starts the name of every period table and is the rotation's
+	// partition in the catalog: 1 to MaxNameLength ASCII letters and digits,
+	// starting with a letter. Required.
+	Name string
+	// Period is the span of one table: Day, Hour or any whole number of
+	// minutes, aligned in UTC (days start at midnight UTC; periods are
+	// counted from 0001-01-01, so a 7-day period starts on Mondays). 0 means
+	// Day. A rotation keeps its period: the catalog refuses another.
+	Period time.Duration
+	// Time returns the instant an entity belongs to: it picks the table a
+	// write goes to, and Query returns only entities whose Time is in the
+	// range asked for. Required.
+	Time func(*T) time.Time
+	// Ahead is how many periods after the one being written are created
+	// with it, so the next table exists (and has had time to warm up) before
+	// writes move to it. 0 means 1; negative means none.
+	Ahead int
+	// Concurrency is the most table requests one Query has in flight; 0
+	// means 4.
+	Concurrency int
+	// Retry bounds the catalog's optimistic-concurrency loops; the zero value
+	// means entity.RetryPolicy's defaults.
+	Retry entity.RetryPolicy
+}
+
+func (c Config[T]) withDefaults() Config[T] {
+	if c.Period == 0 {
+		c.Period = Day
+	}
+	if c.Ahead == 0 {
+		c.Ahead = 1
+	} else if c.Ahead < 0 {
+		c.Ahead = 0
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 4
+	}
+	return c
+}
+
+func (c Config[T]) validate() error {
+	if r := tablename.CheckPrefix(c.Name, tablename.MaxLength-MaxNameLength); r != "" {
+		return &ConfigError{Field: "Name", Reason: r}
+	}
+	if c.Period < time.Minute || c.Period%time.Minute != 0 {
+		return &ConfigError{Field: "Period", Reason: "must be a whole number of minutes, not " + c.Period.String()}
+	}
+	if c.Time == nil {
+		return &ConfigError{Field: "Time", Reason: "no function to read an entity's time"}
+	}
+	if c.Ahead > 99 {
+		return &ConfigError{Field: "Ahead", Reason: "at most 99 periods ahead, not " + strconv.Itoa(c.Ahead)}
+	}
+	return nil
+}
+
+// Rotation writes entities of type T to one table per period and deletes
+// whole periods at once. It is safe for concurrent use, and several
+// Rotations (in several processes) with the same Name and catalog cooperate.
+type Rotation[T any] struct {
+	svc     *aztables.ServiceClient
+	catalog *entity.Table[catalogRow]
+	cfg     Config[T]
+	format  string // the period's label layout
+
+	mu sync.Mutex
+	// tables caches the live periods' tables by period start (Unix
+	// seconds): a period's table never changes while it lives.
+	tables map[int64]*entity.Table[T]
+	// expiredBefore is the highest expiry mark seen: periods that start
+	// before it are gone.
+	expiredBefore time.Time
+	// claimMu makes one goroutine claim periods at a time, so a burst of
+	// writers reaching a new period does not race itself in the catalog.
+	claimMu sync.Mutex
+}
+
+// New returns a Rotation that creates and deletes its period tables through
+// svc and lists them in the catalog table, which must exist (several
+// rotations may share one catalog; each keeps one partition, its Name).
+// Nothing is sent: the configuration and T are checked first.
+func New[T any](svc *aztables.ServiceClient, catalog *aztables.Client, cfg Config[T]) (*Rotation[T], error) {
+	if svc == nil {
+		return nil, &ConfigError{Field: "svc", Reason: "nil *aztables.ServiceClient"}
+	}
+	if catalog == nil {
+		return nil, &ConfigError{Field: "catalog", Reason: "nil *aztables.Client"}
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	// T is checked now rather than at the first write.
+	if _, err := entity.NewTable[T](svc.NewClient("placeholder")); err != nil {
+		return nil, err
+	}
+	cat, err := entity.NewTable[catalogRow](catalog)
+	if err != nil {
+		return nil, err
+	}
+	return &Rotation[T]{svc: svc, catalog: cat, cfg: cfg, format: labelFormat(cfg.Period), tables: map[int64]*entity.Table[T]{}}, nil
+}
+
+// PeriodOf returns the start of the period that holds t.
+func (r *Rotation[T]) PeriodOf(t time.Time) time.Time { return t.UTC().Truncate(r.cfg.Period) }
+
+// labelFormat is the layout of a period's start in table names and catalog
+// keys: as short as the period allows, fixed width for a given period so
+// that labels sort as the periods do.
+func labelFormat(p time.Duration) string {
+	switch {
+	case p%Day == 0:
+		return "20060102"
+	case p%Hour == 0:
+		return "2006010215"
+	}
+	return "200601021504"
+}
+
+func (r *Rotation[T]) label(start time.Time) string { return start.UTC().Format(r.format) }
+
+// newTableName returns a fresh name for a period's table: the rotation's
+// name, the period's label and a random suffix. A deleted table's name
+// cannot be used again for a while (at least 40 seconds on Azure Storage),
+// so a period is never given a name that was used before.
+func (r *Rotation[T]) newTableName(start time.Time) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	var b [suffixLen]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return r.cfg.Name + r.label(start) + string(b[:])
+}
+
+// Valid instants: a catalog entry keeps its period's start and end as
+// DateTime, which the service allows from 1601 to 9999.
+var (
+	minTime = time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(9999, 12, 1, 0, 0, 0, 0, time.UTC)
+)
+
+func (r *Rotation[T]) checkTime(field string, t time.Time) error {
+	if t.Before(minTime) || !t.Before(maxTime) {
+		return &ConfigError{Field: field, Reason: "time " + t.UTC().Format(time.RFC3339Nano) + " outside 1601-01-01 to 9999-12-01"}
+	}
+	return nil
+}
+
+// timeOf returns the time of e, checked.
+func (r *Rotation[T]) timeOf(e *T) (time.Time, error) {
+	t := r.cfg.Time(e)
+	return t, r.checkTime("entity time", t)
+}
+
+// table returns a typed client of the named table (T was checked by New).
+func (r *Rotation[T]) table(name string) (*entity.Table[T], error) {
+	return entity.NewTableFromService[T](r.svc, name)
+}
+
+// tableGone reports an error that says the table is not there: deleted,
+// being deleted, or never created.
+func tableGone(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, entity.ErrTableNotFound) {
+		return true
+	}
+	switch serviceCode(err) {
+	case "TableNotFound", "TableBeingDeleted":
+		return true
+	}
+	return false
+}
+
+// serviceCode returns the service's error code behind err, or "".
+func serviceCode(err error) string {
+	var se *entity.ServiceError
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	var te *entity.TransactionError
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	return ""
+}
+
+// detached returns a context for clean-up steps that must run even when
+// ctx has ended, bounded in time.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}

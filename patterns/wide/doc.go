@@ -1,0 +1,107 @@
+// Package wide stores logical entities with more properties than one entity
+// of the Table service may hold, the wide-entities pattern (design guide
+// §6.10): one typed struct — any number of fields, or an `extra` map — is
+// kept as several entities of one partition, written and deleted together
+// by one entity group transaction and read by one range query.
+//
+// The service caps an entity at 252 user properties and 1 MiB. A Table
+// splits a logical entity's properties over rows of properties with RowKeys
+// keys.Compound(id, "01"), keys.Compound(id, "02"), … (at most MaxRows), each
+// within both limits, plus a head row keys.Compound(id, "00") that holds the
+// bookkeeping and no property. Property name goes to row 1 +
+// keys.Bucket(name, n), for the smallest n at which every row fits, so the
+// assignment depends on the names and sizes alone: the same entity always
+// gets the same rows, and a change of a few values touches only the rows
+// that hold them. (An entity so wide that hashing would need more than
+// twice the rows its properties fill is packed in name order instead.)
+//
+// # Guarantee
+//
+// A reader never sees a torn entity: Get returns one committed version,
+// whole, or an error. Every row carries the version of the write that last
+// wrote it, and the head lists the version each row must have; a read that
+// finds anything else (a writer committed between two pages of the query)
+// reads again, at most Config.ReadAttempts times, then fails with ErrTorn.
+// Writers are serialised by optimistic concurrency on the logical entity:
+// every write changes the head, on condition of the head's ETag, in the same
+// transaction, so of two writers of one version exactly one commits; the
+// other gets entity.ErrPreconditionFailed (Modify and Upsert read again and
+// retry). A write that shrinks the entity deletes the rows it no longer
+// needs in the same transaction: no stale row outlives a commit.
+//
+// # Steps
+//
+// Every operation is a single storage call, apart from the reads that
+// Modify and Upsert make before writing:
+//
+//  1. Get: one range query, PartitionKey eq pk and RowKey from
+//     Compound(id, "00") to past Compound(id, "99") (one storage
+//     transaction for up to 1,000 rows, the service's page).
+//  2. Insert: one transaction inserting the head and upserting the rows.
+//  3. Replace: one transaction merging the head on condition of the ETag
+//     Get returned, upserting every row, deleting the rows beyond the new
+//     number.
+//  4. Modify: Get, then one transaction with the head and only the rows
+//     whose content changed, plus deletes of rows no longer needed.
+//  5. Delete: one transaction deleting the head, on condition of its ETag,
+//     and every row.
+//
+// A transaction holds at most 100 operations and 4 MiB, so a logical entity
+// is at most MaxRows rows of properties and about 4 MiB as JSON; beyond,
+// writes fail with a *TooLargeError before any request.
+//
+// # Failure and recovery
+//
+// A transaction is all or nothing, so a crash at any point leaves either
+// the old version or the new one, never a mix, and needs no recovery.
+//
+// A lost reply is the one doubt. azcore resends a transaction whose reply
+// was lost, and the resent one fails at its first operation (the head's
+// condition, or its insert) although the first was applied. Each write
+// stores a random version token in the head, which remembers the tokens of
+// its last 16 versions; a write refused at the head, or left without any
+// reply, reads the head and reports success exactly when its token is
+// there (if another writer has replaced that version meanwhile, the ETag
+// stored into the caller's value is empty: read before a conditional
+// write). Otherwise, if the head has moved on since the write read it, the
+// write's condition can never hold again and it reports the refusal —
+// entity.ErrPreconditionFailed, entity.ErrAlreadyExists, or
+// entity.ErrNotFound for an entity deleted meanwhile (even if the write had
+// been applied before the delete). Only when the head is as the write
+// found it and no reply came (the transaction may yet arrive), or 16 other
+// versions were committed in between, is the error
+// entity.ErrOutcomeUnknown. So a write is never reported failed when it
+// was applied, and Modify never applies a change twice. Delete is
+// idempotent: an entity already gone, which is also what a resent delete
+// finds, is not an error.
+//
+// # Azurite and Cosmos DB differences
+//
+// Azurite enforces none of the limits this package splits by (252
+// properties, 1 MiB, 4 MiB per transaction); they are checked on the
+// client, and proven by unit tests. Azurite answers a query of up to 1,000
+// entities in one page, so torn reads show only when tests make the pages
+// small. The Cosmos DB Table API has limits of its own (entities up to
+// 2 MB); the ones checked here are the Storage service's, and the service
+// keeps the last word, refusing a transaction whole. It returns query
+// results unsorted, which the reader does not depend on: rows are placed by
+// their RowKeys.
+//
+// # Usage
+//
+//	type Employee struct {
+//		Dept   string         `table:"PartitionKey,pk"`
+//		ID     string         `table:"RowKey,rk"`
+//		ETag   string         `table:",etag"`
+//		Name   string
+//		Skills map[string]any `table:",extra"` // 1,000 ratings: "Go": int32(5), …
+//	}
+//	tbl, _ := entity.NewTable[Employee](client)
+//	emps, _ := wide.New(tbl, wide.Config{})
+//	err := emps.Insert(ctx, &e)                    // one transaction, e.ETag set
+//	e, err = emps.Get(ctx, "Sales", "000123")      // one range query, never torn
+//	e.Skills["Rust"] = int32(4)
+//	err = emps.Replace(ctx, &e)                    // ErrPreconditionFailed if changed since
+//	e, err = emps.Modify(ctx, "Sales", "000123", entity.Merge, entity.RetryPolicy{}, func(e *Employee) error { … })
+//	err = emps.Delete(ctx, "Sales", "000123", e.ETag)
+package wide

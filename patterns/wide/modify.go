@@ -1,0 +1,72 @@
+package wide
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+// errKeysChanged reports a change function that edited the keys.
+var errKeysChanged = errors.New("the change edited PartitionKey or RowKey")
+
+// Modify reads the logical entity, lets change edit it, and writes it back
+// on condition that nobody wrote it in between; when somebody did, it
+// starts again from a fresh read, with backoff, at most policy.Attempts
+// times (then entity.ErrConflict). change may return an error to give up
+// (returned as is). The written entity is returned. It costs one read and
+// one transaction per round.
+//
+// Only the rows whose properties changed are written, with the head: a
+// change of a few values rewrites a few rows. With entity.Replace the
+// logical entity becomes exactly what change left (properties that T does
+// not model are removed, unless T has an `extra` field); with entity.Merge
+// the properties T's value holds are written over the stored ones and the
+// others are kept.
+func (w *Table[T]) Modify(ctx context.Context, pk, id string, mode entity.UpdateMode, policy entity.RetryPolicy, change func(*T) error) (T, error) {
+	var out T
+	if err := checkKeys(pk, id); err != nil {
+		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: err}
+	}
+	if mode != entity.Merge && mode != entity.Replace {
+		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: &entity.ValidationError{Rule: "update mode", Limit: "entity.Merge or entity.Replace", Value: "an UpdateMode of another value"}}
+	}
+	var given error // change's own error, returned as is
+	err := policy.Retry(ctx, func(ctx context.Context) error {
+		st, err := w.read(ctx, pk, id)
+		if err != nil {
+			return err
+		}
+		old := st.bag()
+		var v T
+		if err := entity.FromDynamic(old, &v); err != nil {
+			return err
+		}
+		if err := change(&v); err != nil {
+			given = err
+			return err
+		}
+		bag, err := entity.ToDynamic(&v)
+		if err != nil {
+			return err
+		}
+		if bag.PartitionKey != pk || bag.RowKey != id {
+			return errKeysChanged
+		}
+		if mode == entity.Merge {
+			maps.Copy(old.Properties, bag.Properties)
+			bag.Properties = old.Properties
+		}
+		res, err := w.commit(ctx, bag, st.base())
+		if err != nil {
+			return err
+		}
+		out = v
+		return setWritten(&out, bag, res)
+	})
+	if err != nil && (given == nil || err != given) {
+		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: err}
+	}
+	return out, err
+}

@@ -1,0 +1,97 @@
+package wide_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/wide"
+)
+
+// offline returns a table whose client reaches nothing and never retries:
+// an operation that sent a request would fail with a transport error, not
+// with the typed error the tests expect.
+func offline(t *testing.T) *wide.Table[Bag] {
+	t.Helper()
+	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1:1/devstoreaccount1/nowhere",
+		&aztables.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wrap[Bag](t, client, wide.Config{})
+}
+
+// Input no transaction can carry is refused with a typed error before any
+// request.
+func TestInvalidInputRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
+	w := offline(t)
+	ctx := context.Background()
+
+	huge := &Bag{PartitionKey: "p", RowKey: "huge", Props: map[string]any{}}
+	for i := range 53 {
+		huge.Props["B"+strconv.Itoa(i)] = make([]byte, 60_000) // 3.2 MB, 4.2 MB as base64
+	}
+	many := bagOf("p", "many", 0, 0)
+	for i := range wide.MaxRows*251 + 1 {
+		many.Props["F"+strconv.Itoa(i)] = true
+	}
+	withETag := func(b *Bag) *Bag { b.ETag = "3;7;W/\"x\""; return b }
+	cases := []struct {
+		name string
+		op   func() error
+		is   []error
+	}{
+		{"over 4 MiB", func() error { return w.Insert(ctx, huge) }, []error{wide.ErrTooLarge, entity.ErrInvalid}},
+		{"over 4 MiB replace", func() error { return w.Replace(ctx, withETag(huge)) }, []error{wide.ErrTooLarge, entity.ErrInvalid}},
+		{"over 99 rows", func() error { return w.Insert(ctx, many) }, []error{wide.ErrTooLarge, entity.ErrInvalid}},
+		{"reserved name", func() error {
+			b := bagOf("p", "r", 0, 3)
+			b.Props["WideVersion"] = "x"
+			return w.Insert(ctx, b)
+		}, []error{entity.ErrInvalid}},
+		{"invalid property", func() error {
+			b := bagOf("p", "r", 0, 3)
+			b.Props["no spaces"] = "x"
+			return w.Insert(ctx, b)
+		}, []error{entity.ErrInvalid}},
+		{"key with a slash", func() error { return w.Insert(ctx, bagOf("p", "a/b", 0, 3)) }, []error{entity.ErrInvalid, keys.ErrInvalidKey}},
+		{"key with a quote", func() error { return w.Insert(ctx, bagOf("p", "O'Brien", 0, 3)) }, []error{entity.ErrInvalid}},
+		{"empty partition key", func() error { return w.Insert(ctx, bagOf("", "r", 0, 3)) }, []error{entity.ErrInvalid}},
+		{"id too long", func() error { _, err := w.Get(ctx, "p", strings.Repeat("x", 510)); return err }, []error{entity.ErrInvalid}},
+		{"no etag", func() error { return w.Replace(ctx, bagOf("p", "r", 0, 3)) }, []error{entity.ErrNoETag}},
+		{"star etag", func() error { b := bagOf("p", "r", 0, 3); b.ETag = "*"; return w.Replace(ctx, b) }, []error{wide.ErrInvalidETag, entity.ErrInvalid}},
+		{"foreign etag", func() error { return w.Delete(ctx, "p", "r", `W/"datetime'2024-05-01T10%3A00%3A00Z'"`) }, []error{wide.ErrInvalidETag}},
+		{"update mode", func() error {
+			_, err := w.Modify(ctx, "p", "r", 0, entity.RetryPolicy{}, func(*Bag) error { return nil })
+			return err
+		}, []error{entity.ErrInvalid}},
+	}
+	errs := map[string]error{}
+	for _, c := range cases {
+		err := c.op()
+		errs[c.name] = err
+		var we *wide.Error
+		if !errors.As(err, &we) {
+			t.Errorf("%s: %v is not a *wide.Error", c.name, err)
+		}
+		for _, target := range c.is {
+			if !errors.Is(err, target) {
+				t.Errorf("%s: %v does not match %v", c.name, err, target)
+			}
+		}
+	}
+	var tl *wide.TooLargeError
+	if !errors.As(errs["over 99 rows"], &tl) || tl.Properties != len(many.Props) || tl.Rows != 0 {
+		t.Errorf("too many properties: %#v", tl)
+	}
+	if !errors.As(errs["over 4 MiB"], &tl) || tl.Properties != len(huge.Props) || tl.Rows < 4 || tl.Err == nil {
+		t.Errorf("too many bytes: %#v", tl)
+	}
+}

@@ -24,7 +24,8 @@ type Config struct {
 	// Workers is how many handlers run at once.
 	Workers int
 	// BatchSize is how many messages one receive asks for, 1 to 32. A new
-	// batch is received once fewer than Workers messages are left in hand.
+	// batch is asked for while half a batch still waits for the workers, so
+	// up to Workers - 1 + 1.5 × BatchSize messages are in hand.
 	BatchSize int
 	// Visibility is how long a received message stays invisible; it is
 	// renewed halfway through while the message waits or runs. Whole seconds,

@@ -133,7 +133,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	// Work outlives ctx by the grace period: renewals and handlers go on.
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
-	jobs := make(chan *Message, p.cfg.Workers+p.cfg.BatchSize)
+	jobs := make(chan *Message, p.refill()+p.cfg.BatchSize)
 	var held gauge
 	held.changed = make(chan struct{}, 1)
 	var wg sync.WaitGroup
@@ -162,13 +162,18 @@ func (p *Processor) Run(ctx context.Context) error {
 	return nil
 }
 
-// receive fills jobs until ctx ends, asking for a batch whenever a worker
-// is free, so that batches are large and no message waits long in hand.
-// With one worker the loop is strictly sequential: receive, handle, settle.
+// refill is how few messages may be left in hand when the next batch is
+// asked for: half a batch beyond the workers' own, so that workers do not
+// wait for a receive. With one worker and batches of one the loop is
+// strictly sequential: receive, handle, settle.
+func (p *Processor) refill() int { return p.cfg.Workers - 1 + p.cfg.BatchSize/2 }
+
+// receive fills jobs until ctx ends, asking for a batch whenever few
+// enough messages are left in hand (refill).
 func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, held *gauge) {
 	delay := p.cfg.PollInterval
 	for {
-		if err := held.waitAtMost(ctx, p.cfg.Workers-1); err != nil {
+		if err := held.waitAtMost(ctx, p.refill()); err != nil {
 			return
 		}
 		start := p.cfg.Clock.Now()
@@ -176,7 +181,7 @@ func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, hel
 			NumberOfMessages:  to.Ptr(int32(p.cfg.BatchSize)),
 			VisibilityTimeout: to.Ptr(Seconds(p.cfg.Visibility)),
 		})
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			return
 		}
 		if err != nil {
@@ -190,6 +195,8 @@ func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, hel
 			continue
 		}
 		delay = p.cfg.PollInterval
+		// Messages received as ctx ended are handed on all the same: the
+		// workers release them at once.
 		for _, dm := range resp.Messages {
 			m := p.message(dm)
 			if m == nil {

@@ -124,12 +124,9 @@ func archiveTablekit(b *testing.B, s archiveBench) {
 			b.Fatal(err)
 		}
 	}
-	t0 := time.Now()
 	if err := p.Enqueue(ctx, msgs...); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("enqueue %v", time.Since(t0))
-	defer func(t1 time.Time) { b.Logf("process %v", time.Since(t1)) }(time.Now())
 	rctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan error, 1)
 	go func() { stopped <- p.Run(rctx) }()
@@ -160,7 +157,6 @@ func archiveHandwritten(b *testing.B, s archiveBench) {
 		ID         string `json:"id"`
 	}
 	// Enqueue with the same concurrency.
-	t0 := time.Now()
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
 	for range benchWorkers {
@@ -175,8 +171,6 @@ func archiveHandwritten(b *testing.B, s archiveBench) {
 		})
 	}
 	wg.Wait()
-	b.Logf("enqueue %v", time.Since(t0))
-	defer func(t1 time.Time) { b.Logf("process %v", time.Since(t1)) }(time.Now())
 
 	var done atomic.Int64
 	for range benchWorkers {

@@ -84,7 +84,7 @@ func runUntilDone(ctx context.Context, t testing.TB, qs []eventual.Queue, a arch
 	finished := make(chan struct{})
 	left := n
 	cfg := crashy()
-	cfg.Workers = 1
+	cfg.Workers, cfg.BatchSize = 1, 1 // strictly sequential: the same requests in the same order every run
 	cfg.Hooks.Outcome = func(o eventual.Outcome) {
 		if o.Result != eventual.Done {
 			return

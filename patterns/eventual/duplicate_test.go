@@ -112,7 +112,7 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 	ids := seed(t, a.current, a.depts, "Sales", 1)
 	qs := queues(t, env, 1)
 	cfg := fast()
-	cfg.Workers = 1
+	cfg.Workers, cfg.BatchSize = 1, 1 // a busy worker receives nothing more
 	cfg.VisibilityTimeout = 2 * time.Second
 	sender, err := eventual.New(qs, nil, cfg)
 	if err != nil {

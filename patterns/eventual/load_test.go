@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ func TestLoadUnderFaults(t *testing.T) {
 		n = 2000
 	}
 	ctx := context.Background()
-	const depts = 16
+	const depts = 64
 	a := archiver{table[Employee](t, env), table[Employee](t, env), table[Department](t, env)}
 	var want []string
 	perDept := map[string]int{}
@@ -69,7 +70,7 @@ func TestLoadUnderFaults(t *testing.T) {
 	start := time.Now()
 	var msgs []eventual.Message
 	for _, key := range want {
-		dept, id := key[:3], key[4:]
+		dept, id, _ := strings.Cut(key, "/")
 		m, err := archiveKind.Message(ArchiveEmployee{dept, id})
 		if err != nil {
 			t.Fatal(err)

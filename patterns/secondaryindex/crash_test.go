@@ -135,4 +135,3 @@ func drainSet(ctx context.Context, t testing.TB, e *integration.Env, qs []eventu
 	defer cancel()
 	return drain(dctx, p, qs)
 }
-

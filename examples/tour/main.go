@@ -24,6 +24,7 @@ import (
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
+	secondaryindextour "github.com/tablekit/tablekit/examples/secondaryindex/tour"
 	widetour "github.com/tablekit/tablekit/examples/wide/tour"
 	"github.com/tablekit/tablekit/integration"
 )
@@ -48,6 +49,7 @@ func steps() []step {
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 		{"Shared access signatures: a token for one user's partition", sastour.Tour},
+		{"Secondary indexes: employees by email and last name, one transaction, checked and rebuilt", secondaryindextour.Tour},
 		{"Log tail: a user's login attempts, newest first, with one request", logtailtour.Tour},
 		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
 		{"Data series: 24 hourly counters in one entity, one point query", dataseriestour.Tour},

@@ -143,7 +143,7 @@ func (c *checker[T]) primaries(tok token) bool {
 		q.Filter = filter.Ge(filter.PartitionKeyProperty, tok.PK)
 	}
 	started := false
-	for raw, err := range c.s.bags.QueryRaw(c.ctx, q) {
+	for raw, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[[]byte, error] { return c.s.bags.QueryRaw(ctx, q) }) {
 		if err != nil {
 			return c.fail(err)
 		}
@@ -434,5 +434,37 @@ func (c *checker[T]) strays(tok token) {
 		}
 		page = p.Next
 		c.checkpoint(token{Phase: 1, Page: page})
+	}
+}
+
+// prefetch runs a query ahead of its reader, so that the next page is
+// on its way while the reader works on this one.
+func prefetch(ctx context.Context, query func(ctx context.Context) iter.Seq2[[]byte, error]) iter.Seq2[[]byte, error] {
+	type item struct {
+		raw []byte
+		err error
+	}
+	return func(yield func([]byte, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ch := make(chan item, entity.MaxPageSize)
+		go func() {
+			defer close(ch)
+			for raw, err := range query(ctx) {
+				select {
+				case ch <- item{raw, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		for it := range ch {
+			if !yield(it.raw, it.err) {
+				return
+			}
+		}
 	}
 }

@@ -143,7 +143,7 @@ func samePartition(ctx context.Context, out io.Writer, meter *cost.Meter, employ
 	})
 	var ue *secondaryindex.UniqueError
 	if !errors.As(err, &ue) {
-		return fmt.Errorf("Mary took John's email: %v", err)
+		return fmt.Errorf("mary took john's email: %v", err)
 	}
 	fmt.Fprintf(out, "Mary asks for John's email: refused, it is held by %s; nothing written.\n", ue.Holder.RowKey)
 

@@ -8,52 +8,6 @@ import (
 	"github.com/tablekit/tablekit/entity"
 )
 
-// maxBuilds bounds the times one write builds its transaction again.
-func (s *Set[T]) maxBuilds() int { return 2*len(s.indexes) + 4 }
-
-// run submits w's transaction until it is applied or refused.
-func (w *write[T]) run(ctx context.Context) error {
-	for n := 0; ; n++ {
-		err := w.round(ctx)
-		if !errors.Is(err, errAgain) {
-			return err
-		}
-		if n >= w.s.maxBuilds() {
-			return &StepError{Step: "submit", PartitionKey: w.pk, RowKey: w.rk, Err: entity.ErrConflict}
-		}
-	}
-}
-
-// Insert adds e and its entries: its SamePartition entries in one entity
-// group transaction with e, its OtherPartition entries after it (their
-// unique values reserved first). An entity with e's keys is an error
-// matching entity.ErrAlreadyExists; a unique value held by another is a
-// *UniqueError. e's new ETag is written back into it (cleared when the
-// transaction was found applied after a lost reply).
-func (s *Set[T]) Insert(ctx context.Context, e *T) error {
-	if e == nil {
-		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
-	}
-	pk, rk, err := keyOf(e)
-	if err != nil {
-		return err
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	cur, err := intend(e)
-	if err != nil {
-		return err
-	}
-	w := s.newWrite(pk, rk)
-	w.cur = &cur
-	if err := w.run(ctx); err != nil {
-		return w.cleanup(ctx, err)
-	}
-	w.finish(e)
-	return nil
-}
-
 // Update replaces the stored entity by e, with its entries, on condition
 // that it is still the version e was read as (e's ETag): a concurrent
 // change is an error matching entity.ErrPreconditionFailed, an e without
@@ -172,54 +126,4 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	}
 	w.finish(&out)
 	return out, nil
-}
-
-// Delete removes the entity with keys pk, rk and its entries, if its ETag
-// is still etag (entity.ErrPreconditionFailed otherwise); "" or
-// entity.AnyETag deletes whatever its version, retrying from a fresh
-// read when a writer changes it meanwhile. A missing entity is an error
-// matching entity.ErrNotFound.
-func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	anyVersion := etag == "" || etag == entity.AnyETag
-	w := s.newWrite(pk, rk)
-	deleted := false
-	attempt := func(ctx context.Context) error {
-		for n := 0; ; n++ {
-			old, found, err := s.read(ctx, pk, rk)
-			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
-			}
-			if !found {
-				if deleted {
-					return nil // the transaction whose outcome was unknown was applied
-				}
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
-			}
-			if !anyVersion && old.etag != etag {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("stored version %s is not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}
-			}
-			w.old, w.cur = &old, nil
-			err = w.round(ctx)
-			switch {
-			case err == nil:
-				return nil
-			case errors.Is(err, entity.ErrOutcomeUnknown) && !deleted:
-				// Deletes carry no write token: the next read tells.
-				deleted = true
-				continue
-			case !errors.Is(err, errAgain):
-				return err
-			}
-			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
-			}
-		}
-	}
-	if anyVersion {
-		return s.cfg.Retry.Retry(ctx, attempt)
-	}
-	return attempt(ctx)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -112,5 +113,74 @@ func TestOtherPartition(t *testing.T) {
 				t.Errorf("%d messages poisoned", n)
 			}
 		})
+	}
+}
+
+// TestMixedPlacement: the email in the employee's partition, the last
+// name in another: one transaction holds the employee, its email entries
+// and the outbox intent of the name's message. A verified lookup with
+// Repair removes the stale name entry it skips before the worker runs.
+func TestMixedPlacement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := employees(t, env)
+	qs := queues(t, env, 1)
+	p, err := eventual.New(qs, nil, fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := secondaryindex.New(tbl, p, remoteConfig(nil), emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.OtherPartition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Employee{PartitionKey: "Sales", RowKey: empid(1), FirstName: "John", LastName: "Jones", Email: "jones@contoso.com"}
+	if err := s.Insert(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := drain(dctx, p, qs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Modify(ctx, "Sales", empid(1), func(e *Employee) error {
+		e.Email, e.LastName = "jonas@contoso.com", "Jonas"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The email changed with the employee; the name waits for the worker.
+	if got, err := s.Lookup(ctx, "email", "Sales", "jonas@contoso.com", secondaryindex.LookupOptions{}); err != nil || got.LastName != "Jonas" {
+		t.Errorf("the new email: %+v, %v", got, err)
+	}
+	stale := 0
+	for _, err := range s.LookupAll(ctx, "name", "Sales", "Jones", secondaryindex.LookupOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale++
+	}
+	for e, err := range s.LookupAll(ctx, "name", "Sales", "Jones", secondaryindex.LookupOptions{Verify: true, Repair: true}) {
+		t.Errorf("a verified lookup of the old name returned %+v, %v", e, err)
+	}
+	for e, err := range s.LookupAll(ctx, "name", "Sales", "Jones", secondaryindex.LookupOptions{}) {
+		t.Errorf("the repaired old name entry is still there: %+v, %v", e, err)
+	}
+	if stale != 1 {
+		t.Errorf("before the worker ran, the old name had %d entries, want 1 (stale)", stale)
+	}
+	if err := drain(dctx, p, qs); err != nil {
+		t.Fatal(err)
+	}
+	if fs := findings(t, s, secondaryindex.CheckOptions{}); len(fs) != 0 {
+		t.Fatalf("drift: %v", fs)
+	}
+	if err := s.Delete(ctx, "Sales", empid(1), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := drain(dctx, p, qs); err != nil {
+		t.Fatal(err)
+	}
+	if left := rowKeys(t, tbl, ""); len(left) != 0 {
+		t.Errorf("left after the delete: %q", left)
 	}
 }

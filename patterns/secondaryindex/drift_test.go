@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/tablekit/tablekit/entity"
@@ -226,5 +227,64 @@ func TestRebuildWhileWriting(t *testing.T) {
 	}
 	if got := findings(t, s, secondaryindex.CheckOptions{}); len(got) != 0 {
 		t.Fatalf("drift after the second rebuild: %v", got)
+	}
+}
+
+// TestCheckFindsStrays: entries of indexes in other partitions whose
+// primaries' partition has no primary at all — no partition's check
+// reads them — are found by the whole-table check, in the primaries'
+// table or in a table of their own, and rebuilt away.
+func TestCheckFindsStrays(t *testing.T) {
+	t.Parallel()
+	for _, other := range []bool{false, true} {
+		t.Run(map[bool]string{false: "same table", true: "entries table"}[other], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			tbl := employees(t, env)
+			var entries *entity.Table[entity.DynamicEntity]
+			store := sameTable[entity.DynamicEntity](t, env, tbl)
+			if other {
+				entries = sameTable[entity.DynamicEntity](t, env, employees(t, env))
+				store = entries
+			}
+			qs := queues(t, env, 1)
+			s, p := remoteSet(t, env, qs, tbl, entries, fast())
+			e := Employee{PartitionKey: "Sales", RowKey: empid(1), LastName: "Jones", Email: "jones@contoso.com"}
+			if err := s.Insert(ctx, &e); err != nil {
+				t.Fatal(err)
+			}
+			dctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			if err := drain(dctx, p, qs); err != nil {
+				t.Fatal(err)
+			}
+			for _, pk := range []string{"Nowhere", "Sales"} {
+				stray := (&entity.DynamicEntity{PartitionKey: "name_" + pk, RowKey: "name_Ghost " + empid(7)}).
+					Set(secondaryindex.PropPrimaryPK, pk).Set(secondaryindex.PropPrimaryRK, empid(7))
+				if err := store.Insert(ctx, stray); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := findings(t, s, secondaryindex.CheckOptions{})
+			if len(got) != 2 || got[0].Kind != drift.Orphan || got[1].Kind != drift.Orphan {
+				t.Fatalf("found %v, want the two strays", got)
+			}
+			table := ""
+			if other {
+				table = entries.Name()
+			}
+			for _, f := range got {
+				if f.Entry.Table != table || f.Entry.RowKey != "name_Ghost "+empid(7) {
+					t.Errorf("finding %v in table %q", f, f.Entry.Table)
+				}
+			}
+			sum, err := s.Rebuild(ctx, secondaryindex.CheckOptions{})
+			if err != nil || sum.Repaired != 2 {
+				t.Fatalf("rebuild %+v, %v", sum, err)
+			}
+			if got := findings(t, s, secondaryindex.CheckOptions{}); len(got) != 0 {
+				t.Fatalf("drift after the rebuild: %v", got)
+			}
+		})
 	}
 }

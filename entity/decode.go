@@ -19,13 +19,41 @@ import (
 // or a *DynamicEntity.
 //
 // The ETag field is filled from odata.etag and the Timestamp field from
-// Timestamp. With type annotations the stored EDM type decides how a value is
-// read; without them (no metadata) the Go field's type decides. The service's
-// quirks are tolerated: an integer where a Double was stored, Int64 as a
-// string, "NaN"/"Infinity" Doubles. Unknown properties are ignored unless the
-// struct has a field tagged `extra`. Properties absent from the body leave
-// their fields untouched, as encoding/json does.
+// Timestamp. Unknown properties are ignored unless the struct has a field
+// tagged `extra`. Properties absent from the body leave their fields
+// untouched, as encoding/json does.
 //
+// Each value is read as the EDM type it is stored as whenever the body says
+// it, and a field whose Go type does not hold that EDM type is a
+// *DecodeError naming the property, the stored type and the Go type — never
+// a conversion that a later write would store under another type. A body
+// says every value's type when it is a full or minimal metadata response or
+// carries any @odata.type annotation (odata.* members or annotations): there
+// the service's own rule applies — an annotation names the type; an
+// unannotated string is an Edm.String; an unannotated number is an Edm.Int32
+// when it is an integer literal in Int32 range and an Edm.Double otherwise;
+// true and false are Edm.Boolean. In any body, numbers and booleans are
+// typed that way, since Int64, DateTime, Guid and Binary always travel as
+// strings.
+//
+// Only a string in a body with neither (no metadata, where Int64, DateTime,
+// Guid and Binary values are strings too) has no stored type; the Go field's
+// type then decides how it is parsed. That is the one place the metadata
+// format changes what a field accepts: a no-metadata string is read into an
+// integer, time.Time, uuid.UUID or []byte field when it parses as one, and
+// into a string field whatever its stored type; with metadata it must be
+// stored as that type. Table[T] reads no metadata for a T with no ETag
+// field, no `extra` map and no PropertyUnmarshaler (smaller bodies, faster
+// reads), so such a T gets the no-metadata rule on every read; give it an
+// ETag field to have every read checked against the stored types.
+//
+// The Go types hold these EDM types: string, encoding.TextUnmarshaler and
+// `json` fields an Edm.String; bool an Edm.Boolean; integer fields an
+// Edm.Int32 or Edm.Int64 that fits them; float fields an Edm.Double or an
+// Edm.Int32 (the integer other SDKs write for a whole-number double, and the
+// service's "NaN", "Infinity" and "-Infinity" strings); time.Time an
+// Edm.DateTime; uuid.UUID an Edm.Guid; []byte an Edm.Binary. A
+// PropertyUnmarshaler receives the stored value as its canonical Go type.
 // A value that does not fit its Go field (an Int64 into an int32, a negative
 // number into a uint) is a *DecodeError, never a silent wrap.
 func Unmarshal(data []byte, v any) error {
@@ -114,19 +142,82 @@ func isAnnotationOf(p *rawProp, name []byte) bool {
 }
 
 func isAnnotation(name []byte) bool {
-	return bytes.Contains(name, []byte("@"))
+	return bytes.IndexByte(name, '@') >= 0
+}
+
+// typedBody reports whether a body says the stored type of every value: a
+// full or minimal metadata response (odata.* members) or a body with
+// @odata.type annotations. Only no-metadata bodies (and hand-written ones
+// with neither) leave the type of a string unsaid.
+func typedBody(props []rawProp) bool {
+	for i := range props {
+		if n := props[i].name; isAnnotation(n) || bytes.HasPrefix(n, []byte("odata.")) {
+			return true
+		}
+	}
+	return false
+}
+
+// storedType is the EDM type a value is stored as, as far as the body says:
+// its annotation; else for a number or a boolean its form; else, for a
+// string, Edm.String in a typed body and 0 (unsaid) in a no-metadata body.
+func storedType(at EDMType, typed bool, pr *rawProp) EDMType {
+	if at != 0 {
+		return at
+	}
+	switch pr.kind {
+	case tokString:
+		if typed {
+			return EDMString
+		}
+	case tokNumber:
+		return numberType(pr.val)
+	case tokTrue, tokFalse:
+		return EDMBoolean
+	}
+	return 0
+}
+
+// numberType is the EDM type of an unannotated JSON number: Int64 travels
+// as a string, so a bare number is an Int32 when it is an integer literal in
+// Int32 range, and a Double otherwise (2.0, 1e3, 5000000000).
+func numberType(b []byte) EDMType {
+	if _, ok := int32Literal(b); ok {
+		return EDMInt32
+	}
+	return EDMDouble
+}
+
+// int32Literal parses an optionally negative decimal integer without sign
+// or exponent tricks, in Int32 range.
+func int32Literal(b []byte) (int32, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 10 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(n), true
 }
 
 func (p *plan) decode(data []byte, rv reflect.Value) error {
 	return scanProps(data, func(props []rawProp) error {
-		hasAnnotations := false
-		for i := range props {
-			if isAnnotation(props[i].name) {
-				hasAnnotations = true
-				break
-			}
-		}
-		apart := hasAnnotations && annotationsApart(props)
+		typed := typedBody(props)
+		apart := typed && annotationsApart(props)
 		for i := range props {
 			pr := &props[i]
 			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
@@ -141,9 +232,12 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 				name = []byte(s)
 			}
 			var at EDMType
-			if hasAnnotations {
+			if typed {
 				at = annotationOf(props, i, name, apart)
 			}
+			// The system properties have fixed types: they are read as
+			// their fields say (Azurite leaves Timestamp unannotated in
+			// minimal metadata).
 			var f *field
 			switch string(name) {
 			case "odata.etag":
@@ -157,8 +251,9 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			default:
 				if idx, ok := p.byName[string(name)]; ok {
 					f = &p.fields[idx]
+					at = storedType(at, typed, pr)
 				} else if p.extra != nil && !bytes.HasPrefix(name, []byte("odata.")) {
-					if err := p.decodeExtra(rv, string(name), at, pr); err != nil {
+					if err := p.decodeExtra(rv, string(name), storedType(at, typed, pr), pr); err != nil {
 						return err
 					}
 					continue
@@ -216,51 +311,56 @@ func decodeField(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
 	return decodeValue(f, fv, at, pr)
 }
 
-func mismatch(f *field, what string, pr *rawProp) error {
-	return &DecodeError{Property: f.name, Reason: "cannot store " + what + " " + shorten(string(pr.val)) + " in " + f.typ.String() + " field " + f.goName}
+// mismatch reports a value of a type f holds that does not parse or fit.
+func mismatch(f *field, st EDMType, what string, pr *rawProp) error {
+	return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "cannot store " + what + " " + shorten(string(pr.val)) + " in " + f.typ.String() + " field " + f.goName}
 }
 
-// compatible reports whether a value stored as EDM type at may be read into
+// compatible reports whether a value stored as EDM type st may be read into
 // a field of kind k. A mismatch is an error rather than a conversion: the
 // next write would store the property under another type, and filters typed
-// for the old one would stop matching. An Int32 is read into a float field
-// (the service's integer-for-Double quirk); no annotation (no metadata)
-// leaves the field's type to decide.
-func compatible(k fieldKind, at EDMType) bool {
-	if at == 0 {
+// for the old one would stop matching. The widenings allowed are lossless
+// and what other SDKs write: an Int32 into an integer or float field (the
+// JavaScript SDK writes every whole number, 2.0 included, as an Int32), an
+// Int64 into a narrower integer that it fits. st 0 (a string whose type the
+// body does not say) leaves the field's type to decide.
+func compatible(k fieldKind, st EDMType) bool {
+	if st == 0 {
 		return true
 	}
 	switch k {
 	case kString, kText, kJSON:
-		return at == EDMString
+		return st == EDMString
 	case kBool:
-		return at == EDMBoolean
+		return st == EDMBoolean
 	case kInt, kUint:
-		return at == EDMInt32 || at == EDMInt64
+		return st == EDMInt32 || st == EDMInt64
 	case kFloat:
-		return at == EDMDouble || at == EDMInt32
+		return st == EDMDouble || st == EDMInt32
 	case kTime:
-		return at == EDMDateTime
+		return st == EDMDateTime
 	case kGUID:
-		return at == EDMGuid
+		return st == EDMGuid
 	case kBinary:
-		return at == EDMBinary
+		return st == EDMBinary
 	}
 	return true // kHook: the hook receives the stored type
 }
 
-func decodeValue(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
-	if !compatible(f.kind, at) {
-		return &DecodeError{Property: f.name, Reason: "stored as " + at.String() + ", which " + f.typ.String() + " field " + f.goName + " does not hold"}
+// decodeValue reads one value into fv. st is the stored EDM type (see
+// storedType; for the system fields, their annotation).
+func decodeValue(f *field, fv reflect.Value, st EDMType, pr *rawProp) error {
+	if !compatible(f.kind, st) {
+		return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "stored as " + st.String() + ", which " + f.typ.String() + " field " + f.goName + " does not hold"}
 	}
 	switch f.kind {
 	case kString:
 		if pr.kind != tokString {
-			return mismatch(f, "non-string", pr)
+			return mismatch(f, st, "non-string", pr)
 		}
 		s, ok := stringOf(pr.val, pr.valEsc)
 		if !ok {
-			return mismatch(f, "malformed string", pr)
+			return mismatch(f, st, "malformed string", pr)
 		}
 		fv.SetString(s)
 	case kBool:
@@ -270,100 +370,93 @@ func decodeValue(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
 		case tokFalse:
 			fv.SetBool(false)
 		default:
-			return mismatch(f, "non-boolean", pr)
+			return mismatch(f, st, "non-boolean", pr)
 		}
 	case kInt:
 		n, err := parseInteger(pr)
 		if err != nil || fv.OverflowInt(n) {
-			return mismatch(f, "value", pr)
+			return mismatch(f, st, "value", pr)
 		}
 		fv.SetInt(n)
 	case kUint:
 		n, err := parseInteger(pr)
 		if err != nil || n < 0 || fv.OverflowUint(uint64(n)) {
-			return mismatch(f, "value", pr)
+			return mismatch(f, st, "value", pr)
 		}
 		fv.SetUint(uint64(n))
 	case kFloat:
-		x, err := parseDouble(pr)
+		x, err := parseDouble(pr, st == EDMDouble)
 		if err != nil || (fv.Kind() == reflect.Float32 && fv.OverflowFloat(x) && !math.IsInf(x, 0)) {
-			return mismatch(f, "value", pr)
+			return mismatch(f, st, "value", pr)
 		}
 		fv.SetFloat(x)
 	case kTime:
 		t, ok := parseTimeToken(pr)
 		if !ok {
-			return mismatch(f, "value", pr)
+			return mismatch(f, st, "value", pr)
 		}
 		setAs(fv, t)
 	case kGUID:
 		if pr.kind != tokString {
-			return mismatch(f, "non-string", pr)
+			return mismatch(f, st, "non-string", pr)
 		}
 		g, err := uuid.ParseBytes(pr.val)
 		if err != nil {
-			return mismatch(f, "malformed Guid", pr)
+			return mismatch(f, st, "malformed Guid", pr)
 		}
 		setAs(fv, g)
 	case kBinary:
 		b, ok := parseBinary(pr)
 		if !ok {
-			return mismatch(f, "malformed Binary", pr)
+			return mismatch(f, st, "malformed Binary", pr)
 		}
 		fv.SetBytes(b)
 	case kText:
 		s, ok := stringOf(pr.val, pr.valEsc)
 		if pr.kind != tokString || !ok {
-			return mismatch(f, "non-string", pr)
+			return mismatch(f, st, "non-string", pr)
 		}
 		tu := fv.Addr().Interface().(encoding.TextUnmarshaler)
 		if err := tu.UnmarshalText([]byte(s)); err != nil {
-			return &DecodeError{Property: f.name, Reason: "UnmarshalText failed", Err: err}
+			return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "UnmarshalText failed", Err: err}
 		}
 	case kJSON:
 		s, ok := stringOf(pr.val, pr.valEsc)
 		if pr.kind != tokString || !ok {
-			return mismatch(f, "non-string", pr)
+			return mismatch(f, st, "non-string", pr)
 		}
 		if err := json.Unmarshal([]byte(s), fv.Addr().Interface()); err != nil {
-			return &DecodeError{Property: f.name, Reason: "json decoding failed", Err: err}
+			return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "json decoding failed", Err: err}
 		}
 	case kHook:
-		val, err := dynamicValue(f.name, at, pr)
+		val, err := dynamicValue(f.name, st, pr)
 		if err != nil {
 			return err
 		}
 		u := fv.Addr().Interface().(PropertyUnmarshaler)
 		if err := u.UnmarshalProperty(val); err != nil {
-			return &DecodeError{Property: f.name, Reason: "UnmarshalProperty failed", Err: err}
+			return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "UnmarshalProperty failed", Err: err}
 		}
 	}
 	return nil
 }
 
-// parseInteger reads Int32 (a number) or Int64 (a string, or a number in
-// bodies written by hand). A whole-number Double is accepted.
+// parseInteger reads an integer literal: an Int32 (a number) or an Int64 (a
+// string, or a number in hand-written bodies). A number with a fraction or
+// an exponent is a Double, even when whole (2.0, 1e3), and is refused.
 func parseInteger(pr *rawProp) (int64, error) {
 	switch pr.kind {
 	case tokNumber, tokString:
-		n, err := strconv.ParseInt(string(pr.val), 10, 64)
-		if err == nil {
-			return n, nil
-		}
-		if pr.kind == tokNumber {
-			x, ferr := strconv.ParseFloat(string(pr.val), 64)
-			if ferr == nil && x == math.Trunc(x) && x >= math.MinInt64 && x < math.MaxInt64 {
-				return int64(x), nil
-			}
-		}
-		return 0, err
+		return strconv.ParseInt(string(pr.val), 10, 64)
 	}
 	return 0, strconv.ErrSyntax
 }
 
 // parseDouble reads a Double: a number, or the service's strings for the
-// values JSON cannot carry.
-func parseDouble(pr *rawProp) (float64, error) {
+// values JSON cannot carry. A string is read as a number only when it is
+// annotated Edm.Double: unannotated, "2.5" is a String or (no metadata) an
+// Int64's digits, never a Double.
+func parseDouble(pr *rawProp, annotated bool) (float64, error) {
 	switch pr.kind {
 	case tokNumber:
 		return strconv.ParseFloat(string(pr.val), 64)
@@ -376,7 +469,9 @@ func parseDouble(pr *rawProp) (float64, error) {
 		case "-Infinity", "-INF":
 			return math.Inf(-1), nil
 		}
-		return strconv.ParseFloat(string(pr.val), 64)
+		if annotated {
+			return strconv.ParseFloat(string(pr.val), 64)
+		}
 	}
 	return 0, strconv.ErrSyntax
 }
@@ -460,14 +555,17 @@ func digits(b []byte) (int, bool) {
 	return n, len(b) > 0
 }
 
-// dynamicValue converts a raw value to one of the eight canonical Go types:
-// by its annotation when it has one, else by its JSON form (a string stays a
-// string; an integer in Int32 range is an int32, any other number a float64).
-func dynamicValue(name string, at EDMType, pr *rawProp) (any, error) {
+// dynamicValue converts a raw value to the canonical Go type of st, its
+// stored type (see storedType); a string whose type the body does not say
+// (st 0) stays a string.
+func dynamicValue(name string, st EDMType, pr *rawProp) (any, error) {
 	bad := func(reason string) error {
-		return &DecodeError{Property: name, Reason: reason + ": " + shorten(string(pr.val))}
+		return &DecodeError{Property: name, Stored: st, Reason: reason + ": " + shorten(string(pr.val))}
 	}
-	switch at {
+	if st == 0 {
+		st = storedType(0, true, pr)
+	}
+	switch st {
 	case EDMString:
 		s, ok := stringOf(pr.val, pr.valEsc)
 		if pr.kind != tokString || !ok {
@@ -487,7 +585,7 @@ func dynamicValue(name string, at EDMType, pr *rawProp) (any, error) {
 		}
 		return n, nil
 	case EDMDouble:
-		x, err := parseDouble(pr)
+		x, err := parseDouble(pr, true)
 		if err != nil {
 			return nil, bad("malformed Edm.Double")
 		}
@@ -515,25 +613,6 @@ func dynamicValue(name string, at EDMType, pr *rawProp) (any, error) {
 			return nil, bad("malformed Edm.Binary")
 		}
 		return b, nil
-	}
-	switch pr.kind {
-	case tokString:
-		s, ok := stringOf(pr.val, pr.valEsc)
-		if !ok {
-			return nil, bad("malformed string")
-		}
-		return s, nil
-	case tokTrue, tokFalse:
-		return pr.kind == tokTrue, nil
-	case tokNumber:
-		if n, err := strconv.ParseInt(string(pr.val), 10, 32); err == nil {
-			return int32(n), nil
-		}
-		x, err := strconv.ParseFloat(string(pr.val), 64)
-		if err != nil {
-			return nil, bad("malformed number")
-		}
-		return x, nil
 	}
 	return nil, bad("unsupported value")
 }

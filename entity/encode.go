@@ -298,17 +298,29 @@ func (e *encoder) str(f *field, prefix []byte, s string) error {
 	return nil
 }
 
-func (e *encoder) double(name string, nameUnits int, prefix []byte, x float64, is32 bool) error {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return &ValidationError{Property: name, Rule: RuleFiniteDouble, Limit: "a finite number", Value: strconv.FormatFloat(x, 'g', -1, 64)}
-	}
+// double writes a Double. JSON has no number for NaN and the infinities:
+// they travel as the strings the service and the other SDKs use ("NaN",
+// "Infinity", "-Infinity"), which the Edm.Double annotation every Double
+// carries makes unambiguous. name is unused: every float64 is a valid Double.
+func (e *encoder) double(_ string, nameUnits int, prefix []byte, x float64, is32 bool) error {
 	e.b = append(e.b, prefix...)
+	e.account(nameUnits, 8)
+	switch {
+	case math.IsNaN(x):
+		e.b = append(e.b, `"NaN"`...)
+		return nil
+	case math.IsInf(x, 1):
+		e.b = append(e.b, `"Infinity"`...)
+		return nil
+	case math.IsInf(x, -1):
+		e.b = append(e.b, `"-Infinity"`...)
+		return nil
+	}
 	bits := 64
 	if is32 {
 		bits = 32 // shortest form that reads back as the same float32
 	}
 	e.b = appendDouble(e.b, x, bits)
-	e.account(nameUnits, 8)
 	return nil
 }
 
@@ -384,7 +396,7 @@ func (e *encoder) dynamic(name string, val any) error {
 		if name == "PartitionKey" || name == "RowKey" || name == "Timestamp" {
 			rule = RuleReservedName
 		}
-		return &ValidationError{Property: name, Rule: rule, Limit: "a C# identifier of at most 255 characters", Value: reason}
+		return &ValidationError{Property: name, Rule: rule, Limit: "a C# identifier that is an XML name, at most 255 characters", Value: reason}
 	}
 	units := keys.UTF16Len(name)
 	prefix := func(t EDMType) []byte { return fieldPrefix(name, t, 0) }

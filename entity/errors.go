@@ -33,7 +33,7 @@ const (
 	RuleEntitySize      Rule = "entity size"            // at most 1 MiB by the service's formula
 	RuleIntegerRange    Rule = "integer range"          // the value does not fit Int32/Int64
 	RuleDateTimeRange   Rule = "datetime range"         // 1601-01-01 to 9999-12-31 UTC
-	RuleFiniteDouble    Rule = "finite double"          // NaN and ±Inf are refused
+	RuleFiniteDouble    Rule = "finite double"          // no longer reported: NaN and ±Inf are written as the service's "NaN", "Infinity", "-Infinity"
 	RuleUTF8            Rule = "valid UTF-8"            // strings must be valid UTF-8
 	RulePropertyType    Rule = "property value type"    // a DynamicEntity value of a type with no EDM mapping
 	RuleDuplicateName   Rule = "duplicate property"     // one property name twice
@@ -119,6 +119,12 @@ type DecodeError struct {
 	Offset   int    // byte offset in the body, for a syntax error
 	Reason   string
 	Err      error
+	// Stored is the EDM type the property is stored as, when the body says
+	// it (0 when it does not: a string in a no-metadata body).
+	Stored EDMType
+	// Type is the Go type of the field the value was read into; nil for a
+	// property bag and for syntax errors.
+	Type reflect.Type
 }
 
 func (e *DecodeError) Error() string {

@@ -454,10 +454,10 @@ func needsAnnotation(t EDMType) bool {
 	return false
 }
 
-// checkPropertyName applies the service's rules to a property name (see
-// internal/ident, shared with the filter builder so that every stored name
-// can be queried) and refuses the system properties. It returns the reason it
-// fails, or "".
+// checkPropertyName applies the service's rule to a property name (see
+// internal/ident: a C# identifier that is an XML name, at most 255
+// characters; OData keywords are names like any other) and refuses the
+// system properties. It returns the reason it fails, or "".
 func checkPropertyName(name string) string {
 	switch name {
 	case "PartitionKey", "RowKey", "Timestamp":

@@ -112,7 +112,9 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 // keep, since the pages may be read by different processes).
 // The returned Page.Next, stored anywhere, resumes the same query later; it
 // is refused with ErrInvalidToken by a query with another filter or select.
-// A page may be empty and still have a Next.
+// A page may be empty and still have a Next. A continuation at an empty
+// PartitionKey or RowKey is kept as such, so the next page starts exactly
+// there.
 func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T], error) {
 	return page(ctx, t, q, token, t.fetch)
 }
@@ -149,6 +151,10 @@ type pageFetcher[E any] func(ctx context.Context, c compiled, top int, cont cont
 func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetcher[E]) iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
 		var zero E
+		if err := t.ok(); err != nil {
+			yield(zero, err)
+			return
+		}
 		c, err := t.compile(q)
 		if err != nil {
 			yield(zero, err)
@@ -181,6 +187,9 @@ func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetc
 }
 
 func page[T, E any](ctx context.Context, t *Table[T], q Query, token string, fetch pageFetcher[E]) (Page[E], error) {
+	if err := t.ok(); err != nil {
+		return Page[E]{}, err
+	}
 	c, err := t.compile(q)
 	if err != nil {
 		return Page[E]{}, err
@@ -229,10 +238,10 @@ func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont conti
 	if err != nil {
 		return nil, continuation{}, wrapErr("Query", t.name, err)
 	}
-	next := continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}
 	if raw == nil {
-		return resp.Entities, next, nil
+		return resp.Entities, continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}, nil
 	}
+	next := continuationOf(raw.Header)
 	body, err := runtime.Payload(raw)
 	if err != nil {
 		return nil, continuation{}, err
@@ -244,8 +253,32 @@ func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont conti
 	return bodies, next, nil
 }
 
-// continuation is the service's pair of continuation headers.
+// continuation is the service's pair of continuation headers. A header
+// that is present with an empty value is a continuation too: it is how the
+// service (Azurite at least) names an empty PartitionKey or RowKey, and it
+// is sent back as such (NextPartitionKey=). aztables drops empty headers,
+// which would restart or end the query there, so they are read from the
+// raw response.
 type continuation struct{ pk, rk *string }
+
+// Continuation headers of a query response.
+const (
+	headerNextPK = "x-ms-continuation-NextPartitionKey"
+	headerNextRK = "x-ms-continuation-NextRowKey"
+)
+
+// continuationOf reads the continuation headers, keeping present-but-empty
+// values.
+func continuationOf(h http.Header) continuation {
+	var c continuation
+	if v := h.Values(headerNextPK); len(v) > 0 {
+		c.pk = &v[0]
+	}
+	if v := h.Values(headerNextRK); len(v) > 0 {
+		c.rk = &v[0]
+	}
+	return c
+}
 
 func (c continuation) done() bool { return c.pk == nil && c.rk == nil }
 
@@ -282,7 +315,7 @@ func decodeToken(token string, fingerprint uint64) (continuation, error) {
 	if token == "" {
 		return continuation{}, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) < 11 || b[0] != tokenVersion || b[1]&^3 != 0 {
 		return continuation{}, ErrInvalidToken
 	}
@@ -291,6 +324,10 @@ func decodeToken(token string, fingerprint uint64) (continuation, error) {
 	}
 	pk, rk, ok := strings.Cut(string(b[10:]), "\x00")
 	if !ok || strings.Contains(rk, "\x00") {
+		return continuation{}, ErrInvalidToken
+	}
+	// A part that is absent holds nothing: one continuation, one token.
+	if (b[1]&1 == 0 && pk != "") || (b[1]&2 == 0 && rk != "") {
 		return continuation{}, ErrInvalidToken
 	}
 	var c continuation

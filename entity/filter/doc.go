@@ -15,9 +15,14 @@
 //   - §7 "Implementation considerations": typed filters. Every value is a
 //     typed, escaped literal — strings in single quotes with each quote
 //     doubled, 123L, 2.0, datetime'2024-01-02T03:04:05.1234567Z', guid'…',
-//     X'0aff', true — and every property name is checked to be a C#
-//     identifier, so building a filter from user input cannot change its
-//     structure.
+//     X'0aff', true — and every property name is checked to be a name the
+//     service stores (a C# identifier that is also an XML name) that the
+//     filter grammar reads as a name, so building a filter from user input
+//     cannot change its structure. The service stores names a filter cannot
+//     reference — the OData keywords (and, eq, true, null, INF, …, in any
+//     case) and names with formatting characters such as U+FEFF — and Build
+//     refuses those with an error that says so: such properties are filtered
+//     on the client.
 //
 // An expression is an immutable Expr. Errors (an invalid name, NaN, a nil
 // pointer) stay inside it and come out of Build, typed as *Error and matching

@@ -58,9 +58,13 @@ func ExampleExpr_Build_errors() {
 	_, err = filter.Eq("Name eq 'x' or RowKey", "y").Build()
 	var fe *filter.Error
 	fmt.Println(errors.Is(err, filter.ErrInvalidFilter), errors.As(err, &fe), fe.Reason)
+	// The service stores a property named "and"; a filter cannot name it.
+	_, err = filter.Eq("and", 1).Build()
+	fmt.Println(err)
 	// Output:
 	// filter: invalid filter: property "Price": NaN and infinite doubles have no filter literal
-	// true true character ' ' is not allowed in a property name
+	// true true character ' ' is not allowed in a property name (a C# identifier)
+	// filter: invalid filter: property "and": property name "and" is an OData keyword, which a filter cannot reference (the service stores it; filter on the client)
 }
 
 func ExampleExpr_Plan() {

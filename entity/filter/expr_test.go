@@ -264,7 +264,7 @@ func TestInvalid(t *testing.T) {
 		{"dash", "a-b", "not allowed", Eq("a-b", 1)},
 		{"dot", "a.b", "not allowed", Eq("a.b", 1)},
 		{"slash", "a/b", "not allowed", Eq("a/b", 1)},
-		{"BOM inside", "a\ufeffor", "not allowed", Eq("a\ufeffor", 1)},
+		{"BOM inside", "a\ufeffor", "cannot reference", Eq("a\ufeffor", 1)},
 		{"bidi override", "a\u202eb", "not allowed", Eq("a\u202eb", 1)},
 		{"nbsp", "a\u00a0b", "not allowed", Eq("a\u00a0b", 1)},
 		{"too long", long, "longer than 255", Eq(long, 1)},

@@ -7,7 +7,10 @@ import "github.com/tablekit/tablekit/internal/ident"
 const MaxPropertyNameLength = ident.MaxLength
 
 // checkName validates a property name for use in a filter and returns the
-// reason it is refused, or "". The rule is the one the entity codec applies
-// to the names it stores (see internal/ident): a C# identifier of at most 255
-// characters, without format characters and OData keywords.
-func checkName(name string) string { return ident.Check(name) }
+// reason it is refused, or "". Every name the service stores is a valid
+// name (internal/ident.Check, the rule the entity codec applies); a filter
+// also cannot reference the OData keywords (and, eq, true, null, INF, …, in
+// any case) nor names with formatting characters: the grammar would read
+// them as operators or literals and has no way to quote a name. The error
+// says so, so that a caller knows to filter such a property on the client.
+func checkName(name string) string { return ident.CheckFilter(name) }

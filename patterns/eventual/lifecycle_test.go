@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/internal/clock"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -133,5 +134,58 @@ func TestVisibilityRenewal(t *testing.T) {
 	// Renewals at 1 s, 2 s, 3 s, 4 s (each halfway through a 2 s window).
 	if n := used.Count(cost.Queue, cost.OpUpdateMessage); n < 3 || n > 5 {
 		t.Errorf("%d UpdateMessage requests, want about 4", n)
+	}
+}
+
+// TestRenewalOnTheProcessorsClock runs a processor on a fake clock: the
+// renewal of a running handler's message comes when the clock reaches half
+// the visibility timeout, not before, with no real waiting.
+func TestRenewalOnTheProcessorsClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	meter := cost.NewMeter()
+	metered := env.With(meter.Policy())
+	qs := queues(t, env, 1)
+	fake := clock.NewFake(time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC))
+	cfg := fast()
+	cfg.Workers, cfg.BatchSize = 1, 1
+	cfg.Clock = fake
+	rec := newOutcomes()
+	cfg.Hooks = rec.hooks()
+	p, err := eventual.New(sameQueues(t, metered, qs), nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	if err := eventual.Handle(p, archiveKind, func(context.Context, ArchiveEmployee) error {
+		close(started)
+		<-release
+		return nil
+	}, eventual.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := archiveKind.Message(ArchiveEmployee{"Sales", "000001"})
+	if err := p.Enqueue(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	defer run(t, p)()
+	<-started
+	renewals := func() int64 { return meter.Snapshot().Count(cost.Queue, cost.OpUpdateMessage) }
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := fake.WaitForWaiters(wctx, 1); err != nil { // the lease waits
+		t.Fatal(err)
+	}
+	fake.Advance(14 * time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if n := renewals(); n != 0 {
+		t.Fatalf("%d renewals at 14 s of a 30 s visibility timeout", n)
+	}
+	fake.Advance(time.Second)
+	waitFor(t, "the renewal at 15 s", func() bool { return renewals() == 1 })
+	close(release)
+	waitFor(t, "the delete", func() bool { return rec.count(eventual.Done) == 1 })
+	if n := count(t, qs[0].Work); n != 0 {
+		t.Errorf("%d messages left: the delete used a stale pop receipt?", n)
 	}
 }

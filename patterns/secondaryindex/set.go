@@ -169,16 +169,15 @@ func (v *version[T]) decode(raw []byte) error {
 	return nil
 }
 
-// intend makes the version of e about to be written.
+// intend makes the version of e about to be written. Its properties are
+// checked by the transaction that sends them.
 func intend[T any](e *T) (version[T], error) {
 	v := version[T]{e: *e}
-	body, err := entity.Marshal(e)
+	bag, err := entity.ToDynamic(e)
 	if err != nil {
 		return v, err
 	}
-	if err := entity.Unmarshal(body, &v.bag); err != nil {
-		return v, err
-	}
+	v.bag = *bag
 	delete(v.bag.Properties, propWriteToken)
 	return v, nil
 }

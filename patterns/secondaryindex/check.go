@@ -143,14 +143,11 @@ func (c *checker[T]) primaries(tok token) bool {
 		q.Filter = filter.Ge(filter.PartitionKeyProperty, tok.PK)
 	}
 	started := false
-	for raw, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[[]byte, error] { return c.s.bags.QueryRaw(ctx, q) }) {
+	for it, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[[]byte, error] { return c.s.bags.QueryRaw(ctx, q) }) {
 		if err != nil {
 			return c.fail(err)
 		}
-		var d entity.DynamicEntity
-		if err := entity.Unmarshal(raw, &d); err != nil {
-			return c.fail(err)
-		}
+		raw, d := it.raw, &it.bag
 		if !started || d.PartitionKey != c.g.pk {
 			if started && !c.end() {
 				return false
@@ -158,7 +155,7 @@ func (c *checker[T]) primaries(tok token) bool {
 			started = true
 			c.begin(d.PartitionKey)
 		}
-		if !c.add(raw, &d) {
+		if !c.add(raw, d) {
 			return false
 		}
 	}
@@ -219,7 +216,8 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 			}
 			return true
 		}
-		c.g.actual[rk] = stored{ix: ix.Name, opk: opk, ork: ork, fp: fingerprint(d.Properties, entryNames(d.Properties, c.names), opk, ork)}
+		c.names = entryNames(d.Properties, c.names)
+		c.g.actual[rk] = stored{ix: ix.Name, opk: opk, ork: ork, fp: fingerprint(d.Properties, c.names, opk, ork)}
 		return true
 	}
 	if !s.isPrimary(rk) {
@@ -239,7 +237,8 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		if !has {
 			continue
 		}
-		want := expect{ix: ix.Name, rk: rk, fp: fingerprint(d.Properties, ix.copiedNames(d.Properties, c.names), d.PartitionKey, rk)}
+		c.names = ix.copiedNames(d.Properties, c.names)
+		want := expect{ix: ix.Name, rk: rk, fp: fingerprint(d.Properties, c.names, d.PartitionKey, rk)}
 		into := c.g.expected
 		if ix.Placement == OtherPartition {
 			if into = c.g.remote[ix.Name]; into == nil {
@@ -299,7 +298,8 @@ func (c *checker[T]) remote(ix *index[T], pk string, want map[string]expect) boo
 		if !ok {
 			continue
 		}
-		got[d.RowKey] = stored{ix: ix.Name, opk: opk, ork: ork, fp: fingerprint(d.Properties, entryNames(d.Properties, c.names), opk, ork)}
+		c.names = entryNames(d.Properties, c.names)
+		got[d.RowKey] = stored{ix: ix.Name, opk: opk, ork: ork, fp: fingerprint(d.Properties, c.names, opk, ork)}
 	}
 	return c.diff(ix, epk, want, got)
 }
@@ -437,32 +437,43 @@ func (c *checker[T]) strays(tok token) {
 	}
 }
 
-// prefetch runs a query ahead of its reader, so that the next page is
-// on its way while the reader works on this one.
-func prefetch(ctx context.Context, query func(ctx context.Context) iter.Seq2[[]byte, error]) iter.Seq2[[]byte, error] {
+// decoded is an entity as read and as a property bag.
+type decoded struct {
+	raw []byte
+	bag entity.DynamicEntity
+}
+
+// prefetch runs a query ahead of its reader, decoding as it goes, so that
+// the next page is on its way while the reader compares this one.
+func prefetch(ctx context.Context, query func(ctx context.Context) iter.Seq2[[]byte, error]) iter.Seq2[*decoded, error] {
 	type item struct {
-		raw []byte
+		d   *decoded
 		err error
 	}
-	return func(yield func([]byte, error) bool) {
+	return func(yield func(*decoded, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		ch := make(chan item, entity.MaxPageSize)
 		go func() {
 			defer close(ch)
 			for raw, err := range query(ctx) {
+				it := item{err: err}
+				if err == nil {
+					it.d = &decoded{raw: raw}
+					it.err = entity.Unmarshal(raw, &it.d.bag)
+				}
 				select {
-				case ch <- item{raw, err}:
+				case ch <- it:
 				case <-ctx.Done():
 					return
 				}
-				if err != nil {
+				if it.err != nil {
 					return
 				}
 			}
 		}()
 		for it := range ch {
-			if !yield(it.raw, it.err) {
+			if !yield(it.d, it.err) {
 				return
 			}
 		}

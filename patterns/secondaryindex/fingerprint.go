@@ -1,8 +1,6 @@
 package secondaryindex
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"math"
 	"slices"
 	"time"
@@ -13,55 +11,42 @@ import (
 // fingerprint hashes the properties an entry holds (or should hold): the
 // named properties of props, and the primary's keys. Numbers are hashed by
 // value, as sameValue compares them, so that a whole-number Double the
-// service returned as an integer hashes like the Double.
+// service returned as an integer hashes like the Double. names is sorted
+// in place.
 func fingerprint(props map[string]any, names []string, pk, rk string) uint64 {
-	h := fnv.New64a()
-	var buf [16]byte
+	h := uint64(fnvStart)
 	put := func(name string, v any) {
-		_, _ = h.Write([]byte(name))
-		buf[0] = 0
+		h = fnvString(h, name)
 		switch x := v.(type) {
 		case string:
-			buf[1] = 's'
-			_, _ = h.Write(buf[:2])
-			_, _ = h.Write([]byte(x))
+			h = fnvString(fnvByte(h, 's'), x)
 		case bool:
-			buf[1] = 'b'
-			buf[2] = 0
+			h = fnvByte(h, 'b')
 			if x {
-				buf[2] = 1
+				h = fnvByte(h, 1)
 			}
-			_, _ = h.Write(buf[:3])
 		case int32:
-			putNumber(h, buf[:], float64(x), int64(x), true)
+			h = fnvNumber(h, float64(x), int64(x), true)
 		case int64:
-			putNumber(h, buf[:], float64(x), x, true)
+			h = fnvNumber(h, float64(x), x, true)
 		case float64:
-			putNumber(h, buf[:], x, int64(x), x == math.Trunc(x) && math.Abs(x) < 1<<62)
+			h = fnvNumber(h, x, int64(x), x == math.Trunc(x) && math.Abs(x) < 1<<62)
 		case time.Time:
-			buf[1] = 't'
-			binary.LittleEndian.PutUint64(buf[2:10], uint64(x.UnixNano()))
-			_, _ = h.Write(buf[:10])
+			h = fnvUint(fnvByte(h, 't'), uint64(x.UnixNano()))
 		case uuid.UUID:
-			buf[1] = 'g'
-			_, _ = h.Write(buf[:2])
-			_, _ = h.Write(x[:])
+			h = fnvBytes(fnvByte(h, 'g'), x[:])
 		case []byte:
-			buf[1] = 'x'
-			_, _ = h.Write(buf[:2])
-			_, _ = h.Write(x)
+			h = fnvBytes(fnvByte(h, 'x'), x)
 		default:
-			buf[1] = '?'
-			_, _ = h.Write(buf[:2])
+			h = fnvByte(h, '?')
 		}
-		buf[0] = 0xff // ends the value: no two lists of values hash alike by shifting bytes
-		_, _ = h.Write(buf[:1])
+		// A separator no string holds ends the value, so that no two lists
+		// of values hash alike by shifting bytes from one to the next.
+		h = fnvByte(h, 0xff)
 	}
-	all := make([]string, 0, len(names)+2)
-	all = append(all, names...)
-	all = append(all, PropPrimaryPK, PropPrimaryRK)
-	slices.Sort(all)
-	for _, n := range all {
+	names = append(names, PropPrimaryPK, PropPrimaryRK)
+	slices.Sort(names)
+	for _, n := range names {
 		switch n {
 		case PropPrimaryPK:
 			put(n, pk)
@@ -71,18 +56,44 @@ func fingerprint(props map[string]any, names []string, pk, rk string) uint64 {
 			put(n, props[n])
 		}
 	}
-	return h.Sum64()
+	return h
 }
 
-func putNumber(h interface{ Write([]byte) (int, error) }, buf []byte, f float64, i int64, whole bool) {
-	if whole {
-		buf[1] = 'i'
-		binary.LittleEndian.PutUint64(buf[2:10], uint64(i))
-	} else {
-		buf[1] = 'f'
-		binary.LittleEndian.PutUint64(buf[2:10], math.Float64bits(f))
+// FNV-1a, 64 bits, without allocating a hash.Hash.
+const (
+	fnvStart uint64 = 14695981039346656037
+	fnvPrime uint64 = 1099511628211
+)
+
+func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = fnvByte(h, s[i])
 	}
-	_, _ = h.Write(buf[:10])
+	return fnvByte(h, 0xfe) // strings end, so "ab"+"c" differs from "a"+"bc"
+}
+
+func fnvBytes(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = fnvByte(h, c)
+	}
+	return fnvByte(h, 0xfe)
+}
+
+func fnvUint(h, v uint64) uint64 {
+	for range 8 {
+		h = fnvByte(h, byte(v))
+		v >>= 8
+	}
+	return h
+}
+
+func fnvNumber(h uint64, f float64, i int64, whole bool) uint64 {
+	if whole {
+		return fnvUint(fnvByte(h, 'i'), uint64(i))
+	}
+	return fnvUint(fnvByte(h, 'f'), math.Float64bits(f))
 }
 
 // copiedNames lists the properties of props that ix's entries copy, for

@@ -26,11 +26,13 @@ type Config struct {
 	// entity.RetryPolicy's defaults (10 rounds).
 	Retry entity.RetryPolicy
 	// Grace is how long the reservation of a unique OtherPartition value
-	// protects the write it was made for, which must reach the service
-	// within Grace/2 (the write's deadline); after Grace, another writer
-	// may take the value from a writer that crashed. 0 means 10 s. It must
-	// be shorter than the time the processor keeps redelivering a message
-	// (eventual.Config's RetryDelay and MaxDeliveries).
+	// protects a write that is under way: another writer takes a value
+	// claimed by an update that did not arrive only after Grace (and after
+	// fencing the primary), one claimed by an insert only after Grace, an
+	// insert being sent within Grace/2 of its reservation or not at all.
+	// 0 means 10 s. It must be shorter than the time the processor keeps
+	// redelivering a message (eventual.Config's RetryDelay and
+	// MaxDeliveries), which a message waiting for a claim relies on.
 	Grace time.Duration
 	// Kind is the name of the message kind that keeps OtherPartition
 	// indexes; "" means "secondaryindex.<table>.v1". Two Sets of one table

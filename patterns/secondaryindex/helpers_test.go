@@ -164,12 +164,12 @@ func fast() eventual.Config {
 }
 
 // remoteConfig is the Set configuration of the OtherPartition tests:
-// reservations protect a write for four seconds.
+// an insert's reservations protect it for eight seconds.
 func remoteConfig(entries *entity.Table[entity.DynamicEntity]) secondaryindex.Config {
 	return secondaryindex.Config{
 		PrimaryPrefix: "empid_",
 		Entries:       entries,
-		Grace:         4 * time.Second,
+		Grace:         8 * time.Second,
 		Outbox:        eventual.OutboxConfig{Grace: -1},
 	}
 }

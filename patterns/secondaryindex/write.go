@@ -85,9 +85,10 @@ func (w *write[T]) round(ctx context.Context) error {
 		return w.build(b)
 	}
 	sctx := ctx
-	if w.reservedNow > 0 {
-		// The reservations protect this write for Grace: past half of it,
-		// the write is not sent (see the package documentation).
+	if w.reservedNow > 0 && w.old == nil {
+		// An insert's reservations protect it for Grace: past half of it,
+		// it is not sent (see the package documentation). An update's
+		// need no deadline: a taker fences the primary first.
 		var cancel context.CancelFunc
 		sctx, cancel = context.WithDeadline(ctx, w.reservedAt.Add(s.cfg.Grace/2))
 		defer cancel()

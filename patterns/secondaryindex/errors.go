@@ -19,6 +19,9 @@ var (
 	// to a second entity. Nothing was written. It is matched by every
 	// *UniqueError.
 	ErrDuplicate = errors.New("secondaryindex: value held by another entity")
+	// ErrNotUnique reports Lookup on an index that is not unique: use
+	// LookupAll.
+	ErrNotUnique = errors.New("secondaryindex: index is not unique")
 	// ErrInvalidToken reports a resume token that this package did not
 	// make.
 	ErrInvalidToken = errors.New("secondaryindex: invalid resume token")

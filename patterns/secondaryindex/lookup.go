@@ -12,10 +12,6 @@ import (
 	"github.com/tablekit/tablekit/patterns/drift"
 )
 
-// ErrNotUnique reports Lookup on an index that is not unique: use
-// LookupAll.
-var ErrNotUnique = errors.New("secondaryindex: index is not unique")
-
 // hit is one entry found by a lookup.
 type hit[T any] struct {
 	e        T // the copy, with the primary's keys

@@ -134,8 +134,9 @@
 // # Failure and recovery
 //
 //   - Crash before step 2: nothing of the primary changed. A reservation
-//     may be left: it names a claim no write will apply; the value's next
-//     claimant takes it over (at once, or after Grace for an insert), and
+//     may be left: it names a claim no write will apply. The writer's
+//     retry reuses it; otherwise the value's next claimant takes it over
+//     (at once if the primary changed since, after Grace otherwise), and
 //     Check reports it as an orphan for Rebuild.
 //   - Crash between steps 2 and 3: the intent is committed with the change;
 //     Relay (run it now and then) sends it.

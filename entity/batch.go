@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/internal/batch"
 	"github.com/tablekit/tablekit/internal/pipeline"
+	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -140,12 +141,16 @@ func (b *Batch) fail(index int, err error) {
 // Validate and Submit refuse.
 func nilBatch() *Batch { return &Batch{err: errNilBatch} }
 
-func (b *Batch) add(kind OpKind, e any) *Batch {
+func (b *Batch) add(kind OpKind, e any) *Batch { return b.addWith(kind, e, nil) }
+
+// addWith adds an operation whose entity is encoded through the protection
+// scheme s, when set (see protect.go).
+func (b *Batch) addWith(kind OpKind, e any, s protect.Scheme) *Batch {
 	if b == nil {
 		return nilBatch()
 	}
 	op := batchOp{kind: kind}
-	if err := op.bind(e); err != nil {
+	if err := op.bind(e, s); err != nil {
 		b.fail(len(b.ops), err)
 	}
 	switch kind {
@@ -161,10 +166,13 @@ func (b *Batch) add(kind OpKind, e any) *Batch {
 }
 
 // bind reads e's keys and ETag and, unless op deletes, encodes e.
-func (op *batchOp) bind(e any) error {
+func (op *batchOp) bind(e any, s protect.Scheme) error {
 	rv, sh, err := entityValue(e)
 	if err != nil {
 		return err
+	}
+	if s != nil {
+		sh = protectedShape{sh, s}
 	}
 	op.target, op.shape = rv, sh
 	op.pk, op.rk = sh.keyValues(op.target)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/protect"
 )
 
 // Unmarshal reads an entity body, as the service returns it in full, minimal
@@ -214,10 +215,26 @@ func int32Literal(b []byte) (int32, bool) {
 	return int32(n), true
 }
 
-func (p *plan) decode(data []byte, rv reflect.Value) error {
+func (p *plan) decode(data []byte, rv reflect.Value) error { return p.decodeWith(data, rv, nil) }
+
+// decodeWith decodes through a protection scheme s, when set (see
+// protect.go).
+func (p *plan) decodeWith(data []byte, rv reflect.Value, s protect.Scheme) error {
 	return scanProps(data, func(props []rawProp) error {
 		typed := typedBody(props)
 		apart := typed && annotationsApart(props)
+		var r protect.Reader
+		switch {
+		case s != nil:
+			var err error
+			if r, err = openEntity(props, apart, s); err != nil {
+				return err
+			}
+			defer r.Close()
+		case p.protected:
+			return p.errUnprotected()
+		}
+		var opened rawProp
 		for i := range props {
 			pr := &props[i]
 			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
@@ -249,7 +266,22 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			case "Timestamp":
 				f = p.ts
 			default:
-				if idx, ok := p.byName[string(name)]; ok {
+				idx, ok := p.byName[string(name)]
+				if r != nil && (ok || p.extra != nil) {
+					var tagged protect.Mode
+					if ok {
+						tagged = p.fields[idx].prot
+					}
+					var skip bool
+					var err error
+					if pr, at, skip, err = openProp(r, name, tagged, pr, at, &opened); err != nil {
+						return err
+					}
+					if skip {
+						continue
+					}
+				}
+				if ok {
 					f = &p.fields[idx]
 					at = storedType(at, typed, pr)
 				} else if p.extra != nil && !bytes.HasPrefix(name, []byte("odata.")) {
@@ -477,6 +509,9 @@ func parseDouble(pr *rawProp, annotated bool) (float64, error) {
 }
 
 func parseBinary(pr *rawProp) ([]byte, bool) {
+	if pr.kind == tokRawBinary {
+		return append([]byte{}, pr.val...), true
+	}
 	if pr.kind != tokString {
 		return nil, false
 	}

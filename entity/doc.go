@@ -41,6 +41,12 @@
 // is first used, and a body that does not fit the struct a *DecodeError
 // (ErrDecode). DynamicEntity is the property bag for entities of any shape.
 //
+// The tag options encrypt and sign mark properties for client-side
+// encryption (design guide §4): such a type is read and written through
+// package [github.com/tablekit/tablekit/entity/crypt], and Marshal,
+// Unmarshal and Table refuse it (ErrInvalidType) rather than store a marked
+// property in clear.
+//
 // # Tables
 //
 // Table[T] is a typed view of one table over *aztables.Client (build it with

@@ -3,6 +3,8 @@ package entity
 import (
 	"slices"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/protect"
 )
 
 // DynamicEntity is an entity of unknown shape: the property bag the design
@@ -65,11 +67,11 @@ func (d DynamicEntity) appendWith(e encoder) ([]byte, error) {
 	}
 	// Sorted names make the body deterministic, which tests and signatures like.
 	for _, name := range sortedNames(d.Properties) {
-		if err := e.dynamic(name, d.Properties[name]); err != nil {
+		if err := e.property(name, d.Properties[name]); err != nil {
 			return dst, err
 		}
 	}
-	return e.finish()
+	return e.finishWith()
 }
 
 func sortedNames(m map[string]any) []string {
@@ -81,9 +83,22 @@ func sortedNames(m map[string]any) []string {
 	return names
 }
 
-func (d *DynamicEntity) decode(data []byte) error {
+func (d *DynamicEntity) decode(data []byte) error { return d.decodeWith(data, nil) }
+
+// decodeWith decodes through a protection scheme s, when set (see
+// protect.go).
+func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 	return scanProps(data, func(props []rawProp) error {
 		apart := annotationsApart(props)
+		var r protect.Reader
+		if s != nil {
+			var err error
+			if r, err = openEntity(props, apart, s); err != nil {
+				return err
+			}
+			defer r.Close()
+		}
+		var opened rawProp
 		for i := range props {
 			pr := &props[i]
 			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
@@ -123,6 +138,16 @@ func (d *DynamicEntity) decode(data []byte) error {
 			}
 			if len(name) > 6 && name[:6] == "odata." {
 				continue
+			}
+			if r != nil {
+				var skip bool
+				var err error
+				if pr, at, skip, err = openProp(r, []byte(name), 0, pr, at, &opened); err != nil {
+					return err
+				}
+				if skip {
+					continue
+				}
 			}
 			val, err := dynamicValue(name, at, pr)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -61,6 +62,8 @@ type encoder struct {
 	// 1 MiB): the body describes a logical entity that may be stored as
 	// several (ToDynamic, FromDynamic). Every property is still checked.
 	logical bool
+	// prot, when set, protects the properties (see protect.go).
+	prot protect.Writer
 }
 
 // appendEntity appends the JSON body of v to dst.
@@ -106,6 +109,9 @@ func (p *plan) appendStructWith(e encoder, rv reflect.Value) ([]byte, error) {
 	if p.pk == nil || p.rk == nil {
 		return dst, &TypeError{Type: p.typ, Reason: "no PartitionKey or RowKey field (name fields PartitionKey and RowKey, or tag them pk and rk)"}
 	}
+	if p.protected && e.prot == nil {
+		return dst, p.errUnprotected()
+	}
 	if p.needsAddr && !rv.CanAddr() {
 		c := reflect.New(rv.Type()).Elem()
 		c.Set(rv)
@@ -131,6 +137,12 @@ func (p *plan) appendStructWith(e encoder, rv reflect.Value) ([]byte, error) {
 		if f.omitEmpty && fv.IsZero() {
 			continue
 		}
+		if e.prot != nil {
+			if err := e.protectedField(f, fv); err != nil {
+				return dst, err
+			}
+			continue
+		}
 		if err := e.field(f, fv); err != nil {
 			return dst, err
 		}
@@ -142,13 +154,13 @@ func (p *plan) appendStructWith(e encoder, rv reflect.Value) ([]byte, error) {
 				if _, taken := p.byName[name]; taken {
 					return dst, &ValidationError{Property: name, Rule: RuleDuplicateName, Value: "set both in the extra map and by a field"}
 				}
-				if err := e.dynamic(name, extra[name]); err != nil {
+				if err := e.property(name, extra[name]); err != nil {
 					return dst, err
 				}
 			}
 		}
 	}
-	return e.finish()
+	return e.finishWith()
 }
 
 // fieldValue follows path from the root; the zero Value when a pointer to
@@ -186,6 +198,16 @@ func checkKey(which, k string) error {
 		return &ValidationError{Property: which, Rule: RuleKey, Value: shorten(k), Err: err}
 	}
 	return nil
+}
+
+// finishWith adds the protection scheme's properties, if any, and finishes.
+func (e *encoder) finishWith() ([]byte, error) {
+	if e.prot != nil {
+		if err := e.finishProtected(); err != nil {
+			return e.b, err
+		}
+	}
+	return e.finish()
 }
 
 // finish closes the object and applies the whole-entity limits.

@@ -39,6 +39,7 @@ const (
 	RuleDuplicateName   Rule = "duplicate property"     // one property name twice
 	RuleReservedName    Rule = "reserved property name" // PartitionKey, RowKey, Timestamp as user properties
 	RuleMissingKeyField Rule = "key field"              // the type has no PartitionKey or RowKey
+	RuleTableName       Rule = "table name"             // 3-63 letters and digits, starting with a letter, not "tables"
 )
 
 // ValidationError reports one broken limit. It names the property (or key),

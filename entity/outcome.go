@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,9 +37,21 @@ func (e *OutcomeError) Error() string {
 	if e == nil {
 		return "tablekit: outcome unknown: <nil>"
 	}
-	s := "tablekit: " + e.Op + " on table " + e.Table + ": outcome unknown"
+	s := "tablekit: " + e.Op
+	if e.Table != "" {
+		s += " on table " + e.Table
+	}
+	s += ": outcome unknown"
 	if e.Last != nil {
-		s += ": " + e.Last.Error()
+		// The last answer in one line: a ServiceError's own, else the
+		// first line (azcore's errors carry the whole HTTP exchange).
+		var se *ServiceError
+		if errors.As(e.Last, &se) {
+			s += " (last answer " + answerLine(se.StatusCode, se.Code, se.Err) + ")"
+		} else {
+			line, _, _ := strings.Cut(e.Last.Error(), "\n")
+			s += " (" + line + ")"
+		}
 	}
 	return s
 }

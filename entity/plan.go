@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/internal/ident"
+	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/keys"
 	"reflect"
 	"strconv"
@@ -60,6 +61,8 @@ type field struct {
 	omitEmpty bool
 	nameUnits int    // UTF-16 length of name, for the size formula
 	prefix    []byte // `,"Name":` or `,"Name@odata.type":"Edm.X","Name":`
+	// prot is the encrypt or sign tag option (see protect.go).
+	prot protect.Mode
 }
 
 type role uint8
@@ -82,6 +85,8 @@ type plan struct {
 	etag, ts  *field
 	extra     *field // map[string]any catching unknown properties
 	needsAddr bool   // a hook or TextMarshaler has a pointer receiver
+	// protected: a field is tagged encrypt or sign.
+	protected bool
 }
 
 var plans sync.Map // reflect.Type → *planResult
@@ -123,6 +128,8 @@ const (
 	optFlatten   = "flatten"
 	optJSON      = "json"
 	optExtra     = "extra"
+	optEncrypt   = "encrypt"
+	optSign      = "sign"
 )
 
 type tagInfo struct {
@@ -130,6 +137,7 @@ type tagInfo struct {
 	skip                             bool
 	pk, rk, etag, ts, omit, flat, js bool
 	extra                            bool
+	prot                             protect.Mode
 }
 
 func parseTag(tag string) (tagInfo, string) {
@@ -160,6 +168,10 @@ func parseTag(tag string) (tagInfo, string) {
 			ti.js = true
 		case optExtra:
 			ti.extra = true
+		case optEncrypt:
+			ti.prot |= protect.Encrypt
+		case optSign:
+			ti.prot |= protect.Sign
 		case "":
 		default:
 			return ti, "unknown tag option " + strconv.Quote(o)
@@ -217,6 +229,10 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 		}
 		if ti.skip {
 			continue
+		}
+		if bad := ti.protectionConflict(); bad != "" {
+			pl.fail(goName, bad)
+			return
 		}
 		ft := sf.Type
 		isPtr := ft.Kind() == reflect.Pointer
@@ -290,7 +306,8 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 			pl.fail(goName, "property name "+strconv.Quote(name)+": "+reason)
 			return
 		}
-		f := field{name: name, goName: goName, path: here, typ: ft, ptr: isPtr, omitEmpty: ti.omit, nameUnits: keys.UTF16Len(name)}
+		f := field{name: name, goName: goName, path: here, typ: ft, ptr: isPtr, omitEmpty: ti.omit, nameUnits: keys.UTF16Len(name), prot: ti.prot}
+		pl.root.protected = pl.root.protected || ti.prot != 0
 		if ti.js {
 			f.kind, f.edm = kJSON, EDMString
 		} else if !pl.classify(&f, ft, goName) {

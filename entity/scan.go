@@ -1,6 +1,7 @@
 package entity
 
 import (
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -18,7 +19,8 @@ const (
 	tokTrue
 	tokFalse
 	tokNull
-	tokNested // object or array: skipped
+	tokNested    // object or array: skipped
+	tokRawBinary // a decrypted Edm.Binary: the bytes themselves (protect.go)
 )
 
 type rawProp struct {
@@ -123,6 +125,21 @@ func (s *scanner) str() ([]byte, bool, error) {
 	start := s.i
 	esc := false
 	for s.i < len(s.data) {
+		// Eight bytes at a time while none is a quote, a backslash or a
+		// control character (SWAR: a byte is zero after the XOR, or below
+		// 0x20); strings of base64 and text are long runs of such bytes.
+		for s.i+8 <= len(s.data) {
+			x := binary.LittleEndian.Uint64(s.data[s.i:])
+			const lo, hi = 0x0101010101010101, 0x8080808080808080
+			q, b := x^(lo*'"'), x^(lo*'\\')
+			if ((q-lo)&^q|(b-lo)&^b|(x-lo*0x20)&^x)&hi != 0 {
+				break
+			}
+			s.i += 8
+		}
+		if s.i >= len(s.data) {
+			break
+		}
 		c := s.data[s.i]
 		switch {
 		case c == '"':

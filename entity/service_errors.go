@@ -3,6 +3,8 @@ package entity
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 )
@@ -40,11 +42,37 @@ func (e *ServiceError) Error() string {
 	if e == nil {
 		return "tablekit: service error: <nil>"
 	}
-	msg := e.Code
-	if e.Err != nil {
-		msg = e.Err.Error()
+	where := "tablekit: " + e.Op
+	if e.Table != "" {
+		where += " on table " + e.Table
 	}
-	return "tablekit: " + e.Op + " on table " + e.Table + ": " + msg
+	return where + ": " + answerLine(e.StatusCode, e.Code, e.Err)
+}
+
+// answerLine says in one line what the service answered: status and error
+// code for a service error, the first line of anything else (a transport
+// failure). The full HTTP exchange azcore prints stays reachable through
+// errors.As to *azcore.ResponseError; it is not repeated here.
+func answerLine(status int, code string, err error) string {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		if status == 0 {
+			status = re.StatusCode
+		}
+		if code == "" {
+			code = re.ErrorCode
+		}
+	}
+	switch {
+	case status != 0 && code != "":
+		return strconv.Itoa(status) + " " + code
+	case status != 0:
+		return strconv.Itoa(status) + " " + http.StatusText(status)
+	case err != nil:
+		line, _, _ := strings.Cut(err.Error(), "\n")
+		return line
+	}
+	return code
 }
 
 func (e *ServiceError) Unwrap() error {

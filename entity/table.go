@@ -3,6 +3,7 @@ package entity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -15,7 +16,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/connstr"
 	"github.com/tablekit/tablekit/internal/pipeline"
+	"github.com/tablekit/tablekit/internal/tablename"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -68,18 +71,37 @@ func NewTable[T any](client *aztables.Client) (*Table[T], error) {
 
 // NewTableFromService returns a typed view of the named table of a service
 // (built with ClientOptions, as for NewTable).
+//
+// A name that breaks the service's rule (3 to 63 letters and digits,
+// starting with a letter, not "tables") is a *ValidationError with
+// RuleTableName, before any request.
 func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Table[T], error) {
 	if svc == nil {
 		return nil, errors.New("tablekit: nil *aztables.ServiceClient")
 	}
+	if msg := tablename.Check(name); msg != "" {
+		return nil, &ValidationError{Rule: RuleTableName, Limit: msg, Value: name}
+	}
 	return newTable[T](svc.NewClient(name), name)
 }
+
+// ErrInvalidConnectionString reports a connection string that cannot be
+// read; the error says which setting is wrong, never the key.
+var ErrInvalidConnectionString = errors.New("tablekit: malformed connection string")
 
 // NewTableFromConnectionString connects with an account connection string
 // (account key or SAS) to the named table. opts (nil means aztables'
 // defaults) gets tablekit's policies (ClientOptions).
+//
+// "UseDevelopmentStorage=true", which the Go SDKs refuse, stands for a local
+// Azurite on its default ports. A string that cannot be read matches
+// ErrInvalidConnectionString.
 func NewTableFromConnectionString[T any](connectionString, name string, opts *aztables.ClientOptions) (*Table[T], error) {
-	svc, err := aztables.NewServiceClientFromConnectionString(connectionString, ClientOptions(opts))
+	cs, err := connstr.Normalize(connectionString)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConnectionString, err)
+	}
+	svc, err := aztables.NewServiceClientFromConnectionString(cs, ClientOptions(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -568,3 +568,45 @@ func TestNilEntitiesAreErrors(t *testing.T) {
 		t.Errorf("upsert with an empty PartitionKey: %v", err)
 	}
 }
+
+func TestConstructorsRefuseBadNamesAndStrings(t *testing.T) {
+	for _, name := range []string{"", "ab", "1abc", "has-dash", "tables", "Tables", strings.Repeat("a", 64)} {
+		_, err := entity.NewTableFromService[Person](env.TableService, name)
+		var ve *entity.ValidationError
+		if !errors.As(err, &ve) || ve.Rule != entity.RuleTableName || !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("table name %q: %v", name, err)
+		}
+	}
+	for _, cs := range []string{"", "AccountName=a", "nonsense", "UseDevelopmentStorage=false"} {
+		_, err := entity.NewTableFromConnectionString[Person](cs, "Orders", nil)
+		if !errors.Is(err, entity.ErrInvalidConnectionString) {
+			t.Errorf("connection string %q: %v", cs, err)
+		}
+	}
+	// The emulator shorthand names Azurite's default endpoint.
+	tbl, err := entity.NewTableFromConnectionString[Person]("UseDevelopmentStorage=true", "Orders", nil)
+	if err != nil || tbl.Name() != "Orders" {
+		t.Fatalf("UseDevelopmentStorage=true: %v", err)
+	}
+}
+
+// Errors read as one line: the operation, the table and the answer; the
+// HTTP exchange stays reachable through errors.As.
+func TestServiceErrorIsOneLine(t *testing.T) {
+	tbl, err := entity.NewTable[Person](env.Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Person{Dept: "p", ID: "r", Name: "a"}
+	if err := tbl.Insert(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	err = tbl.Insert(t.Context(), &Person{Dept: "p", ID: "r"})
+	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "409 EntityAlreadyExists") || !strings.HasPrefix(err.Error(), "tablekit: Insert on table tk") {
+		t.Errorf("Error() = %q", err)
+	}
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != 409 {
+		t.Errorf("the response error is not reachable: %v", err)
+	}
+}

@@ -10,6 +10,13 @@
 //	      least once and is idempotent, so the state converges once the queue drains;
 //	      poison messages after MaxDeliveries, Replay, and an outbox written in the
 //	      same transaction as the local change
+//	§6.5  denormalisation            patterns/denormalize
+//	      copies in the same partition change in the source's transaction; copies
+//	      elsewhere through eventual, equal to their source once the queue drains
+//	§6.6  compound key               patterns/compound
+//	      typed parent/child ids in one RowKey: one point query, one range query
+//	§5    join in the client         patterns/lookup
+//	      small lookup data served from memory, revalidated by what changed
 //	§6.7  log tail                   patterns/logtail
 //	      the n newest entries of a partition in one $top request (inverted ticks)
 //	§6.8  high-volume delete         patterns/rotation
@@ -27,8 +34,9 @@
 //	—     index findings             patterns/drift
 //	      the vocabulary of the index packages' drift checks and rebuilds
 //
-// §6.6 (compound keys) is keys.Compound, keys.CompoundPrefix and
-// filter.RowKeyRange; §7's shared access signatures are package entity/sas.
+// The string builders of §6.6 are keys.Compound, keys.CompoundPrefix and
+// filter.RowKeyRange; §4's client-side encryption is package entity/crypt and
+// §7's shared access signatures are package entity/sas.
 //
 // # How a pattern package reads
 //

@@ -18,9 +18,13 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
+	compoundtour "github.com/tablekit/tablekit/examples/compound/tour"
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
+	denormalizetour "github.com/tablekit/tablekit/examples/denormalize/tour"
+	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
+	lookuptour "github.com/tablekit/tablekit/examples/lookup/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
@@ -47,15 +51,19 @@ func steps() []step {
 		{"Bulk loads: partitions in parallel, an outcome per entity", bulkLoad},
 		{"Keys that sort right: a log tail with inverted ticks, a compound-key range", keyOrder},
 		{"Several entity types in one partition: departments and employees", resolvertour.Tour},
-		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 		{"Shared access signatures: a token for one user's partition", sastour.Tour},
-		{"Secondary indexes: employees by email and last name, one transaction, checked and rebuilt", secondaryindextour.Tour},
 		{"Log tail: a user's login attempts, newest first, with one request", logtailtour.Tour},
 		{"High-volume delete: login attempts in a table per day, expired by deleting the table", rotationtour.Tour},
 		{"Data series: 24 hourly counters in one entity, one point query", dataseriestour.Tour},
 		{"Buckets: a day's writes spread over partitions, read back merged", buckettour.Tour},
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
+		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
+		{"Secondary indexes: employees by email and last name, one transaction, checked and rebuilt", secondaryindextour.Tour},
+		{"Denormalisation: the department keeps its manager's name and phone, in one transaction or through a queue", denormalizetour.Tour},
+		{"Compound keys: an employee's reviews by year, one point query or one range", compoundtour.Tour},
+		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},
+		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
 	}
 }
 

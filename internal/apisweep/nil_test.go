@@ -347,7 +347,7 @@ func TestNoPanicOnNil(t *testing.T) {
 				},
 			},
 			types: map[string]reflect.Type{
-				"Bound": reflect.TypeFor[filter.Bound](), "Error": reflect.TypeFor[filter.Error](),
+				"Bound": reflect.TypeFor[filter.Bound](), "Comparison": reflect.TypeFor[filter.Comparison](), "Error": reflect.TypeFor[filter.Error](),
 				"Expr": reflect.TypeFor[filter.Expr](), "Kind": reflect.TypeFor[filter.Kind](),
 				"Op": reflect.TypeFor[filter.Op](), "Plan": reflect.TypeFor[filter.Plan](),
 				"Value": reflect.TypeFor[filter.Value](), "Warning": reflect.TypeFor[filter.Warning](),

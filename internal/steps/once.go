@@ -111,15 +111,23 @@ func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, key stri
 			return nil
 		}
 		var te *entity.TransactionError
-		if !errors.As(err, &te) || te.Index != 0 || !errors.Is(err, entity.ErrAlreadyExists) {
+		markerExists := errors.As(err, &te) && te.Index == 0 && errors.Is(err, entity.ErrAlreadyExists)
+		if !markerExists && !errors.Is(err, entity.ErrOutcomeUnknown) {
 			return err
 		}
+		// The marker tells: there, the change is applied (by this call if it
+		// carries this call's attempt id); absent after an unknown outcome,
+		// the transaction was not applied and another round is safe, since
+		// the marker lets at most one of them commit.
 		m, gerr := markers.Get(ctx, partitionKey, rk)
-		if gerr != nil {
-			return fmt.Errorf("steps: Once %q: applied, by this call or an earlier one: reading the marker: %w", key, gerr)
+		switch {
+		case gerr == nil:
+			applied = m.Attempt == attempt
+			return nil
+		case errors.Is(gerr, entity.ErrNotFound) && !markerExists:
+			return errRound
 		}
-		applied = m.Attempt == attempt
-		return nil
+		return fmt.Errorf("steps: Once %q: reading the marker after %v: %w", key, err, gerr)
 	})
 	return applied, err
 }

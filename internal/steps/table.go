@@ -3,17 +3,38 @@ package steps
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
 )
+
+// settleAttempts bounds the repeats of a step whose outcome was unknown
+// (entity.ErrOutcomeUnknown: a reply was lost and reading back could not
+// tell). A repeat settles it: the step is idempotent.
+const settleAttempts = 3
+
+// settle runs step until its outcome is known, at most settleAttempts
+// times.
+func settle(step func() error) error {
+	var err error
+	for range settleAttempts {
+		if err = step(); !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return err
+		}
+	}
+	return err
+}
+
+// errRound makes entity.RetryPolicy.Retry start a round again from its read.
+var errRound = fmt.Errorf("steps: the outcome is unknown, reading again: %w", entity.ErrPreconditionFailed)
 
 // Insert adds e. An entity with the same keys counts as done: it is this
 // step's own insert, resent after a lost reply or run before, so Insert
 // suits entities whose content is fixed by their keys. Use Upsert for
 // content that may differ.
 func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
-	err := t.Insert(ctx, e)
+	err := settle(func() error { return t.Insert(ctx, e) })
 	if errors.Is(err, entity.ErrAlreadyExists) {
 		return nil
 	}
@@ -28,8 +49,10 @@ func Upsert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
 // Delete removes the entity whatever its version; a missing entity counts
 // as done. A missing table is still an error.
 func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey string) error {
-	_, err := t.DeleteIfExists(ctx, partitionKey, rowKey)
-	return err
+	return settle(func() error {
+		_, err := t.DeleteIfExists(ctx, partitionKey, rowKey)
+		return err
+	})
 }
 
 // Move moves one entity from one table to another, the design guide's
@@ -68,8 +91,11 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 			return err
 		}
 		err = from.Delete(ctx, partitionKey, rowKey, etag)
-		if errors.Is(err, entity.ErrNotFound) {
-			return nil // deleted by this step's lost-reply retry, or by another run
+		switch {
+		case errors.Is(err, entity.ErrNotFound):
+			return nil // deleted by another run
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			return errRound // a lost reply: the next round's read tells
 		}
 		return err // ErrPreconditionFailed: changed since the read; Retry reads again
 	})
@@ -90,11 +116,11 @@ func DeleteAll[T any](ctx context.Context, t *entity.Table[T], partitionKey stri
 		if err == nil {
 			continue
 		}
-		if !errors.Is(err, entity.ErrNotFound) {
+		if !errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrOutcomeUnknown) {
 			return err
 		}
 		for _, rk := range chunk {
-			if _, err := t.DeleteIfExists(ctx, partitionKey, rk); err != nil {
+			if err := Delete(ctx, t, partitionKey, rk); err != nil {
 				return err
 			}
 		}

@@ -88,9 +88,10 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 //
 // Submit returns the transaction's error, or nil once it committed —
 // also when azcore resent it after a lost reply (the intents carry this
-// call's attempt id) and also when the immediate send failed (reported to
-// Hooks.Error; Relay will send). Messages must not be over 64 KiB of JSON
-// payload.
+// call's attempt id, read back when the answer is a conflict or unknown)
+// and also when the immediate send failed (reported to Hooks.Error; Relay
+// will send). An error matching entity.ErrOutcomeUnknown means neither
+// could be told. Messages must not be over 64 KiB of JSON payload.
 func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func(b *entity.Batch) error, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return &MessageError{Reason: "Submit has no message; use the table's Submit", Err: ErrInvalidMessage}
@@ -136,10 +137,13 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 
 // committed tells whether a transaction that failed with err was in fact
 // applied: azcore resent it after a lost reply, and the resend failed at
-// the first intent's insert because the first send had written it.
+// the first intent's insert because the first send had written it, or its
+// outcome is unknown. The first intent, carrying this call's attempt id,
+// tells.
 func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, attempt string) bool {
 	var te *entity.TransactionError
-	if !errors.As(err, &te) || te.Index != 0 || !errors.Is(err, entity.ErrAlreadyExists) {
+	resentInsert := errors.As(err, &te) && te.Index == 0 && errors.Is(err, entity.ErrAlreadyExists)
+	if !resentInsert && !errors.Is(err, entity.ErrOutcomeUnknown) {
 		return false
 	}
 	got, gerr := o.rows.Get(ctx, first.PartitionKey, first.RowKey)

@@ -1,0 +1,126 @@
+package crypt
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+// Sentinel errors, for errors.Is. Every failure to read an entity also
+// matches entity.ErrDecode, every refused write entity.ErrInvalid (nothing
+// was sent), and every refused filter filter.ErrInvalidFilter.
+var (
+	// ErrNotEncrypted: the entity carries no encryption metadata, so it was
+	// not written through this package (or its metadata was removed).
+	// Config.ReadPlaintext lets such entities be read, for migrating a
+	// plaintext table.
+	ErrNotEncrypted = errors.New("crypt: entity is not encrypted")
+	// ErrMetadata: the encryption metadata is malformed, truncated, or of a
+	// version or algorithm this package does not know.
+	ErrMetadata = errors.New("crypt: malformed encryption metadata")
+	// ErrUnknownKey: no key-encryption key holds the key id the entity was
+	// written with.
+	ErrUnknownKey = errors.New("crypt: unknown key-encryption key")
+	// ErrUnwrap: the wrapped content key does not unwrap (it was changed,
+	// or belongs to another key).
+	ErrUnwrap = errors.New("crypt: content key does not unwrap")
+	// ErrTampered: authentication failed: a ciphertext, a signed value or
+	// the set of protected properties is not what was written for this
+	// entity (changed, swapped with another entity's or property's,
+	// added or removed).
+	ErrTampered = errors.New("crypt: entity failed authentication")
+	// ErrPolicy: a property is stored with another protection than the
+	// entity type (its tags) and Config ask for, so a read-modify-write
+	// would silently change it.
+	ErrPolicy = errors.New("crypt: stored protection differs from the type's")
+	// ErrMerge: merge (and upsert-merge) is refused for encrypted entities
+	// (design guide §4): the entity's properties are under one content key
+	// and one signature, which a partial write cannot keep.
+	ErrMerge = errors.New("crypt: merge is not supported for encrypted entities; use Replace")
+	// ErrEncryptedFilter: a filter compares an encrypted property, which on
+	// the service could only match ciphertext.
+	ErrEncryptedFilter = errors.New("crypt: filter on an encrypted property")
+	// ErrNoKey: a write on a Table without Config.Key (read-only).
+	ErrNoKey = errors.New("crypt: no key-encryption key to write with")
+)
+
+// ReadError reports an entity that cannot be read: ErrTampered,
+// ErrMetadata, ErrUnknownKey, ErrUnwrap, ErrNotEncrypted or ErrPolicy, with
+// the entity's keys and the property at fault. It matches entity.ErrDecode.
+type ReadError struct {
+	PartitionKey, RowKey string
+	Property             string // "" when about the whole entity
+	Kind                 error  // one of the sentinels above
+	Reason               string
+	Err                  error // the underlying cause, if any
+}
+
+func (e *ReadError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Kind.Error())
+	b.WriteString(": entity (")
+	b.WriteString(strconv.Quote(e.PartitionKey))
+	b.WriteString(", ")
+	b.WriteString(strconv.Quote(e.RowKey))
+	b.WriteString(")")
+	if e.Property != "" {
+		b.WriteString(" property ")
+		b.WriteString(e.Property)
+	}
+	if e.Reason != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Reason)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is matches the error's kind and entity.ErrDecode.
+func (e *ReadError) Is(target error) bool { return target == e.Kind || target == entity.ErrDecode }
+
+// Unwrap returns the underlying cause.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// WriteError reports a write refused before any request: ErrMerge,
+// ErrNoKey, or a reserved property name. It matches entity.ErrInvalid.
+type WriteError struct {
+	Property string
+	Kind     error
+	Reason   string
+}
+
+func (e *WriteError) Error() string {
+	s := e.Kind.Error()
+	if e.Property != "" {
+		s += ": property " + e.Property
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
+// Is matches the error's kind and entity.ErrInvalid.
+func (e *WriteError) Is(target error) bool { return target == e.Kind || target == entity.ErrInvalid }
+
+// FilterError reports a comparison the filter rewriting refuses. It matches
+// ErrEncryptedFilter and filter.ErrInvalidFilter.
+type FilterError struct {
+	Property string
+	Reason   string
+}
+
+func (e *FilterError) Error() string {
+	return ErrEncryptedFilter.Error() + " " + e.Property + ": " + e.Reason
+}
+
+// Is matches ErrEncryptedFilter and filter.ErrInvalidFilter.
+func (e *FilterError) Is(target error) bool {
+	return target == ErrEncryptedFilter || target == filter.ErrInvalidFilter
+}

@@ -1,0 +1,12 @@
+package crypt
+
+import (
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+// RewriteFilter is the filter a query with f sends to the service.
+func RewriteFilter[T any](t *Table[T], f filter.Expr) (filter.Expr, error) {
+	q, _, err := t.query(entity.Query{Filter: f})
+	return q.Filter, err
+}

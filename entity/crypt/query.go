@@ -1,0 +1,179 @@
+package crypt
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/protect"
+)
+
+// query checks and translates a query for the service: filters on
+// encrypted properties become beacon matches or are refused, and a $select
+// brings back what the signature covers. beaconed reports a beacon match.
+func (t *Table[T]) query(q entity.Query) (_ entity.Query, beaconed bool, err error) {
+	if !q.Filter.IsEmpty() {
+		plan := q.Filter.Plan()
+		pk := ""
+		if plan.Kind != filter.TableScan {
+			pk = plan.PartitionKey
+		}
+		f, err := q.Filter.Rewrite(func(c filter.Comparison) (filter.Expr, error) {
+			e, b, err := t.comparison(pk, c)
+			beaconed = beaconed || b
+			return e, err
+		})
+		if err != nil {
+			return q, false, err
+		}
+		q.Filter = f
+	}
+	if len(q.Select) > 0 {
+		if t.fields == nil || t.core.encrypt != nil || t.core.sign != nil {
+			return q, false, &entity.ValidationError{Rule: "select", Limit: "no $select when Config.Encrypt or Config.Sign choose protected properties per entity: the signature needs all of them"}
+		}
+		sel := append([]string(nil), q.Select...)
+		for name, f := range t.fields {
+			if f.Mode != 0 && !contains(sel, name) {
+				sel = append(sel, name)
+			}
+		}
+		sel = append(sel, MetadataProperty)
+		for b := range t.core.beacons {
+			sel = append(sel, BeaconPrefix+b)
+		}
+		if t.core.legacy {
+			sel = append(sel, legacyKeyProperty, legacySetProperty)
+		}
+		q.Select = sel
+	}
+	return q, beaconed, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// comparison translates one comparison. pk is the filter's PartitionKey,
+// if it fixes one, for Config.Encrypt (which is asked with an empty
+// RowKey: a filter names no single entity).
+func (t *Table[T]) comparison(pk string, c filter.Comparison) (filter.Expr, bool, error) {
+	name := c.Property
+	if strings.HasPrefix(name, ReservedPrefix) {
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "reserved for encryption metadata"}
+	}
+	var tagged protect.Mode
+	var edm entity.EDMType
+	if f, ok := t.fields[name]; ok {
+		tagged, edm = f.Mode, entity.EDMType(f.EDM)
+	}
+	if t.core.marked(pk, "", name, tagged)&protect.Encrypt == 0 {
+		return filter.Compare(name, c.Op, c.Value), false, nil
+	}
+	if !t.core.beacons[name] {
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "encrypted, so the service holds only ciphertext; list it in Config.Beacons to allow eq and ne (which reveals equal values), or filter on the client"}
+	}
+	if c.Op != filter.OpEq && c.Op != filter.OpNe {
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "a beacon answers eq and ne only, not " + c.Op.String()}
+	}
+	vedm, v, err := literalValue(c.Value)
+	if err != nil {
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: err.Error()}
+	}
+	if edm != 0 && vedm != edm {
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: "the property is " + edm.String() + ", the value " + vedm.String() + ": an equal value of another type never matches (pass a typed filter value)"}
+	}
+	bv, err := t.core.beacon(nil, name, vedm, v)
+	if err != nil {
+		return filter.Expr{}, false, &FilterError{Property: name, Reason: err.Error()}
+	}
+	return filter.Compare(BeaconPrefix+name, c.Op, filter.Binary(bv)), true, nil
+}
+
+type literalError string
+
+func (e literalError) Error() string { return string(e) }
+
+// literalValue reads a filter value back into its EDM type and canonical
+// Go value, the form a beacon is computed from.
+func literalValue(v filter.Value) (entity.EDMType, any, error) {
+	lit, err := v.Literal()
+	if err != nil {
+		return 0, nil, err
+	}
+	bad := literalError("unreadable " + v.EDMType() + " literal")
+	quoted := func(prefix string) (string, bool) {
+		if len(lit) < len(prefix)+2 || !strings.HasPrefix(lit, prefix+"'") || lit[len(lit)-1] != '\'' {
+			return "", false
+		}
+		return lit[len(prefix)+1 : len(lit)-1], true
+	}
+	switch v.EDMType() {
+	case "Edm.String":
+		s, ok := quoted("")
+		if !ok {
+			return 0, nil, bad
+		}
+		return entity.EDMString, strings.ReplaceAll(s, "''", "'"), nil
+	case "Edm.Int32":
+		n, err := strconv.ParseInt(lit, 10, 32)
+		if err != nil {
+			return 0, nil, bad
+		}
+		return entity.EDMInt32, int32(n), nil
+	case "Edm.Int64":
+		n, err := strconv.ParseInt(strings.TrimSuffix(lit, "L"), 10, 64)
+		if err != nil || !strings.HasSuffix(lit, "L") {
+			return 0, nil, bad
+		}
+		return entity.EDMInt64, n, nil
+	case "Edm.Double":
+		x, err := strconv.ParseFloat(lit, 64)
+		if err != nil {
+			return 0, nil, bad
+		}
+		return entity.EDMDouble, x, nil
+	case "Edm.Boolean":
+		return entity.EDMBoolean, lit == "true", nil
+	case "Edm.DateTime":
+		s, ok := quoted("datetime")
+		if !ok {
+			return 0, nil, bad
+		}
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return 0, nil, bad
+		}
+		return entity.EDMDateTime, tm.UTC(), nil
+	case "Edm.Guid":
+		s, ok := quoted("guid")
+		if !ok {
+			return 0, nil, bad
+		}
+		g, err := uuid.Parse(s)
+		if err != nil {
+			return 0, nil, bad
+		}
+		return entity.EDMGuid, g, nil
+	case "Edm.Binary":
+		s, ok := quoted("X")
+		if !ok {
+			return 0, nil, bad
+		}
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return 0, nil, bad
+		}
+		return entity.EDMBinary, b, nil
+	}
+	return 0, nil, bad
+}

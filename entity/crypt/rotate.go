@@ -1,0 +1,218 @@
+package crypt
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+// errReread makes the retry loop read the entity again.
+var errReread = fmt.Errorf("crypt: rotate: read again: %w", entity.ErrPreconditionFailed)
+
+// RotateOptions tunes Rotate.
+type RotateOptions struct {
+	// Filter limits the scan (a partition, a RowKey range); the empty Expr
+	// scans the table.
+	Filter filter.Expr
+	// From resumes a rotation from a token that an earlier one returned or
+	// passed to Checkpoint; "" starts at the beginning.
+	From string
+	// Checkpoint, when set, is called after each page with the token that
+	// resumes after it; an error stops the rotation and is returned.
+	Checkpoint func(next string) error
+	// Reencrypt decrypts and re-encrypts every entity of the scan in full
+	// (a read, then a replace under its ETag) instead of rewrapping its
+	// content key: the way to move legacy (.NET) entities, or plaintext
+	// ones with Config.ReadPlaintext, to this package's format, and to apply
+	// changed tags or beacons. Every entity of the scan is read as T, so use
+	// it on tables (or filters) of one type; T needs an etag field.
+	// false rewraps, and leaves legacy and plaintext entities alone.
+	Reencrypt bool
+	// PageSize is the most entities read per request; 0 means 1000.
+	PageSize int
+	// Retry bounds the rounds spent on one entity that concurrent writers
+	// keep changing; the zero value is entity.RetryPolicy's default.
+	Retry entity.RetryPolicy
+}
+
+// RotateResult counts what a rotation did.
+type RotateResult struct {
+	Scanned     int // entities read
+	Rewrapped   int // content keys rewrapped under the current key
+	Reencrypted int // entities rewritten in full (RotateOptions.Reencrypt)
+	Current     int // already under the current key
+	Skipped     int // legacy or plaintext entities left alone (no Reencrypt)
+	Gone        int // deleted while the rotation ran
+	// Next resumes the rotation; "" when the scan is complete.
+	Next string
+}
+
+// Rotate moves the entities of the scan under the current key-encryption
+// key (the first of Config.Key's Keyring) by rewriting only their key
+// envelope: the content key is unwrapped with whichever key holds it and
+// wrapped again, and the new envelope is merged into the entity on
+// condition that its ETag is unchanged. The data, the signature and the
+// beacons stay as they are, so a rotation costs one read per page and one
+// merge per entity, whatever the entity's size.
+//
+// Readers keep working throughout, as long as their Keyring holds both the
+// old and the new key. A writer that wrote in between already used the new
+// key (or, with an old configuration, is caught by running Rotate again).
+// Each step is idempotent: a merge whose reply was lost and which azcore
+// resent fails on the ETag, and the entity, read again, is found already
+// rotated. Stopped anywhere (ctx, a crash), Rotate resumes from the last
+// token passed to Checkpoint, or from the start, at the cost of a scan.
+func (t *Table[T]) Rotate(ctx context.Context, opts RotateOptions) (RotateResult, error) {
+	var res RotateResult
+	current, err := t.currentKeyID(ctx)
+	if err != nil {
+		return res, err
+	}
+	dyn, err := entity.NewTable[entity.DynamicEntity](t.base.Client())
+	if err != nil {
+		return res, err
+	}
+	q := entity.Query{Filter: opts.Filter, PageSize: opts.PageSize, Select: []string{MetadataProperty, legacyKeyProperty}}
+	token := opts.From
+	for {
+		page, err := dyn.QueryPage(ctx, q, token)
+		if err != nil {
+			res.Next = token
+			return res, err
+		}
+		for i := range page.Items {
+			res.Scanned++
+			if err := t.rotateOne(ctx, dyn, &page.Items[i], current, opts, &res); err != nil {
+				res.Next = token // this page again: its done entities are skipped as current
+				return res, err
+			}
+		}
+		token = page.Next
+		res.Next = token
+		if opts.Checkpoint != nil {
+			if err := opts.Checkpoint(token); err != nil {
+				return res, err
+			}
+		}
+		if token == "" {
+			return res, nil
+		}
+	}
+}
+
+// currentKeyID learns the key id new writes get, by wrapping a throwaway key.
+func (t *Table[T]) currentKeyID(ctx context.Context) (string, error) {
+	var probe [keySize]byte
+	if _, err := rand.Read(probe[:]); err != nil {
+		return "", err
+	}
+	id, _, _, err := t.core.key.Wrap(ctx, probe[:])
+	if err != nil {
+		return "", fmt.Errorf("crypt: rotate: wrapping with the current key: %w", err)
+	}
+	return id, nil
+}
+
+// rotateOne rotates one entity, read with its envelope and ETag, retrying
+// from a fresh read while concurrent writers change it.
+func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity, current string, opts RotateOptions, res *RotateResult) error {
+	first, merged := true, false
+	return opts.Retry.Retry(ctx, func(ctx context.Context) error {
+		if !first {
+			fresh, err := dyn.Get(ctx, d.PartitionKey, d.RowKey)
+			if errors.Is(err, entity.ErrNotFound) {
+				res.Gone++
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			d = &fresh
+		}
+		first = false
+		if opts.Reencrypt {
+			return t.reencrypt(ctx, d, res)
+		}
+		meta, ok := entity.Prop[[]byte](d, MetadataProperty)
+		if !ok {
+			res.Skipped++
+			return nil
+		}
+		m, err := parseMetadata(meta, nil)
+		if err != nil {
+			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrMetadata, Reason: err.Error()}
+		}
+		keyID, alg := string(m.keyID), string(m.wrapAlg)
+		if keyID == current {
+			if merged { // our merge was applied, its reply lost
+				res.Rewrapped++
+			} else {
+				res.Current++
+			}
+			return nil
+		}
+		cek, err := t.core.key.Unwrap(ctx, keyID, alg, m.wrapped)
+		if err != nil {
+			kind := ErrUnwrap
+			if errors.Is(err, ErrUnknownKey) {
+				kind = ErrUnknownKey
+			}
+			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: kind, Reason: "key id " + quote(keyID), Err: err}
+		}
+		id, alg, wrapped, err := t.core.key.Wrap(ctx, cek)
+		if err != nil {
+			return fmt.Errorf("crypt: rotate: %w", err)
+		}
+		next, err := replaceEnvelope(meta, id, alg, wrapped)
+		if err != nil {
+			return err
+		}
+		patch := entity.DynamicEntity{PartitionKey: d.PartitionKey, RowKey: d.RowKey, ETag: d.ETag}
+		patch.Set(MetadataProperty, next)
+		merged = true
+		err = dyn.Update(ctx, &patch, entity.Merge)
+		switch {
+		case errors.Is(err, entity.ErrNotFound):
+			res.Gone++
+			return nil
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			// A lost reply the service did not settle: the next read does
+			// (the envelope is either the new one or the old one).
+			return errReread
+		case err != nil:
+			return err // ErrPreconditionFailed: read again and retry
+		}
+		res.Rewrapped++
+		return nil
+	})
+}
+
+// reencrypt rewrites one legacy or plaintext entity in this package's
+// format, under its ETag.
+func (t *Table[T]) reencrypt(ctx context.Context, d *entity.DynamicEntity, res *RotateResult) error {
+	v := t.view(ctx)
+	e, err := v.Get(ctx, d.PartitionKey, d.RowKey)
+	if errors.Is(err, entity.ErrNotFound) {
+		res.Gone++
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := v.Update(ctx, &e, entity.Replace); err != nil {
+		switch {
+		case errors.Is(err, entity.ErrNotFound):
+			res.Gone++
+			return nil
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			return errReread // re-encrypting again is harmless
+		}
+		return err
+	}
+	res.Reencrypted++
+	return nil
+}

@@ -1,0 +1,293 @@
+package crypt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+	"strings"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Config says how a Table protects its entities. Only Key is required.
+type Config struct {
+	// Key wraps the content key of every write and unwraps it on every
+	// read: a LocalKey, a keyvault.Key, or a Keyring of the current key and
+	// older ones while keys are rotated (Table.Rotate). Required.
+	Key KeyWrapper
+	// Table is the table name bound into every ciphertext and signature,
+	// so a ciphertext copied to another table does not decrypt. "" means
+	// the entity table's name; set it when the table was opened with
+	// entity.NewTable, which does not know its name.
+	Table string
+	// Encrypt marks properties to encrypt besides those tagged
+	// `table:",encrypt"`: a function of (PartitionKey, RowKey, property
+	// name), like the .NET client's encryption resolver; the way to encrypt
+	// properties of entity.DynamicEntity. nil means the tags alone.
+	Encrypt func(partitionKey, rowKey, property string) bool
+	// Sign marks sign-only properties (stored in clear, covered by the
+	// entity's signature) besides those tagged `table:",sign"`. nil means
+	// the tags alone.
+	Sign func(partitionKey, rowKey, property string) bool
+	// Beacons lists encrypted properties that also store an equality
+	// beacon, so that a filter's eq or ne on them can run on the service.
+	// A beacon tells anyone who reads the table which entities hold equal
+	// values of the property (and, for a value guessed, whether any entity
+	// holds it, if the BeaconKey leaks). nil means none: filters on
+	// encrypted properties are refused.
+	Beacons []string
+	// BeaconKey is the beacons' HMAC key, at least 32 bytes; required with
+	// Beacons. Keep it apart from the key-encryption key.
+	BeaconKey []byte
+	// Legacy reads, decrypt only, entities written by the .NET client's
+	// TableEncryptionPolicy (AES-CBC, no integrity), so they can be
+	// written back in this package's format. false refuses them.
+	Legacy bool
+	// ReadPlaintext reads entities that carry no encryption metadata as
+	// plaintext, to migrate a plaintext table. false refuses them with
+	// ErrNotEncrypted, so nobody can pass plaintext off as protected data by
+	// stripping the metadata.
+	ReadPlaintext bool
+	// KeyCache is the most content keys kept in memory, after a write or a
+	// read, so that reading the entity again skips the unwrap (a Key Vault
+	// call) and the key setup; the wrapped bytes are the lookup key, so a
+	// changed envelope is unwrapped afresh. A content key is never reused
+	// to encrypt. 0 means 1024; a negative value keeps none, so no content
+	// key outlives the call that used it.
+	KeyCache int
+}
+
+func (c Config) withDefaults() Config {
+	if c.KeyCache == 0 {
+		c.KeyCache = 1024
+	}
+	return c
+}
+
+// Table is a typed view of one table whose protected properties are
+// encrypted or signed on the client. It has the methods of entity.Table
+// that make sense for encrypted entities, with the same meaning; Merge is
+// refused (ErrMerge). It is safe for concurrent use.
+type Table[T any] struct {
+	base   *entity.Table[T]
+	core   *core
+	hooks  *protect.Hooks
+	fields map[string]protect.Field // nil for entity.DynamicEntity
+}
+
+// New returns an encrypting view of tbl. Nothing is sent; the type's tags
+// and the Config are checked here.
+func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
+	if tbl == nil {
+		return nil, errors.New("crypt: nil *entity.Table")
+	}
+	if cfg.Key == nil {
+		return nil, errors.New("crypt: Config.Key is required")
+	}
+	cfg = cfg.withDefaults()
+	name := cfg.Table
+	if name == "" {
+		name = tbl.Name()
+	}
+	if name == "" {
+		return nil, errors.New("crypt: the table name is bound into every ciphertext and this table does not know it: set Config.Table")
+	}
+	hooks := protect.Entity()
+	list, err := hooks.Fields(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	c := &core{
+		table:     strings.ToLower(name),
+		key:       cfg.Key,
+		encrypt:   cfg.Encrypt,
+		sign:      cfg.Sign,
+		legacy:    cfg.Legacy,
+		plaintext: cfg.ReadPlaintext,
+		cache:     newKeyCache(cfg.KeyCache),
+	}
+	t := &Table[T]{base: tbl, core: c, hooks: hooks}
+	if list != nil {
+		t.fields = make(map[string]protect.Field, len(list))
+		for _, f := range list {
+			if strings.HasPrefix(f.Name, ReservedPrefix) || f.Name == legacyKeyProperty || f.Name == legacySetProperty {
+				return nil, &entity.TypeError{Type: reflect.TypeFor[T](), Field: f.Name, Reason: "property names starting with " + ReservedPrefix + ", and the .NET client's metadata names, are reserved for encryption metadata"}
+			}
+			t.fields[f.Name] = f
+		}
+	}
+	if len(cfg.Beacons) > 0 {
+		if len(cfg.BeaconKey) < 32 {
+			return nil, errors.New("crypt: Config.Beacons needs a BeaconKey of at least 32 bytes")
+		}
+		c.beaconKey = append([]byte(nil), cfg.BeaconKey...)
+		c.beacons = make(map[string]bool, len(cfg.Beacons))
+		for _, b := range cfg.Beacons {
+			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
+				return nil, fmt.Errorf("crypt: beacon property %s: the name is too long for its beacon %s%s (255 characters)", b, BeaconPrefix, b)
+			}
+			if f, ok := t.fields[b]; t.fields != nil && cfg.Encrypt == nil && (!ok || f.Mode&protect.Encrypt == 0) {
+				return nil, fmt.Errorf("crypt: beacon property %s is not a field tagged encrypt", b)
+			}
+			c.beacons[b] = true
+		}
+	}
+	return t, nil
+}
+
+// view is the entity table bound to this call's protection scheme.
+func (t *Table[T]) view(ctx context.Context) *entity.Table[T] {
+	return t.hooks.View(t.base, t.core.bind(ctx)).(*entity.Table[T])
+}
+
+// queryView is view for a query, and the query as the service gets it.
+func (t *Table[T]) queryView(ctx context.Context, q entity.Query) (*entity.Table[T], entity.Query, error) {
+	q, beaconed, err := t.query(q)
+	if err != nil {
+		return nil, q, err
+	}
+	c := t.core.bind(ctx)
+	c.beaconed = beaconed
+	return t.hooks.View(t.base, c).(*entity.Table[T]), q, nil
+}
+
+func errMerge(op string) error {
+	return &WriteError{Kind: ErrMerge, Reason: op}
+}
+
+func checkMode(op string, mode entity.UpdateMode) error {
+	if mode == entity.Merge {
+		return errMerge(op + " with Merge")
+	}
+	return nil
+}
+
+// Name returns the table name bound into the ciphertexts, in lower case.
+func (t *Table[T]) Name() string { return t.core.table }
+
+// CreateTableIfNotExists creates the table unless it exists.
+func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
+	return t.base.CreateTableIfNotExists(ctx)
+}
+
+// Get reads and decrypts one entity; see entity.Table.Get. An entity that
+// fails authentication is a *ReadError matching ErrTampered (and
+// entity.ErrDecode), never a partly filled value.
+func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
+	return t.view(ctx).Get(ctx, partitionKey, rowKey)
+}
+
+// Insert encrypts and adds e; see entity.Table.Insert.
+func (t *Table[T]) Insert(ctx context.Context, e *T) error {
+	return t.view(ctx).Insert(ctx, e)
+}
+
+// Upsert encrypts e and inserts or replaces it (InsertOrReplace); mode
+// Merge is refused with ErrMerge before any request.
+func (t *Table[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if err := checkMode("Upsert", mode); err != nil {
+		return err
+	}
+	return t.view(ctx).Upsert(ctx, e, mode)
+}
+
+// Update encrypts e and replaces the stored entity on condition that its
+// ETag is still e's; see entity.Table.Update. Merge is refused.
+func (t *Table[T]) Update(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if err := checkMode("Update", mode); err != nil {
+		return err
+	}
+	return t.view(ctx).Update(ctx, e, mode)
+}
+
+// UpdateAny is Update whatever the stored ETag.
+func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if err := checkMode("UpdateAny", mode); err != nil {
+		return err
+	}
+	return t.view(ctx).UpdateAny(ctx, e, mode)
+}
+
+// Modify reads, decrypts, changes, encrypts and replaces one entity under
+// its ETag, retrying from the read on a concurrent change; see
+// entity.Table.Modify. Merge is refused.
+func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode entity.UpdateMode, policy entity.RetryPolicy, change func(*T) error) (T, error) {
+	if err := checkMode("Modify", mode); err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.view(ctx).Modify(ctx, partitionKey, rowKey, mode, policy, change)
+}
+
+// Delete removes the entity with these keys if its ETag is still etag.
+func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	return t.base.Delete(ctx, partitionKey, rowKey, etag)
+}
+
+// DeleteIfExists removes the entity whatever its version.
+func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (bool, error) {
+	return t.base.DeleteIfExists(ctx, partitionKey, rowKey)
+}
+
+// Query runs q and yields its decrypted entities; see entity.Table.Query.
+// A filter that compares an encrypted property is refused (ErrEncryptedFilter),
+// unless the property has a beacon and the comparison is eq or ne, which is
+// then run on the beacon. $select always brings back the protected
+// properties and the metadata, which the signature needs.
+func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error] {
+	v, q, err := t.queryView(ctx, q)
+	if err != nil {
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, err)
+		}
+	}
+	return v.Query(ctx, q)
+}
+
+// QueryPage reads one page of q; see entity.Table.QueryPage and Query.
+func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[T], error) {
+	v, q, err := t.queryView(ctx, q)
+	if err != nil {
+		return entity.Page[T]{}, err
+	}
+	return v.QueryPage(ctx, q, token)
+}
+
+// QueryPartitions runs q in each partition concurrently; see
+// entity.Table.QueryPartitions and Query.
+func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q entity.Query, opts entity.FanOutOptions) iter.Seq2[T, error] {
+	v, q, err := t.queryView(ctx, q)
+	if err != nil {
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, err)
+		}
+	}
+	return v.QueryPartitions(ctx, partitions, q, opts)
+}
+
+// BulkWrite encrypts and writes many entities, grouped into transactions by
+// partition; see entity.Table.BulkWrite. Mode OpUpsertMerge is refused.
+func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts entity.BulkOptions) ([]entity.Outcome, error) {
+	if opts.Mode == entity.OpUpsertMerge || opts.Mode == entity.OpMerge {
+		return nil, errMerge("BulkWrite with " + opts.Mode.String())
+	}
+	return t.view(ctx).BulkWrite(ctx, entities, opts)
+}
+
+// Marshal returns the encrypted JSON body of e, as Insert would send it:
+// for bodies that travel another way (a queue message, a file).
+func (t *Table[T]) Marshal(ctx context.Context, e *T) ([]byte, error) {
+	return t.hooks.Marshal(e, t.core.bind(ctx))
+}
+
+// Unmarshal decrypts and checks a body Marshal made (or the service
+// returned) into e.
+func (t *Table[T]) Unmarshal(ctx context.Context, data []byte, e *T) error {
+	return t.hooks.Unmarshal(data, e, t.core.bind(ctx))
+}

@@ -1,0 +1,206 @@
+// Package tour is the client-side encryption step of tablekit's tour
+// (design guide §4): employees whose e-mail and salary the service only
+// ever sees encrypted, an attacker with write access to the table who is
+// caught, a filter that needs a beacon, and a key rotation that rewrites
+// only the wrapped keys.
+package tour
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/crypt"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration"
+)
+
+// Employee keeps its e-mail and salary encrypted and its grade signed.
+type Employee struct {
+	Department string `table:"PartitionKey,pk"`
+	ID         string `table:"RowKey,rk"`
+	ETag       string `table:",etag"`
+	Name       string
+	Email      string `table:",encrypt"`
+	Salary     int64  `table:",encrypt"`
+	Grade      int32  `table:",sign"`
+}
+
+// Tour creates its own table, runs the story against it, printing what
+// happens to out, and deletes the table.
+func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+	client, drop, err := env.ScratchTable(ctx, "crypttour")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if derr := drop(); derr != nil {
+			err = errors.Join(err, derr)
+		} else {
+			fmt.Fprintln(out, "Deleted the table.")
+		}
+	}()
+	fmt.Fprintln(out, "== crypt: client-side encryption, authenticated, per-entity keys (design guide §4)")
+
+	// The key-encryption key would come from a secret store, or stay in
+	// Azure Key Vault (package crypt/keyvault).
+	kek1, err := newKey("employees-2026-01")
+	if err != nil {
+		return err
+	}
+	tbl, err := entity.NewTable[Employee](client)
+	if err != nil {
+		return err
+	}
+	cfg := crypt.Config{
+		Key:       kek1,
+		Table:     "Employees", // bound into every ciphertext
+		Beacons:   []string{"Email"},
+		BeaconKey: bytes.Repeat([]byte{0x5e}, 32),
+	}
+	emps, err := crypt.New(tbl, cfg)
+	if err != nil {
+		return err
+	}
+
+	// 1. Write two employees: one request each, as without encryption.
+	staff := []Employee{
+		{Department: "Sales", ID: "000123", Name: "Jonathan Jones", Email: "jonesj@contoso.com", Salary: 72500, Grade: 7},
+		{Department: "Sales", ID: "000124", Name: "Ann Lee", Email: "leea@contoso.com", Salary: 91000, Grade: 9},
+	}
+	for i := range staff {
+		if err := emps.Insert(ctx, &staff[i]); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, "1. Inserted two employees. What the service stores for 000123:")
+	stored, err := client.GetEntity(ctx, "Sales", "000123", nil)
+	if err != nil {
+		return err
+	}
+	if err := describe(out, stored.Value); err != nil {
+		return err
+	}
+	e, err := emps.Get(ctx, "Sales", "000123")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "   Read back through crypt: %s <%s>, salary %d, grade %d\n", e.Name, e.Email, e.Salary, e.Grade)
+
+	// 2. Someone with write access to the table, but no key, copies Ann's
+	//    salary ciphertext into Jonathan's entity, then raises a grade.
+	fmt.Fprintln(out, "2. An attacker with write access but no key:")
+	ann, _ := client.GetEntity(ctx, "Sales", "000124", nil)
+	var annProps map[string]any
+	_ = json.Unmarshal(ann.Value, &annProps)
+	if err := mergeRaw(ctx, client, "000123", map[string]any{"Salary@odata.type": "Edm.Binary", "Salary": annProps["Salary"]}); err != nil {
+		return err
+	}
+	_, err = emps.Get(ctx, "Sales", "000123")
+	fmt.Fprintf(out, "   copied Ann's salary into Jonathan's entity: ErrTampered=%v\n", errors.Is(err, crypt.ErrTampered))
+	if err := mergeRaw(ctx, client, "000124", map[string]any{"Grade": 10}); err != nil {
+		return err
+	}
+	_, err = emps.Get(ctx, "Sales", "000124")
+	fmt.Fprintf(out, "   raised Ann's signed grade: ErrTampered=%v\n", errors.Is(err, crypt.ErrTampered))
+	// Restore both from the application's own copy.
+	for i := range staff {
+		if err := emps.UpdateAny(ctx, &staff[i], entity.Replace); err != nil {
+			return err
+		}
+	}
+
+	// 3. Filters: encrypted values are ciphertext on the service.
+	fmt.Fprintln(out, "3. Filters on encrypted properties:")
+	byEmail := filter.PK("Sales").And(filter.Eq("Email", "leea@contoso.com"))
+	for found, err := range emps.Query(ctx, entity.Query{Filter: byEmail}) {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "   Email eq 'leea@contoso.com' through its beacon: %s\n", found.Name)
+	}
+	for _, err := range emps.Query(ctx, entity.Query{Filter: filter.PK("Sales").And(filter.Ge("Salary", int64(80000)))}) {
+		fmt.Fprintf(out, "   Salary ge 80000: refused, ErrEncryptedFilter=%v\n", errors.Is(err, crypt.ErrEncryptedFilter))
+	}
+	err = emps.Update(ctx, &staff[0], entity.Merge)
+	fmt.Fprintf(out, "   and a Merge: refused, ErrMerge=%v\n", errors.Is(err, crypt.ErrMerge))
+
+	// 4. Rotate the key-encryption key: readers hold both keys meanwhile.
+	kek2, err := newKey("employees-2026-07")
+	if err != nil {
+		return err
+	}
+	cfg.Key = crypt.Keyring(kek2, kek1)
+	rotating, err := crypt.New(tbl, cfg)
+	if err != nil {
+		return err
+	}
+	res, err := rotating.Rotate(ctx, crypt.RotateOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "4. Rotated the key: %d content keys rewrapped, %d already current, data untouched\n", res.Rewrapped, res.Current)
+	cfg.Key = kek2
+	after, err := crypt.New(tbl, cfg)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for e, err := range after.Query(ctx, entity.Query{Filter: filter.PK("Sales")}) {
+		if err != nil {
+			return err
+		}
+		names = append(names, e.Name)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(out, "   read with the new key alone: %v\n", names)
+	return nil
+}
+
+func newKey(id string) (*crypt.LocalKey, error) {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, err
+	}
+	return crypt.NewLocalKey(id, k)
+}
+
+// describe prints a stored body's properties: the clear ones with their
+// values, the binary ones with their sizes.
+func describe(out io.Writer, body []byte) error {
+	var props map[string]any
+	if err := json.Unmarshal(body, &props); err != nil {
+		return err
+	}
+	for _, name := range []string{"Name", "Email", "Salary", "Grade", crypt.MetadataProperty, crypt.BeaconPrefix + "Email"} {
+		v := props[name]
+		if props[name+"@odata.type"] == "Edm.Binary" {
+			b, _ := base64.StdEncoding.DecodeString(v.(string))
+			fmt.Fprintf(out, "   %-12s Edm.Binary, %d bytes\n", name, len(b))
+			continue
+		}
+		fmt.Fprintf(out, "   %-12s %v\n", name, v)
+	}
+	fmt.Fprintf(out, "   the e-mail appears in clear: %v\n", bytes.Contains(body, []byte("jonesj")))
+	return nil
+}
+
+// mergeRaw changes stored properties directly, as anyone with write access
+// to the table could.
+func mergeRaw(ctx context.Context, client *aztables.Client, rk string, props map[string]any) error {
+	props["PartitionKey"], props["RowKey"] = "Sales", rk
+	b, err := json.Marshal(props)
+	if err != nil {
+		return err
+	}
+	_, err = client.UpdateEntity(ctx, b, &aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge})
+	return err
+}

@@ -29,6 +29,7 @@ import (
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
+	secondaryindextour "github.com/tablekit/tablekit/examples/secondaryindex/tour"
 	widetour "github.com/tablekit/tablekit/examples/wide/tour"
 	"github.com/tablekit/tablekit/integration"
 )
@@ -60,6 +61,7 @@ func steps() []step {
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 		{"Index entities: all employees named Jones, in the partition, elsewhere, in blobs", indexentitytour.Tour},
+		{"Secondary indexes: employees by email and last name, one transaction, checked and rebuilt", secondaryindextour.Tour},
 		{"Denormalisation: the department keeps its manager's name and phone, in one transaction or through a queue", denormalizetour.Tour},
 		{"Compound keys: an employee's reviews by year, one point query or one range", compoundtour.Tour},
 		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},

@@ -58,7 +58,7 @@ func BenchmarkLookup(b *testing.B) {
 		start := meter.Snapshot()
 		for b.Loop() {
 			n := 0
-			for _, err := range s.Lookup(ctx, "lastname", "Sales", "Name042", indexentity.LookupOptions{}) {
+			for _, err := range s.LookupAll(ctx, "lastname", "Sales", "Name042", indexentity.LookupOptions{}) {
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -39,7 +39,7 @@ func ExampleSet() {
 	}
 	show := func(name string) {
 		fmt.Print(name, ":")
-		for e, err := range byName.Lookup(ctx, "lastname", "Sales", name, indexentity.LookupOptions{}) {
+		for e, err := range byName.LookupAll(ctx, "lastname", "Sales", name, indexentity.LookupOptions{}) {
 			if err != nil {
 				panic(err)
 			}

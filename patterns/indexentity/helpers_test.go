@@ -175,7 +175,7 @@ func noDrift[T any](t testing.TB, s *indexentity.Set[T]) {
 func lookup(t testing.TB, s *indexentity.Set[Employee], index, pk, value string) []string {
 	t.Helper()
 	var rks []string
-	for e, err := range s.Lookup(context.Background(), index, pk, value, indexentity.LookupOptions{}) {
+	for e, err := range s.LookupAll(context.Background(), index, pk, value, indexentity.LookupOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}

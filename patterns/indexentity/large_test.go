@@ -73,7 +73,7 @@ func TestLargeValue(t *testing.T) {
 		}
 	}
 	var first []string
-	for e, err := range s.Lookup(ctx, "lastname", "Sales", "Jones", indexentity.LookupOptions{Limit: 100}) {
+	for e, err := range s.LookupAll(ctx, "lastname", "Sales", "Jones", indexentity.LookupOptions{Limit: 100}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,11 +22,11 @@ func (s *Set[T]) Members(ctx context.Context, index, pk, value string) ([]string
 	return s.members(ctx, ix, pk, value)
 }
 
-// Lookup yields the primaries of partition pk whose value in the index
-// named index is value, in key order (the guide's "all employees named
-// Jones in Sales"): the index read, then a point query per member,
-// Config.Concurrency at once, yielded in the list's order as they
-// arrive.
+// LookupAll yields the primaries of partition pk whose value in the index
+// named index is value, in key order — the guide's "all employees named
+// Jones in Sales", and package secondaryindex's name for the same lookup:
+// the index read, then a point query per member, Config.Concurrency at
+// once, yielded in the list's order as they arrive.
 //
 // A lookup never yields an entity that does not hold value: each point
 // read is checked, and a member that is gone or holds another value
@@ -34,7 +34,7 @@ func (s *Set[T]) Members(ctx context.Context, index, pk, value string) ([]string
 // read) is skipped, and repaired with opts.Repair. A primary that holds
 // value but is not listed yet (an OtherPartition or Blob list behind) is
 // not found.
-func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
+func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		ix, err := s.index(index)

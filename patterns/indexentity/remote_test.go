@@ -122,7 +122,7 @@ func (w *world) check(t *testing.T, names ...string) {
 func (w *world) truthful(t testing.TB, s *indexentity.Set[Employee], names ...string) {
 	t.Helper()
 	for _, name := range names {
-		for e, err := range s.Lookup(context.Background(), "lastname", "Sales", name, indexentity.LookupOptions{}) {
+		for e, err := range s.LookupAll(context.Background(), "lastname", "Sales", name, indexentity.LookupOptions{}) {
 			if err != nil {
 				t.Error(err)
 				return

@@ -137,7 +137,7 @@ func (t *story) guide(ctx context.Context) error {
 
 func (t *story) lookup(ctx context.Context, index, value string) error {
 	var found []string
-	for e, err := range t.s.Lookup(ctx, index, "Sales", value, indexentity.LookupOptions{}) {
+	for e, err := range t.s.LookupAll(ctx, index, "Sales", value, indexentity.LookupOptions{}) {
 		if err != nil {
 			return err
 		}

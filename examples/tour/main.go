@@ -23,6 +23,7 @@ import (
 	denormalizetour "github.com/tablekit/tablekit/examples/denormalize/tour"
 	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
+	indexentitytour "github.com/tablekit/tablekit/examples/indexentity/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
 	lookuptour "github.com/tablekit/tablekit/examples/lookup/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
@@ -60,6 +61,7 @@ func steps() []step {
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
 		{"Secondary indexes: employees by email and last name, one transaction, checked and rebuilt", secondaryindextour.Tour},
+		{"Index entities: all employees named Jones, in the partition, elsewhere, in blobs", indexentitytour.Tour},
 		{"Denormalisation: the department keeps its manager's name and phone, in one transaction or through a queue", denormalizetour.Tour},
 		{"Compound keys: an employee's reviews by year, one point query or one range", compoundtour.Tour},
 		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},

@@ -24,6 +24,7 @@ import (
 	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
 	indexentitytour "github.com/tablekit/tablekit/examples/indexentity/tour"
+	largetour "github.com/tablekit/tablekit/examples/large/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
 	lookuptour "github.com/tablekit/tablekit/examples/lookup/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
@@ -65,6 +66,7 @@ func steps() []step {
 		{"Denormalisation: the department keeps its manager's name and phone, in one transaction or through a queue", denormalizetour.Tour},
 		{"Compound keys: an employee's reviews by year, one point query or one range", compoundtour.Tour},
 		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},
+		{"Large entities: an employee with a 5 MiB photo in a blob, checked by its SHA-256", largetour.Tour},
 		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
 	}
 }

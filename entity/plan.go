@@ -3,6 +3,7 @@ package entity
 import (
 	"encoding"
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/blobfield"
 	"github.com/tablekit/tablekit/internal/ident"
 	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/keys"
@@ -87,6 +88,9 @@ type plan struct {
 	needsAddr bool   // a hook or TextMarshaler has a pointer receiver
 	// protected: a field is tagged encrypt or sign.
 	protected bool
+	// blobs maps the property names of fields tagged blob, which the
+	// codec leaves out (patterns/large stores them), to their Go names.
+	blobs map[string]string
 }
 
 var plans sync.Map // reflect.Type → *planResult
@@ -130,13 +134,17 @@ const (
 	optExtra     = "extra"
 	optEncrypt   = "encrypt"
 	optSign      = "sign"
+	// optBlob marks a value kept in blob storage by patterns/large, which
+	// stores a reference under the field's property name; the codec
+	// leaves the field out.
+	optBlob = blobfield.Option
 )
 
 type tagInfo struct {
 	name                             string
 	skip                             bool
 	pk, rk, etag, ts, omit, flat, js bool
-	extra                            bool
+	extra, blob                      bool
 	prot                             protect.Mode
 }
 
@@ -172,6 +180,8 @@ func parseTag(tag string) (tagInfo, string) {
 			ti.prot |= protect.Encrypt
 		case optSign:
 			ti.prot |= protect.Sign
+		case optBlob:
+			ti.blob = true
 		case "":
 		default:
 			return ti, "unknown tag option " + strconv.Quote(o)
@@ -201,6 +211,11 @@ func buildPlan(t reflect.Type) (*plan, error) {
 			return nil, &TypeError{Type: t, Field: f.goName, Reason: "property " + f.name + " is also used by field " + p.fields[prev].goName}
 		}
 		p.byName[f.name] = i
+	}
+	for name, goName := range p.blobs {
+		if i, dup := p.byName[name]; dup {
+			return nil, &TypeError{Type: t, Field: goName, Reason: "property " + name + " is also used by field " + p.fields[i].goName}
+		}
 	}
 	return p, nil
 }
@@ -261,6 +276,10 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 		if name == "" {
 			name = sf.Name
 		}
+		if ti.blob {
+			pl.blob(ti, name, goName, path, flattened)
+			continue
+		}
 
 		// Untagged fields named for a system property take its role, except
 		// inside a flattened struct where they are ordinary properties.
@@ -315,6 +334,25 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 		}
 		f.prefix = fieldPrefix(name, f.edm, f.kind)
 		pl.root.fields = append(pl.root.fields, f)
+	}
+}
+
+// blob records a field tagged blob, which the codec leaves out.
+func (pl *planner) blob(ti tagInfo, name, goName string, path []step, flattened bool) {
+	switch {
+	case ti.pk || ti.rk || ti.etag || ti.ts || ti.omit || ti.flat || ti.js || ti.extra || ti.prot != 0:
+		pl.fail(goName, "the blob option cannot be combined with others")
+	case len(path) > 0 || flattened:
+		pl.fail(goName, "a blob field must be a field of the entity's own struct, not of an embedded or flattened one")
+	case checkPropertyName(name) != "":
+		pl.fail(goName, "property name "+strconv.Quote(name)+": "+checkPropertyName(name))
+	case pl.root.blobs[name] != "":
+		pl.fail(goName, "property "+name+" is also used by field "+pl.root.blobs[name])
+	default:
+		if pl.root.blobs == nil {
+			pl.root.blobs = map[string]string{}
+		}
+		pl.root.blobs[name] = goName
 	}
 }
 

@@ -5,6 +5,14 @@
 //
 // # Map: guide section → package → guarantee
 //
+//	§6.1  secondary index, same partition     patterns/secondaryindex
+//	§6.2  secondary index, other partitions  patterns/secondaryindex
+//	      entries change with the primary in one transaction, or converge
+//	      through eventual; verified lookups; one winner per unique value;
+//	      drift Check and resumable Rebuild
+//	§6.4  index entities             patterns/indexentity
+//	      the keys of every entity sharing a value, in the partition (one
+//	      transaction), elsewhere or in a blob (eventual); spills past 1 MiB
 //	§6.3  eventually consistent transactions  patterns/eventual
 //	      queue-driven steps across partitions, tables and blobs: each step runs at
 //	      least once and is idempotent, so the state converges once the queue drains;
@@ -26,6 +34,9 @@
 //	§6.10 wide entities              patterns/wide
 //	      any number of properties over rows of one partition; one transaction per
 //	      write, one range query per read, never a torn read
+//	§6.11 large entities             patterns/large
+//	      blob fields in versioned, hash-checked blobs; never a reference to a
+//	      missing blob; old blobs collected through eventual and Sweep
 //	§6.12 prepend/append             patterns/bucket
 //	      time-ordered writes spread over N partitions, reads merged by RowKey
 //	§6.13 log data                   patterns/bloblog

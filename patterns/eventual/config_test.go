@@ -111,6 +111,8 @@ func TestMessagesAreCheckedBeforeSending(t *testing.T) {
 		"no id":       {Kind: "K.v1", Payload: []byte("1")},
 		"bad payload": {Kind: "K.v1", ID: "a", Payload: []byte("{")},
 		"no payload":  {Kind: "K.v1", ID: "a"},
+		"negative":    {Kind: "K.v1", ID: "a", Payload: []byte("1"), Delay: -time.Second},
+		"too late":    {Kind: "K.v1", ID: "a", Payload: []byte("1"), Delay: MaxDelay + time.Second},
 	} {
 		// The queue is unreachable: a request would fail differently.
 		err := p.Enqueue(t.Context(), good, m)

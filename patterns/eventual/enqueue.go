@@ -6,7 +6,9 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/steps"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -17,6 +19,7 @@ type outgoing struct {
 	text  string
 	claim string // blob name holding the payload, or ""
 	body  []byte // the payload, when claimed
+	delay int32  // seconds the message stays invisible once sent
 }
 
 // Enqueue sends messages, each to the queue its Key (or ID) chooses:
@@ -84,7 +87,7 @@ func (p *Processor) prepare(m Message) (outgoing, error) {
 	if err != nil {
 		return outgoing{}, &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the envelope does not encode", Err: err}
 	}
-	o := outgoing{queue: p.shard(&m), text: encodeText(body, p.cfg.Encoding)}
+	o := outgoing{queue: p.shard(&m), text: encodeText(body, p.cfg.Encoding), delay: int32((m.Delay + time.Second - 1) / time.Second)}
 	if len(o.text) <= MaxMessageBytes-PoisonReserve {
 		return o, nil
 	}
@@ -119,6 +122,10 @@ func (p *Processor) send(ctx context.Context, o outgoing) error {
 			return err
 		}
 	}
-	_, err := p.queues[o.queue].Work.EnqueueMessage(ctx, o.text, nil)
+	var opts *azqueue.EnqueueMessageOptions
+	if o.delay > 0 {
+		opts = &azqueue.EnqueueMessageOptions{VisibilityTimeout: &o.delay}
+	}
+	_, err := p.queues[o.queue].Work.EnqueueMessage(ctx, o.text, opts)
 	return err
 }

@@ -57,7 +57,15 @@ type Message struct {
 	Key string
 	// Payload is the message's JSON payload.
 	Payload json.RawMessage
+	// Delay keeps the message invisible for this long after Enqueue sends
+	// it (rounded up to whole seconds, less than MaxDelay); 0 means it may
+	// run at once. It is not sent; an Outbox sends its messages at once.
+	Delay time.Duration
 }
+
+// MaxDelay bounds Message.Delay: a message lives 7 days in its queue, and
+// must become visible before it expires.
+const MaxDelay = 7*24*time.Hour - time.Second
 
 // check validates m before anything is sent.
 func (m Message) check() error {
@@ -68,6 +76,8 @@ func (m Message) check() error {
 		return &MessageError{Kind: m.Kind, ID: m.ID, Reason: checkID(m.ID), Err: ErrInvalidMessage}
 	case !json.Valid(m.Payload):
 		return &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the payload is not valid JSON", Err: ErrInvalidMessage}
+	case m.Delay < 0 || m.Delay > MaxDelay:
+		return &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the delay is negative or not less than the 7 days a message lives", Err: ErrInvalidMessage}
 	}
 	return nil
 }

@@ -1,0 +1,122 @@
+// Package large stores entities with values too large for an entity of
+// the Table service, the large-entities pattern (design guide §6.11): an
+// employee's photo, a scanned contract, a video. The service caps an
+// entity at 1 MiB, and a String or Binary property at 64 KiB; blob
+// storage holds up to terabytes. A Table keeps the typed struct whole for
+// its user: the fields tagged `table:",blob"` — a []byte, a string or a
+// Stream — are stored as blobs of a container, and the entity keeps, for
+// each, a reference: the blob's name, its size and its SHA-256 (see Ref).
+// The other fields are stored as entity's codec stores them.
+//
+// # Guarantee
+//
+// An entity never references a missing blob, and a read never returns a
+// value other than the one written: each blob is checked against the
+// size and SHA-256 its entity recorded. Get returns one committed version
+// of the entity with every blob value of that version, or an error — a
+// *BlobError matching ErrBlobCorrupt or ErrBlobMissing for a blob that
+// storage lost or someone changed, never wrong or partial data.
+//
+// Writes are serialised by optimistic concurrency on the entity's ETag,
+// as for any entity: Replace and Delete of a version that changed fail
+// with entity.ErrPreconditionFailed; Upsert and the entity.AnyETag forms
+// read again and retry.
+//
+// Once the processor's queue has drained and Sweep has run (past the
+// grace period), every blob under the table's prefix is referenced by its
+// entity: crashes, lost replies and failed writes leave no garbage for
+// good. Meanwhile a reader may see either version of an entity being
+// replaced, whole; the blobs of a replaced or deleted version stay for
+// Config.DeleteDelay, so that a reader of that version can still read
+// them.
+//
+// # Steps
+//
+// Every blob has a name of its own — the table's prefix, then the
+// partition, row, property and a random version, joined by slashes — and
+// is never overwritten: a new value is a new blob.
+//
+//  1. Insert: one Put Blob per blob field with a value (a Stream larger
+//     than Config.BlockSize: a Put Block per block and a Put Block List),
+//     then the entity's insert with the references.
+//  2. Replace (and Upsert): a point read of the stored version; a Put Blob
+//     per value that changed (a value with the same size and SHA-256
+//     keeps its blob, as does a Stream read by Get); the entity's replace
+//     on condition of the ETag read; one Put Message asking the
+//     processor's workers to delete the blobs the new version no longer
+//     references, after Config.DeleteDelay (each a Delete Blob).
+//  3. Get: a point read of the entity, then one Get Blob per []byte or
+//     string field with a value, all at once, hashed as they stream in;
+//     a Stream field's blob is read when it is opened.
+//  4. Delete: a point read (the blobs' names), the entity's delete on
+//     condition of the ETag read, one Put Message for the blobs.
+//  5. Sweep, now and then: List Blobs with their metadata (the keys and
+//     property each belongs to), one query per partition of a page of
+//     blobs for the references, a Delete Blob per orphan older than
+//     Config.Grace.
+//
+// Storage transactions for an employee with a 5 MiB photo: Insert 2
+// (Put Blob, insert); Get 2 (point read, Get Blob); Replace with a new
+// photo 4 on the caller's path (read, Put Blob, replace, Put Message)
+// and about 2 in the worker (Delete Blob, Delete Message, a share of a
+// Get Messages); Replace of other fields only 2 (read, replace); Delete 3
+// and about 2 in the worker. A read runs at the speed of a plain blob
+// download (BenchmarkRead).
+//
+// # Failure and recovery
+//
+// The blob is written before the entity that references it, and deleted
+// only after the entity stopped referencing it, so a crash between any
+// two steps leaves the entity referencing blobs that exist:
+//
+//   - before the entity's write: blobs no entity references. Sweep deletes
+//     them once they are older than Config.Grace.
+//   - after the entity's write, before the Put Message: the old version's
+//     blobs are unreferenced; Sweep deletes them.
+//   - after the Put Message: the processor's workers delete them; the
+//     message survives any crash of a worker (patterns/eventual).
+//
+// A write that fails for certain (a lost race, a refused value) has the
+// blobs it uploaded deleted through the processor. A lost reply is
+// settled: blob uploads and deletes are repeated harmlessly (every name
+// is written by one write only), and the entity's write carries a write
+// token (entity.Table.WithWriteTokens: a String property TkWrite of at most
+// 290 bytes) that proves, by reading the entity back, whether a resent
+// write was applied; when nothing can tell, the
+// error matches entity.ErrOutcomeUnknown, no blob is deleted, and Sweep
+// settles the blobs later, whichever version won.
+//
+// Sweep's grace period is what makes it safe beside running writers: a
+// write gives up with ErrUploadExpired rather than write its entity later
+// than Grace/2 after starting its uploads, so a blob older than Grace can
+// gain no reference. Keep Grace well above the longest upload and the
+// clocks' skew (the default is one hour).
+//
+// # Azurite and Cosmos DB differences
+//
+// Azurite stores blobs in memory (with --inMemoryPersistence) and reports
+// their creation time, which Sweep uses; the tests run there. The Cosmos
+// DB Table API has no blob storage: keep the entities on Cosmos DB and the
+// blobs and queues on a storage account — references are plain names,
+// valid in any container the Table is given. Entities there may be up to
+// 2 MB, which does not change the design.
+//
+// # Usage
+//
+//	type Employee struct {
+//		Dept  string `table:"PartitionKey,pk"`
+//		ID    string `table:"RowKey,rk"`
+//		ETag  string `table:",etag"`
+//		Name  string
+//		Photo []byte `table:",blob"` // 5 MiB: in a blob, referenced by the entity
+//	}
+//	tbl, _ := entity.NewTable[Employee](client)
+//	p, _ := eventual.New(eventual.QueuesOf(queues, "employee-blobs"), nil, eventual.Config{})
+//	emps, _ := large.New(tbl, photos, p, large.Config{})
+//	err := emps.Insert(ctx, &e)                    // Put Blob, then the entity
+//	e, err = emps.Get(ctx, "Sales", "000123")      // the entity, then its photo, SHA-256 checked
+//	err = emps.Replace(ctx, &e)                    // ErrPreconditionFailed if changed since
+//	err = emps.Delete(ctx, "Sales", "000123", e.ETag)
+//	go p.Run(ctx)                                  // deletes the blobs no longer needed
+//	res, err := emps.Sweep(ctx)                    // now and then: orphans left by crashes
+package large

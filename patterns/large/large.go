@@ -1,0 +1,224 @@
+package large
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// Config tunes a Table. The zero value is ready to use.
+type Config struct {
+	// Prefix starts the name of every blob of the table's entities, so that
+	// several tables can share a container and Sweep lists only its own.
+	// "" means the table's name and "/". At most 200 characters.
+	Prefix string
+	// ReadAttempts is how many times Get reads the entity again when a
+	// blob it names is gone because a writer replaced the entity between
+	// the two reads; 0 means 5.
+	ReadAttempts int
+	// Retry bounds the read-and-write rounds of Upsert, and of Replace and
+	// Delete with entity.AnyETag, lost to concurrent writers; the zero
+	// value means entity.RetryPolicy's defaults.
+	Retry entity.RetryPolicy
+	// DeleteDelay is how long the blobs of a replaced or deleted version
+	// are kept, so that a reader that read that version just before can
+	// still read them (Stream.Open in particular); 0 means 1 minute,
+	// negative means none. At most eventual.MaxDelay.
+	DeleteDelay time.Duration
+	// Grace is how old an orphan blob must be before Sweep deletes it:
+	// younger ones may belong to a write under way. A write that has not
+	// written its entity within Grace/2 of starting its uploads gives up
+	// (ErrUploadExpired). 0 means 1 hour; negative means no wait and no
+	// limit, for a sweep while no writer runs (maintenance, tests).
+	Grace time.Duration
+	// BlockSize is the size of the blocks a Stream's value is uploaded in
+	// when it is larger than one block (a value of at most one block, and
+	// a []byte or string of up to 256 MiB, is one Put Blob request);
+	// 0 means 8 MiB. At most 4,000 MiB.
+	BlockSize int64
+	// Concurrency is how many blocks of one Stream are uploaded at once;
+	// 0 means 4. A Stream upload holds up to Concurrency+1 blocks in memory.
+	Concurrency int
+	// Hints is how many entities' blob names the Table remembers from its
+	// last reads and writes, so that a Get of one of them starts reading
+	// its blobs while it reads the entity instead of after; 0 means 1,000,
+	// negative means none. A hint that has gone stale (the entity was
+	// replaced elsewhere) costs a Get Blob that is cancelled.
+	Hints int
+	// Now is Sweep's clock, compared with the blobs' creation times;
+	// nil means time.Now.
+	Now func() time.Time
+}
+
+// Limits of Config.
+const (
+	maxPrefix    = 200
+	maxBlockSize = 4000 << 20
+)
+
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case utf8.RuneCountInString(c.Prefix) > maxPrefix || !utf8.ValidString(c.Prefix):
+		return c, &ConfigError{Field: "Prefix", Reason: fmt.Sprintf("%q is longer than %d characters or not UTF-8", c.Prefix, maxPrefix)}
+	case c.ReadAttempts < 0:
+		return c, &ConfigError{Field: "ReadAttempts", Reason: "negative"}
+	case c.DeleteDelay > eventual.MaxDelay:
+		return c, &ConfigError{Field: "DeleteDelay", Reason: fmt.Sprintf("%v is more than %v", c.DeleteDelay, eventual.MaxDelay)}
+	case c.BlockSize < 0 || c.BlockSize > maxBlockSize:
+		return c, &ConfigError{Field: "BlockSize", Reason: fmt.Sprintf("%d is not between 1 and %d bytes", c.BlockSize, int64(maxBlockSize))}
+	case c.Concurrency < 0:
+		return c, &ConfigError{Field: "Concurrency", Reason: "negative"}
+	}
+	if c.ReadAttempts == 0 {
+		c.ReadAttempts = 5
+	}
+	if c.DeleteDelay == 0 {
+		c.DeleteDelay = time.Minute
+	}
+	if c.Grace == 0 {
+		c.Grace = time.Hour
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = 8 << 20
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 4
+	}
+	if c.Hints == 0 {
+		c.Hints = 1000
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c, nil
+}
+
+// Table stores entities of type T whose fields tagged blob live in blob
+// storage (design guide §6.11). It is safe for concurrent use.
+type Table[T any] struct {
+	rows   *entity.Table[entity.DynamicEntity]
+	blobs  *container.Client
+	proc   *eventual.Processor
+	kind   eventual.Kind[disposal]
+	fields []field
+	props  []string // the properties holding references, in field order
+	prefix string
+	cfg    Config
+	hints  *hints
+}
+
+// disposal is the message that deletes blobs no entity references any
+// longer: a replaced or deleted version's, or a failed write's.
+type disposal struct {
+	Blobs []string `json:"blobs"`
+}
+
+// New returns a Table storing T's entities in table's table and their
+// blob fields in blobs, deleting blobs no longer needed through p: New
+// registers a handler on p for a message kind of its own (one per
+// container and prefix; Tables that share both share it). Every process
+// that runs p's workers must build its Table so, or those messages are
+// poisoned as of an unknown kind.
+//
+// T is a struct with `table` tags whose blob fields — a []byte, a string
+// or a Stream, tagged `table:",blob"` — are fields of T itself.
+func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Processor, cfg Config) (*Table[T], error) {
+	switch {
+	case table == nil:
+		return nil, &ConfigError{Field: "table", Reason: "nil"}
+	case blobs == nil:
+		return nil, &ConfigError{Field: "blobs", Reason: "nil container client"}
+	case p == nil:
+		return nil, &ConfigError{Field: "processor", Reason: "nil"}
+	}
+	fields, err := fieldsOf(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	prefix := cfg.Prefix
+	if prefix == "" {
+		if table.Name() == "" {
+			return nil, &ConfigError{Field: "Prefix", Reason: "empty, and the table's name is unknown (a client built without entity.ClientOptions): set one"}
+		}
+		prefix = table.Name() + "/"
+	}
+	rows, err := entity.NewTable[entity.DynamicEntity](table.Client())
+	if err != nil {
+		return nil, err
+	}
+	t := &Table[T]{
+		// Write tokens settle a conditional write whose reply was lost.
+		rows:   rows.WithWriteTokens(),
+		blobs:  blobs,
+		proc:   p,
+		kind:   eventual.NewKind[disposal](kindName(blobs.URL(), prefix)),
+		fields: fields,
+		prefix: prefix,
+		cfg:    cfg,
+		hints:  newHints(cfg.Hints),
+	}
+	for _, f := range fields {
+		t.props = append(t.props, f.Name)
+	}
+	err = eventual.Handle(p, t.kind, t.dispose, eventual.HandlerOptions{})
+	if err != nil && !errors.Is(err, eventual.ErrDuplicateKind) {
+		return nil, err
+	}
+	return t, nil
+}
+
+// kindName names the disposal kind of a container and prefix: readable,
+// and distinct for two accounts with a container of the same name.
+func kindName(containerURL, prefix string) string {
+	name := "container"
+	if parts, err := blob.ParseURL(containerURL); err == nil && parts.ContainerName != "" {
+		name = parts.ContainerName
+	}
+	sum := sha256.Sum256([]byte(containerURL + "\n" + prefix))
+	return "tablekit.large.v1." + name + "." + hex.EncodeToString(sum[:4])
+}
+
+// dispose is the handler of disposal messages: it deletes each blob,
+// a missing one counting as done.
+func (t *Table[T]) dispose(ctx context.Context, d disposal) error {
+	for _, name := range d.Blobs {
+		if !strings.HasPrefix(name, t.prefix) {
+			return fmt.Errorf("large: blob %q is not under the prefix %q", name, t.prefix)
+		}
+		if err := eventual.DeleteBlob(ctx, t.blobs, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueueDisposal sends the message that deletes names, after delay.
+// A failure leaves them to Sweep: it is not the caller's concern.
+func (t *Table[T]) enqueueDisposal(ctx context.Context, names []string, delay time.Duration) {
+	if len(names) == 0 {
+		return
+	}
+	m, err := t.kind.Message(disposal{Blobs: names})
+	if err != nil {
+		return
+	}
+	if delay > 0 {
+		m.Delay = delay
+	}
+	_ = t.proc.Enqueue(ctx, m)
+}

@@ -1,0 +1,188 @@
+package large
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// SweepResult counts what a Sweep found.
+type SweepResult struct {
+	Blobs      int // blobs listed under the prefix
+	Young      int // younger than Config.Grace: left alone
+	Foreign    int // without this package's metadata, or of a property this Table does not know: left alone
+	Referenced int // referenced by their entity: kept
+	Deleted    int // orphans: deleted
+}
+
+// sweepConcurrency is how many orphans Sweep deletes at once.
+const sweepConcurrency = 8
+
+// Sweep deletes the orphans among the blobs under the table's prefix:
+// blobs older than Config.Grace that their entity does not reference.
+// Orphans are what a crash leaves — a blob uploaded by a write that never
+// wrote its entity, a replaced version's blob whose deletion was never
+// enqueued — and what a write whose outcome stayed unknown leaves; the
+// processor deletes every other blob that falls out of use. Run it now and
+// then, in the background.
+//
+// It lists the blobs (one List Blobs request per 5,000, with their
+// metadata), and for each partition of a page the entities they belong
+// to (one query over their RowKey range, reading only the references),
+// then deletes each orphan. A blob that is young, or not of this package,
+// is left alone.
+//
+// Why the grace period is safe: a write gives up unless it writes its
+// entity within Grace/2 of starting its uploads, so a blob older than
+// Grace can gain no reference, and one that Sweep finds unreferenced
+// stays so.
+func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
+	var res SweepResult
+	pager := t.blobs.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
+		Prefix:  &t.prefix,
+		Include: container.ListBlobsInclude{Metadata: true},
+	})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return res, err
+		}
+		now := t.cfg.Now()
+		// candidates by partition, then RowKey
+		cands := map[string]map[string][]candidate{}
+		for _, item := range page.Segment.BlobItems {
+			if item.Name == nil {
+				continue
+			}
+			res.Blobs++
+			o, ok := ownerOf(item.Metadata)
+			if !ok || !slices.Contains(t.props, o.prop) {
+				res.Foreign++
+				continue
+			}
+			if t.cfg.Grace > 0 && !createdBefore(item.Properties, now.Add(-t.cfg.Grace)) {
+				res.Young++
+				continue
+			}
+			if cands[o.pk] == nil {
+				cands[o.pk] = map[string][]candidate{}
+			}
+			cands[o.pk][o.rk] = append(cands[o.pk][o.rk], candidate{name: *item.Name, prop: o.prop})
+		}
+		var orphans []string
+		for pk, byRK := range cands {
+			refs, err := t.referenced(ctx, pk, byRK)
+			if err != nil {
+				return res, err
+			}
+			for _, cs := range byRK {
+				for _, c := range cs {
+					if refs[c.name] {
+						res.Referenced++
+					} else {
+						orphans = append(orphans, c.name)
+					}
+				}
+			}
+		}
+		n, err := t.deleteAll(ctx, orphans)
+		res.Deleted += n
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// candidate is an old blob that may be an orphan.
+type candidate struct {
+	name, prop string
+}
+
+// createdBefore reports a blob created (or, when the service does not
+// say, last modified: this package never modifies a blob) before t.
+func createdBefore(p *container.BlobProperties, t time.Time) bool {
+	switch {
+	case p == nil:
+		return false
+	case p.CreationTime != nil:
+		return p.CreationTime.Before(t)
+	case p.LastModified != nil:
+		return p.LastModified.Before(t)
+	}
+	return false
+}
+
+// referenced returns the blob names that the entities of partition pk
+// with the RowKeys of byRK reference: one query over their RowKey range,
+// reading only the references.
+func (t *Table[T]) referenced(ctx context.Context, pk string, byRK map[string][]candidate) (map[string]bool, error) {
+	var lo, hi string
+	first := true
+	for rk := range byRK {
+		if first || keys.Compare(rk, lo) < 0 {
+			lo = rk
+		}
+		if first || keys.Compare(rk, hi) > 0 {
+			hi = rk
+		}
+		first = false
+	}
+	q := entity.Query{
+		Filter: filter.And(filter.PK(pk), filter.Ge(filter.RowKeyProperty, lo), filter.Le(filter.RowKeyProperty, hi)),
+		Select: t.props,
+	}
+	out := map[string]bool{}
+	for d, err := range t.rows.Query(ctx, q) {
+		if err != nil {
+			return nil, err
+		}
+		if _, mine := byRK[d.RowKey]; !mine {
+			continue
+		}
+		for _, p := range t.props {
+			if s, ok := d.Properties[p].(string); ok {
+				if r, err := parseRef(s); err == nil {
+					out[r.Blob] = true
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// deleteAll deletes the blobs names, sweepConcurrency at once, and
+// returns how many it deleted (or found gone).
+func (t *Table[T]) deleteAll(ctx context.Context, names []string) (int, error) {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		n    int
+		errs []error
+	)
+	sem := make(chan struct{}, sweepConcurrency)
+	for _, name := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := eventual.DeleteBlob(ctx, t.blobs, name)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			n++
+		})
+	}
+	wg.Wait()
+	return n, errors.Join(errs...)
+}

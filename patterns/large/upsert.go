@@ -1,0 +1,10 @@
+package large
+
+import "context"
+
+// Upsert writes e whatever is stored under its keys, or inserts it: Replace
+// on the version it reads, or Insert when there is none, starting again
+// from the read when another writer gets in between (Config.Retry).
+func (t *Table[T]) Upsert(ctx context.Context, e *T) error {
+	return t.write(ctx, "upsert", e, condUpsert, "")
+}

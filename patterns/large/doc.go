@@ -47,7 +47,10 @@
 //     references, after Config.DeleteDelay (each a Delete Blob).
 //  3. Get: a point read of the entity, then one Get Blob per []byte or
 //     string field with a value, all at once, hashed as they stream in;
-//     a Stream field's blob is read when it is opened.
+//     a Stream field's blob is read when it is opened. For an entity the
+//     Table read or wrote recently the Get Blobs start with the point
+//     read, on the names it saw then (Config.Hints), and are used when the
+//     entity still holds those names.
 //  4. Delete: a point read (the blobs' names), the entity's delete on
 //     condition of the ETag read, one Put Message for the blobs.
 //  5. Sweep, now and then: List Blobs with their metadata (the keys and

@@ -13,7 +13,9 @@ import (
 
 // Get reads the entity with these keys and the values of its blob fields:
 // a point read, then one Get Blob per []byte or string field that has a
-// value, all at once; Stream fields are read when opened. Each value's
+// value, all at once — at the same time as the point read for an entity
+// this Table read or wrote recently (Config.Hints), whose blob names it
+// remembers; Stream fields are read when opened. Each value's
 // size and SHA-256 are checked against the entity's record: a blob that
 // differs is a *BlobError matching ErrBlobCorrupt, one that is missing
 // matches ErrBlobMissing — never wrong or partial data. A blob deleted

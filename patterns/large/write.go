@@ -79,9 +79,6 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 		return w.fail(err)
 	}
 	// Done: the entity holds the new references.
-	if err := entity.SetWritten(e, w.etag); err != nil {
-		return w.fail(err)
-	}
 	rv := reflect.ValueOf(e).Elem()
 	final := map[string]bool{}
 	refs := make([]Ref, len(w.slots))
@@ -109,6 +106,9 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 	}
 	t.hints.put(d.PartitionKey, d.RowKey, refs)
 	t.enqueueDisposal(context.WithoutCancel(ctx), gone, delay)
+	if err := entity.SetWritten(e, w.etag); err != nil {
+		return w.fail(err) // cannot happen: New checked T
+	}
 	return nil
 }
 

@@ -5,11 +5,26 @@
 //
 // # Map: guide section → package → guarantee
 //
+//	§6.1  secondary index, same partition     patterns/secondaryindex
+//	§6.2  secondary index, other partitions  patterns/secondaryindex
+//	      entries change with the primary in one transaction, or converge
+//	      through eventual; verified lookups; one winner per unique value;
+//	      drift Check and resumable Rebuild
+//	§6.4  index entities             patterns/indexentity
+//	      the keys of every entity sharing a value, in the partition (one
+//	      transaction), elsewhere or in a blob (eventual); spills past 1 MiB
 //	§6.3  eventually consistent transactions  patterns/eventual
 //	      queue-driven steps across partitions, tables and blobs: each step runs at
 //	      least once and is idempotent, so the state converges once the queue drains;
 //	      poison messages after MaxDeliveries, Replay, and an outbox written in the
 //	      same transaction as the local change
+//	§6.5  denormalisation            patterns/denormalize
+//	      copies in the same partition change in the source's transaction; copies
+//	      elsewhere through eventual, equal to their source once the queue drains
+//	§6.6  compound key               patterns/compound
+//	      typed parent/child ids in one RowKey: one point query, one range query
+//	§5    join in the client         patterns/lookup
+//	      small lookup data served from memory, revalidated by what changed
 //	§6.7  log tail                   patterns/logtail
 //	      the n newest entries of a partition in one $top request (inverted ticks)
 //	§6.8  high-volume delete         patterns/rotation
@@ -19,6 +34,9 @@
 //	§6.10 wide entities              patterns/wide
 //	      any number of properties over rows of one partition; one transaction per
 //	      write, one range query per read, never a torn read
+//	§6.11 large entities             patterns/large
+//	      blob fields in versioned, hash-checked blobs; never a reference to a
+//	      missing blob; old blobs collected through eventual and Sweep
 //	§6.12 prepend/append             patterns/bucket
 //	      time-ordered writes spread over N partitions, reads merged by RowKey
 //	§6.13 log data                   patterns/bloblog
@@ -27,8 +45,9 @@
 //	—     index findings             patterns/drift
 //	      the vocabulary of the index packages' drift checks and rebuilds
 //
-// §6.6 (compound keys) is keys.Compound, keys.CompoundPrefix and
-// filter.RowKeyRange; §7's shared access signatures are package entity/sas.
+// The string builders of §6.6 are keys.Compound, keys.CompoundPrefix and
+// filter.RowKeyRange; §4's client-side encryption is package entity/crypt and
+// §7's shared access signatures are package entity/sas.
 //
 // # How a pattern package reads
 //

@@ -18,14 +18,19 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
+	compoundtour "github.com/tablekit/tablekit/examples/compound/tour"
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
+	denormalizetour "github.com/tablekit/tablekit/examples/denormalize/tour"
 	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
+	indexentitytour "github.com/tablekit/tablekit/examples/indexentity/tour"
 	largetour "github.com/tablekit/tablekit/examples/large/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
+	lookuptour "github.com/tablekit/tablekit/examples/lookup/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
+	secondaryindextour "github.com/tablekit/tablekit/examples/secondaryindex/tour"
 	widetour "github.com/tablekit/tablekit/examples/wide/tour"
 	"github.com/tablekit/tablekit/integration"
 )
@@ -56,6 +61,11 @@ func steps() []step {
 		{"Log data in blobs: a storage log in append blobs by service and hour", bloblogtour.Tour},
 		{"Wide entities: an employee with 1,000 skill ratings, one transaction, never torn", widetour.Tour},
 		{"Eventually consistent transactions: archive employees through a queue, crash, recover", eventualtour.Tour},
+		{"Secondary indexes: employees by email and last name, one transaction, checked and rebuilt", secondaryindextour.Tour},
+		{"Index entities: all employees named Jones, in the partition, elsewhere, in blobs", indexentitytour.Tour},
+		{"Denormalisation: the department keeps its manager's name and phone, in one transaction or through a queue", denormalizetour.Tour},
+		{"Compound keys: an employee's reviews by year, one point query or one range", compoundtour.Tour},
+		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},
 		{"Large entities: an employee with a 5 MiB photo in a blob, checked by its SHA-256", largetour.Tour},
 		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
 	}

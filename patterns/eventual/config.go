@@ -45,6 +45,9 @@ type Config struct {
 	Workers int
 	// BatchSize is how many messages one receive asks for, 1 to 32;
 	// 0 means 32, which makes the receive cost 1/32 transaction per message.
+	// The next batch is asked for while half a batch still waits, so up to
+	// Workers - 1 + 1.5 × BatchSize messages are in hand, hidden from other
+	// workers: for handlers that take long, choose a BatchSize near Workers.
 	BatchSize int
 	// VisibilityTimeout is how long a received message stays invisible
 	// to other workers, renewed halfway through for as long as its handler

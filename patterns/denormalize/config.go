@@ -1,0 +1,185 @@
+package denormalize
+
+import (
+	"slices"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/ident"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// Key addresses one entity of a table.
+type Key struct {
+	PartitionKey string `json:"pk"`
+	RowKey       string `json:"rk"`
+}
+
+func (k Key) String() string { return k.PartitionKey + "/" + k.RowKey }
+
+// Range is every entity of one partition whose RowKey is in [From, To); an
+// empty To means no upper bound. It is read with one range query per
+// page (design guide §2), never a scan of the table.
+type Range struct {
+	PartitionKey string `json:"pk"`
+	From         string `json:"from"`
+	To           string `json:"to,omitempty"`
+}
+
+// Prefix returns the Range of the entities of partition pk whose RowKey
+// starts with prefix (keys.PrefixRange).
+func Prefix(pk, prefix string) Range {
+	from, to := keys.PrefixRange(prefix)
+	return Range{PartitionKey: pk, From: from, To: to}
+}
+
+// Targets says where the targets that may copy from one source are:
+// entities read by a point query each, and ranges read by a range query.
+// It must name every target that may refer to the source; naming others
+// is harmless (a target copies only from the source it refers to).
+type Targets struct {
+	Keys   []Key   `json:"keys,omitempty"`
+	Ranges []Range `json:"ranges,omitempty"`
+}
+
+// Placement says where a relation's targets live relative to its sources.
+type Placement uint8
+
+const (
+	// SamePartition: the targets are in their source's partition of the
+	// same table, and every copy is written in the entity group
+	// transaction that changes the source, or the target (guide §6.5,
+	// §5 one-to-many (a)): readers never see a copy that disagrees.
+	SamePartition Placement = iota
+	// OtherPartition: the targets are in other partitions or another
+	// table; a change of a source is fanned out to them by a queue-driven
+	// worker of package eventual (guide §6.3): the copies catch up.
+	OtherPartition
+)
+
+func (p Placement) String() string {
+	switch p {
+	case SamePartition:
+		return "same partition"
+	case OtherPartition:
+		return "other partition"
+	}
+	return "unknown placement"
+}
+
+// Field is one copied property: the source's property From is stored in the
+// target as To ("Phone" as "ManagerPhone"). Both are property names as
+// stored (a field's name, or its `table` tag's name).
+type Field struct {
+	From, To string
+}
+
+// Relation declares which properties targets of type T copy from which
+// sources of type S: the guide's department (T) that keeps its manager's
+// (S) name and phone.
+type Relation[T, S any] struct {
+	// Name names the relation in errors, messages and findings: 1 to 32
+	// ASCII letters and digits, unique among the relations of one Copies.
+	Name string
+	// Fields are the copied properties, at least one. Each To names a
+	// distinct property of the target that only this package writes.
+	Fields []Field
+	// Source returns the keys of the source t copies from (its manager),
+	// and false when t refers to none. A target never copies from itself.
+	Source func(t *T) (Key, bool)
+	// Targets returns where the targets that may refer to s live: for the
+	// guide's department, the department entity of the manager's partition.
+	// It is called with the source as it was before and after a change,
+	// and must name every target that refers to s.
+	Targets func(s *S) Targets
+	// Placement is where the targets live; the zero value is
+	// SamePartition.
+	Placement Placement
+}
+
+// Config tunes a Copies. The zero value works for SamePartition relations;
+// each field says what 0 means.
+type Config struct {
+	// Retry bounds the read-write rounds lost to concurrent writers; the
+	// zero value is entity.RetryPolicy's defaults (10 rounds).
+	Retry entity.RetryPolicy
+	// Kind is the name of the message kind that fans out OtherPartition
+	// copies; "" means "denormalize.<source table>.<target table>.v1". Two
+	// Copies of one pair of tables on one processor need distinct kinds.
+	Kind string
+	// Outbox tunes the outbox that makes a source's change and its fan-out
+	// message one transaction (OtherPartition relations).
+	Outbox eventual.OutboxConfig
+	// Concurrency is how many targets a fan-out writes at once; 0 means 8.
+	Concurrency int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	return c
+}
+
+// Properties a target's copy never touches, whatever a Field says.
+const (
+	propWriteToken = "TkWrite" // entity's write token chain
+	maxNameLength  = 32
+)
+
+// relation is a checked declaration.
+type relation[T, S any] struct {
+	Relation[T, S]
+}
+
+func compile[T, S any](i int, r Relation[T, S]) (*relation[T, S], error) {
+	bad := func(field, reason string) error {
+		return &ConfigError{Relation: r.Name, Position: i, Field: field, Reason: reason}
+	}
+	if r.Name == "" || len(r.Name) > maxNameLength {
+		return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
+	}
+	for _, c := range []byte(r.Name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
+		}
+	}
+	if r.Source == nil {
+		return nil, bad("Source", "is nil")
+	}
+	if r.Targets == nil {
+		return nil, bad("Targets", "is nil")
+	}
+	if r.Placement > OtherPartition {
+		return nil, bad("Placement", "is not SamePartition or OtherPartition")
+	}
+	if len(r.Fields) == 0 {
+		return nil, bad("Fields", "are none")
+	}
+	var tos []string
+	for _, f := range r.Fields {
+		for _, name := range []string{f.From, f.To} {
+			if why := ident.Check(name); why != "" {
+				return nil, bad("Fields", "name "+quote(name)+": "+why)
+			}
+			if systemProperty(name) {
+				return nil, bad("Fields", "name "+name+", which is not a property a copy can hold")
+			}
+		}
+		if slices.Contains(tos, f.To) {
+			return nil, bad("Fields", "copy into "+f.To+" twice")
+		}
+		tos = append(tos, f.To)
+	}
+	return &relation[T, S]{Relation: r}, nil
+}
+
+func systemProperty(name string) bool {
+	switch name {
+	case "PartitionKey", "RowKey", "Timestamp", propWriteToken:
+		return true
+	}
+	return false
+}
+
+func quote(s string) string { return "\"" + s + "\"" }

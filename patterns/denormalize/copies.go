@@ -1,0 +1,316 @@
+package denormalize
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// Copies keeps the declared copies of sources of type S in targets of type
+// T: it writes sources and targets so that every target holds the copied
+// properties of the source it refers to, in the same transaction
+// (SamePartition) or soon after (OtherPartition). Reads need nothing from
+// it: a point query of a target returns the copies. It is safe for
+// concurrent use.
+type Copies[T, S any] struct {
+	sources *entity.Table[S]
+	targets *entity.Table[T]
+	srcBags *entity.Table[entity.DynamicEntity] // the sources' table, with write tokens
+	tgtBags *entity.Table[entity.DynamicEntity] // the targets' table, with write tokens
+	same    bool                                // sources and targets share a table
+
+	rels   []*relation[T, S]
+	local  []*relation[T, S] // SamePartition
+	remote []*relation[T, S] // OtherPartition
+
+	outbox *eventual.Outbox[entity.DynamicEntity]
+	kind   eventual.Kind[fanout]
+	cfg    Config
+}
+
+// New returns the Copies of relations from sources into targets.
+//
+// SamePartition relations need sources and targets to be one table (two
+// typed views of it). OtherPartition relations need p, the processor of
+// package eventual whose workers fan changes out (New registers its message
+// kind on p; run p.Run somewhere, and Relay now and then); p may be nil
+// when every relation is SamePartition. Build the tables' clients with
+// entity.ClientOptions (tablekit's constructors and integration.Env do), so
+// that a lost reply is never misreported.
+func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventual.Processor, cfg Config, relations ...Relation[T, S]) (*Copies[T, S], error) {
+	if targets == nil || sources == nil {
+		return nil, &ConfigError{Field: "tables", Reason: "are nil"}
+	}
+	if len(relations) == 0 {
+		return nil, &ConfigError{Field: "relations", Reason: "are none"}
+	}
+	cfg = cfg.withDefaults()
+	c := &Copies[T, S]{sources: sources, targets: targets, cfg: cfg}
+	names := map[string]bool{}
+	for i, d := range relations {
+		r, err := compile(i, d)
+		if err != nil {
+			return nil, err
+		}
+		if names[r.Name] {
+			return nil, &ConfigError{Relation: r.Name, Position: i, Field: "Name", Reason: "is used twice"}
+		}
+		names[r.Name] = true
+		c.rels = append(c.rels, r)
+		if r.Placement == OtherPartition {
+			c.remote = append(c.remote, r)
+		} else {
+			c.local = append(c.local, r)
+		}
+	}
+	for i, r := range c.rels {
+		for _, q := range c.rels[:i] {
+			for _, f := range r.Fields {
+				for _, g := range q.Fields {
+					if f.To == g.To {
+						return nil, &ConfigError{Relation: r.Name, Position: i, Field: "Fields", Reason: "copy into " + f.To + ", which relation " + q.Name + " writes too"}
+					}
+				}
+			}
+		}
+	}
+	src, err := entity.NewTable[entity.DynamicEntity](sources.Client())
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := entity.NewTable[entity.DynamicEntity](targets.Client())
+	if err != nil {
+		return nil, err
+	}
+	c.srcBags, c.tgtBags = src.WithWriteTokens(), tgt.WithWriteTokens()
+	c.same = sources.Name() != "" && sources.Name() == targets.Name()
+	if len(c.local) > 0 && !c.same {
+		return nil, &ConfigError{Relation: c.local[0].Name, Field: "Placement", Reason: "is SamePartition, but the sources' table " + sources.Name() + " is not the targets' table " + targets.Name() + " (or a name is unknown: build the clients with entity.ClientOptions)"}
+	}
+	if len(c.remote) == 0 {
+		return c, nil
+	}
+	if p == nil {
+		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition relations need one"}
+	}
+	name := cfg.Kind
+	if name == "" {
+		if sources.Name() == "" || targets.Name() == "" {
+			return nil, &ConfigError{Field: "Kind", Reason: "is empty and a table's name is unknown (build its client with entity.ClientOptions)"}
+		}
+		name = "denormalize." + sources.Name() + "." + targets.Name() + ".v1"
+	}
+	c.kind = eventual.NewKind[fanout](name)
+	if c.outbox, err = eventual.NewOutbox(p, c.srcBags, cfg.Outbox); err != nil {
+		return nil, err
+	}
+	if err := eventual.Handle(p, c.kind, c.handle, eventual.HandlerOptions{}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ok refuses a nil or zero Copies, which New never returns.
+func (c *Copies[T, S]) ok() error {
+	if c == nil || c.srcBags == nil {
+		return &ConfigError{Field: "Copies", Reason: "is nil or the zero value: make it with New"}
+	}
+	return nil
+}
+
+// Relay sends the fan-out messages of source changes whose writer died
+// after its transaction and before the enqueue, in the given partitions of
+// the sources' table or, with none, in all of them (see
+// eventual.Outbox.Relay). Run it now and then when there are OtherPartition
+// relations.
+func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := c.ok(); err != nil {
+		return 0, err
+	}
+	if c.outbox == nil {
+		return 0, nil
+	}
+	return c.outbox.Relay(ctx, partitions...)
+}
+
+// doc is one entity as read: its typed value, its property bag (what a
+// write sends back, so that properties V does not model survive), and
+// its ETag.
+type doc[V any] struct {
+	key  Key
+	etag string
+	val  V
+	bag  entity.DynamicEntity
+	raw  []byte
+}
+
+// fresh decodes another copy of d's value, for a change function to edit.
+func (d *doc[V]) fresh() (V, error) {
+	var v V
+	err := entity.Unmarshal(d.raw, &v)
+	return v, err
+}
+
+func decode[V any](raw []byte) (*doc[V], error) {
+	d := &doc[V]{raw: raw}
+	if err := entity.Unmarshal(raw, &d.bag); err != nil {
+		return nil, err
+	}
+	if err := entity.Unmarshal(raw, &d.val); err != nil {
+		return nil, err
+	}
+	d.key = Key{d.bag.PartitionKey, d.bag.RowKey}
+	d.etag = d.bag.ETag
+	return d, nil
+}
+
+// read reads the entity k of bags' table; nil when there is none.
+func read[V any](ctx context.Context, bags *entity.Table[entity.DynamicEntity], k Key) (*doc[V], error) {
+	raw, err := bags.GetRaw(ctx, k.PartitionKey, k.RowKey)
+	if errors.Is(err, entity.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode[V](raw)
+}
+
+// queryRange reads the entities of r.
+func queryRange[V any](ctx context.Context, bags *entity.Table[entity.DynamicEntity], r Range, yield func(*doc[V]) error) error {
+	q := entity.Query{Filter: filter.PK(r.PartitionKey).And(filter.RowKeyRange(r.From, r.To))}
+	for raw, err := range bags.QueryRaw(ctx, q) {
+		if err != nil {
+			return err
+		}
+		d, err := decode[V](raw)
+		if err != nil {
+			return err
+		}
+		if err := yield(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bagOf encodes v as a property bag, to be written over the version base
+// (nil for an insert): it carries base's ETag and write-token chain, so
+// that the write is conditional on base and its outcome can be settled
+// after a lost reply.
+func bagOf[V any](v *V, base *doc[V]) (*entity.DynamicEntity, error) {
+	bag, err := entity.ToDynamic(v)
+	if err != nil {
+		return nil, err
+	}
+	bag.ETag = ""
+	delete(bag.Properties, propWriteToken)
+	if base != nil {
+		bag.ETag = base.etag
+		if tok, ok := base.bag.Properties[propWriteToken]; ok {
+			bag.Set(propWriteToken, tok)
+		}
+	}
+	return bag, nil
+}
+
+// keyOf returns the keys of v.
+func keyOf[V any](v *V) (Key, error) {
+	sys, err := entity.SystemOf(v)
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{sys.PartitionKey, sys.RowKey}, nil
+}
+
+// clone copies a bag deeply enough for its properties to be changed.
+func clone(b *entity.DynamicEntity) *entity.DynamicEntity {
+	c := *b
+	c.Properties = make(map[string]any, len(b.Properties))
+	for k, v := range b.Properties {
+		c.Properties[k] = v
+	}
+	return &c
+}
+
+// fence is a merge of nothing into d, conditional on its ETag: in a
+// transaction, it makes the transaction fail if d changed since it was
+// read, and makes every write based on that read fail afterwards.
+func fence[V any](d *doc[V]) *entity.DynamicEntity {
+	f := &entity.DynamicEntity{PartitionKey: d.key.PartitionKey, RowKey: d.key.RowKey, ETag: d.etag}
+	if tok, ok := d.bag.Properties[propWriteToken]; ok {
+		f.Set(propWriteToken, tok)
+	}
+	return f
+}
+
+// project is what a target of r copies from source src (nil: none): the
+// value of each To whose From the source has.
+func (r *relation[T, S]) project(src *entity.DynamicEntity) map[string]any {
+	want := make(map[string]any, len(r.Fields))
+	if src == nil {
+		return want
+	}
+	for _, f := range r.Fields {
+		if v, ok := src.Properties[f.From]; ok {
+			want[f.To] = v
+		}
+	}
+	return want
+}
+
+// holds reports whether target bag t holds exactly the copy want of r.
+func (r *relation[T, S]) holds(t *entity.DynamicEntity, want map[string]any) bool {
+	for _, f := range r.Fields {
+		got, has := t.Properties[f.To]
+		v, ok := want[f.To]
+		if has != ok || ok && !sameValue(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// put writes the copy want of r into t, removing the properties the
+// source does not have.
+func (r *relation[T, S]) put(t *entity.DynamicEntity, want map[string]any) {
+	for _, f := range r.Fields {
+		if v, ok := want[f.To]; ok {
+			t.Set(f.To, v)
+		} else {
+			delete(t.Properties, f.To)
+		}
+	}
+}
+
+// sourceOf returns the source t refers to in r; a target never refers to
+// itself.
+func (r *relation[T, S]) sourceOf(t *doc[T]) (Key, bool) {
+	k, ok := r.Source(&t.val)
+	if !ok || k == t.key {
+		return Key{}, false
+	}
+	return k, true
+}
+
+// sameValue compares two property values as the codec stores them.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case uuid.UUID:
+		y, ok := b.(uuid.UUID)
+		return ok && x == y
+	}
+	return a == b
+}

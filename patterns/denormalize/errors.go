@@ -1,0 +1,72 @@
+package denormalize
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+var (
+	// ErrPlacement reports a SamePartition relation whose source and
+	// target are not in one partition of one table: no transaction can
+	// hold both. Nothing was written.
+	ErrPlacement = errors.New("denormalize: source and target are not in one partition")
+	// ErrTooManyCopies reports a SamePartition change that would write
+	// more copies than one entity group transaction holds (99 besides the
+	// source). Nothing was written.
+	ErrTooManyCopies = errors.New("denormalize: too many copies for one transaction")
+	// ErrKeysChanged reports a change function that changed the entity's
+	// keys. Nothing was written.
+	ErrKeysChanged = errors.New("denormalize: the change moved the entity to other keys")
+	// ErrInvalidToken reports a resume token that this package did not
+	// make, or that another scan made.
+	ErrInvalidToken = errors.New("denormalize: invalid resume token")
+)
+
+// ConfigError reports a Config, a Relation or an argument that cannot work,
+// found before any request. It matches entity.ErrInvalid.
+type ConfigError struct {
+	Relation string // the relation's name, "" when not about one
+	Position int    // the relation's position among New's arguments
+	Field    string // "Name", "Fields", "Source", …
+	Reason   string
+}
+
+func (e *ConfigError) Error() string {
+	s := "denormalize: invalid "
+	if e.Relation != "" || e.Field == "Name" {
+		s += "relation " + strconv.Quote(e.Relation) + " (#" + strconv.Itoa(e.Position) + ") "
+	}
+	return s + e.Field + ": " + e.Reason
+}
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+
+// StepError reports a failed step of a write or a fan-out: which step,
+// on which entity, for which relation. It unwraps to the cause, an entity
+// error (entity.ErrPreconditionFailed, entity.ErrOutcomeUnknown, …) or one
+// of this package's sentinels.
+type StepError struct {
+	Step     string // "read source", "read target", "submit", "write copy", …
+	Relation string // "" when the step serves every relation
+	Key      Key
+	Err      error
+}
+
+func (e *StepError) Error() string {
+	s := "denormalize: " + e.Step
+	if e.Relation != "" {
+		s += " (relation " + e.Relation + ")"
+	}
+	s += " " + e.Key.String()
+	return s + ": " + strings.TrimPrefix(e.Err.Error(), "denormalize: ")
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// errAgain makes entity.RetryPolicy.Retry start a write again from a fresh
+// read: an entity it depends on changed since it was read.
+var errAgain = errors.Join(errors.New("denormalize: changed since read"), entity.ErrPreconditionFailed)

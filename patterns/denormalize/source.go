@@ -1,0 +1,480 @@
+package denormalize
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// maxRounds bounds the loops that start again when an entity they read
+// changed under them, besides the ETag rounds of Config.Retry.
+const maxRounds = 16
+
+// InsertSource inserts s and writes its copies into the targets that
+// already refer to it (a department created before its manager): its
+// SamePartition copies in one entity group transaction with the insert,
+// its OtherPartition copies through the fan-out. An entity with s's keys
+// is an error matching entity.ErrAlreadyExists. s's new ETag is written
+// back into it (cleared when the transaction was found applied after a
+// lost reply: read it again before a conditional write).
+//
+// Steps: one point query per candidate target (Relation.Targets) of the
+// SamePartition relations, then one transaction.
+func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
+	if s == nil {
+		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+	}
+	key, err := keyOf(s)
+	if err != nil {
+		return err
+	}
+	if err := validKey(key); err != nil {
+		return err
+	}
+	var etag string
+	err = c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		etag, err = c.writeSource(ctx, key, nil, s, false)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return written(s, key, etag)
+}
+
+// ModifySource reads the source with keys pk, rk, lets change edit it, and
+// writes it back with the copies that depend on it, on condition that
+// neither it nor any target written changed since they were read; when one
+// did, it starts again from a fresh read, at most Config.Retry.Attempts
+// times. change may return an error to give up (returned as is); it must
+// not change the keys. The written source is returned, with its new ETag.
+//
+// When no copied property changes, no target is read or written: a read
+// and a transaction of one operation. Otherwise: the source's read, one
+// point query per candidate target of the SamePartition relations, and one
+// transaction holding the source and every copy that changes; with
+// OtherPartition relations, the transaction also holds the fan-out
+// message's outbox intent (then an enqueue and the intent's delete).
+//
+// Lost replies: the transaction carries entity's write token, so a resent
+// transaction's refusal is settled by reading back (applied, refused, or
+// entity.ErrOutcomeUnknown), never guessed, and the change is applied at
+// most once.
+func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error) (S, error) {
+	if err := c.ok(); err != nil {
+		var zero S
+		return zero, err
+	}
+	var out S
+	if change == nil {
+		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
+	}
+	key := Key{pk, rk}
+	if err := validKey(key); err != nil {
+		return out, err
+	}
+	err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		old, err := read[S](ctx, c.srcBags, key)
+		if err != nil {
+			return &StepError{Step: "read source", Key: key, Err: err}
+		}
+		if old == nil {
+			return &StepError{Step: "read source", Key: key, Err: entity.ErrNotFound}
+		}
+		cur, err := old.fresh()
+		if err != nil {
+			return &StepError{Step: "read source", Key: key, Err: err}
+		}
+		if err := change(&cur); err != nil {
+			return err
+		}
+		if k, err := keyOf(&cur); err != nil || k != key {
+			return &StepError{Step: "change", Key: key, Err: ErrKeysChanged}
+		}
+		etag, err := c.writeSource(ctx, key, old, &cur, false)
+		if err != nil {
+			return err
+		}
+		out = cur
+		return written(&out, key, etag)
+	})
+	return out, err
+}
+
+// DeleteSource deletes the source with keys pk, rk, whatever its version,
+// and removes its copies from the targets that refer to it (a target whose
+// source is gone holds no copy). A source that is not there counts as
+// deleted, so that a repeated call (after a crash, or an outcome left
+// unknown by lost replies) is harmless.
+//
+// Steps: the source's read, one point query per candidate target of the
+// SamePartition relations, and one transaction (with OtherPartition
+// relations, its fan-out message's intent too).
+func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
+	key := Key{pk, rk}
+	if err := validKey(key); err != nil {
+		return err
+	}
+	var last error
+	for range maxRounds {
+		err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+			old, err := read[S](ctx, c.srcBags, key)
+			if err != nil {
+				return &StepError{Step: "read source", Key: key, Err: err}
+			}
+			if old == nil {
+				return nil // deleted, with its copies, by this call or another
+			}
+			_, err = c.writeSource(ctx, key, old, nil, false)
+			return err
+		})
+		if !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return err
+		}
+		// The read of the next round tells: a source still there was not
+		// deleted (try again), a source gone was, copies and all.
+		last = err
+	}
+	return last
+}
+
+// Push writes the copies of the source with keys pk, rk, as it is now,
+// into every target that refers to it and does not hold them: the repair
+// of a source written without this package (by another Copies whose
+// target it is, or by hand), as Refresh is a target's. SamePartition
+// copies are written in one transaction fenced on the source's version;
+// OtherPartition copies by the fan-out (its message committed with the
+// fence, through the outbox). When every SamePartition copy is current and
+// there is no OtherPartition relation, nothing is written. A missing
+// source is an error matching entity.ErrNotFound (its targets' copies
+// are removed by their Refresh).
+func (c *Copies[T, S]) Push(ctx context.Context, pk, rk string) error {
+	if err := c.ok(); err != nil {
+		return err
+	}
+	key := Key{pk, rk}
+	if err := validKey(key); err != nil {
+		return err
+	}
+	return c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		old, err := read[S](ctx, c.srcBags, key)
+		if err != nil {
+			return &StepError{Step: "read source", Key: key, Err: err}
+		}
+		if old == nil {
+			return &StepError{Step: "read source", Key: key, Err: entity.ErrNotFound}
+		}
+		cur, err := old.fresh()
+		if err != nil {
+			return &StepError{Step: "read source", Key: key, Err: err}
+		}
+		_, err = c.writeSource(ctx, key, old, &cur, true)
+		return err
+	})
+}
+
+// writeSource runs one round of a change of the source key from old (nil:
+// insert) to cur (nil: delete) and returns the source's new ETag ("" for
+// a delete, or a transaction found applied after a lost reply). push
+// writes the copies of old, unchanged, wherever they differ: the source
+// itself is only fenced.
+func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cur *S, push bool) (string, error) {
+	var curBag, oldBag *entity.DynamicEntity
+	if cur != nil {
+		var err error
+		if curBag, err = bagOf(cur, old); err != nil {
+			return "", err
+		}
+	}
+	if old != nil {
+		oldBag = &old.bag
+	}
+	ops := &ops{}
+	switch {
+	case old == nil:
+		ops.add(entity.OpInsert, curBag)
+	case cur == nil:
+		ops.del = &Key{key.PartitionKey, key.RowKey}
+		ops.delETag = old.etag
+	case push:
+		ops.add(entity.OpMerge, fence(old))
+	default:
+		ops.add(entity.OpReplace, curBag)
+	}
+
+	// SamePartition copies: in this transaction.
+	var local []*relation[T, S]
+	for _, r := range c.local {
+		if push || old == nil || cur == nil || !sameCopy(r.project(oldBag), r.project(curBag)) {
+			local = append(local, r)
+		}
+	}
+	if len(local) > 0 {
+		cands, err := c.candidates(key, local, old, cur)
+		if err != nil {
+			return "", err
+		}
+		err = c.readTargets(ctx, key, cands, func(t *doc[T]) error {
+			if t.key.PartitionKey != key.PartitionKey {
+				return &StepError{Step: "read target", Key: t.key, Err: ErrPlacement}
+			}
+			nb := clone(&t.bag)
+			changed := false
+			for _, r := range local {
+				if k, ok := r.sourceOf(t); ok && k == key {
+					if want := r.project(curBag); !r.holds(nb, want) {
+						r.put(nb, want)
+						changed = true
+					}
+				}
+			}
+			switch {
+			case changed:
+				ops.add(entity.OpReplace, nb)
+			case old == nil:
+				// A target that refers to no existing source holds no
+				// copy: a writer about to make it refer to this one
+				// read the source missing, and must fail, not miss the
+				// insert.
+				ops.add(entity.OpMerge, fence(t))
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+
+	// OtherPartition copies: a fan-out message, committed with the change.
+	var msgs []eventual.Message
+	if len(c.remote) > 0 {
+		m := fanout{PK: key.PartitionKey, RK: key.RowKey, Targets: map[string]Targets{}}
+		for _, r := range c.remote {
+			if !push && old != nil && cur != nil && sameCopy(r.project(oldBag), r.project(curBag)) {
+				continue
+			}
+			m.Targets[r.Name] = union(c.targetsOf(r, old, cur)...)
+		}
+		if len(m.Targets) > 0 {
+			msg, err := c.kind.Message(m)
+			if err != nil {
+				return "", &StepError{Step: "fan-out message", Key: key, Err: err}
+			}
+			msg.Key = key.PartitionKey + "/" + key.RowKey // one queue per source
+			msgs = append(msgs, msg)
+		}
+	}
+
+	if push && ops.len() == 1 && len(msgs) == 0 {
+		return old.etag, nil // every copy is current: nothing to write
+	}
+	if ops.len()+len(msgs) > entity.MaxBatchOperations {
+		return "", &StepError{Step: "submit", Key: key, Err: ErrTooManyCopies}
+	}
+	var err error
+	if len(msgs) > 0 {
+		err = c.outbox.Submit(ctx, key.PartitionKey, func(b *entity.Batch) error {
+			ops.into(b)
+			return nil
+		}, msgs...)
+	} else {
+		b := &entity.Batch{}
+		ops.into(b)
+		_, err = c.srcBags.Submit(ctx, b)
+	}
+	if err != nil {
+		return "", submitError("submit", key, err)
+	}
+	switch {
+	case push:
+		return ops.bags[0].ETag, nil
+	case curBag == nil:
+		return "", nil
+	}
+	return curBag.ETag, nil
+}
+
+// candidates lists where the targets of relations rs that may refer to
+// source key are, before and after its change.
+func (c *Copies[T, S]) candidates(key Key, rs []*relation[T, S], old *doc[S], cur *S) (Targets, error) {
+	var all []Targets
+	for _, r := range rs {
+		all = append(all, c.targetsOf(r, old, cur)...)
+	}
+	t := union(all...)
+	for _, k := range t.Keys {
+		if k.PartitionKey != key.PartitionKey {
+			return t, &StepError{Step: "targets", Key: k, Err: ErrPlacement}
+		}
+	}
+	for _, rg := range t.Ranges {
+		if rg.PartitionKey != key.PartitionKey {
+			return t, &StepError{Step: "targets", Key: Key{rg.PartitionKey, rg.From}, Err: ErrPlacement}
+		}
+	}
+	return t, nil
+}
+
+func (c *Copies[T, S]) targetsOf(r *relation[T, S], old *doc[S], cur *S) []Targets {
+	var ts []Targets
+	if old != nil {
+		v, err := old.fresh()
+		if err == nil {
+			ts = append(ts, r.Targets(&v))
+		}
+	}
+	if cur != nil {
+		ts = append(ts, r.Targets(cur))
+	}
+	return ts
+}
+
+// readTargets reads the targets that cands names, each once, the source
+// itself aside, in the order named.
+func (c *Copies[T, S]) readTargets(ctx context.Context, source Key, cands Targets, each func(*doc[T]) error) error {
+	seen := map[Key]bool{source: true}
+	for _, k := range cands.Keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		t, err := read[T](ctx, c.tgtBags, k)
+		if err != nil {
+			return &StepError{Step: "read target", Key: k, Err: err}
+		}
+		if t == nil {
+			continue
+		}
+		if err := each(t); err != nil {
+			return err
+		}
+	}
+	for _, rg := range cands.Ranges {
+		err := queryRange(ctx, c.tgtBags, rg, func(t *doc[T]) error {
+			if seen[t.key] {
+				return nil
+			}
+			seen[t.key] = true
+			return each(t)
+		})
+		if err != nil {
+			var se *StepError
+			if errors.As(err, &se) {
+				return err
+			}
+			return &StepError{Step: "read targets", Key: Key{rg.PartitionKey, rg.From}, Err: err}
+		}
+	}
+	return nil
+}
+
+// union merges target lists, each key and range once, in order.
+func union(ts ...Targets) Targets {
+	var u Targets
+	keys := map[Key]bool{}
+	ranges := map[Range]bool{}
+	for _, t := range ts {
+		for _, k := range t.Keys {
+			if !keys[k] {
+				keys[k] = true
+				u.Keys = append(u.Keys, k)
+			}
+		}
+		for _, r := range t.Ranges {
+			if !ranges[r] {
+				ranges[r] = true
+				u.Ranges = append(u.Ranges, r)
+			}
+		}
+	}
+	return u
+}
+
+// sameCopy compares two projections.
+func sameCopy(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || !sameValue(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// ops are the operations of one transaction, kept so that they can be
+// added to a batch the outbox makes.
+type ops struct {
+	kinds   []entity.OpKind
+	bags    []*entity.DynamicEntity
+	del     *Key // the source's delete, first
+	delETag string
+}
+
+func (o *ops) add(k entity.OpKind, bag *entity.DynamicEntity) {
+	o.kinds = append(o.kinds, k)
+	o.bags = append(o.bags, bag)
+}
+
+func (o *ops) len() int {
+	n := len(o.kinds)
+	if o.del != nil {
+		n++
+	}
+	return n
+}
+
+func (o *ops) into(b *entity.Batch) {
+	if o.del != nil {
+		b.DeleteKeys(o.del.PartitionKey, o.del.RowKey, o.delETag)
+	}
+	for i, k := range o.kinds {
+		switch k {
+		case entity.OpInsert:
+			b.Insert(o.bags[i])
+		case entity.OpReplace:
+			b.Replace(o.bags[i])
+		case entity.OpMerge:
+			b.Merge(o.bags[i])
+		}
+	}
+}
+
+// submitError makes a refused transaction start the round again when an
+// entity it read changed (412) or went away (404) meanwhile.
+func submitError(step string, key Key, err error) error {
+	if !errors.Is(err, entity.ErrOutcomeUnknown) && errors.Is(err, entity.ErrNotFound) {
+		err = errors.Join(errAgain, err)
+	}
+	return &StepError{Step: step, Key: key, Err: err}
+}
+
+// written stores etag into v, or clears v's ETag when it is unknown.
+func written[V any](v *V, key Key, etag string) error {
+	if etag == "" {
+		return entity.SetSystem(v, entity.System{PartitionKey: key.PartitionKey, RowKey: key.RowKey})
+	}
+	return entity.SetWritten(v, etag)
+}
+
+// validKey checks a source's or target's keys before any request.
+func validKey(k Key) error {
+	if err := keys.Validate(k.PartitionKey); err != nil {
+		return &entity.ValidationError{Property: "PartitionKey", Rule: entity.RuleKey, Value: k.PartitionKey, Err: err}
+	}
+	if err := keys.Validate(k.RowKey); err != nil {
+		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: k.RowKey, Err: err}
+	}
+	return nil
+}

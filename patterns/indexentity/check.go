@@ -1,0 +1,628 @@
+package indexentity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/drift"
+)
+
+// A check compares, partition by partition, the values the primaries hold
+// with the lists of every index, and reports as a drift.Finding:
+//
+//   - Missing: a primary holds a value whose list does not name it
+//     (Entry: the value's first index entity, or its blob);
+//   - Orphan: a list names a primary that is gone or holds another value
+//     (Entry: the index entity or blob that names it);
+//   - Stale: an index entity or blob whose content breaks the layout —
+//     unreadable, a member outside its continuation's range, a
+//     continuation the directory does not name, or one it names that is
+//     missing (Entry: that entity or blob; Primary is empty).
+//
+// A blob's Entry is {Table: the container's name, RowKey: the blob's
+// name}.
+
+// primaryState is what a check read of one primary.
+type primaryState struct {
+	etag   string
+	values []string // by index position; "" with has false for none
+	has    []bool
+}
+
+// partition is one primaries' partition as a check read it.
+type partition struct {
+	pk        string
+	primaries map[string]*primaryState     // by RowKey
+	local     map[string]*partitionRows    // SamePartition index entities, by index name
+	lists     map[string]map[string]*found // every index's lists, by index name and value
+	stray     map[string][]*entity.DynamicEntity
+}
+
+// partitionRows collects the SamePartition index entities of one index.
+type partitionRows struct {
+	byValue map[string]*valueRows
+	stray   []*entity.DynamicEntity
+}
+
+// found is one value's list as read.
+type found struct {
+	entry    drift.Key // its first index entity, or its blob
+	members  []string
+	problems []problem
+	garbage  []string
+	bad      bool
+	rows     *valueRows // for index entities: what was read, with ETags
+	blob     *blobList  // for blobs
+}
+
+func newPartition(pk string) *partition {
+	return &partition{pk: pk, primaries: map[string]*primaryState{}, local: map[string]*partitionRows{}, lists: map[string]map[string]*found{}, stray: map[string][]*entity.DynamicEntity{}}
+}
+
+// scanned is one entity of a primaries' partition, decoded once.
+type scanned[T any] struct {
+	pk, rk, etag string
+	e            *T                    // a primary
+	row          *entity.DynamicEntity // a SamePartition index entity
+}
+
+// decodeScanned decodes an entity a scan read: as a T when it is a
+// primary, as a property bag when it is a SamePartition index entity,
+// only its keys otherwise.
+func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
+	var sc scanned[T]
+	var e T
+	if err := entity.Unmarshal(raw, &e); err == nil {
+		sys, err := entity.SystemOf(&e)
+		if err != nil {
+			return sc, err
+		}
+		sc.pk, sc.rk, sc.etag = sys.PartitionKey, sys.RowKey, sys.ETag
+		if s.isPrimary(sc.rk) {
+			if sc.etag == "" {
+				sc.etag = etagOf(raw)
+			}
+			sc.e = &e
+			return sc, nil
+		}
+	} else {
+		var h head
+		if err := entity.Unmarshal(raw, &h); err != nil {
+			return sc, err
+		}
+		sc.pk, sc.rk, sc.etag = h.PartitionKey, h.RowKey, h.ETag
+		if s.isPrimary(sc.rk) {
+			return sc, &StepError{Step: "check: decode primary", PartitionKey: sc.pk, RowKey: sc.rk, Err: err}
+		}
+	}
+	if ix := s.entryIndex(sc.rk); ix != nil && ix.Placement == SamePartition {
+		var d entity.DynamicEntity
+		if err := entity.Unmarshal(raw, &d); err != nil {
+			return sc, err
+		}
+		sc.row = &d
+	}
+	return sc, nil
+}
+
+// etagOf finds the odata.etag annotation of an entity body: a property
+// name cannot hold a '.', and a quote inside a string value is escaped,
+// so the first `"odata.etag":"` is the annotation.
+func etagOf(raw []byte) string {
+	const key = `"odata.etag":`
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	var etag string
+	d := json.NewDecoder(bytes.NewReader(raw[i+len(key):]))
+	if d.Decode(&etag) != nil {
+		return ""
+	}
+	return etag
+}
+
+// add files one entity of the primaries' partition: a primary, or an
+// index entity of a SamePartition index.
+func (s *Set[T]) add(p *partition, sc scanned[T]) {
+	if sc.e != nil {
+		st := &primaryState{etag: sc.etag, values: make([]string, len(s.indexes)), has: make([]bool, len(s.indexes))}
+		for i, ix := range s.indexes {
+			v, has, err := ix.valueOf(sc.e, p.pk)
+			st.values[i], st.has[i] = v, has && err == nil
+		}
+		p.primaries[sc.rk] = st
+		return
+	}
+	if sc.row == nil {
+		return // another entity type, an intent, an OtherPartition index entity
+	}
+	ix := s.entryIndex(sc.rk)
+	pr := p.local[ix.Name]
+	if pr == nil {
+		pr = &partitionRows{byValue: map[string]*valueRows{}}
+		p.local[ix.Name] = pr
+	}
+	value, id, ok := ix.parseRK(sc.rk)
+	if !ok {
+		pr.stray = append(pr.stray, sc.row)
+		return
+	}
+	vr := pr.byValue[value]
+	if vr == nil {
+		vr = &valueRows{value: value, chunks: map[int64]*entity.DynamicEntity{}}
+		pr.byValue[value] = vr
+	}
+	if id == 0 {
+		vr.head = sc.row
+	} else {
+		vr.chunks[id] = sc.row
+	}
+}
+
+// readLists reads the lists of every index for partition p: the
+// SamePartition ones from what the partition scan collected, the others
+// with a query of their partition or a listing of their blobs.
+func (s *Set[T]) readLists(ctx context.Context, p *partition, only *index[T]) error {
+	for _, ix := range s.indexes {
+		if only != nil && ix != only {
+			continue
+		}
+		lists := map[string]*found{}
+		p.lists[ix.Name] = lists
+		switch ix.Placement {
+		case SamePartition:
+			pr := p.local[ix.Name]
+			if pr == nil {
+				continue
+			}
+			for v, vr := range pr.byValue {
+				lists[v] = s.foundRows(ix, p.pk, vr)
+			}
+			p.stray[ix.Name] = pr.stray
+		case OtherPartition:
+			epk := ix.entryPK(p.pk)
+			for vr, err := range s.scanRows(ctx, ix, epk, "", "") {
+				if err != nil {
+					return err
+				}
+				if vr.stray {
+					for _, e := range vr.chunks {
+						p.stray[ix.Name] = append(p.stray[ix.Name], e)
+					}
+					continue
+				}
+				lists[vr.value] = s.foundRows(ix, epk, vr)
+			}
+		case Blob:
+			if err := s.readBlobs(ctx, ix, p, lists); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Set[T]) foundRows(ix *index[T], epk string, vr *valueRows) *found {
+	a := assemble(ix.Name, vr)
+	return &found{
+		entry:    drift.Key{Table: s.tableOf(ix), PartitionKey: epk, RowKey: ix.headRK(vr.value)},
+		members:  a.members,
+		problems: a.problems,
+		garbage:  a.garbage,
+		bad:      a.bad,
+		rows:     vr,
+	}
+}
+
+// tableOf is the drift.Key Table of ix's index entities: "" for the
+// primary's table.
+func (s *Set[T]) tableOf(ix *index[T]) string {
+	switch {
+	case ix.Placement == Blob:
+		return containerName(s.blobs)
+	case ix.Placement == OtherPartition && s.entries != s.bags:
+		return s.entries.Name()
+	}
+	return ""
+}
+
+func containerName(c *container.Client) string {
+	u := strings.TrimSuffix(c.URL(), "/")
+	if i := strings.LastIndexByte(u, '/'); i >= 0 {
+		u = u[i+1:]
+	}
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		u = u[:i]
+	}
+	return u
+}
+
+// readBlobs reads the blobs of ix for partition p.
+func (s *Set[T]) readBlobs(ctx context.Context, ix *index[T], p *partition, lists map[string]*found) error {
+	pager := s.blobs.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr(ix.blobPrefix(p.pk, false))})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return &StepError{Step: "check: list index blobs", Index: ix.Name, PartitionKey: p.pk, Err: err}
+		}
+		for _, b := range page.Segment.BlobItems {
+			if b.Name == nil {
+				continue
+			}
+			pk, value, ok := ix.parseBlobName(*b.Name)
+			if !ok || pk != p.pk {
+				continue // another partition's whose key has p's as a prefix part
+			}
+			f := &found{entry: drift.Key{Table: containerName(s.blobs), RowKey: *b.Name}}
+			l, err := s.readBlob(ctx, ix, *b.Name)
+			var ce *CorruptError
+			switch {
+			case errors.As(err, &ce):
+				f.problems = []problem{{*b.Name, ce.Reason}}
+				f.bad = true
+			case err != nil:
+				return err
+			default:
+				f.members, f.blob = l.members, l
+			}
+			lists[value] = f
+		}
+	}
+	return nil
+}
+
+// compare yields p's findings, index by index, value by value in key
+// order. resume is the token of the partition.
+func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
+	var out []drift.Finding
+	rks := make([]string, 0, len(p.primaries))
+	for rk := range p.primaries {
+		rks = append(rks, rk)
+	}
+	slices.SortFunc(rks, keys.Compare)
+	for i, ix := range s.indexes {
+		lists, checked := p.lists[ix.Name]
+		if !checked {
+			continue
+		}
+		want := map[string][]string{}
+		for _, rk := range rks {
+			if st := p.primaries[rk]; st.has[i] {
+				want[st.values[i]] = append(want[st.values[i]], rk)
+			}
+		}
+		values := make([]string, 0, len(want)+len(lists))
+		for v := range want {
+			values = append(values, v)
+		}
+		for v := range lists {
+			if _, ok := want[v]; !ok {
+				values = append(values, v)
+			}
+		}
+		slices.SortFunc(values, keys.Compare)
+		epk := p.pk
+		if ix.Placement == OtherPartition {
+			epk = ix.entryPK(p.pk)
+		}
+		for _, e := range p.stray[ix.Name] {
+			out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: s.tableOf(ix), PartitionKey: e.PartitionKey, RowKey: e.RowKey}, Detail: "an entity under the index's prefix whose RowKey the index does not make", Resume: resume})
+		}
+		for _, v := range values {
+			f := lists[v]
+			entry := drift.Key{Table: s.tableOf(ix), PartitionKey: epk, RowKey: ix.headRK(v)}
+			if ix.Placement == Blob {
+				entry = drift.Key{Table: containerName(s.blobs), RowKey: ix.blobName(p.pk, v)}
+			}
+			var listed []string
+			if f != nil {
+				entry, listed = f.entry, f.members
+				for _, pr := range f.problems {
+					k := drift.Key{Table: entry.Table, PartitionKey: entry.PartitionKey, RowKey: pr.rk}
+					out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: k, Detail: pr.reason, Resume: resume})
+				}
+				for _, g := range f.garbage {
+					k := drift.Key{Table: entry.Table, PartitionKey: entry.PartitionKey, RowKey: g}
+					out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: k, Detail: "a continuation entity the directory does not name", Resume: resume})
+				}
+			}
+			exp := want[v]
+			listedSet := make(map[string]bool, len(listed))
+			for _, m := range listed {
+				listedSet[m] = true
+			}
+			for _, rk := range exp {
+				if !listedSet[rk] {
+					out = append(out, drift.Finding{Kind: drift.Missing, Index: ix.Name, Primary: drift.Key{PartitionKey: p.pk, RowKey: rk}, Entry: entry, Detail: "the primary holds " + quote(v) + " and the list does not name it", Resume: resume})
+				}
+			}
+			for _, m := range listed {
+				st := p.primaries[m]
+				if st != nil && st.has[i] && st.values[i] == v {
+					continue
+				}
+				detail := "the primary is gone"
+				switch {
+				case st != nil && st.has[i]:
+					detail = "the primary holds " + quote(st.values[i]) + ", not " + quote(v)
+				case st != nil:
+					detail = "the primary holds no value"
+				}
+				out = append(out, drift.Finding{Kind: drift.Orphan, Index: ix.Name, Primary: drift.Key{PartitionKey: p.pk, RowKey: m}, Entry: entry, Detail: detail, Resume: resume})
+			}
+		}
+	}
+	return out
+}
+
+func quote(v string) string { return "\"" + shorten(v) + "\"" }
+
+// readPartition reads the primaries' partition pk whole (primaries and
+// SamePartition index entities): one partition scan.
+func (s *Set[T]) readPartition(ctx context.Context, pk string) (*partition, error) {
+	p := newPartition(pk)
+	for raw, err := range s.bags.QueryRaw(ctx, entity.Query{Filter: filter.PK(pk)}) {
+		if err != nil {
+			return nil, &StepError{Step: "check: read partition", PartitionKey: pk, Err: err}
+		}
+		sc, err := s.decodeScanned(raw)
+		if err != nil {
+			return nil, err
+		}
+		s.add(p, sc)
+	}
+	return p, nil
+}
+
+// partitions yields the primaries' partitions of a check in key order,
+// each read whole, from position t: the given ones, or every partition of
+// the table (one table scan).
+func (s *Set[T]) partitions(ctx context.Context, given []string, t token) iter.Seq2[*partition, error] {
+	return func(yield func(*partition, error) bool) {
+		if given != nil {
+			pks := slices.Clone(given)
+			slices.SortFunc(pks, keys.Compare)
+			pks = slices.Compact(pks)
+			for _, pk := range pks {
+				if c := keys.Compare(pk, t.PK); (t.PK != "" || t.After) && (c < 0 || c == 0 && t.After) {
+					continue
+				}
+				p, err := s.readPartition(ctx, pk)
+				if !yield(p, err) || err != nil {
+					return
+				}
+			}
+			return
+		}
+		var q entity.Query
+		if t.PK != "" || t.After {
+			q.Filter = filter.Ge("PartitionKey", t.PK)
+			if t.After {
+				q.Filter = filter.Gt("PartitionKey", t.PK)
+			}
+		}
+		var cur *partition
+		for raw, err := range s.bags.QueryRaw(ctx, q) {
+			if err != nil {
+				yield(nil, &StepError{Step: "check: scan table", Err: err})
+				return
+			}
+			sc, err := s.decodeScanned(raw)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if cur != nil && cur.pk != sc.pk {
+				if !s.skip(cur) && !yield(cur, nil) {
+					return
+				}
+				cur = nil
+			}
+			if cur == nil {
+				cur = newPartition(sc.pk)
+			}
+			s.add(cur, sc)
+		}
+		if cur != nil && !s.skip(cur) {
+			yield(cur, nil)
+		}
+	}
+}
+
+// skip reports a partition of a whole-table scan that holds neither
+// primaries nor SamePartition index entities: an OtherPartition index's
+// partition, or another entity type's. The lists of other indexes for
+// such a partition are checked in phase 1.
+func (s *Set[T]) skip(p *partition) bool { return len(p.primaries) == 0 && len(p.local) == 0 }
+
+// checked is one partition's findings.
+type checked struct {
+	p        *partition
+	findings []drift.Finding
+	next     token // where the scan resumes after it
+}
+
+// scan runs a check from opts.Resume, calling visit for each partition.
+func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *checked) bool) error {
+	t, err := parseToken(opts.Resume)
+	if err != nil {
+		return err
+	}
+	if opts.Partitions != nil && t.Phase != 0 {
+		return ErrInvalidToken
+	}
+	if t.Phase == 0 {
+		for p, err := range s.partitions(ctx, opts.Partitions, t) {
+			if err != nil {
+				return err
+			}
+			if err := s.readLists(ctx, p, nil); err != nil {
+				return err
+			}
+			at := token{PK: p.pk}
+			c := &checked{p: p, findings: s.compare(p, at.String()), next: token{PK: p.pk, After: true}}
+			if !visit(c) {
+				return nil
+			}
+		}
+		if opts.Partitions != nil {
+			return nil
+		}
+		t = token{Phase: 1}
+	}
+	for i := t.Index; i < len(s.indexes); i++ {
+		ix := s.indexes[i]
+		if !ix.remote() {
+			continue
+		}
+		from := token{Phase: 1, Index: i}
+		if i == t.Index {
+			from = t
+		}
+		for pk, err := range s.listPartitions(ctx, ix, from) {
+			if err != nil {
+				return err
+			}
+			has, err := s.visited(ctx, pk)
+			if err != nil {
+				return err
+			}
+			next := token{Phase: 1, Index: i, PK: pk, After: true}
+			if has {
+				if !visit(&checked{next: next}) {
+					return nil
+				}
+				continue // phase 0 checked it
+			}
+			p := newPartition(pk)
+			if err := s.readLists(ctx, p, ix); err != nil {
+				return err
+			}
+			at := token{Phase: 1, Index: i, PK: pk}
+			if !visit(&checked{p: p, findings: s.compare(p, at.String()), next: next}) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// visited reports whether phase 0 of a whole-table check visits partition
+// pk: it holds a primary or a SamePartition index entity.
+func (s *Set[T]) visited(ctx context.Context, pk string) (bool, error) {
+	q := entity.Query{Filter: filter.PK(pk), Select: []string{"RowKey"}}
+	for e, err := range s.bags.Query(ctx, q) {
+		if err != nil {
+			return false, &StepError{Step: "check: read partition", PartitionKey: pk, Err: err}
+		}
+		if s.isPrimary(e.RowKey) {
+			return true, nil
+		}
+		if ix := s.entryIndex(e.RowKey); ix != nil && ix.Placement == SamePartition {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// listPartitions yields, in key order from position t, the primaries'
+// partitions that ix has lists for: the partitions Name_pk of its index
+// entities, or the partitions its blobs are named by.
+func (s *Set[T]) listPartitions(ctx context.Context, ix *index[T], t token) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		last := ""
+		first := true
+		emit := func(pk string) bool {
+			if !first && pk == last {
+				return true
+			}
+			if c := keys.Compare(pk, t.PK); t.PK != "" || t.After {
+				if c < 0 || c == 0 && t.After {
+					return true
+				}
+			}
+			first, last = false, pk
+			return yield(pk, nil)
+		}
+		if ix.Placement == OtherPartition {
+			from, to := keys.PrefixRange(ix.prefix)
+			if t.PK != "" {
+				from = ix.prefix + t.PK
+			}
+			f := filter.Ge("PartitionKey", from)
+			if to != "" {
+				f = f.And(filter.Lt("PartitionKey", to))
+			}
+			q := entity.Query{Filter: f, Select: []string{"PartitionKey"}}
+			for e, err := range s.entries.Query(ctx, q) {
+				if err != nil {
+					yield("", &StepError{Step: "check: list index partitions", Index: ix.Name, Err: err})
+					return
+				}
+				pk, ok := ix.ownerPartition(e.PartitionKey)
+				if ok && !emit(pk) {
+					return
+				}
+			}
+			return
+		}
+		pager := s.blobs.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr(ix.blobPrefix("", true))})
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				yield("", &StepError{Step: "check: list index blobs", Index: ix.Name, Err: err})
+				return
+			}
+			for _, b := range page.Segment.BlobItems {
+				if b.Name == nil {
+					continue
+				}
+				if pk, _, ok := ix.parseBlobName(*b.Name); ok && !emit(pk) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Check compares the primaries with their lists, from opts.Resume, and
+// yields every disagreement as a drift.Finding — Missing, Orphan or Stale
+// (see the package documentation) — partition by partition in key order.
+// Each finding's Resume restarts the check at its partition. The check
+// reads each primaries' partition once (one partition scan, or one table
+// scan for the whole table), plus, per OtherPartition index, one range
+// query of its partition, and per Blob index one listing and one read per
+// value. It is not a snapshot: run while writers write, it may report
+// what a write under way changes a moment later; Repair and Rebuild read
+// again before they change anything.
+func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
+	return func(yield func(drift.Finding, error) bool) {
+		stopped := false
+		err := s.scan(ctx, opts, func(c *checked) bool {
+			for _, f := range c.findings {
+				if !yield(f, nil) {
+					stopped = true
+					return false
+				}
+			}
+			if opts.Checkpoint != nil {
+				opts.Checkpoint(c.next.String())
+			}
+			return true
+		})
+		if err != nil && !stopped {
+			yield(drift.Finding{}, err)
+		}
+	}
+}

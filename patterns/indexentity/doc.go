@@ -1,0 +1,163 @@
+// Package indexentity finds all the entities that share a non-unique
+// value — "all employees named Jones" — through index entities: the
+// design guide's index entities pattern (§6.4).
+//
+// The Table service indexes PartitionKey and RowKey only. Finding the
+// employees of a department by last name is a partition scan that reads
+// every employee of the department. The guide's answer is a list per
+// value of the keys of the entities holding it, kept up to date with the
+// entities, read in one request and followed by one point query per
+// entity. It gives three places for the lists, and a [Set] offers all
+// three behind one API, chosen per [Index] by its [Placement]:
+//
+//   - [SamePartition] (option 2): an index entity in the entities'
+//     partition (PartitionKey "Sales", RowKey "lastname_Jones", the
+//     employee ids in its [PropMembers] property, the guide's
+//     EmployeeIDs), written in the entity's entity group transaction on
+//     condition of its ETag;
+//   - [OtherPartition] (option 3): the same index entities in partition
+//     "lastname_Sales" of another table or the same one, kept by
+//     patterns/eventual;
+//   - [Blob] (option 1): a block blob per value,
+//     "lastname/Sales Jones.keys", one key per line, kept by
+//     patterns/eventual, written on condition of its ETag.
+//
+// An entity holds at most one value per index ([Index.Value]), and a
+// list names the entities of one partition: the guide's "Jones in
+// Sales". A lookup across departments is one lookup per department.
+//
+//	emps, _ := entity.NewTableFromService[Employee](svc, "Employees")
+//	byName, err := indexentity.New(emps, nil, indexentity.Config{},
+//		indexentity.Index[Employee]{Name: "lastname", Value: func(e *Employee) (string, bool) {
+//			return e.LastName, e.LastName != ""
+//		}})
+//	err = byName.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000152", LastName: "Jones"})
+//	e, err := byName.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil })
+//	for e, err := range byName.LookupAll(ctx, "lastname", "Sales", "Jones", indexentity.LookupOptions{}) { … }
+//	for f, err := range byName.Check(ctx, indexentity.CheckOptions{}) { … } // drift.Finding
+//	sum, err := byName.Rebuild(ctx, indexentity.CheckOptions{})
+//
+// # Guarantee
+//
+//   - SamePartition: a list always names exactly the entities of its
+//     partition that hold its value. The entity and every list it
+//     enters or leaves change in one entity group transaction,
+//     conditional on the entity's ETag and on the ETag of each index
+//     entity it changes: a concurrent writer of any of them makes the
+//     transaction fail, and the write starts again from the reads
+//     (entity.RetryPolicy.Retry, Config.Retry).
+//   - OtherPartition and Blob: the lists catch up. The entity's write and
+//     the intent of the message that updates the lists are one
+//     transaction (eventual.Outbox), so no change is ever left out; once
+//     the queues have drained the lists are exact. Until then a list may
+//     miss an entity that holds its value (a lookup does not find it yet)
+//     or name one that does not (a lookup skips it).
+//   - Lookups never yield an entity that does not hold the value looked
+//     up, whatever the placement: each point read is checked.
+//   - Lost replies: entity's write tokens (entity.Table.WithWriteTokens)
+//     let a transaction whose reply was lost, and whose resend the
+//     service refused, be recognised as applied by reading an index
+//     entity back: Insert, Update, Modify and Delete report what
+//     happened, and Modify applies its change exactly once; when the
+//     read-back cannot tell, the error matches entity.ErrOutcomeUnknown.
+//     The steps of the other placements add or remove one member, which
+//     repeats harmlessly, and read again after any failure.
+//   - The 1 MiB entity limit: a list that would make its index entity
+//     larger than Config.MaxEntityBytes (256 KiB by default) spills to
+//     continuation entities instead of failing. The first entity then
+//     holds a directory ([PropChunks]: number and first member of each
+//     continuation) and each continuation the members of one key range;
+//     a change reads the directory and the one continuation whose range
+//     holds the member, and writes that continuation on condition of its
+//     ETag (a split also rewrites the directory, on condition of its
+//     own). An entity's range only shrinks when it is split, which
+//     rewrites it, so the one ETag guards the change. TestLargeValue
+//     proves it with one value held by 20,000 employees, built in bulk
+//     (BulkWrite, then Rebuild); for the full 100,000 run
+//     `go test ./patterns/indexentity -run TestLargeValue -args -long`.
+//     Blob lists have no such limit.
+//
+// # Steps
+//
+// A write of an entity (Insert, Update, Modify, Delete):
+//
+//  1. read the entity (not for Insert): its values before the write;
+//  2. for each SamePartition index whose value changes: read the old
+//     value's first index entity (and, for a spilled list, the
+//     continuation holding the entity), and the new value's;
+//  3. one entity group transaction: the index entities changed, each on
+//     condition of its ETag (the guide's rename touches three: the
+//     entity, the old value's list and the new value's), then the
+//     entity on condition of its ETag — and, when an OtherPartition or
+//     Blob value changes, the outbox's intent;
+//  4. the message is enqueued and the intent deleted (eventual.Outbox).
+//
+// A worker handling the message, for each OtherPartition or Blob index:
+//
+//  1. read the entity;
+//  2. for each value the message names and the value the entity holds:
+//     read the list (index entity, or blob), add or remove the entity,
+//     write it on condition of the ETag read, again from the read when it
+//     lost to another writer;
+//  3. read the entity again; if it changed since step 1, start over — a
+//     worker that read an old version never leaves it listed;
+//  4. delete the message.
+//
+// A lookup: one range query of the value's index entities (or one blob
+// read), then one point query per member, Config.Concurrency at once,
+// yielded in key order. [Set.Members] is the index read alone.
+//
+// # Failure and recovery
+//
+//   - A crash before the transaction of step 3 leaves nothing; after it,
+//     everything SamePartition is done, and the outbox's intent makes
+//     sure the message is sent: by the writer, or by [Set.Relay] after a
+//     crash (run it now and then, as patterns/eventual says).
+//   - A worker that crashes anywhere leaves the message to reappear; the
+//     next delivery repeats steps that are idempotent (a member added
+//     twice is listed once).
+//   - Drift — lists changed by hand, restored from an old backup, written
+//     by software that bypassed the Set — is found by [Set.Check] and
+//     fixed by [Set.Repair] or [Set.Rebuild] while writers keep writing:
+//     the repair of a SamePartition list is one transaction with an empty
+//     merge of the entity on condition of the ETag read; the others are
+//     the worker's steps above. Rebuild rewrites a list with many
+//     findings whole (the way to build a new index over existing
+//     entities), on condition of the ETags it read, then reads the
+//     partition again and repairs one by one the entities that changed
+//     meanwhile. A check and a rebuild resume from the token of the last
+//     partition they finished (CheckOptions.Resume, Checkpoint,
+//     drift.Summary.Next). Findings speak package drift: Missing (an
+//     entity its value's list does not name), Orphan (a list naming an
+//     entity that is gone or holds another value), Stale (an index entity
+//     or blob whose content does not read: corrupt, or a continuation its
+//     directory does not name).
+//
+// # Costs and limits
+//
+// A write that changes one SamePartition value costs the entity's read,
+// two index entity reads (four for spilled lists) and one transaction; an
+// unchanged value costs nothing more than the write. An index entity is a
+// hot spot: every writer of a value's entities writes it, so writers of
+// one popular value queue behind each other (Config.Retry bounds how
+// long). Prefer OtherPartition or Blob for values shared by thousands of
+// entities written often, as the guide advises.
+//
+// A lookup of n members is 1 + n storage transactions. The partition scan
+// it replaces is billed one transaction per page, but the service reads
+// every entity of the partition to answer it, so its time and its share
+// of the partition's throughput grow with the partition, not with the
+// answer. BenchmarkLookup and BenchmarkMembers measure both on the same
+// department; on Azurite, which scans an in-memory partition of 10,000
+// entities faster than it answers 100 point queries, the index read alone
+// (Members) is the win, and the lookup's point reads cost more than the
+// scan: see the README for the numbers.
+//
+// # Azurite and Cosmos DB
+//
+// Azurite does not enforce the 1 MiB entity limit or the 64 KiB String
+// limit; this package keeps both on the client (Config.MaxEntityBytes,
+// and entity's validation), so a list behaves the same on a storage
+// account. The Cosmos DB Table API has no queues or blobs: SamePartition
+// indexes work there alone (its entity group transactions are the same).
+package indexentity

@@ -1,0 +1,228 @@
+package indexentity
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Placement says where an index keeps its lists: the guide's three
+// options (§6.4).
+type Placement uint8
+
+const (
+	// SamePartition keeps each value's list in an index entity in the
+	// primaries' partition (option 2: PartitionKey "Sales", RowKey
+	// "lastname_Jones"), written in the primary's entity group transaction
+	// on condition of the index entity's ETag: a list always agrees with
+	// its primaries.
+	SamePartition Placement = iota
+	// OtherPartition keeps the index entities in partition
+	// Name_PartitionKey ("lastname_Sales") of Config.Entries or the
+	// primary's table (option 3), written by patterns/eventual after the
+	// primary: a list that catches up.
+	OtherPartition
+	// Blob keeps each value's list in a block blob of Config.Blobs
+	// (option 1), named Name/Compound(PartitionKey, value).keys, written
+	// by patterns/eventual after the primary on condition of the blob's
+	// ETag: a list that catches up, and has no size limit.
+	Blob
+)
+
+func (p Placement) String() string {
+	switch p {
+	case SamePartition:
+		return "same partition"
+	case OtherPartition:
+		return "other partition"
+	case Blob:
+		return "blob"
+	}
+	return "Placement(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Index declares one index of entities of type T by a value many entities
+// may share (an employee's last name): its name, the value, and where the
+// lists of entities holding each value live.
+type Index[T any] struct {
+	// Name names the index in lookups, errors and findings, and makes the
+	// RowKey prefix of its index entities, Name + "_"
+	// ("lastname_Jones"). 1 to 32 ASCII letters and digits, unique in the
+	// Set.
+	Name string
+	// Value returns the indexed value of e as it goes into a key ("Jones"),
+	// and false when e is not in this index. The value becomes part of a
+	// RowKey: it must not contain '/', '\', '#', '?' or control
+	// characters (use keys.Escape for values that may). Lookups take
+	// values in the same form.
+	Value func(e *T) (value string, ok bool)
+	// Placement is where the lists live; the zero value is SamePartition.
+	Placement Placement
+}
+
+const (
+	maxNameLength  = 32
+	internalPrefix = "tablekit." // RowKeys of tablekit's own entities (outbox intents, Once markers)
+	blobSuffix     = ".keys"
+	maxBlobName    = 1024
+)
+
+// index is a checked declaration with what its keys need.
+type index[T any] struct {
+	Index[T]
+	pos    int
+	prefix string // Name + "_"
+}
+
+func compile[T any](i int, d Index[T]) (*index[T], error) {
+	bad := func(field, reason string) error {
+		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
+	}
+	if d.Name == "" || len(d.Name) > maxNameLength {
+		return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
+	}
+	for _, c := range []byte(d.Name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
+		}
+	}
+	if d.Value == nil {
+		return nil, bad("Value", "is nil")
+	}
+	if d.Placement > Blob {
+		return nil, bad("Placement", "is not SamePartition, OtherPartition or Blob")
+	}
+	return &index[T]{Index: d, pos: i, prefix: d.Name + "_"}, nil
+}
+
+// remote reports an index kept by patterns/eventual.
+func (ix *index[T]) remote() bool { return ix.Placement != SamePartition }
+
+// entryPK is the PartitionKey of the index entities of primaries in
+// partition pk (not for Blob indexes).
+func (ix *index[T]) entryPK(pk string) string {
+	if ix.Placement == OtherPartition {
+		return ix.prefix + pk
+	}
+	return pk
+}
+
+// ownerPartition is the inverse of entryPK.
+func (ix *index[T]) ownerPartition(epk string) (string, bool) {
+	if ix.Placement != OtherPartition {
+		return epk, true
+	}
+	return strings.CutPrefix(epk, ix.prefix)
+}
+
+// headRK is the RowKey of value's first index entity.
+func (ix *index[T]) headRK(value string) string { return ix.prefix + keys.Compound(value) }
+
+// chunkRK is the RowKey of value's continuation entity number id.
+func (ix *index[T]) chunkRK(value string, id int64) string {
+	return ix.prefix + keys.Compound(value, strconv.FormatInt(id, 10))
+}
+
+// valueRange is the RowKey range of all of value's index entities.
+func (ix *index[T]) valueRange(value string) (from, to string) {
+	from, to = keys.CompoundPrefix(value)
+	return ix.prefix + from, ix.prefix + to
+}
+
+// parseRK splits an index entity's RowKey into the value and, for a
+// continuation entity, its number (0 for the first entity). ok is false
+// for a RowKey this index did not make.
+func (ix *index[T]) parseRK(rk string) (value string, id int64, ok bool) {
+	rest, ok := strings.CutPrefix(rk, ix.prefix)
+	if !ok {
+		return "", 0, false
+	}
+	parts, err := keys.SplitCompound(rest)
+	if err != nil {
+		return "", 0, false
+	}
+	switch len(parts) {
+	case 1:
+		return parts[0], 0, true
+	case 2:
+		id, err := strconv.ParseInt(parts[1], 10, 64)
+		if err != nil || id < 1 || strconv.FormatInt(id, 10) != parts[1] {
+			return "", 0, false
+		}
+		return parts[0], id, true
+	}
+	return "", 0, false
+}
+
+// blobName is the name of the blob of value's list for partition pk.
+func (ix *index[T]) blobName(pk, value string) string {
+	return ix.Name + "/" + keys.Compound(pk, value) + blobSuffix
+}
+
+// blobPrefix is the name prefix of the blobs of partition pk, or of every
+// blob of the index when all is set.
+func (ix *index[T]) blobPrefix(pk string, all bool) string {
+	if all {
+		return ix.Name + "/"
+	}
+	return ix.Name + "/" + keys.Compound(pk) + " "
+}
+
+// parseBlobName is the inverse of blobName.
+func (ix *index[T]) parseBlobName(name string) (pk, value string, ok bool) {
+	rest, ok := strings.CutPrefix(name, ix.Name+"/")
+	if !ok {
+		return "", "", false
+	}
+	rest, ok = strings.CutSuffix(rest, blobSuffix)
+	if !ok {
+		return "", "", false
+	}
+	parts, err := keys.SplitCompound(rest)
+	if err != nil || len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// checkValue reports a value that makes no valid key for partition pk:
+// its index entities' keys (the longest, a continuation's) or its blob's
+// name.
+func (ix *index[T]) checkValue(pk, value string) error {
+	bad := func(err error) error { return &KeyError{Index: ix.Name, Value: value, Err: err} }
+	if err := keys.Validate(value); err != nil {
+		return bad(err)
+	}
+	if ix.Placement == Blob {
+		if n := utf8.RuneCountInString(ix.blobName(pk, value)); n > maxBlobName {
+			return bad(&keys.KeyError{Func: "indexentity", Rule: keys.RuleTooLong, Value: value, Pos: -1, Part: -1, Limit: maxBlobName, Got: n})
+		}
+		return nil
+	}
+	if err := keys.Validate(ix.entryPK(pk)); err != nil {
+		return bad(err)
+	}
+	// A continuation's RowKey is the longest: allow numbers of 19 digits.
+	if err := keys.Validate(ix.chunkRK(value, 1<<62)); err != nil {
+		return bad(err)
+	}
+	return nil
+}
+
+// valueOf returns e's value in ix; has is false when e is nil or not in
+// the index. The value is checked.
+func (ix *index[T]) valueOf(e *T, pk string) (value string, has bool, err error) {
+	if e == nil {
+		return "", false, nil
+	}
+	value, has = ix.Value(e)
+	if !has {
+		return "", false, nil
+	}
+	if err := ix.checkValue(pk, value); err != nil {
+		return "", false, err
+	}
+	return value, true, nil
+}

@@ -1,0 +1,115 @@
+package indexentity_test
+
+import (
+	"context"
+	"flag"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/indexentity"
+)
+
+var long = flag.Bool("long", false, "run TestLargeValue at full size: 100,000 employees named Jones")
+
+// TestLargeValue gives one last name to 20,000 employees of one
+// department (100,000 with -long): written with BulkWrite, their list
+// built by Rebuild in bulk. The list is far over what one String
+// property holds and spills to continuation entities, none over
+// Config.MaxEntityBytes; Members reads it whole and in key order; a
+// lookup reads the first hundred; an insert and a delete touch one
+// continuation each; the drift checker finds nothing.
+func TestLargeValue(t *testing.T) {
+	t.Parallel()
+	n := 20_000
+	if *long {
+		n = 100_000
+	}
+	ctx := context.Background()
+	meter := cost.NewMeter()
+	emps := table[Employee](t, env.With(meter.Policy()))
+	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	es := make([]Employee, n)
+	want := make([]string, n)
+	for i := range es {
+		es[i] = Employee{PartitionKey: "Sales", RowKey: keys.Pad(int64(i*2), 7), LastName: "Jones"}
+		want[i] = es[i].RowKey
+	}
+	if _, err := emps.BulkWrite(ctx, es, entity.BulkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	loaded := time.Since(start)
+	sum, err := s.Rebuild(ctx, indexentity.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Missing != n || sum.Repaired != n {
+		t.Fatalf("Rebuild: %+v", sum)
+	}
+	built := time.Since(start)
+
+	got, err := s.Members(ctx, "lastname", "Sales", "Jones")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Members: %d keys, want %d in key order", len(got), len(want))
+	}
+	bags := sameTable[entity.DynamicEntity](t, env, emps)
+	rows := indexRows(t, bags, "Sales", "lastname_Jones")
+	if len(rows) < 3 {
+		t.Errorf("the list is in %d entities, want it spilled", len(rows))
+	}
+	for _, r := range rows {
+		if sz := size(r); sz > indexentity.DefaultMaxEntityBytes {
+			t.Errorf("%s is %d bytes", r.RowKey, sz)
+		}
+	}
+	var first []string
+	for e, err := range s.LookupAll(ctx, "lastname", "Sales", "Jones", indexentity.LookupOptions{Limit: 100}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		first = append(first, e.RowKey)
+	}
+	if !slices.Equal(first, want[:100]) {
+		t.Errorf("the first hundred: %v…", first[:min(3, len(first))])
+	}
+
+	// A member added and one removed in the middle: the head (a
+	// directory) and one continuation read, one transaction.
+	mid := keys.Pad(int64(n+1), 7) // odd: between two members
+	before := meter.Snapshot()
+	if err := s.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: mid, LastName: "Jones"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := meter.Snapshot().Sub(before); d.Total() != 3 || d.Count(cost.Table, cost.OpBatch) != 1 {
+		t.Errorf("an insert into the long list cost %v, want two reads and a transaction", d)
+	}
+	if err := s.Delete(ctx, "Sales", want[n/3], ""); err != nil {
+		t.Fatal(err)
+	}
+	want = slices.DeleteFunc(append(want, mid), func(rk string) bool { return rk == want[n/3] })
+	slices.Sort(want)
+	if got, err := s.Members(ctx, "lastname", "Sales", "Jones"); err != nil || !slices.Equal(got, want) {
+		t.Errorf("after an insert and a delete: %d keys (%v), want %d", len(got), err, len(want))
+	}
+	noDrift(t, s)
+	t.Logf("%d employees loaded in %v, list built in %v; %d index entities of at most %d bytes; all in %v",
+		n, loaded.Round(time.Millisecond), (built - loaded).Round(time.Millisecond), len(rows), maxSize(rows), time.Since(start).Round(time.Millisecond))
+}
+
+func maxSize(rows []entity.DynamicEntity) int {
+	m := 0
+	for _, r := range rows {
+		m = max(m, size(r))
+	}
+	return m
+}

@@ -1,0 +1,243 @@
+package indexentity
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// Set is the primaries of one table with their declared index-entity
+// indexes: it writes a primary and its lists together, looks entities up
+// by a value, and checks and rebuilds the lists. It is safe for
+// concurrent use.
+type Set[T any] struct {
+	primary *entity.Table[T]                    // with write tokens
+	bags    *entity.Table[entity.DynamicEntity] // the primary's table, with write tokens
+	entries *entity.Table[entity.DynamicEntity] // OtherPartition index entities' table, with write tokens
+	blobs   *container.Client
+
+	indexes []*index[T]
+	byName  map[string]*index[T]
+	local   []*index[T] // SamePartition
+	remote  []*index[T] // OtherPartition and Blob
+
+	proc   *eventual.Processor
+	outbox *eventual.Outbox[entity.DynamicEntity]
+	kind   eventual.Kind[syncMessage]
+	cfg    Config
+}
+
+// New returns the Set of primary's entities with the given indexes.
+// OtherPartition and Blob indexes need p, the processor of
+// patterns/eventual whose workers keep them (New registers the Set's
+// message kind on it; run p.Run somewhere); p may be nil when every index
+// is SamePartition. Build the primary table, Config.Entries and
+// Config.Blobs with entity.ClientOptions and azcore's pipeline (as
+// tablekit's constructors and integration.Env do), so that a lost reply
+// is never misreported.
+func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, indexes ...Index[T]) (*Set[T], error) {
+	if primary == nil {
+		return nil, &ConfigError{Field: "primary", Reason: "is nil"}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if len(indexes) == 0 {
+		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
+	}
+	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, proc: p, blobs: cfg.Blobs, cfg: cfg}
+	for i, d := range indexes {
+		ix, err := compile(i, d)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := s.byName[ix.Name]; dup {
+			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "is used twice"}
+		}
+		if cfg.PrimaryPrefix != "" && (strings.HasPrefix(cfg.PrimaryPrefix, ix.prefix) || strings.HasPrefix(ix.prefix, cfg.PrimaryPrefix)) {
+			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "makes RowKeys that Config.PrimaryPrefix " + cfg.PrimaryPrefix + " does not tell apart from the primaries'"}
+		}
+		if ix.Placement == Blob && cfg.Blobs == nil {
+			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Placement", Reason: "is Blob, and Config.Blobs is nil"}
+		}
+		s.byName[ix.Name] = ix
+		s.indexes = append(s.indexes, ix)
+		if ix.remote() {
+			s.remote = append(s.remote, ix)
+		} else {
+			s.local = append(s.local, ix)
+		}
+	}
+	bags, err := entity.NewTable[entity.DynamicEntity](primary.Client())
+	if err != nil {
+		return nil, err
+	}
+	s.bags = bags.WithWriteTokens()
+	s.entries = s.bags
+	if cfg.Entries != nil && cfg.Entries.Name() != primary.Name() {
+		s.entries = cfg.Entries.WithWriteTokens()
+	}
+	if len(s.remote) == 0 {
+		return s, nil
+	}
+	if p == nil {
+		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and Blob indexes need one"}
+	}
+	name := cfg.Kind
+	if name == "" {
+		if primary.Name() == "" {
+			return nil, &ConfigError{Field: "Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
+		}
+		name = "indexentity." + primary.Name() + ".v1"
+	}
+	s.kind = eventual.NewKind[syncMessage](name)
+	if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
+		return nil, err
+	}
+	if err := eventual.Handle(p, s.kind, s.handle, eventual.HandlerOptions{}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Indexes returns the names of the Set's indexes, in declaration order.
+func (s *Set[T]) Indexes() []string {
+	names := make([]string, len(s.indexes))
+	for i, ix := range s.indexes {
+		names[i] = ix.Name
+	}
+	return names
+}
+
+// Relay sends the index messages of primary writes whose process died
+// between the write and the send (the outbox's intents), in the given
+// partitions or the whole table; see eventual.Outbox.Relay. Run it now and
+// then where OtherPartition or Blob indexes are kept.
+func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if s.outbox == nil {
+		return 0, nil
+	}
+	return s.outbox.Relay(ctx, partitions...)
+}
+
+func (s *Set[T]) index(name string) (*index[T], error) {
+	ix, ok := s.byName[name]
+	if !ok {
+		return nil, &StepError{Step: "lookup", Index: name, Err: ErrUnknownIndex}
+	}
+	return ix, nil
+}
+
+// rows is the table of ix's index entities.
+func (s *Set[T]) rows(ix *index[T]) *entity.Table[entity.DynamicEntity] {
+	if ix.Placement == OtherPartition {
+		return s.entries
+	}
+	return s.bags
+}
+
+// version is one stored or intended version of a primary.
+type version[T any] struct {
+	e     T
+	props map[string]any // its properties, TkWrite aside
+	chain any            // the TkWrite it was read with, nil for none
+	etag  string
+	raw   []byte // the body read, nil for an intended version
+}
+
+// head is the primary's metadata, decoded before the rest.
+type head struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string `table:",etag"`
+}
+
+// read reads the primary pk/rk; found is false when there is none.
+func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
+	raw, err := s.bags.GetRaw(ctx, pk, rk)
+	if errors.Is(err, entity.ErrNotFound) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, err
+	}
+	return v, true, v.decode(raw)
+}
+
+func (v *version[T]) decode(raw []byte) error {
+	var bag entity.DynamicEntity
+	if err := entity.Unmarshal(raw, &bag); err != nil {
+		return err
+	}
+	if err := entity.FromDynamic(&bag, &v.e); err != nil {
+		return err
+	}
+	v.raw = raw
+	v.etag = bag.ETag
+	v.chain = bag.Properties[propWriteToken]
+	delete(bag.Properties, propWriteToken)
+	v.props = bag.Properties
+	return nil
+}
+
+// intend is the version e would be once written.
+func intend[T any](e *T) (version[T], error) {
+	v := version[T]{e: *e}
+	bag, err := entity.ToDynamic(e)
+	if err != nil {
+		return v, err
+	}
+	delete(bag.Properties, propWriteToken)
+	v.props = bag.Properties
+	return v, nil
+}
+
+// keyOf returns e's keys.
+func keyOf[T any](e *T) (pk, rk string, err error) {
+	sys, err := entity.SystemOf(e)
+	return sys.PartitionKey, sys.RowKey, err
+}
+
+// validKeys refuses a primary whose keys are invalid or whose RowKey the
+// Set could not tell from its index entities'.
+func (s *Set[T]) validKeys(pk, rk string) error {
+	if err := keys.Validate(pk); err != nil {
+		return &entity.ValidationError{Property: "PartitionKey", Rule: entity.RuleKey, Value: shorten(pk), Err: err}
+	}
+	if err := keys.Validate(rk); err != nil {
+		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: shorten(rk), Err: err}
+	}
+	if strings.HasPrefix(rk, internalPrefix) {
+		return &RowKeyError{RowKey: rk, Reason: "starts with " + internalPrefix + ", tablekit's own prefix"}
+	}
+	if !strings.HasPrefix(rk, s.cfg.PrimaryPrefix) {
+		return &RowKeyError{RowKey: rk, Reason: "lacks Config.PrimaryPrefix " + s.cfg.PrimaryPrefix}
+	}
+	if ix := s.entryIndex(rk); ix != nil {
+		return &RowKeyError{RowKey: rk, Reason: "starts with " + ix.prefix + ", the prefix of index " + ix.Name + "'s entities"}
+	}
+	return nil
+}
+
+// isPrimary reports whether an entity of a primaries' partition with
+// RowKey rk is a primary.
+func (s *Set[T]) isPrimary(rk string) bool {
+	return strings.HasPrefix(rk, s.cfg.PrimaryPrefix) && !strings.HasPrefix(rk, internalPrefix) && s.entryIndex(rk) == nil
+}
+
+// entryIndex returns the index whose entities' RowKeys rk has the prefix
+// of, or nil.
+func (s *Set[T]) entryIndex(rk string) *index[T] {
+	for _, ix := range s.indexes {
+		if strings.HasPrefix(rk, ix.prefix) {
+			return ix
+		}
+	}
+	return nil
+}

@@ -1,0 +1,446 @@
+package indexentity
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// write is one change of a primary, from old (nil: none) to cur (nil:
+// deleted): one entity group transaction of the SamePartition lists'
+// index entities and the primary, with the intent of the message that
+// keeps the other indexes when their values change.
+type write[T any] struct {
+	s      *Set[T]
+	pk, rk string
+	old    *version[T]
+	cur    *version[T]
+
+	// A repair: the primary's operation is an empty merge on old's ETag
+	// (old == cur), so that the transaction is conditional on the version
+	// the repair read; clear names values of SamePartition indexes whose
+	// lists must not hold the primary.
+	touch bool
+	clear map[string][]string
+	only  *index[T] // a repair's index; nil: every SamePartition index
+
+	primary *entity.DynamicEntity // the primary's operation, for its new ETag
+	offset  int                   // operations before ours (outbox intents)
+	rowOps  int                   // index entity operations, before the primary's
+}
+
+func (s *Set[T]) newWrite(pk, rk string) *write[T] { return &write[T]{s: s, pk: pk, rk: rk} }
+
+func (v *version[T]) entity() *T {
+	if v == nil {
+		return nil
+	}
+	return &v.e
+}
+
+// round reads the lists the change touches, builds the transaction and
+// submits it once. A refused index entity operation is errChanged (the
+// caller's retry loop reads again); a refused primary operation is the
+// service's error.
+func (w *write[T]) round(ctx context.Context) error {
+	s := w.s
+	msg, err := w.message()
+	if err != nil {
+		return err
+	}
+	build := func(b *entity.Batch) error {
+		w.offset = b.Len()
+		return w.build(ctx, b)
+	}
+	if msg == nil {
+		b := &entity.Batch{}
+		if err := build(b); err != nil {
+			return err
+		}
+		if b.Len() == 0 {
+			return nil
+		}
+		_, err = s.bags.Submit(ctx, b)
+	} else {
+		err = s.outbox.Submit(ctx, w.pk, build, *msg)
+	}
+	if err == nil {
+		return nil
+	}
+	var te *entity.TransactionError
+	if errors.As(err, &te) {
+		if i := te.Index - w.offset; i >= 0 && i < w.rowOps {
+			return errChanged
+		}
+	}
+	return err
+}
+
+// build adds the SamePartition lists' operations, then the primary's.
+func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
+	w.rowOps = 0
+	for _, ix := range w.s.local {
+		if w.only != nil && ix != w.only {
+			continue
+		}
+		oldV, oldHas := w.oldValue(ix)
+		newV, newHas, err := ix.valueOf(w.cur.entity(), w.pk)
+		if err != nil && w.touch {
+			newHas = false // a repair: a stored value that makes no key has no list
+		} else if err != nil {
+			return err
+		}
+		if oldHas && newHas && oldV == newV && !w.touch {
+			continue
+		}
+		drop := w.clear[ix.Name]
+		if oldHas && !(newHas && oldV == newV) {
+			drop = append(drop, oldV)
+		}
+		for _, v := range dedupe(drop) {
+			if newHas && v == newV {
+				continue
+			}
+			if err := w.edit(ctx, ix, v, false, b); err != nil {
+				return err
+			}
+		}
+		if newHas {
+			// An add always writes the entity that holds the member, even
+			// when it is there already, so that the transaction is
+			// conditional on it: a repair that removes the member on
+			// condition of its ETag (the primary gone) cannot then remove
+			// it from under this write.
+			if err := w.edit(ctx, ix, newV, true, b); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case w.old == nil && w.cur == nil:
+		// A repair of a primary that is gone: the lists alone.
+	case w.cur == nil:
+		b.DeleteKeys(w.pk, w.rk, w.old.etag)
+	case w.old == nil:
+		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, Properties: w.cur.props}
+		b.Insert(w.primary)
+	default:
+		props := w.cur.props
+		if w.touch {
+			props = map[string]any{}
+		}
+		if w.old.chain != nil {
+			// The chain read lets entity prove this write's outcome after
+			// a lost reply; it replaces it with the write's own.
+			props = maps.Clone(props)
+			props[propWriteToken] = w.old.chain
+		}
+		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, ETag: w.old.etag, Properties: props}
+		if w.touch {
+			b.Merge(w.primary)
+		} else {
+			b.Replace(w.primary)
+		}
+	}
+	return nil
+}
+
+// oldValue is the stored version's value in ix; a value that makes no
+// valid key has no list.
+func (w *write[T]) oldValue(ix *index[T]) (string, bool) {
+	v, has, err := ix.valueOf(w.old.entity(), w.pk)
+	return v, has && err == nil
+}
+
+// edit reads value's list in ix and adds the operations that add or
+// remove the primary.
+func (w *write[T]) edit(ctx context.Context, ix *index[T], value string, add bool, b *entity.Batch) error {
+	l, err := w.s.readFor(ctx, ix, w.pk, value, w.rk)
+	if err != nil {
+		return err
+	}
+	n := b.Len()
+	if _, err := w.s.change(ix, l, w.rk, add, true, b); err != nil {
+		return err
+	}
+	w.rowOps += b.Len() - n
+	return nil
+}
+
+// message is the message that keeps the OtherPartition and Blob indexes
+// whose values the write changes, or nil when it changes none.
+func (w *write[T]) message() (*eventual.Message, error) {
+	if w.touch {
+		return nil, nil
+	}
+	values := map[string][]string{}
+	for _, ix := range w.s.remote {
+		oldV, oldHas := w.oldValue(ix)
+		newV, newHas, err := ix.valueOf(w.cur.entity(), w.pk)
+		if err != nil {
+			return nil, err
+		}
+		if oldHas == newHas && oldV == newV {
+			continue
+		}
+		if oldHas {
+			values[ix.Name] = append(values[ix.Name], oldV)
+		}
+		if newHas {
+			values[ix.Name] = append(values[ix.Name], newV)
+		}
+	}
+	if len(values) == 0 {
+		return nil, nil
+	}
+	m, err := w.s.message(w.pk, w.rk, values)
+	return &m, err
+}
+
+// finish reports the applied write's new ETag into e (none when the
+// transaction was found applied after a lost reply: read it again before
+// a conditional write).
+func (w *write[T]) finish(e *T) {
+	if e == nil {
+		return
+	}
+	if w.primary != nil && w.primary.ETag != "" && (w.old == nil || w.primary.ETag != w.old.etag) {
+		_ = entity.SetWritten(e, w.primary.ETag)
+		return
+	}
+	if sys, err := entity.SystemOf(e); err == nil {
+		sys.ETag = ""
+		_ = entity.SetSystem(e, sys)
+	}
+}
+
+func dedupe(vs []string) []string {
+	if len(vs) < 2 {
+		return vs
+	}
+	vs = slices.Clone(vs)
+	slices.Sort(vs)
+	return slices.Compact(vs)
+}
+
+// stop carries an error out of entity.RetryPolicy.Retry without another
+// round: the caller's condition failed (its ETag is stale), which a fresh
+// read cannot fix.
+type stop struct{ err error }
+
+func (e *stop) Error() string { return e.err.Error() }
+
+func unstop(err error) error {
+	var st *stop
+	if errors.As(err, &st) {
+		return st.err
+	}
+	return err
+}
+
+func nilEntity() error {
+	return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+}
+
+// Insert adds e and its lists: the SamePartition lists in one entity
+// group transaction with e, on condition of their ETags (a concurrent
+// writer of a list makes it start again from the read), the other lists
+// after it. An entity with e's keys is an error matching
+// entity.ErrAlreadyExists. e's new ETag is written back into it (cleared
+// when the transaction was found applied after a lost reply).
+func (s *Set[T]) Insert(ctx context.Context, e *T) error {
+	if e == nil {
+		return nilEntity()
+	}
+	pk, rk, err := keyOf(e)
+	if err != nil {
+		return err
+	}
+	if err := s.validKeys(pk, rk); err != nil {
+		return err
+	}
+	cur, err := s.intend(e, pk)
+	if err != nil {
+		return err
+	}
+	w := s.newWrite(pk, rk)
+	w.cur = &cur
+	if err := s.cfg.Retry.Retry(ctx, w.round); err != nil {
+		return err
+	}
+	w.finish(e)
+	return nil
+}
+
+// intend is the version e would be once written, its values checked.
+func (s *Set[T]) intend(e *T, pk string) (version[T], error) {
+	for _, ix := range s.indexes {
+		if _, _, err := ix.valueOf(e, pk); err != nil {
+			return version[T]{}, err
+		}
+	}
+	return intend(e)
+}
+
+// Update replaces the stored entity by e, and moves it between lists
+// when its values changed (the guide's rename: the entity, the old
+// value's list and the new value's list in one transaction), on condition
+// that it is still the version e was read as (e's ETag): a concurrent
+// change is an error matching entity.ErrPreconditionFailed, an e without
+// an ETag entity.ErrNoETag. A concurrent writer of a list makes it start
+// again from the reads.
+func (s *Set[T]) Update(ctx context.Context, e *T) error {
+	if e == nil {
+		return nilEntity()
+	}
+	sys, err := entity.SystemOf(e)
+	if err != nil {
+		return err
+	}
+	if sys.ETag == "" {
+		return entity.ErrNoETag
+	}
+	pk, rk := sys.PartitionKey, sys.RowKey
+	if err := s.validKeys(pk, rk); err != nil {
+		return err
+	}
+	cur, err := s.intend(e, pk)
+	if err != nil {
+		return err
+	}
+	w := s.newWrite(pk, rk)
+	w.cur = &cur
+	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		old, found, err := s.read(ctx, pk, rk)
+		if err != nil {
+			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+		}
+		if !found {
+			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+		}
+		if old.etag != sys.ETag {
+			return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrPreconditionFailed}}
+		}
+		w.old = &old
+		err = w.round(ctx)
+		if err != nil && !errors.Is(err, errChanged) && errors.Is(err, entity.ErrPreconditionFailed) {
+			return &stop{err} // the primary changed since e was read
+		}
+		return err
+	})
+	if err != nil {
+		return unstop(err)
+	}
+	w.finish(e)
+	return nil
+}
+
+// Modify reads the entity with keys pk, rk, lets change edit it, and
+// writes it back with its lists, on condition that nobody wrote it or its
+// SamePartition lists' index entities in between; when somebody did, it
+// starts again from a fresh read, at most Config.Retry.Attempts times.
+// change may return an error to give up (returned as is); it must not
+// change the keys. The written entity is returned, with its new ETag.
+//
+// Under lost replies Modify is exactly-once: the transaction carries
+// entity's write token, and a resent transaction's refusal is settled by
+// reading an index entity or the primary back (see
+// entity.Table.WithWriteTokens); when that cannot tell, the error
+// matches entity.ErrOutcomeUnknown.
+func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error) (T, error) {
+	var out T
+	if change == nil {
+		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
+	}
+	if err := s.validKeys(pk, rk); err != nil {
+		return out, err
+	}
+	w := s.newWrite(pk, rk)
+	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		old, found, err := s.read(ctx, pk, rk)
+		if err != nil {
+			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+		}
+		if !found {
+			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+		}
+		// change gets its own copy: old's values are computed from old.e,
+		// which a change of shared slices or maps must not touch.
+		e, err := old.copyEntity()
+		if err != nil {
+			return err
+		}
+		if err := change(&e); err != nil {
+			return &stop{err}
+		}
+		if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
+			return &stop{&entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}}
+		}
+		cur, err := s.intend(&e, pk)
+		if err != nil {
+			return &stop{err}
+		}
+		w.old, w.cur = &old, &cur
+		if err := w.round(ctx); err != nil {
+			return err
+		}
+		out = e
+		return nil
+	})
+	if err != nil {
+		return out, unstop(err)
+	}
+	w.finish(&out)
+	return out, nil
+}
+
+// Delete removes the entity with keys pk, rk and takes it off its lists,
+// if its ETag is still etag (entity.ErrPreconditionFailed otherwise); ""
+// or entity.AnyETag deletes whatever its version, retrying from a fresh
+// read when a writer changes it meanwhile. A missing entity is an error
+// matching entity.ErrNotFound.
+func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
+	if err := s.validKeys(pk, rk); err != nil {
+		return err
+	}
+	anyVersion := etag == "" || etag == entity.AnyETag
+	w := s.newWrite(pk, rk)
+	unknown := false
+	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		for {
+			old, found, err := s.read(ctx, pk, rk)
+			if err != nil {
+				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			}
+			if !found {
+				if unknown {
+					return nil // the transaction whose outcome was unknown was applied
+				}
+				return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
+			}
+			if !anyVersion && old.etag != etag {
+				return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrPreconditionFailed}}
+			}
+			w.old, w.cur = &old, nil
+			err = w.round(ctx)
+			if errors.Is(err, entity.ErrOutcomeUnknown) && !unknown {
+				// A delete carries no write token: the next read tells.
+				unknown = true
+				continue
+			}
+			return err
+		}
+	})
+	return unstop(err)
+}
+
+// copyEntity decodes a fresh copy of the version read.
+func (v *version[T]) copyEntity() (T, error) {
+	var e T
+	err := entity.Unmarshal(v.raw, &e)
+	return e, err
+}

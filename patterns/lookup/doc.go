@@ -1,0 +1,79 @@
+// Package lookup joins in the client: a read-through cache of small,
+// rarely changing lookup data — departments, product categories, country
+// codes — that a service reads once and joins in memory, instead of
+// copying it into every entity that refers to it (design guide §5,
+// "join in the client").
+//
+// Denormalising (package
+// [github.com/tablekit/tablekit/patterns/denormalize]) makes each read one
+// point query and each change of the copied data a fan-out to every copy.
+// For data that a great many entities refer to, and that changes rarely,
+// the cache is cheaper: the entities keep only the key (an employee's
+// department id), and a lookup is a map read.
+//
+//	depts, err := lookup.New(table, lookup.Config{Query: entity.Query{Filter: filter.PK("departments")}, TTL: time.Minute})
+//	d, err := depts.Get(ctx, "departments", e.Department) // loads once, then from memory
+//	snap, err := depts.Snapshot(ctx)                        // one version for a join of many rows
+//	for e := range employees { d, _ := snap.Get("departments", e.Department); … }
+//	err = depts.Refresh(ctx)                                 // after a change you must see now
+//
+// It is its own package, not part of denormalize, because it is the
+// other answer to the same question: it writes nothing and keeps no
+// copy in storage, and its guarantee is a bound on staleness, not
+// agreement between entities.
+//
+// # Guarantee
+//
+//   - A lookup returns the data as a load read it, never older than TTL
+//     plus the load's own duration: a lookup that finds the snapshot older
+//     than TTL waits for a revalidation (one at a time; concurrent lookups
+//     share it). Refresh and Reload return after a load that started after
+//     they were called: a change written before the call is served after it.
+//   - Snapshots are immutable and replaced whole (an atomic pointer), so a
+//     reader never sees a torn value or a half-applied revalidation, and a
+//     reader holding a Snapshot sees one version of all the data. Lookups
+//     take no lock.
+//   - Deletions are seen at full loads only (Reload, and every FullEvery'th
+//     load): a query of what changed cannot see an entity that is gone.
+//     Mark lookup data retired rather than deleting it, or Reload after a
+//     delete, when that matters.
+//
+// # Steps
+//
+//  1. First lookup: one query of Config.Query (a page per 1,000 entities:
+//     a single transaction for small data).
+//  2. Lookups within TTL: no request.
+//  3. Revalidation (the first lookup after TTL, or Refresh): one query of
+//     Config.Query and "Timestamp ge mark - Margin", where mark is the
+//     earlier of the newest Timestamp held and the time the last load
+//     started; the entities it returns replace their cached versions in a
+//     new snapshot. Every FullEvery'th load is a full load instead.
+//
+// # Failure and recovery
+//
+// A load that fails leaves the last snapshot in place (Cached returns it)
+// and returns a *LoadError to the lookups that waited for it; the next
+// lookup tries again. A load runs under Config.Timeout, not under the
+// context of the lookup that started it, so one impatient caller does not
+// fail the others.
+//
+// # Clocks
+//
+// An entity's Timestamp is stamped by the server of its partition when the
+// change is applied; servers' clocks differ a little, and a change becomes
+// visible slightly after it is stamped. The revalidation therefore asks
+// for changes since Margin before its mark (1 minute by default: for
+// rarely changing data, that re-reads the few entities changed in the
+// minute before the newest change). The mark is the service's newest
+// Timestamp or, when earlier, the load's start by the client's clock, which
+// bounds a multi-page load that a concurrent change may straddle; a client
+// clock behind the service's only makes revalidations read more. Azurite
+// stamps every entity with its one process's clock, in milliseconds, and
+// compares DateTime filters to the millisecond.
+//
+// # Azurite and Cosmos DB
+//
+// Both evaluate the Timestamp filter; on the Cosmos DB Table API a query
+// by Timestamp is a scan of the query's partition (it is on the service
+// too: Timestamp is not indexed), which is why the data must be small.
+package lookup

@@ -1,0 +1,50 @@
+package lookup
+
+import (
+	"strings"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+// ConfigError reports a Config or type that cannot work, found before any
+// request. It matches entity.ErrInvalid.
+type ConfigError struct {
+	Field  string // "Query", "FullEvery", "table", "T"
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "lookup: invalid " + e.Field + ": " + e.Reason }
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+
+// NotFoundError reports a lookup of an entity the cached data does not
+// hold. It matches entity.ErrNotFound.
+type NotFoundError struct {
+	PartitionKey, RowKey string
+}
+
+func (e *NotFoundError) Error() string {
+	return "lookup: " + e.PartitionKey + "/" + e.RowKey + " is not in the cached data"
+}
+
+// Is makes errors.Is(err, entity.ErrNotFound) true.
+func (e *NotFoundError) Is(target error) bool { return target == entity.ErrNotFound }
+
+// LoadError reports a load or revalidation that failed; the cache keeps
+// serving the last snapshot it had (Cache.Cached) and the next lookup tries
+// again. It unwraps to the cause, an entity error.
+type LoadError struct {
+	Full bool // a full load, rather than a revalidation
+	Err  error
+}
+
+func (e *LoadError) Error() string {
+	s := "lookup: revalidation"
+	if e.Full {
+		s = "lookup: load"
+	}
+	return s + ": " + strings.TrimPrefix(e.Err.Error(), "lookup: ")
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }

@@ -1,0 +1,481 @@
+package secondaryindex
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/drift"
+)
+
+// Check compares the primaries with their entries and yields one
+// drift.Finding per disagreement: Missing (a primary's entry is absent),
+// Stale (an entry holds other properties, or another primary's keys, than
+// its primary's copy), Orphan (an entry whose primary is gone or holds
+// another value). It reads, and writes nothing.
+//
+// The scan goes partition by partition, in key order: the whole table in
+// one query (and, for OtherPartition indexes, one range query of each
+// partition's entries) or, with opts.Partitions, those partitions. Every
+// finding carries the token of its partition, and opts.Checkpoint gets a
+// token after each partition: a check started from one reports that
+// partition (or the next) and everything after it. The first error is
+// yielded and ends the sequence.
+//
+// Entries of OtherPartition indexes behind their primary (a write whose
+// message has not run yet) are reported like any other drift; check again
+// after the queue drained, or Rebuild.
+func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
+	return s.check(ctx, opts, nil)
+}
+
+// check is Check counting what it read into sum (when not nil).
+func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summary) iter.Seq2[drift.Finding, error] {
+	return func(yield func(drift.Finding, error) bool) {
+		tok, err := parseToken(opts.Resume)
+		if err != nil {
+			yield(drift.Finding{}, err)
+			return
+		}
+		c := &checker[T]{s: s, ctx: ctx, yield: yield, opts: opts, sum: sum, owners: map[string]bool{}}
+		if opts.Partitions != nil {
+			c.listed(tok)
+			return
+		}
+		if tok.Phase == 0 && !c.primaries(tok) {
+			return
+		}
+		if s.other && len(s.remote) > 0 {
+			c.strays(tok)
+		}
+	}
+}
+
+// checker is one run of Check.
+type checker[T any] struct {
+	s     *Set[T]
+	ctx   context.Context
+	yield func(drift.Finding, error) bool
+	opts  CheckOptions
+	sum   *drift.Summary
+	stop  bool
+
+	g      group           // the partition being read
+	owners map[string]bool // whether a partition has primaries, asked once
+	names  []string        // scratch
+}
+
+// group is what one partition of the primaries' table holds.
+type group struct {
+	pk        string
+	resume    string // the token that restarts at this partition
+	primaries int
+	expected  map[string]expect // SamePartition entries, by RowKey
+	actual    map[string]stored // SamePartition entries found, by RowKey
+	remote    map[string]map[string]expect
+	strays    []stray // OtherPartition entries stored in this partition
+}
+
+type expect struct {
+	ix     string
+	rk     string // the primary's
+	fp     uint64
+	detail string // set when two primaries claim one unique entry
+}
+
+type stored struct {
+	ix       string
+	opk, ork string
+	fp       uint64
+}
+
+type stray struct {
+	ix       string
+	rk       string
+	opk, ork string
+}
+
+func (c *checker[T]) emit(f drift.Finding) bool {
+	if c.stop {
+		return false
+	}
+	f.Resume = c.g.resume
+	if c.sum != nil {
+		c.sum.Count(f)
+	}
+	if !c.yield(f, nil) {
+		c.stop = true
+	}
+	return !c.stop
+}
+
+func (c *checker[T]) fail(err error) bool {
+	if !c.stop {
+		c.yield(drift.Finding{}, err)
+		c.stop = true
+	}
+	return false
+}
+
+func (c *checker[T]) checkpoint(t token) {
+	if c.opts.Checkpoint != nil && !c.stop {
+		c.opts.Checkpoint(t.String())
+	}
+}
+
+func (c *checker[T]) begin(pk string) {
+	c.g = group{pk: pk, resume: token{PK: pk}.String(), expected: map[string]expect{}, actual: map[string]stored{}, remote: map[string]map[string]expect{}}
+}
+
+// primaries scans the primaries' table from tok, partition by partition.
+func (c *checker[T]) primaries(tok token) bool {
+	q := entity.Query{}
+	switch {
+	case tok.After:
+		q.Filter = filter.Gt(filter.PartitionKeyProperty, tok.PK)
+	case tok.PK != "":
+		q.Filter = filter.Ge(filter.PartitionKeyProperty, tok.PK)
+	}
+	started := false
+	for it, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[[]byte, error] { return c.s.bags.QueryRaw(ctx, q) }) {
+		if err != nil {
+			return c.fail(err)
+		}
+		raw, d := it.raw, &it.bag
+		if !started || d.PartitionKey != c.g.pk {
+			if started && !c.end() {
+				return false
+			}
+			started = true
+			c.begin(d.PartitionKey)
+		}
+		if !c.add(raw, d) {
+			return false
+		}
+	}
+	if started && !c.end() {
+		return false
+	}
+	return !c.stop
+}
+
+// listed checks the partitions of opts.Partitions, in key order, from tok.
+func (c *checker[T]) listed(tok token) {
+	parts := slices.Clone(c.opts.Partitions)
+	slices.SortFunc(parts, keys.Compare)
+	parts = slices.Compact(parts)
+	for _, pk := range parts {
+		if n := keys.Compare(pk, tok.PK); n < 0 || n == 0 && tok.After {
+			continue
+		}
+		c.begin(pk)
+		for raw, err := range c.s.bags.QueryRaw(c.ctx, entity.Query{Filter: filter.PK(pk)}) {
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			var d entity.DynamicEntity
+			if err := entity.Unmarshal(raw, &d); err != nil {
+				c.fail(err)
+				return
+			}
+			if !c.add(raw, &d) {
+				return
+			}
+		}
+		if !c.end() {
+			return
+		}
+	}
+}
+
+// add sorts one entity of the partition being read.
+func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
+	s := c.s
+	if c.sum != nil {
+		c.sum.Scanned++
+	}
+	rk := d.RowKey
+	if strings.HasPrefix(rk, internalPrefix) {
+		return true
+	}
+	if ix := s.entryIndex(rk); ix != nil {
+		opk, ork, ok := owner(d)
+		if !ok {
+			return true // not an entry: another type's entity
+		}
+		if ix.Placement == OtherPartition {
+			if !s.other {
+				c.g.strays = append(c.g.strays, stray{ix: ix.Name, rk: rk, opk: opk, ork: ork})
+			}
+			return true
+		}
+		c.names = entryNames(d.Properties, c.names)
+		c.g.actual[rk] = stored{ix: ix.Name, opk: opk, ork: ork, fp: fingerprint(d.Properties, c.names, opk, ork)}
+		return true
+	}
+	if !s.isPrimary(rk) {
+		return true
+	}
+	c.g.primaries++
+	var v version[T]
+	if err := entity.Unmarshal(raw, &v.e); err != nil {
+		return c.fail(fmt.Errorf("secondaryindex: check: primary %s/%s: %w", d.PartitionKey, rk, err))
+	}
+	delete(d.Properties, propWriteToken)
+	for _, ix := range s.indexes {
+		_, erk, _, has, err := ix.entryKeys(&v.e, d.PartitionKey, rk)
+		if err != nil {
+			return c.fail(err)
+		}
+		if !has {
+			continue
+		}
+		c.names = ix.copiedNames(d.Properties, c.names)
+		want := expect{ix: ix.Name, rk: rk, fp: fingerprint(d.Properties, c.names, d.PartitionKey, rk)}
+		into := c.g.expected
+		if ix.Placement == OtherPartition {
+			if into = c.g.remote[ix.Name]; into == nil {
+				into = map[string]expect{}
+				c.g.remote[ix.Name] = into
+			}
+		}
+		if first, dup := into[erk]; dup {
+			// Two primaries with one unique value: only writes around the
+			// Set do that. The second is reported missing.
+			want.detail = "value also held by " + first.rk
+			erk += "\x00" + rk
+		}
+		into[erk] = want
+	}
+	return true
+}
+
+// end reports the drift of the partition read.
+func (c *checker[T]) end() bool {
+	g := &c.g
+	if !c.diff(nil, g.pk, g.expected, g.actual) {
+		return false
+	}
+	c.owners[g.pk] = g.primaries > 0
+	if g.primaries > 0 {
+		for _, ix := range c.s.remote {
+			if !c.remote(ix, g.pk, g.remote[ix.Name]) {
+				return false
+			}
+		}
+	}
+	for _, st := range g.strays {
+		if !c.stray(st, g.pk) {
+			return false
+		}
+	}
+	c.checkpoint(token{PK: g.pk, After: true})
+	return !c.stop
+}
+
+// remote reads the entries of ix for the primaries of partition pk and
+// compares them with what the primaries expect.
+func (c *checker[T]) remote(ix *index[T], pk string, want map[string]expect) bool {
+	epk := ix.entryPK(pk)
+	from, to := keys.PrefixRange(ix.prefix)
+	got := map[string]stored{}
+	q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to))}
+	for d, err := range c.s.entries.Query(c.ctx, q) {
+		if err != nil {
+			return c.fail(err)
+		}
+		if c.sum != nil {
+			c.sum.Scanned++
+		}
+		opk, ork, ok := owner(&d)
+		if !ok {
+			continue
+		}
+		c.names = entryNames(d.Properties, c.names)
+		got[d.RowKey] = stored{ix: ix.Name, opk: opk, ork: ork, fp: fingerprint(d.Properties, c.names, opk, ork)}
+	}
+	return c.diff(ix, epk, want, got)
+}
+
+// diff reports the differences between expected and found entries of one
+// partition (ix nil: the SamePartition indexes'), in RowKey order.
+func (c *checker[T]) diff(ix *index[T], epk string, want map[string]expect, got map[string]stored) bool {
+	type row struct {
+		rk string
+		f  drift.Finding
+	}
+	var rows []row
+	entry := func(rk string) drift.Key {
+		k := drift.Key{PartitionKey: epk, RowKey: rk}
+		if ix != nil && c.s.other {
+			k.Table = c.s.entries.Name()
+		}
+		return k
+	}
+	for erk, w := range want {
+		rk, dup := erk, w.detail != ""
+		if dup {
+			rk, _, _ = strings.Cut(erk, "\x00")
+		}
+		f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: entry(rk)}
+		h, ok := got[rk]
+		switch {
+		case dup:
+			f.Kind, f.Detail = drift.Missing, w.detail
+		case !ok:
+			f.Kind, f.Detail = drift.Missing, "no entry"
+		case h.opk != c.g.pk || h.ork != w.rk:
+			f.Kind, f.Detail = drift.Stale, "the entry names primary "+h.opk+"/"+h.ork
+		case h.fp != w.fp:
+			f.Kind, f.Detail = drift.Stale, "the entry's copy differs from the primary"
+		default:
+			continue
+		}
+		rows = append(rows, row{rk, f})
+	}
+	for rk, h := range got {
+		if _, ok := want[rk]; ok {
+			continue
+		}
+		rows = append(rows, row{rk, drift.Finding{Kind: drift.Orphan, Index: h.ix, Primary: keyOfDrift(h.opk, h.ork), Entry: entry(rk), Detail: "no primary holds this entry"}})
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(keys.Compare(a.rk, b.rk), cmp.Compare(a.f.Kind, b.f.Kind), keys.Compare(a.f.Primary.RowKey, b.f.Primary.RowKey))
+	})
+	for _, r := range rows {
+		if !c.emit(r.f) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPrimaries reports whether partition pk holds a primary.
+func (c *checker[T]) hasPrimaries(pk string) (bool, error) {
+	if has, ok := c.owners[pk]; ok {
+		return has, nil
+	}
+	q := entity.Query{Filter: filter.PK(pk), Select: []string{"RowKey"}}
+	if c.s.cfg.PrimaryPrefix != "" {
+		from, to := keys.PrefixRange(c.s.cfg.PrimaryPrefix)
+		q.Filter = q.Filter.And(filter.RowKeyRange(from, to))
+	}
+	has := false
+	for d, err := range c.s.bags.Query(c.ctx, q) {
+		if err != nil {
+			return false, err
+		}
+		if c.s.isPrimary(d.RowKey) {
+			has = true
+			break
+		}
+	}
+	c.owners[pk] = has
+	return has, nil
+}
+
+// stray reports an OtherPartition entry stored in partition epk if no
+// primary could hold it: its primaries' partition has none. (Entries of
+// a partition with primaries are compared by that partition's check.)
+func (c *checker[T]) stray(st stray, epk string) bool {
+	ix := c.s.byName[st.ix]
+	owners, ok := ix.ownerPartition(epk)
+	if ok {
+		has, err := c.hasPrimaries(owners)
+		if err != nil {
+			return c.fail(err)
+		}
+		if has {
+			return true
+		}
+	}
+	k := drift.Key{PartitionKey: epk, RowKey: st.rk}
+	if c.s.other {
+		k.Table = c.s.entries.Name()
+	}
+	return c.emit(drift.Finding{Kind: drift.Orphan, Index: st.ix, Primary: keyOfDrift(st.opk, st.ork), Entry: k, Detail: "no primary in the entries' partition's primaries' partition"})
+}
+
+// strays scans the entries' table of a whole-table check, for entries
+// whose primaries' partition has no primary at all (phase 1).
+func (c *checker[T]) strays(tok token) {
+	q := entity.Query{Select: []string{PropPrimaryPK, PropPrimaryRK}}
+	page := tok.Page
+	for {
+		resume := token{Phase: 1, Page: page}.String()
+		p, err := c.s.entries.QueryPage(c.ctx, q, page)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.g = group{resume: resume}
+		for _, d := range p.Items {
+			if c.sum != nil {
+				c.sum.Scanned++
+			}
+			ix := c.s.entryIndex(d.RowKey)
+			opk, ork, ok := owner(&d)
+			if ix == nil || ix.Placement != OtherPartition || !ok {
+				continue
+			}
+			if !c.stray(stray{ix: ix.Name, rk: d.RowKey, opk: opk, ork: ork}, d.PartitionKey) {
+				return
+			}
+		}
+		if p.Next == "" {
+			return
+		}
+		page = p.Next
+		c.checkpoint(token{Phase: 1, Page: page})
+	}
+}
+
+// decoded is an entity as read and as a property bag.
+type decoded struct {
+	raw []byte
+	bag entity.DynamicEntity
+}
+
+// prefetch runs a query ahead of its reader, decoding as it goes, so that
+// the next page is on its way while the reader compares this one.
+func prefetch(ctx context.Context, query func(ctx context.Context) iter.Seq2[[]byte, error]) iter.Seq2[*decoded, error] {
+	type item struct {
+		d   *decoded
+		err error
+	}
+	return func(yield func(*decoded, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ch := make(chan item, entity.MaxPageSize)
+		go func() {
+			defer close(ch)
+			for raw, err := range query(ctx) {
+				it := item{err: err}
+				if err == nil {
+					it.d = &decoded{raw: raw}
+					it.err = entity.Unmarshal(raw, &it.d.bag)
+				}
+				select {
+				case ch <- it:
+				case <-ctx.Done():
+					return
+				}
+				if it.err != nil {
+					return
+				}
+			}
+		}()
+		for it := range ch {
+			if !yield(it.d, it.err) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package secondaryindex
+
+import (
+	"time"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// Config tunes a Set. The zero value works for SamePartition indexes; each
+// field says what 0 means.
+type Config struct {
+	// Entries is the table of the OtherPartition indexes' entries (guide
+	// §6.2: "in different partitions or tables"); nil means the primary's
+	// table. Entries are property bags: the copied properties and the
+	// keys of their primary.
+	Entries *entity.Table[entity.DynamicEntity]
+	// PrimaryPrefix is the RowKey prefix of the primaries ("empid_"), so
+	// that Check tells them from other entity types sharing their
+	// partitions; "" means every entity whose RowKey is not an entry's or
+	// tablekit's own ("tablekit."). Writes refuse a primary without it.
+	PrimaryPrefix string
+	// Retry bounds the read-modify-write rounds of Modify, Delete and the
+	// repairs, lost to concurrent writers; the zero value is
+	// entity.RetryPolicy's defaults (10 rounds).
+	Retry entity.RetryPolicy
+	// Grace is how long the reservation of a unique OtherPartition value
+	// protects a write that is under way: another writer takes a value
+	// claimed by an update that did not arrive only after Grace (and after
+	// fencing the primary), one claimed by an insert only after Grace, an
+	// insert being sent within Grace/2 of its reservation or not at all.
+	// 0 means 10 s. It must be shorter than the time the processor keeps
+	// redelivering a message (eventual.Config's RetryDelay and
+	// MaxDeliveries), which a message waiting for a claim relies on.
+	Grace time.Duration
+	// Kind is the name of the message kind that keeps OtherPartition
+	// indexes; "" means "secondaryindex.<table>.v1". Two Sets of one table
+	// on one processor need distinct kinds.
+	Kind string
+	// Outbox tunes the outbox that makes a primary's change and its index
+	// message one transaction (OtherPartition indexes).
+	Outbox eventual.OutboxConfig
+	// Concurrency is how many primaries a verifying lookup reads at once;
+	// 0 means 8.
+	Concurrency int
+	// Now is the clock the reservations' ages are read with; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Grace <= 0 {
+		c.Grace = 10 * time.Second
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func (c Config) check() error {
+	if c.PrimaryPrefix != "" {
+		if err := keys.Validate(c.PrimaryPrefix); err != nil {
+			return &ConfigError{Field: "PrimaryPrefix", Reason: err.Error()}
+		}
+	}
+	if c.Grace < 0 {
+		return &ConfigError{Field: "Grace", Reason: "is negative"}
+	}
+	return nil
+}
+
+// LookupOptions tunes a lookup.
+type LookupOptions struct {
+	// Verify reads the primary of every entry found (one point query
+	// each, Config.Concurrency at once) and returns it, with its ETag, only
+	// if it still holds the value looked up: a read-repair lookup, which
+	// never returns an entity whose indexed value differs. Entries that
+	// disagree are skipped, and repaired when Repair is set. Without
+	// Verify a lookup returns the entries' copies: the primary's keys and
+	// the copied properties, no ETag — exact for SamePartition indexes,
+	// possibly behind (or ahead, for a write under way) for OtherPartition
+	// ones.
+	Verify bool
+	// Repair repairs the entries a verifying lookup skipped (Set.Repair),
+	// before the lookup returns.
+	Repair bool
+	// Limit is the most entities a lookup returns; 0 means all.
+	Limit int
+}
+
+// CheckOptions chooses what Check and Rebuild scan. The index entity
+// package (patterns/indexentity) takes the same options.
+type CheckOptions struct {
+	// Partitions are the primaries' partitions to check; nil means the
+	// whole table (one scan of it, and of Config.Entries).
+	Partitions []string
+	// Resume continues a scan from a token: a Finding's Resume or a
+	// Summary's Next, or one passed to Checkpoint. The other options must
+	// be the same as the scan that made it.
+	Resume string
+	// Checkpoint, if set, is called with a resume token each time the scan
+	// passes a point it can resume from (after each partition), so that a
+	// long scan killed half-way can be continued.
+	Checkpoint func(token string)
+}

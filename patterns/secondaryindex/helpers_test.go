@@ -1,0 +1,240 @@
+package secondaryindex_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/secondaryindex"
+)
+
+var env *integration.Env
+
+func TestMain(m *testing.M) { integration.Main(m, &env) }
+
+// Employee is the guide's employee: department as PartitionKey, "empid_"
+// and a padded id as RowKey.
+type Employee struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string
+	FirstName    string
+	LastName     string
+	Email        string `table:",omitempty"`
+	Age          int32
+}
+
+func empid(i int) string { return fmt.Sprintf("empid_%06d", i) }
+
+// emailIndex and nameIndex are the guide's two indexes: a unique email,
+// a non-unique last name copying only the names.
+func emailIndex(p secondaryindex.Placement) secondaryindex.Index[Employee] {
+	return secondaryindex.Index[Employee]{
+		Name: "email", Unique: true, Placement: p,
+		Key: func(e *Employee) (string, bool) { return strings.ToLower(e.Email), e.Email != "" },
+	}
+}
+
+func nameIndex(p secondaryindex.Placement) secondaryindex.Index[Employee] {
+	return secondaryindex.Index[Employee]{
+		Name: "name", Placement: p, Properties: []string{"FirstName", "LastName"},
+		Key: func(e *Employee) (string, bool) { return e.LastName, e.LastName != "" },
+	}
+}
+
+// employees returns a typed view of a new table on e.
+func employees(t testing.TB, e *integration.Env) *entity.Table[Employee] {
+	t.Helper()
+	tbl, err := entity.NewTable[Employee](e.Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// sameTable is a view of tbl's table through e's clients.
+func sameTable[T, U any](t testing.TB, e *integration.Env, tbl *entity.Table[U]) *entity.Table[T] {
+	t.Helper()
+	v, err := entity.NewTableFromService[T](e.TableService, tbl.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func localSet(t testing.TB, tbl *entity.Table[Employee]) *secondaryindex.Set[Employee] {
+	t.Helper()
+	s, err := secondaryindex.New(tbl, nil, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.SamePartition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// findings runs a check and returns its findings.
+func findings(t testing.TB, s *secondaryindex.Set[Employee], opts secondaryindex.CheckOptions) []drift.Finding {
+	t.Helper()
+	var out []drift.Finding
+	for f, err := range s.Check(context.Background(), opts) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// rowKeys lists the RowKeys of a partition of tbl.
+func rowKeys[T any](t testing.TB, tbl *entity.Table[T], pk string) []string {
+	t.Helper()
+	var rks []string
+	for e, err := range tbl.Query(context.Background(), entity.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys, _ := entity.SystemOf(&e)
+		if pk == "" || sys.PartitionKey == pk {
+			rks = append(rks, sys.PartitionKey+"/"+sys.RowKey)
+		}
+	}
+	slices.Sort(rks)
+	return rks
+}
+
+// queues creates n work queues with their poison queues on e.
+func queues(t testing.TB, e *integration.Env, n int) []eventual.Queue {
+	t.Helper()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = e.QueueName(t)
+	}
+	qs := eventual.QueuesOf(e.QueueService, names...)
+	for _, q := range qs {
+		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
+			if _, err := c.Create(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, _ = c.Delete(ctx, nil)
+			})
+		}
+	}
+	return qs
+}
+
+// sameQueues returns clients of qs's queues built from e (another view).
+func sameQueues(t testing.TB, e *integration.Env, qs []eventual.Queue) []eventual.Queue {
+	t.Helper()
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		parts, err := azqueue.ParseURL(q.Work.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[i] = parts.QueueName
+	}
+	return eventual.QueuesOf(e.QueueService, names...)
+}
+
+// fast is a processor configuration for tests: quick polling, retries
+// after a second, a short visibility timeout so that a crashed worker's
+// messages come back soon.
+func fast() eventual.Config {
+	return eventual.Config{
+		Workers:           4,
+		VisibilityTimeout: 2 * time.Second,
+		RetryDelay:        200 * time.Millisecond,
+		MaxRetryDelay:     time.Second,
+		MaxDeliveries:     20,
+		PollInterval:      10 * time.Millisecond,
+		MaxPollInterval:   50 * time.Millisecond,
+		ShutdownGrace:     2 * time.Second,
+	}
+}
+
+// remoteConfig is the Set configuration of the OtherPartition tests:
+// an insert's reservations protect it for eight seconds.
+func remoteConfig(entries *entity.Table[entity.DynamicEntity]) secondaryindex.Config {
+	return secondaryindex.Config{
+		PrimaryPrefix: "empid_",
+		Entries:       entries,
+		Grace:         8 * time.Second,
+		Outbox:        eventual.OutboxConfig{Grace: -1},
+	}
+}
+
+// remoteSet makes a processor over qs (from e) and the Set of tbl with
+// the email and name indexes in other partitions.
+func remoteSet(t testing.TB, e *integration.Env, qs []eventual.Queue, tbl *entity.Table[Employee], entries *entity.Table[entity.DynamicEntity], pcfg eventual.Config) (*secondaryindex.Set[Employee], *eventual.Processor) {
+	t.Helper()
+	p, err := eventual.New(sameQueues(t, e, qs), nil, pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ent *entity.Table[entity.DynamicEntity]
+	if entries != nil {
+		ent = sameTable[entity.DynamicEntity](t, e, entries)
+	}
+	s, err := secondaryindex.New(sameTable[Employee](t, e, tbl), p, remoteConfig(ent),
+		emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+// drain runs p until every work queue of qs is empty (no message left,
+// visible or not), or ctx ends.
+func drain(ctx context.Context, p *eventual.Processor, qs []eventual.Queue) error {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+	for {
+		left := 0
+		for _, q := range qs {
+			props, err := q.Work.GetProperties(ctx, nil)
+			if err != nil {
+				return err
+			}
+			if props.ApproximateMessagesCount != nil {
+				left += int(*props.ApproximateMessagesCount)
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d messages left: %w", left, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// poisoned counts the messages in qs's poison queues.
+func poisoned(t testing.TB, qs []eventual.Queue) int {
+	t.Helper()
+	n := 0
+	for _, q := range qs {
+		props, err := q.Poison.GetProperties(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if props.ApproximateMessagesCount != nil {
+			n += int(*props.ApproximateMessagesCount)
+		}
+	}
+	return n
+}

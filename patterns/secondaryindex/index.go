@@ -1,0 +1,216 @@
+package secondaryindex
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/tablekit/tablekit/internal/ident"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Placement says where an index keeps its entries.
+type Placement uint8
+
+const (
+	// SamePartition keeps the entries in the primary's partition and
+	// writes them in the primary's entity group transaction (guide §6.1):
+	// an index always agrees with its primaries.
+	SamePartition Placement = iota
+	// OtherPartition keeps the entries in partition Name_PartitionKey
+	// ("email_Sales"), in Config.Entries or the primary's table (guide
+	// §6.2), written by patterns/eventual after the primary: an index that
+	// catches up, read with LookupOptions.Verify where that matters.
+	OtherPartition
+)
+
+func (p Placement) String() string {
+	switch p {
+	case SamePartition:
+		return "same partition"
+	case OtherPartition:
+		return "other partition"
+	}
+	return "Placement(" + string(rune('0'+p)) + ")"
+}
+
+// Index declares one secondary index of entities of type T: which value of
+// the entity it indexes, whether a value may be held by one entity only,
+// what its entries copy, and where they live.
+type Index[T any] struct {
+	// Name names the index in lookups, errors and findings, and makes the
+	// RowKey prefix of its entries, Name + "_" ("email_jonesj@contoso.com").
+	// 1 to 32 ASCII letters and digits, unique in the Set.
+	Name string
+	// Key returns the indexed value of e as it goes into a key
+	// ("jonesj@contoso.com" for an index of lower-cased emails), and false
+	// when e has no entry in this index. The value becomes part of a
+	// RowKey: it must not contain '/', '\', '#', '?' or control characters
+	// (use keys.Escape for values that may). Lookups take values in the
+	// same form.
+	Key func(e *T) (value string, ok bool)
+	// Unique makes the value one entity's at most: a write that gives it
+	// to a second entity fails with a *UniqueError. A non-unique entry's
+	// RowKey is the value and the primary's RowKey as one compound key
+	// (keys.Compound), so that any number of entities may share a value.
+	// Uniqueness holds within the partition of the entries: the primary's
+	// partition (SamePartition), or Name_PartitionKey (OtherPartition).
+	Unique bool
+	// Properties are the properties an entry copies from its primary; nil
+	// means all of them. A lookup that reads entries fills only these
+	// fields of T.
+	Properties []string
+	// Placement is where the entries live; the zero value is
+	// SamePartition.
+	Placement Placement
+}
+
+// Properties every entry carries besides its copy of the primary.
+const (
+	// PropPrimaryPK and PropPrimaryRK hold the keys of the entry's primary.
+	PropPrimaryPK = "TkPrimaryPK"
+	PropPrimaryRK = "TkPrimaryRK"
+	// PropClaim holds, on the entry of a unique OtherPartition index, the
+	// write the value is reserved for while it is in flight: the ETag the
+	// primary's write is conditional on, or ClaimInsert. It is absent once
+	// the primary holds the value (see the package documentation).
+	PropClaim = "TkClaim"
+	// ClaimInsert is the claim of a write that inserts its primary.
+	ClaimInsert = "insert"
+
+	propWriteToken = "TkWrite" // entity's write token chain, never copied
+	maxNameLength  = 32
+	internalPrefix = "tablekit." // RowKeys of tablekit's own entities (outbox intents, Once markers)
+)
+
+// index is a checked declaration with what its keys need.
+type index[T any] struct {
+	Index[T]
+	prefix string   // Name + "_"
+	props  []string // sorted; nil: all
+}
+
+// reserved reports a property an entry keeps for itself, never copied
+// from the primary.
+func reserved(name string) bool {
+	switch name {
+	case PropPrimaryPK, PropPrimaryRK, PropClaim, propWriteToken:
+		return true
+	}
+	return false
+}
+
+func compile[T any](i int, d Index[T]) (*index[T], error) {
+	bad := func(field, reason string) error {
+		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
+	}
+	if d.Name == "" || len(d.Name) > maxNameLength {
+		return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
+	}
+	for _, c := range []byte(d.Name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
+		}
+	}
+	if d.Key == nil {
+		return nil, bad("Key", "is nil")
+	}
+	if d.Placement > OtherPartition {
+		return nil, bad("Placement", "is not SamePartition or OtherPartition")
+	}
+	ix := &index[T]{Index: d, prefix: d.Name + "_"}
+	if d.Properties != nil {
+		ix.props = slices.Clone(d.Properties)
+		slices.Sort(ix.props)
+		ix.props = slices.Compact(ix.props)
+		for _, p := range ix.props {
+			switch {
+			case ident.Check(p) != "":
+				return nil, bad("Properties", "names "+p+", which is not a property name")
+			case reserved(p) || p == "PartitionKey" || p == "RowKey" || p == "Timestamp":
+				return nil, bad("Properties", "names "+p+", which an entry keeps for itself")
+			}
+		}
+	}
+	return ix, nil
+}
+
+// entryPK is the PartitionKey of the entries of primaries in partition pk.
+func (ix *index[T]) entryPK(pk string) string {
+	if ix.Placement == OtherPartition {
+		return ix.prefix + pk
+	}
+	return pk
+}
+
+// ownerPartition is the inverse of entryPK: the primaries' partition of
+// the entries in partition epk, and false when no partition maps to it.
+func (ix *index[T]) ownerPartition(epk string) (string, bool) {
+	if ix.Placement != OtherPartition {
+		return epk, true
+	}
+	return strings.CutPrefix(epk, ix.prefix)
+}
+
+// entryRK is the RowKey of the entry for value held by the primary whose
+// RowKey is rk.
+func (ix *index[T]) entryRK(value, rk string) string {
+	if ix.Unique {
+		return ix.prefix + value
+	}
+	return ix.prefix + keys.Compound(value, rk)
+}
+
+// entryKeys returns the keys of e's entry in this index, or ok false when
+// e has none. The keys are checked (keys.Validate).
+func (ix *index[T]) entryKeys(e *T, pk, rk string) (epk, erk, value string, ok bool, err error) {
+	value, ok = ix.Key(e)
+	if !ok {
+		return "", "", "", false, nil
+	}
+	epk, erk = ix.entryPK(pk), ix.entryRK(value, rk)
+	if err := keys.Validate(epk); err != nil {
+		return "", "", "", false, &KeyError{Index: ix.Name, Value: value, Err: err}
+	}
+	if err := keys.Validate(erk); err != nil {
+		return "", "", "", false, &KeyError{Index: ix.Name, Value: value, Err: err}
+	}
+	return epk, erk, value, true, nil
+}
+
+// parseEntryRK splits an entry's RowKey into the value and, for a
+// non-unique index, the primary's RowKey. ok is false for a RowKey this
+// index did not make.
+func (ix *index[T]) parseEntryRK(erk string) (value, rk string, ok bool) {
+	return parseEntryRK(ix.prefix, ix.Unique, erk)
+}
+
+func parseEntryRK(prefix string, unique bool, erk string) (value, rk string, ok bool) {
+	rest, ok := strings.CutPrefix(erk, prefix)
+	if !ok {
+		return "", "", false
+	}
+	if unique {
+		return rest, "", true
+	}
+	parts, err := keys.SplitCompound(rest)
+	if err != nil || len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// exactRange is the RowKey range of the entries of a non-unique index
+// holding value (a unique index's entry is read by a point query).
+func (ix *index[T]) exactRange(value string) (from, to string) {
+	from, to = keys.CompoundPrefix(value)
+	return ix.prefix + from, ix.prefix + to
+}
+
+// prefixRange is the RowKey range of the entries whose value starts with
+// prefix.
+func (ix *index[T]) prefixRange(prefix string) (from, to string) {
+	if ix.Unique {
+		return keys.PrefixRange(ix.prefix + prefix)
+	}
+	return keys.PrefixRange(ix.prefix + keys.Compound(prefix))
+}

@@ -1,0 +1,54 @@
+package secondaryindex
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+// maxBuilds bounds the times one write builds its transaction again.
+func (s *Set[T]) maxBuilds() int { return 2*len(s.indexes) + 4 }
+
+// run submits w's transaction until it is applied or refused.
+func (w *write[T]) run(ctx context.Context) error {
+	for n := 0; ; n++ {
+		err := w.round(ctx)
+		if !errors.Is(err, errAgain) {
+			return err
+		}
+		if n >= w.s.maxBuilds() {
+			return &StepError{Step: "submit", PartitionKey: w.pk, RowKey: w.rk, Err: entity.ErrConflict}
+		}
+	}
+}
+
+// Insert adds e and its entries: its SamePartition entries in one entity
+// group transaction with e, its OtherPartition entries after it (their
+// unique values reserved first). An entity with e's keys is an error
+// matching entity.ErrAlreadyExists; a unique value held by another is a
+// *UniqueError. e's new ETag is written back into it (cleared when the
+// transaction was found applied after a lost reply).
+func (s *Set[T]) Insert(ctx context.Context, e *T) error {
+	if e == nil {
+		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+	}
+	pk, rk, err := keyOf(e)
+	if err != nil {
+		return err
+	}
+	if err := s.validKeys(pk, rk); err != nil {
+		return err
+	}
+	cur, err := intend(e)
+	if err != nil {
+		return err
+	}
+	w := s.newWrite(pk, rk)
+	w.cur = &cur
+	if err := w.run(ctx); err != nil {
+		return w.cleanup(ctx, err)
+	}
+	w.finish(e)
+	return nil
+}

@@ -1,0 +1,255 @@
+package secondaryindex
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/drift"
+)
+
+// hit is one entry found by a lookup.
+type hit[T any] struct {
+	e        T // the copy, with the primary's keys
+	pk, rk   string
+	epk, erk string
+}
+
+// entryMeta reads the keys of an entry's primary.
+type entryMeta struct {
+	PartitionKey string
+	RowKey       string
+	TkPrimaryPK  string
+	TkPrimaryRK  string
+}
+
+func (s *Set[T]) index(name string) (*index[T], error) {
+	ix, ok := s.byName[name]
+	if !ok {
+		return nil, &StepError{Step: "lookup", Index: name, Err: ErrUnknownIndex}
+	}
+	return ix, nil
+}
+
+// readers returns the table an index's entries are read from as T.
+func (s *Set[T]) readers(ix *index[T]) *entity.Table[T] {
+	if ix.Placement == OtherPartition {
+		return s.copies
+	}
+	return s.primary
+}
+
+// decodeHit reads an entry as T with its primary's keys (and no ETag: the
+// entry's is not the primary's).
+func decodeHit[T any](raw []byte) (hit[T], error) {
+	var h hit[T]
+	var m entryMeta
+	if err := entity.Unmarshal(raw, &m); err != nil {
+		return h, err
+	}
+	if err := entity.Unmarshal(raw, &h.e); err != nil {
+		return h, err
+	}
+	h.pk, h.rk, h.epk, h.erk = m.TkPrimaryPK, m.TkPrimaryRK, m.PartitionKey, m.RowKey
+	return h, entity.SetSystem(&h.e, entity.System{PartitionKey: h.pk, RowKey: h.rk})
+}
+
+// Lookup returns the entity whose value in the unique index named index
+// is value, among the primaries of partition pk: one point query, and one
+// more with opts.Verify. No such entity is an error matching
+// entity.ErrNotFound.
+func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) (T, error) {
+	var zero T
+	ix, err := s.index(index)
+	if err != nil {
+		return zero, err
+	}
+	if !ix.Unique {
+		return zero, &StepError{Step: "lookup", Index: index, Err: ErrNotUnique}
+	}
+	for e, err := range s.point(ctx, ix, pk, value, opts) {
+		return e, err
+	}
+	return zero, &StepError{Step: "lookup", Index: index, PartitionKey: ix.entryPK(pk), RowKey: ix.entryRK(value, ""), Err: entity.ErrNotFound}
+}
+
+// LookupAll yields the entities whose value in the index named index is
+// value, among the primaries of partition pk, in the order of their
+// entries' keys (the primaries' RowKeys, for a non-unique index): a point
+// query for a unique index, a range query otherwise.
+func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
+	ix, err := s.index(index)
+	if err != nil {
+		return fail[T](err)
+	}
+	if ix.Unique {
+		return s.point(ctx, ix, pk, value, opts)
+	}
+	from, to := ix.exactRange(value)
+	return s.scan(ctx, ix, pk, from, to, opts)
+}
+
+// LookupPrefix yields the entities whose value in the index named index
+// starts with prefix, among the primaries of partition pk, in the order of
+// the values: one range query ("RowKey ge 'email_a' and RowKey lt
+// 'email_b'", guide §6.1).
+func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
+	ix, err := s.index(index)
+	if err != nil {
+		return fail[T](err)
+	}
+	from, to := ix.prefixRange(prefix)
+	return s.scan(ctx, ix, pk, from, to, opts)
+}
+
+func fail[T any](err error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		yield(zero, err)
+	}
+}
+
+// point reads a unique entry.
+func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts LookupOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		epk, erk := ix.entryPK(pk), ix.entryRK(value, "")
+		if err := keys.Validate(erk); err != nil {
+			yield(zero, &KeyError{Index: ix.Name, Value: value, Err: err})
+			return
+		}
+		raw, err := s.readers(ix).GetRaw(ctx, epk, erk)
+		if errors.Is(err, entity.ErrNotFound) {
+			return
+		}
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		h, err := decodeHit[T](raw)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		if !opts.Verify {
+			yield(h.e, nil)
+			return
+		}
+		e, ok, err := s.verify(ctx, ix, &h, opts)
+		if err != nil {
+			yield(zero, err)
+		} else if ok {
+			yield(e, nil)
+		}
+	}
+}
+
+// scan reads the entries of one RowKey range of an index.
+func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, opts LookupOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		q := entity.Query{Filter: filter.PK(ix.entryPK(pk)).And(filter.RowKeyRange(from, to))}
+		if !opts.Verify {
+			q.Limit = opts.Limit
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		batch := make([]hit[T], 0, 2*s.cfg.Concurrency)
+		yielded := 0
+		// flush verifies a batch of hits in parallel and yields them in
+		// order.
+		flush := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
+			type result struct {
+				e   T
+				ok  bool
+				err error
+			}
+			out := make([]result, len(batch))
+			sem := make(chan struct{}, s.cfg.Concurrency)
+			var wg sync.WaitGroup
+			for i := range batch {
+				sem <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-sem }()
+					out[i].e, out[i].ok, out[i].err = s.verify(ctx, ix, &batch[i], opts)
+				})
+			}
+			wg.Wait()
+			batch = batch[:0]
+			for _, r := range out {
+				if r.err != nil {
+					yield(zero, r.err)
+					return false
+				}
+				if !r.ok {
+					continue
+				}
+				if !yield(r.e, nil) {
+					return false
+				}
+				if yielded++; opts.Limit > 0 && yielded >= opts.Limit {
+					return false
+				}
+			}
+			return true
+		}
+		for raw, err := range s.readers(ix).QueryRaw(ctx, q) {
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			h, err := decodeHit[T](raw)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			if !opts.Verify {
+				if !yield(h.e, nil) {
+					return
+				}
+				continue
+			}
+			if batch = append(batch, h); len(batch) == cap(batch) && !flush() {
+				return
+			}
+		}
+		flush()
+	}
+}
+
+// verify reads the primary of a hit and returns it if it still has the
+// hit's entry; otherwise ok is false, and the entry is repaired when opts
+// ask for it.
+func (s *Set[T]) verify(ctx context.Context, ix *index[T], h *hit[T], opts LookupOptions) (T, bool, error) {
+	var zero T
+	p, found, err := s.read(ctx, h.pk, h.rk)
+	if err != nil {
+		return zero, false, err
+	}
+	if found && s.holds(ix, &p, h.pk, h.rk, h.epk, h.erk) {
+		return p.e, true, nil
+	}
+	if opts.Repair {
+		f := drift.Finding{Kind: drift.Orphan, Index: ix.Name, Primary: keyOfDrift(h.pk, h.rk), Entry: s.entryKey(ix, h.epk, h.erk)}
+		if err := s.Repair(ctx, f); err != nil && !errors.Is(err, drift.ErrRaced) {
+			return zero, false, err
+		}
+	}
+	return zero, false, nil
+}
+
+// entryKey is the drift.Key of an entry of ix.
+func (s *Set[T]) entryKey(ix *index[T], epk, erk string) drift.Key {
+	k := drift.Key{PartitionKey: epk, RowKey: erk}
+	if ix.Placement == OtherPartition && s.other {
+		k.Table = s.entries.Name()
+	}
+	return k
+}

@@ -1,0 +1,411 @@
+package secondaryindex
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// syncMessage is the message that brings the OtherPartition entries of
+// one primary in line with it: its keys, and the values, by index, whose
+// entries may have to go (its old values, the values a write reserved).
+type syncMessage struct {
+	PK     string              `json:"pk"`
+	RK     string              `json:"rk"`
+	Values map[string][]string `json:"values,omitempty"`
+}
+
+// errPending reports a reservation that protects a write that may still
+// arrive: it cannot be released before Config.Grace has passed.
+var errPending = errors.New("secondaryindex: a reserved value's write may be under way")
+
+// maxRounds bounds the loops that start again when an entry or primary
+// changed under them.
+const maxRounds = 16
+
+func keyOfDrift(pk, rk string) drift.Key { return drift.Key{PartitionKey: pk, RowKey: rk} }
+
+// reserve claims the new values of this write's unique OtherPartition
+// indexes and returns the round's message: nil when no OtherPartition
+// entry changes.
+func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
+	s := w.s
+	if len(s.remote) == 0 {
+		return nil, nil
+	}
+	w.reservedNow = 0
+	values := map[string][]string{}
+	changed := false
+	for _, ix := range s.remote {
+		oldK, oldV, oldHas, err := w.entryOf(ix, w.old)
+		if err != nil {
+			return nil, err
+		}
+		newK, newV, newHas, err := w.entryOf(ix, w.cur)
+		if err != nil {
+			return nil, err
+		}
+		if oldHas {
+			values[ix.Name] = append(values[ix.Name], oldV)
+		}
+		if newHas {
+			values[ix.Name] = append(values[ix.Name], newV)
+		}
+		epk := ix.entryPK(w.pk)
+		switch {
+		case !oldHas && !newHas:
+			continue
+		case oldHas && newHas && oldK == newK:
+			if !sameCopy(ix.copyOf(w.cur, epk, newK, w.pk, w.rk), ix.copyOf(w.old, epk, oldK, w.pk, w.rk)) {
+				changed = true
+			}
+			continue
+		}
+		changed = true
+		if !ix.Unique || !newHas {
+			continue
+		}
+		claim := ClaimInsert
+		if w.old != nil {
+			claim = w.old.etag
+		}
+		if w.reservedNow == 0 {
+			w.reservedAt = s.cfg.Now()
+		}
+		w.reservedNow++
+		if !slices.Contains(w.reserved[ix.Name], newV) {
+			w.reserved[ix.Name] = append(w.reserved[ix.Name], newV)
+		}
+		if err := s.reserve(ctx, ix, newV, w.pk, w.rk, claim, ix.copyOf(w.cur, epk, newK, w.pk, w.rk)); err != nil {
+			return nil, err
+		}
+	}
+	if !changed && len(w.reserved) == 0 {
+		return nil, nil
+	}
+	for name, vs := range w.reserved {
+		values[name] = append(values[name], vs...)
+	}
+	m, err := s.message(w.pk, w.rk, values)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// reserve claims value of the unique index ix for primary pk/rk, whose
+// write is conditional on claim (its base ETag, or ClaimInsert): it
+// inserts the entry, holding want's copy and the claim, or refreshes it
+// when the primary claimed it before, or takes it over from a holder
+// whose claim is dead. A value held, or claimed by a write that may still
+// arrive, is a *UniqueError.
+func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim string, want *entity.DynamicEntity) error {
+	want.Properties[PropClaim] = claim
+	epk, erk := want.PartitionKey, want.RowKey
+	step := func(err error) error {
+		return &StepError{Step: "reserve", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
+	}
+	for range maxRounds {
+		cur, err := s.entries.Get(ctx, epk, erk)
+		if errors.Is(err, entity.ErrNotFound) {
+			e := clone(want)
+			err := s.entries.Insert(ctx, e)
+			if err == nil {
+				return nil
+			}
+			if errors.Is(err, entity.ErrAlreadyExists) {
+				continue
+			}
+			return step(err)
+		}
+		if err != nil {
+			return step(err)
+		}
+		if opk, ork, ok := owner(&cur); !ok || opk != pk || ork != rk {
+			switch v, err := s.free(ctx, ix, &cur, value); {
+			case err != nil:
+				return step(err)
+			case v == held:
+				return &UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork)}
+			case v == pending:
+				return &UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork), Pending: true}
+			case v == again:
+				continue
+			}
+		}
+		if err := s.replaceEntry(ctx, &cur, want); err == nil {
+			return nil
+		} else if !changedSince(err) {
+			return step(err)
+		}
+	}
+	return step(entity.ErrConflict)
+}
+
+// replaceEntry replaces the stored entry cur by want, on condition that
+// it did not change since it was read.
+func (s *Set[T]) replaceEntry(ctx context.Context, cur, want *entity.DynamicEntity) error {
+	e := clone(want)
+	e.ETag = cur.ETag
+	if chain, ok := cur.Properties[propWriteToken]; ok {
+		e.Properties[propWriteToken] = chain // entity proves the outcome with it
+	}
+	return s.entries.Update(ctx, e, entity.Replace)
+}
+
+// changedSince reports a conditional write that lost to another writer.
+func changedSince(err error) bool {
+	return errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrNotFound)
+}
+
+func clone(e *entity.DynamicEntity) *entity.DynamicEntity {
+	c := *e
+	c.Properties = maps.Clone(e.Properties)
+	return &c
+}
+
+// verdict is what free finds about a unique entry and its owner.
+type verdict uint8
+
+const (
+	free    verdict = iota + 1 // no write can give the owner the value: the entry may go
+	held                       // the owner holds the value
+	pending                    // the owner's write of it may still arrive
+	again                      // something changed: read the entry again
+)
+
+// free decides whether the unique entry e, which holds value, may be
+// released or taken over: its owner does not hold the value and no write
+// the entry was reserved for can still give it to the owner.
+//
+//   - No claim: the owner held the value once and lost it since; a write
+//     that wants it back must reserve it again first, changing the entry's
+//     ETag, which the caller's conditional write will notice.
+//   - Claim ClaimInsert: if the owner exists the insert can no longer
+//     apply; if not, the insert may be under way until Config.Grace has
+//     passed since the claim (the writer gives up sending after Grace/2).
+//   - Claim an ETag: if the owner is gone or has another ETag the write
+//     (conditional on that ETag) can no longer apply; if the owner still has
+//     it, the write may be under way: after Grace the owner is fenced, by a
+//     write conditional on that ETag that changes it, so the write never
+//     applies.
+func (s *Set[T]) free(ctx context.Context, ix *index[T], e *entity.DynamicEntity, value string) (verdict, error) {
+	opk, ork, ok := owner(e)
+	if !ok {
+		return free, nil // not an entry: nothing points at it
+	}
+	o, found, err := s.read(ctx, opk, ork)
+	if err != nil {
+		return 0, err
+	}
+	if found && s.holds(ix, &o, opk, ork, e.PartitionKey, e.RowKey) {
+		return held, nil
+	}
+	claim, claimed := entity.Prop[string](e, PropClaim)
+	old := !e.Timestamp.IsZero() && s.cfg.Now().Sub(e.Timestamp) >= s.cfg.Grace
+	switch {
+	case !claimed:
+		return free, nil
+	case claim == ClaimInsert:
+		if found || old {
+			return free, nil
+		}
+		return pending, nil
+	case !found || o.etag != claim:
+		return free, nil
+	case !old:
+		return pending, nil
+	}
+	if err := s.fence(ctx, opk, ork, &o); err != nil {
+		if changedSince(err) {
+			return again, nil
+		}
+		return 0, err
+	}
+	return free, nil
+}
+
+// holds reports whether primary o (keys pk, rk) has the entry epk/erk in ix.
+func (s *Set[T]) holds(ix *index[T], o *version[T], pk, rk, epk, erk string) bool {
+	p, k, _, has, err := ix.entryKeys(&o.e, pk, rk)
+	return err == nil && has && p == epk && k == erk
+}
+
+// fence changes primary o on condition of its ETag, so that a write
+// conditional on that ETag can never apply.
+func (s *Set[T]) fence(ctx context.Context, pk, rk string, o *version[T]) error {
+	f := &entity.DynamicEntity{PartitionKey: pk, RowKey: rk, ETag: o.etag, Properties: map[string]any{}}
+	if o.chain != nil {
+		f.Properties[propWriteToken] = o.chain
+	}
+	return s.bags.Update(ctx, f, entity.Merge)
+}
+
+// handle is the message handler of the Set's kind.
+func (s *Set[T]) handle(ctx context.Context, m syncMessage) error {
+	return s.sync(ctx, m.PK, m.RK, m.Values)
+}
+
+// sync brings the OtherPartition entries of primary pk/rk in line with it:
+// the entry of each value it holds holds its copy, and the entries of the
+// given values it does not hold are gone (a unique one only once no write
+// it was reserved for can arrive). It reads the primary again at the end
+// and starts over if it changed, so that a sync that read an old version
+// never leaves that version's entries behind.
+func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]string) error {
+	seen := map[string][]string{}
+	for name, vs := range values {
+		if _, ok := s.byName[name]; ok {
+			seen[name] = slices.Clone(vs)
+		}
+	}
+	for range maxRounds {
+		p, found, err := s.read(ctx, pk, rk)
+		if err != nil {
+			return &StepError{Step: "sync: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+		}
+		for _, ix := range s.remote {
+			var want string
+			var has bool
+			if found {
+				var err error
+				_, _, want, has, err = ix.entryKeys(&p.e, pk, rk)
+				if err != nil {
+					return err
+				}
+			}
+			vals := seen[ix.Name]
+			if has && !slices.Contains(vals, want) {
+				vals = append(vals, want)
+				seen[ix.Name] = vals
+			}
+			for _, v := range vals {
+				if has && v == want {
+					err = s.ensure(ctx, ix, &p, pk, rk, v)
+				} else {
+					err = s.release(ctx, ix, pk, rk, v)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		after, still, err := s.read(ctx, pk, rk)
+		if err != nil {
+			return &StepError{Step: "sync: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+		}
+		if still == found && after.etag == p.etag {
+			return nil
+		}
+	}
+	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+}
+
+// ensure makes the entry of value in ix hold primary p's copy.
+func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk, value string) error {
+	epk, erk := ix.entryPK(pk), ix.entryRK(value, rk)
+	want := ix.copyOf(p, epk, erk, pk, rk)
+	step := func(err error) error {
+		return &StepError{Step: "sync: write entry", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
+	}
+	if !ix.Unique {
+		if err := s.entries.Upsert(ctx, want, entity.Replace); err != nil {
+			return step(err)
+		}
+		return nil
+	}
+	for range maxRounds {
+		cur, err := s.entries.Get(ctx, epk, erk)
+		if errors.Is(err, entity.ErrNotFound) {
+			err := s.entries.Insert(ctx, clone(want))
+			if err == nil {
+				return nil
+			}
+			if errors.Is(err, entity.ErrAlreadyExists) {
+				continue
+			}
+			return step(err)
+		}
+		if err != nil {
+			return step(err)
+		}
+		opk, ork, ok := owner(&cur)
+		if ok && opk == pk && ork == rk {
+			if _, claimed := cur.Properties[PropClaim]; !claimed && sameCopy(want, &cur) {
+				return nil
+			}
+		} else {
+			switch v, err := s.free(ctx, ix, &cur, value); {
+			case err != nil:
+				return step(err)
+			case v == held:
+				// Two primaries hold one unique value: only a writer that
+				// went around the Set can do that. Check reports it.
+				return step(&UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork)})
+			case v == pending:
+				return step(errPending)
+			case v == again:
+				continue
+			}
+		}
+		if err := s.replaceEntry(ctx, &cur, want); err == nil {
+			return nil
+		} else if !changedSince(err) {
+			return step(err)
+		}
+	}
+	return step(entity.ErrConflict)
+}
+
+// release removes the entry of value in ix if primary pk/rk owns it and
+// may lose it.
+func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string) error {
+	epk, erk := ix.entryPK(pk), ix.entryRK(value, rk)
+	step := func(err error) error {
+		return &StepError{Step: "sync: remove entry", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
+	}
+	if !ix.Unique {
+		if _, err := s.entries.DeleteIfExists(ctx, epk, erk); err != nil && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return step(err)
+		}
+		return nil
+	}
+	for range maxRounds {
+		cur, err := s.entries.Get(ctx, epk, erk)
+		if errors.Is(err, entity.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return step(err)
+		}
+		if opk, ork, ok := owner(&cur); !ok || opk != pk || ork != rk {
+			return nil // another's now
+		}
+		switch v, err := s.free(ctx, ix, &cur, value); {
+		case err != nil:
+			return step(err)
+		case v == held:
+			return nil // the primary holds it again
+		case v == pending:
+			return step(errPending)
+		case v == again:
+			continue
+		}
+		err = s.entries.Delete(ctx, epk, erk, cur.ETag)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, entity.ErrOutcomeUnknown) {
+			continue // read again
+		}
+		if !changedSince(err) {
+			return step(err)
+		}
+	}
+	return step(entity.ErrConflict)
+}

@@ -1,0 +1,168 @@
+package secondaryindex
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/drift"
+)
+
+// Repair fixes what a finding of Check reports, as the entity and its
+// entries are now, not as the check saw them: it writes the entry the
+// primary holding it should have, or deletes an entry no primary holds.
+// It is idempotent, and ETag-guarded so that it can run while writers
+// write: a SamePartition entry is written in one transaction with a write
+// to its primary conditional on the ETag just read (which changes that
+// ETag), an OtherPartition entry as the index's messages write it. A
+// repair that loses to a writer reports drift.ErrRaced; check again.
+func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
+	ix, err := s.index(f.Index)
+	if err != nil {
+		return err
+	}
+	if ix.Placement == OtherPartition {
+		return s.repairRemote(ctx, ix, f)
+	}
+	return s.repairLocal(ctx, ix, f)
+}
+
+// repairLocal repairs the SamePartition entry f.Entry.
+func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding) error {
+	epk, erk := f.Entry.PartitionKey, f.Entry.RowKey
+	step := func(name string, err error) error {
+		return &StepError{Step: "repair: " + name, Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
+	}
+	entry, err := s.bags.Get(ctx, epk, erk)
+	found := err == nil
+	if err != nil && !errors.Is(err, entity.ErrNotFound) {
+		return step("read entry", err)
+	}
+	// The holder: the finding's primary, or the primary the entry names,
+	// whichever holds the entry now.
+	var holder *version[T]
+	var hrk string
+	candidates := []string{f.Primary.RowKey}
+	if opk, ork, ok := owner(&entry); found && ok && opk == epk && ork != f.Primary.RowKey {
+		candidates = append(candidates, ork)
+	}
+	for _, rk := range candidates {
+		if f.Primary.PartitionKey != epk && rk == f.Primary.RowKey {
+			continue // not a primary of this partition
+		}
+		p, ok, err := s.read(ctx, epk, rk)
+		if err != nil {
+			return step("read primary", err)
+		}
+		if ok && s.holds(ix, &p, epk, rk, epk, erk) {
+			holder, hrk = &p, rk
+			break
+		}
+	}
+	if holder == nil {
+		if !found {
+			return nil
+		}
+		if err := s.bags.Delete(ctx, epk, erk, entry.ETag); err != nil {
+			if changedSince(err) {
+				return raced(step("delete orphan", err))
+			}
+			return step("delete orphan", err)
+		}
+		return nil
+	}
+	want := ix.copyOf(holder, epk, erk, epk, hrk)
+	if found {
+		if opk, ork, _ := owner(&entry); opk == epk && ork == hrk && sameCopy(want, &entry) {
+			return nil
+		}
+	}
+	// The holder's fence makes the transaction fail if it changed since
+	// it was read: the copy written is the holder's current one.
+	fence := &entity.DynamicEntity{PartitionKey: epk, RowKey: hrk, ETag: holder.etag, Properties: map[string]any{}}
+	if holder.chain != nil {
+		fence.Properties[propWriteToken] = holder.chain
+	}
+	b := (&entity.Batch{}).Merge(fence)
+	if found {
+		want.ETag = entry.ETag
+		b.Replace(want)
+	} else {
+		b.Insert(want)
+	}
+	if _, err := s.bags.Submit(ctx, b); err != nil {
+		if changedSince(err) || errors.Is(err, entity.ErrAlreadyExists) {
+			return raced(step("write entry", err))
+		}
+		return step("write entry", err)
+	}
+	return nil
+}
+
+// repairRemote repairs the OtherPartition entry f.Entry the way the
+// index's messages do: it syncs the primary named by the finding with the
+// entry's value among those to look at.
+func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding) error {
+	values := map[string][]string{}
+	value, rk, ok := ix.parseEntryRK(f.Entry.RowKey)
+	pk, pok := ix.ownerPartition(f.Entry.PartitionKey)
+	placed := ok && pok && pk == f.Primary.PartitionKey && (ix.Unique || rk == f.Primary.RowKey)
+	if placed {
+		values[ix.Name] = []string{value}
+	}
+	err := s.sync(ctx, f.Primary.PartitionKey, f.Primary.RowKey, values)
+	if errors.Is(err, errPending) || errors.Is(err, entity.ErrConflict) {
+		return raced(err)
+	}
+	if err != nil || placed {
+		return err
+	}
+	// An entry where its primary's entries never are: no sync reaches it.
+	entry, err := s.entries.Get(ctx, f.Entry.PartitionKey, f.Entry.RowKey)
+	if errors.Is(err, entity.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.entries.Delete(ctx, f.Entry.PartitionKey, f.Entry.RowKey, entry.ETag); err != nil {
+		if changedSince(err) {
+			return raced(err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Rebuild checks (as Check) and repairs each finding as it is found
+// (as Repair), while writers may keep writing. It returns what it saw:
+// Summary.Repaired counts the repairs made; findings whose repair lost to
+// a writer are counted but not repaired (check again). On an error,
+// Summary.Next resumes the rebuild where it stopped; so does the last
+// token given to opts.Checkpoint, for a rebuild whose process died.
+func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
+	var sum drift.Summary
+	last := opts.Resume
+	user := opts.Checkpoint
+	opts.Checkpoint = func(t string) {
+		last = t
+		if user != nil {
+			user(t)
+		}
+	}
+	for f, err := range s.check(ctx, opts, &sum) {
+		if err != nil {
+			sum.Next = last
+			return sum, err
+		}
+		if err := s.Repair(ctx, f); err != nil {
+			if errors.Is(err, drift.ErrRaced) {
+				continue
+			}
+			sum.Next = f.Resume
+			return sum, err
+		}
+		sum.Repaired++
+	}
+	return sum, nil
+}

@@ -1,0 +1,312 @@
+package secondaryindex
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+)
+
+// Set is the primaries of one table with their declared indexes: it
+// writes a primary and its entries together, looks entities up by an
+// index's value, and checks and repairs the indexes. It is safe for
+// concurrent use.
+type Set[T any] struct {
+	primary *entity.Table[T]                    // with write tokens
+	bags    *entity.Table[entity.DynamicEntity] // the primary's table, with write tokens
+	entries *entity.Table[entity.DynamicEntity] // OtherPartition entries' table, with write tokens
+	copies  *entity.Table[T]                    // the same table, read as T
+	other   bool                                // entries live in another table
+
+	indexes []*index[T]
+	byName  map[string]*index[T]
+	local   []*index[T] // SamePartition
+	remote  []*index[T] // OtherPartition
+
+	proc   *eventual.Processor
+	outbox *eventual.Outbox[entity.DynamicEntity]
+	kind   eventual.Kind[syncMessage]
+	cfg    Config
+}
+
+// New returns the Set of primary's entities with the given indexes.
+// OtherPartition indexes need p, the processor of patterns/eventual whose
+// workers keep them (New registers the Set's message kind on it; run p.Run
+// somewhere); p may be nil when every index is SamePartition. The primary
+// table and Config.Entries should be built with entity.ClientOptions (as
+// tablekit's constructors and integration.Env do), so that a lost reply is
+// never misreported.
+func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, indexes ...Index[T]) (*Set[T], error) {
+	if primary == nil {
+		return nil, &ConfigError{Field: "primary", Reason: "is nil"}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if len(indexes) == 0 {
+		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
+	}
+	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, proc: p, cfg: cfg}
+	for i, d := range indexes {
+		ix, err := compile(i, d)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := s.byName[ix.Name]; dup {
+			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "is used twice"}
+		}
+		if cfg.PrimaryPrefix != "" && (strings.HasPrefix(cfg.PrimaryPrefix, ix.prefix) || strings.HasPrefix(ix.prefix, cfg.PrimaryPrefix)) {
+			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "makes RowKeys that Config.PrimaryPrefix " + cfg.PrimaryPrefix + " does not tell apart from the primaries'"}
+		}
+		s.byName[ix.Name] = ix
+		s.indexes = append(s.indexes, ix)
+		if ix.Placement == OtherPartition {
+			s.remote = append(s.remote, ix)
+		} else {
+			s.local = append(s.local, ix)
+		}
+	}
+	bags, err := entity.NewTable[entity.DynamicEntity](primary.Client())
+	if err != nil {
+		return nil, err
+	}
+	s.bags = bags.WithWriteTokens()
+	s.entries, s.copies = s.bags, s.primary
+	if cfg.Entries != nil && cfg.Entries.Name() != primary.Name() {
+		s.other = true
+		s.entries = cfg.Entries.WithWriteTokens()
+		if s.copies, err = entity.NewTable[T](cfg.Entries.Client()); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.remote) == 0 {
+		return s, nil
+	}
+	if p == nil {
+		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition indexes need one"}
+	}
+	name := cfg.Kind
+	if name == "" {
+		if primary.Name() == "" {
+			return nil, &ConfigError{Field: "Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
+		}
+		name = "secondaryindex." + primary.Name() + ".v1"
+	}
+	s.kind = eventual.NewKind[syncMessage](name)
+	if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
+		return nil, err
+	}
+	if err := eventual.Handle(p, s.kind, s.handle, eventual.HandlerOptions{}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Indexes returns the names of the Set's indexes, in declaration order.
+func (s *Set[T]) Indexes() []string {
+	names := make([]string, len(s.indexes))
+	for i, ix := range s.indexes {
+		names[i] = ix.Name
+	}
+	return names
+}
+
+// Relay sends the index messages of primary writes whose process died
+// between the write and the send (the outbox's intents), in the given
+// partitions or the whole table; see eventual.Outbox.Relay. Run it now and
+// then where OtherPartition indexes are kept.
+func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if s.outbox == nil {
+		return 0, nil
+	}
+	return s.outbox.Relay(ctx, partitions...)
+}
+
+// version is one stored or intended version of a primary.
+type version[T any] struct {
+	e    T
+	bag  entity.DynamicEntity // its properties, TkWrite aside
+	etag string
+	raw  []byte // as read; nil for an intended version
+	// chain is the stored TkWrite, written back with a conditional write
+	// so that entity can tell its outcome after a lost reply.
+	chain any
+}
+
+// read reads a primary; found is false when it does not exist.
+func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
+	raw, err := s.bags.GetRaw(ctx, pk, rk)
+	if errors.Is(err, entity.ErrNotFound) {
+		return v, false, nil
+	}
+	if err != nil {
+		return v, false, err
+	}
+	if err := v.decode(raw); err != nil {
+		return v, false, err
+	}
+	return v, true, nil
+}
+
+func (v *version[T]) decode(raw []byte) error {
+	if err := entity.Unmarshal(raw, &v.e); err != nil {
+		return err
+	}
+	if err := entity.Unmarshal(raw, &v.bag); err != nil {
+		return err
+	}
+	v.raw = raw
+	v.etag = v.bag.ETag
+	v.chain = v.bag.Properties[propWriteToken]
+	delete(v.bag.Properties, propWriteToken)
+	return nil
+}
+
+// intend makes the version of e about to be written. Its properties are
+// checked by the transaction that sends them.
+func intend[T any](e *T) (version[T], error) {
+	v := version[T]{e: *e}
+	bag, err := entity.ToDynamic(e)
+	if err != nil {
+		return v, err
+	}
+	v.bag = *bag
+	delete(v.bag.Properties, propWriteToken)
+	return v, nil
+}
+
+// checkPrimaryKey refuses a primary RowKey that Check could not tell from
+// an entry's.
+func (s *Set[T]) checkPrimaryKey(rk string) error {
+	if !strings.HasPrefix(rk, s.cfg.PrimaryPrefix) {
+		return &RowKeyError{RowKey: rk, Reason: "lacks Config.PrimaryPrefix " + s.cfg.PrimaryPrefix}
+	}
+	if strings.HasPrefix(rk, internalPrefix) {
+		return &RowKeyError{RowKey: rk, Reason: "starts with tablekit's own prefix " + internalPrefix}
+	}
+	for _, ix := range s.indexes {
+		if strings.HasPrefix(rk, ix.prefix) {
+			return &RowKeyError{RowKey: rk, Reason: "starts with index " + ix.Name + "'s prefix " + ix.prefix}
+		}
+	}
+	return nil
+}
+
+// isPrimary tells a primary's RowKey from an entry's and other entities'.
+func (s *Set[T]) isPrimary(rk string) bool {
+	return s.checkPrimaryKey(rk) == nil
+}
+
+// entryIndex returns the index whose entries have RowKeys like rk.
+func (s *Set[T]) entryIndex(rk string) *index[T] {
+	name, _, ok := strings.Cut(rk, "_")
+	if !ok {
+		return nil
+	}
+	return s.byName[name]
+}
+
+// copyOf is the entry of index ix for the primary v with keys pk, rk.
+func (ix *index[T]) copyOf(v *version[T], epk, erk, pk, rk string) *entity.DynamicEntity {
+	props := make(map[string]any, len(v.bag.Properties)+2)
+	if ix.props == nil {
+		for k, val := range v.bag.Properties {
+			if !reserved(k) {
+				props[k] = val
+			}
+		}
+	} else {
+		for _, k := range ix.props {
+			if val, ok := v.bag.Properties[k]; ok {
+				props[k] = val
+			}
+		}
+	}
+	props[PropPrimaryPK] = pk
+	props[PropPrimaryRK] = rk
+	return &entity.DynamicEntity{PartitionKey: epk, RowKey: erk, Properties: props}
+}
+
+// owner returns the keys of an entry's primary; ok is false for an entity
+// that is not an entry.
+func owner(e *entity.DynamicEntity) (pk, rk string, ok bool) {
+	pk, ok1 := entity.Prop[string](e, PropPrimaryPK)
+	rk, ok2 := entity.Prop[string](e, PropPrimaryRK)
+	return pk, rk, ok1 && ok2
+}
+
+// sameCopy reports whether entry holds exactly the properties want (an
+// entry as copyOf makes it), its claim and write token aside.
+func sameCopy(want, entry *entity.DynamicEntity) bool {
+	n := 0
+	for k, got := range entry.Properties {
+		if k == propWriteToken || k == PropClaim {
+			continue
+		}
+		n++
+		w, ok := want.Properties[k]
+		if !ok || !sameValue(w, got) {
+			return false
+		}
+	}
+	m := len(want.Properties)
+	if _, ok := want.Properties[PropClaim]; ok {
+		m--
+	}
+	return n == m
+}
+
+// sameValue compares two property values as the service keeps them: a
+// whole-number Double may come back as an integer.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case uuid.UUID:
+		y, ok := b.(uuid.UUID)
+		return ok && x == y
+	case float64:
+		switch y := b.(type) {
+		case float64:
+			return x == y
+		case int32:
+			return x == float64(y)
+		case int64:
+			return x == float64(y)
+		}
+		return false
+	case int32, int64:
+		if y, ok := b.(float64); ok {
+			return sameValue(y, a)
+		}
+	}
+	return a == b
+}
+
+// keyOf returns the keys of e.
+func keyOf[T any](e *T) (pk, rk string, err error) {
+	sys, err := entity.SystemOf(e)
+	return sys.PartitionKey, sys.RowKey, err
+}
+
+// validKeys checks a primary's keys before anything is sent.
+func (s *Set[T]) validKeys(pk, rk string) error {
+	if err := keys.Validate(pk); err != nil {
+		return &entity.ValidationError{Property: "PartitionKey", Rule: entity.RuleKey, Value: pk, Err: err}
+	}
+	if err := keys.Validate(rk); err != nil {
+		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: rk, Err: err}
+	}
+	return s.checkPrimaryKey(rk)
+}

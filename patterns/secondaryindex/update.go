@@ -1,0 +1,129 @@
+package secondaryindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tablekit/tablekit/entity"
+)
+
+// Update replaces the stored entity by e, with its entries, on condition
+// that it is still the version e was read as (e's ETag): a concurrent
+// change is an error matching entity.ErrPreconditionFailed, an e without
+// an ETag entity.ErrNoETag. It reads the stored version first, to find
+// its entries; Modify does the read and the change in one call.
+func (s *Set[T]) Update(ctx context.Context, e *T) error {
+	if e == nil {
+		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+	}
+	sys, err := entity.SystemOf(e)
+	if err != nil {
+		return err
+	}
+	if sys.ETag == "" {
+		return entity.ErrNoETag
+	}
+	pk, rk := sys.PartitionKey, sys.RowKey
+	if err := s.validKeys(pk, rk); err != nil {
+		return err
+	}
+	cur, err := intend(e)
+	if err != nil {
+		return err
+	}
+	w := s.newWrite(pk, rk)
+	w.cur = &cur
+	err = func() error {
+		for n := 0; ; n++ {
+			old, found, err := s.read(ctx, pk, rk)
+			if err != nil {
+				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			}
+			if !found {
+				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+			}
+			if old.etag != sys.ETag {
+				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("stored version %s is not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}
+			}
+			w.old = &old
+			err = w.round(ctx)
+			if !errors.Is(err, errAgain) {
+				return err
+			}
+			if n >= s.maxBuilds() {
+				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+			}
+		}
+	}()
+	if err != nil {
+		return w.cleanup(ctx, err)
+	}
+	w.finish(e)
+	return nil
+}
+
+// Modify reads the entity with keys pk, rk, lets change edit it, and
+// writes it back with its entries, on condition that nobody wrote it in
+// between; when somebody did, it starts again from a fresh read, at most
+// Config.Retry.Attempts times. change may return an error to give up
+// (returned as is); it must not change the keys. The written entity is
+// returned, with its new ETag.
+//
+// Under lost replies Modify is exactly-once: the transaction carries
+// entity's write token, and a resent transaction's refusal is settled by
+// reading the primary back (see entity.Table.WithWriteTokens).
+func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error) (T, error) {
+	var out T
+	if change == nil {
+		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
+	}
+	if err := s.validKeys(pk, rk); err != nil {
+		return out, err
+	}
+	w := s.newWrite(pk, rk)
+	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		for n := 0; ; n++ {
+			old, found, err := s.read(ctx, pk, rk)
+			if err != nil {
+				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			}
+			if !found {
+				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+			}
+			// change gets its own copy: old's entries are computed from
+			// old.e, which a change of shared slices or maps must not touch.
+			var e T
+			if err := entity.Unmarshal(old.raw, &e); err != nil {
+				return err
+			}
+			if err := change(&e); err != nil {
+				return err
+			}
+			if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
+				return &entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}
+			}
+			cur, err := intend(&e)
+			if err != nil {
+				return err
+			}
+			w.old, w.cur = &old, &cur
+			err = w.round(ctx)
+			if err == nil {
+				out = e
+				return nil
+			}
+			if !errors.Is(err, errAgain) {
+				return err
+			}
+			if n >= s.maxBuilds() {
+				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+			}
+		}
+	})
+	if err != nil {
+		return out, w.cleanup(ctx, err)
+	}
+	w.finish(&out)
+	return out, nil
+}

@@ -23,7 +23,7 @@ var (
 	// the entity since it was read.
 	ErrPreconditionFailed = errors.New("tablekit: etag mismatch")
 	// ErrNoETag: a conditional write was asked for an entity with no ETag.
-	// Read it first, or ask for an unconditional write with IfMatchAny.
+	// Read it first, or ask for an unconditional write with UpdateAny.
 	ErrNoETag = errors.New("tablekit: entity has no etag for a conditional write")
 )
 

@@ -2,7 +2,8 @@
 // which no value ever reaches the filter unescaped, and tells which kind of
 // query a filter makes.
 //
-// It implements two sections of the design guide (GUIDE.md):
+// It implements two sections of the Azure Table design guide
+// (https://learn.microsoft.com/azure/storage/tables/table-storage-design-guide):
 //
 //   - §2 "Design for querying": the four query kinds, best first — point
 //     (PartitionKey eq and RowKey eq), range (PartitionKey eq and a RowKey

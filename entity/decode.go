@@ -69,7 +69,7 @@ func Unmarshal(data []byte, v any) error {
 		return &TypeError{Type: reflect.TypeOf(v), Reason: "Unmarshal needs a non-nil pointer to a struct"}
 	}
 	rv = rv.Elem()
-	p, err := planFor(rv.Type())
+	p, err := structCodecOf(rv.Type())
 	if err != nil {
 		return err
 	}
@@ -215,11 +215,11 @@ func int32Literal(b []byte) (int32, bool) {
 	return int32(n), true
 }
 
-func (p *plan) decode(data []byte, rv reflect.Value) error { return p.decodeWith(data, rv, nil) }
+func (p *structCodec) decode(data []byte, rv reflect.Value) error { return p.decodeWith(data, rv, nil) }
 
 // decodeWith decodes through a protection scheme s, when set (see
 // protect.go).
-func (p *plan) decodeWith(data []byte, rv reflect.Value, s protect.Scheme) error {
+func (p *structCodec) decodeWith(data []byte, rv reflect.Value, s protect.Scheme) error {
 	return scanProps(data, func(props []rawProp) error {
 		typed := typedBody(props)
 		apart := typed && annotationsApart(props)
@@ -303,7 +303,7 @@ func (p *plan) decodeWith(data []byte, rv reflect.Value, s protect.Scheme) error
 	})
 }
 
-func (p *plan) decodeExtra(rv reflect.Value, name string, at EDMType, pr *rawProp) error {
+func (p *structCodec) decodeExtra(rv reflect.Value, name string, at EDMType, pr *rawProp) error {
 	val, err := dynamicValue(name, at, pr)
 	if err != nil {
 		return err

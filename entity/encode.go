@@ -93,18 +93,18 @@ func (e encoder) entity(v any) ([]byte, error) {
 	if !rv.IsValid() {
 		return dst, &TypeError{Reason: "nil value"}
 	}
-	p, err := planFor(rv.Type())
+	p, err := structCodecOf(rv.Type())
 	if err != nil {
 		return dst, err
 	}
 	return p.appendStructWith(e, rv)
 }
 
-func (p *plan) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
+func (p *structCodec) appendStruct(dst []byte, rv reflect.Value) ([]byte, error) {
 	return p.appendStructWith(encoder{b: dst}, rv)
 }
 
-func (p *plan) appendStructWith(e encoder, rv reflect.Value) ([]byte, error) {
+func (p *structCodec) appendStructWith(e encoder, rv reflect.Value) ([]byte, error) {
 	dst := e.b
 	if p.pk == nil || p.rk == nil {
 		return dst, &TypeError{Type: p.typ, Reason: "no PartitionKey or RowKey field (name fields PartitionKey and RowKey, or tag them pk and rk)"}

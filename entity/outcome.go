@@ -136,7 +136,7 @@ func carriesToken(sh shape) bool {
 	switch s := sh.(type) {
 	case dynamicShape:
 		return true
-	case *plan:
+	case *structCodec:
 		_, ok := s.byName[wtoken.Property]
 		return ok || s.extra != nil
 	}

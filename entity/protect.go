@@ -56,7 +56,7 @@ func (ti tagInfo) protectionConflict() string {
 
 // errUnprotected refuses to encode or decode a type with protected fields
 // without a scheme: writing them in clear would break the promise of the tag.
-func (p *plan) errUnprotected() error {
+func (p *structCodec) errUnprotected() error {
 	for i := range p.fields {
 		if p.fields[i].prot != 0 {
 			return &TypeError{Type: p.typ, Field: p.fields[i].goName, Reason: "tagged encrypt or sign: read and write this type through package crypt"}
@@ -70,7 +70,7 @@ func protectFields(t reflect.Type) ([]protect.Field, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, ok := sh.(*plan)
+	p, ok := sh.(*structCodec)
 	if !ok {
 		return nil, nil
 	}
@@ -99,14 +99,14 @@ func (ps protectedShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
 	}
 	defer w.Close()
 	e := encoder{b: dst, prot: w}
-	if p, ok := ps.shape.(*plan); ok {
+	if p, ok := ps.shape.(*structCodec); ok {
 		return p.appendStructWith(e, rv)
 	}
 	return asDynamic(rv).appendWith(e)
 }
 
 func (ps protectedShape) decode(raw []byte, rv reflect.Value) error {
-	if p, ok := ps.shape.(*plan); ok {
+	if p, ok := ps.shape.(*structCodec); ok {
 		return p.decodeWith(raw, rv, ps.s)
 	}
 	return asDynamic(rv).decodeWith(raw, ps.s)

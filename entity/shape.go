@@ -8,7 +8,7 @@ import (
 )
 
 // shape is how tablekit reads and writes one Go entity type: a tagged
-// struct (its cached plan) or the property bag DynamicEntity. Table, Batch
+// struct (its cached structCodec) or the property bag DynamicEntity. Table, Batch
 // and BulkWrite work through it, so both kinds of entity take one path.
 // Every method takes the entity as an addressable struct value.
 type shape interface {
@@ -37,7 +37,7 @@ func shapeOf(t reflect.Type) (shape, error) {
 	if t == dynamicType {
 		return dynamicShape{}, nil
 	}
-	p, err := planFor(t)
+	p, err := structCodecOf(t)
 	if err != nil {
 		return nil, err
 	}
@@ -47,24 +47,24 @@ func shapeOf(t reflect.Type) (shape, error) {
 	return p, nil
 }
 
-func (p *plan) keyValues(rv reflect.Value) (string, string) {
+func (p *structCodec) keyValues(rv reflect.Value) (string, string) {
 	return fieldValue(rv, p.pk.path).String(), fieldValue(rv, p.rk.path).String()
 }
 
-func (p *plan) etagValue(rv reflect.Value) string {
+func (p *structCodec) etagValue(rv reflect.Value) string {
 	if p.etag == nil {
 		return ""
 	}
 	return fieldValue(rv, p.etag.path).String()
 }
 
-func (p *plan) hasETag() bool      { return p.etag != nil }
-func (p *plan) hasTimestamp() bool { return p.ts != nil }
-func (p *plan) goType() reflect.Type {
+func (p *structCodec) hasETag() bool      { return p.etag != nil }
+func (p *structCodec) hasTimestamp() bool { return p.ts != nil }
+func (p *structCodec) goType() reflect.Type {
 	return p.typ
 }
 
-func (p *plan) setWritten(rv reflect.Value, etag string) {
+func (p *structCodec) setWritten(rv reflect.Value, etag string) {
 	if p.etag != nil && etag != "" {
 		fieldValueAlloc(rv, p.etag.path).SetString(etag)
 	}
@@ -75,21 +75,21 @@ func (p *plan) setWritten(rv reflect.Value, etag string) {
 	}
 }
 
-func (p *plan) encode(dst []byte, rv reflect.Value) ([]byte, error) { return p.appendStruct(dst, rv) }
+func (p *structCodec) encode(dst []byte, rv reflect.Value) ([]byte, error) { return p.appendStruct(dst, rv) }
 
-func (p *plan) selectable(name string) bool {
+func (p *structCodec) selectable(name string) bool {
 	_, ok := p.byName[name]
 	return ok || name == "PartitionKey" || name == "RowKey" || name == "Timestamp"
 }
 
-func (p *plan) readFormat() aztables.MetadataFormat {
+func (p *structCodec) readFormat() aztables.MetadataFormat {
 	if p.etag == nil && p.extra == nil && !p.hasHook() {
 		return aztables.MetadataFormatNone
 	}
 	return aztables.MetadataFormatMinimal
 }
 
-func (p *plan) hasHook() bool {
+func (p *structCodec) hasHook() bool {
 	for i := range p.fields {
 		if p.fields[i].kind == kHook {
 			return true
@@ -98,7 +98,7 @@ func (p *plan) hasHook() bool {
 	return false
 }
 
-func (p *plan) system(rv reflect.Value) System {
+func (p *structCodec) system(rv reflect.Value) System {
 	s := System{ETag: p.etagValue(rv)}
 	s.PartitionKey, s.RowKey = p.keyValues(rv)
 	if p.ts != nil {
@@ -107,7 +107,7 @@ func (p *plan) system(rv reflect.Value) System {
 	return s
 }
 
-func (p *plan) setSystem(rv reflect.Value, s System) {
+func (p *structCodec) setSystem(rv reflect.Value, s System) {
 	fieldValueAlloc(rv, p.pk.path).SetString(s.PartitionKey)
 	fieldValueAlloc(rv, p.rk.path).SetString(s.RowKey)
 	if p.etag != nil {
@@ -218,7 +218,7 @@ func RowKeyFieldOf(t reflect.Type) (*RowKeyField, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RowKeyField{ptr: reflect.PointerTo(t), path: sh.(*plan).rk.path}, nil
+	return &RowKeyField{ptr: reflect.PointerTo(t), path: sh.(*structCodec).rk.path}, nil
 }
 
 // field returns v's RowKey field; v must be a non-nil pointer to the type.

@@ -77,8 +77,8 @@ const (
 	roleExtra
 )
 
-// plan is the cached encoding of one struct type.
-type plan struct {
+// structCodec is the cached encoding of one struct type.
+type structCodec struct {
 	typ       reflect.Type
 	fields    []field
 	byName    map[string]int // property name → index in fields
@@ -93,10 +93,10 @@ type plan struct {
 	blobs map[string]string
 }
 
-var plans sync.Map // reflect.Type → *planResult
+var structCodecs sync.Map // reflect.Type → *structCodecResult
 
-type planResult struct {
-	p   *plan
+type structCodecResult struct {
+	p   *structCodec
 	err error
 }
 
@@ -110,15 +110,15 @@ var (
 	extraMapType    = reflect.TypeFor[map[string]any]()
 )
 
-// planFor returns the cached plan of a struct type, building it once.
-func planFor(t reflect.Type) (*plan, error) {
-	if r, ok := plans.Load(t); ok {
-		pr := r.(*planResult)
+// structCodecOf returns the cached codec of a struct type, building it once.
+func structCodecOf(t reflect.Type) (*structCodec, error) {
+	if r, ok := structCodecs.Load(t); ok {
+		pr := r.(*structCodecResult)
 		return pr.p, pr.err
 	}
-	p, err := buildPlan(t)
-	r, _ := plans.LoadOrStore(t, &planResult{p, err})
-	pr := r.(*planResult)
+	p, err := buildStructCodec(t)
+	r, _ := structCodecs.LoadOrStore(t, &structCodecResult{p, err})
+	pr := r.(*structCodecResult)
 	return pr.p, pr.err
 }
 
@@ -190,16 +190,16 @@ func parseTag(tag string) (tagInfo, string) {
 	return ti, ""
 }
 
-type planner struct {
-	root *plan
+type codecBuilder struct {
+	root *structCodec
 	err  *TypeError
 }
 
-func buildPlan(t reflect.Type) (*plan, error) {
+func buildStructCodec(t reflect.Type) (*structCodec, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, &TypeError{Type: t, Reason: "not a struct"}
 	}
-	pl := &planner{root: &plan{typ: t, byName: map[string]int{}}}
+	pl := &codecBuilder{root: &structCodec{typ: t, byName: map[string]int{}}}
 	pl.walk(t, nil, "", "", false, 0)
 	if pl.err != nil {
 		return nil, pl.err
@@ -220,15 +220,15 @@ func buildPlan(t reflect.Type) (*plan, error) {
 	return p, nil
 }
 
-func (pl *planner) fail(field, reason string) {
+func (pl *codecBuilder) fail(field, reason string) {
 	if pl.err == nil {
 		pl.err = &TypeError{Type: pl.root.typ, Field: field, Reason: reason}
 	}
 }
 
-// walk adds the fields of struct type t, reached by path, to the plan.
+// walk adds the fields of struct type t, reached by path, to the codec.
 // namePrefix is the flattened prefix ("Outer_"), goPrefix the Go path.
-func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string, flattened bool, depth int) {
+func (pl *codecBuilder) walk(t reflect.Type, path []step, namePrefix, goPrefix string, flattened bool, depth int) {
 	if depth > 16 {
 		pl.fail(goPrefix, "flattened structs nest deeper than 16 levels (a recursive type?)")
 		return
@@ -338,7 +338,7 @@ func (pl *planner) walk(t reflect.Type, path []step, namePrefix, goPrefix string
 }
 
 // blob records a field tagged blob, which the codec leaves out.
-func (pl *planner) blob(ti tagInfo, name, goName string, path []step, flattened bool) {
+func (pl *codecBuilder) blob(ti tagInfo, name, goName string, path []step, flattened bool) {
 	switch {
 	case ti.pk || ti.rk || ti.etag || ti.ts || ti.omit || ti.flat || ti.js || ti.extra || ti.prot != 0:
 		pl.fail(goName, "the blob option cannot be combined with others")
@@ -356,7 +356,7 @@ func (pl *planner) blob(ti tagInfo, name, goName string, path []step, flattened 
 	}
 }
 
-func (pl *planner) key(sf reflect.StructField, ti tagInfo, goName string, here []step, isPtr bool) {
+func (pl *codecBuilder) key(sf reflect.StructField, ti tagInfo, goName string, here []step, isPtr bool) {
 	if sf.Type.Kind() != reflect.String || isPtr {
 		pl.fail(goName, "a key field must be a string")
 		return
@@ -376,7 +376,7 @@ func (pl *planner) key(sf reflect.StructField, ti tagInfo, goName string, here [
 	pl.setRole(r, field{name: want, goName: goName, path: here, typ: sf.Type, kind: kString, edm: EDMString}, goName)
 }
 
-func (pl *planner) setRole(r role, f field, goName string) {
+func (pl *codecBuilder) setRole(r role, f field, goName string) {
 	for _, st := range f.path[:len(f.path)-1] {
 		if st.ptr {
 			// A nil pointer would leave the entity without keys or ETag.
@@ -420,7 +420,7 @@ func implementsText(t reflect.Type) bool {
 }
 
 // classify sets the kind and EDM type of a property field.
-func (pl *planner) classify(f *field, t reflect.Type, goName string) bool {
+func (pl *codecBuilder) classify(f *field, t reflect.Type, goName string) bool {
 	switch {
 	case t == timeType:
 		f.kind, f.edm = kTime, EDMDateTime

@@ -629,7 +629,7 @@ func TestReviewedEdgeCases(t *testing.T) {
 		t.Errorf("nil bag value: %s %v", body, err)
 	}
 
-	// Keys behind an embedded pointer are refused at plan time: a nil
+	// Keys behind an embedded pointer are refused when the codec is built: a nil
 	// pointer would leave the entity without keys.
 	type Keys struct{ PartitionKey, RowKey string }
 	type E struct {

@@ -75,7 +75,9 @@ func (p *structCodec) setWritten(rv reflect.Value, etag string) {
 	}
 }
 
-func (p *structCodec) encode(dst []byte, rv reflect.Value) ([]byte, error) { return p.appendStruct(dst, rv) }
+func (p *structCodec) encode(dst []byte, rv reflect.Value) ([]byte, error) {
+	return p.appendStruct(dst, rv)
+}
 
 func (p *structCodec) selectable(name string) bool {
 	_, ok := p.byName[name]

@@ -1,12 +1,5 @@
-// Command quickstart is the quick start of tablekit's README, as a program:
-// a typed table of employees is created, written, read, updated with an ETag,
-// queried and cleaned up, so it can run again.
-//
-// It uses the account in TABLEKIT_CONNECTION_STRING, or Azurite on its
-// default ports when that is empty (see README: "Running against Azurite by
-// hand"):
-//
-//	go run ./examples/quickstart
+// Command quickstart is README's quick start: a typed table of employees
+// created, written, read, updated with an ETag, queried and cleaned up.
 package main
 
 import (
@@ -81,13 +74,13 @@ func run(ctx context.Context, connStr, table string, out io.Writer) error {
 	err = emps.Update(ctx, e, entity.Merge)
 	fmt.Fprintln(out, "update with a stale ETag refused:", errors.Is(err, entity.ErrPreconditionFailed))
 
-	for e, err := range emps.Query(ctx, entity.Query{
+	for emp, err := range emps.Query(ctx, entity.Query{
 		Filter: filter.And(filter.PK("Sales"), filter.RowKeyPrefix("0001")),
 	}) { // every page, continuation tokens followed
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "query: %s %s %s hired %s\n", e.Department, e.ID, e.Name, e.Hired.Format(time.DateOnly))
+		fmt.Fprintf(out, "query: %s %s %s hired %s\n", emp.Department, emp.ID, emp.Name, emp.Hired.Format(time.DateOnly))
 	}
 
 	return emps.DeleteEntity(ctx, &got) // If-Match got.ETag, so the next run starts afresh

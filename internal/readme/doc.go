@@ -1,0 +1,16 @@
+// Package readme keeps the Go code blocks of tablekit's README equal to the
+// compiled files they come from, so the README runs as written.
+//
+// A Go block in README.md is preceded by an HTML comment that ties it to a
+// file of the repository, or says why it is not compiled:
+//
+//	<!-- file: examples/quickstart/main.go -->
+//	<!-- file: examples/quickstart/main_test.go#name -->
+//	<!-- not compiled: expressions with their results as comments -->
+//
+// The block is the whole file, or the region of it between the lines
+// "// readme:begin" and "// readme:end" ("// readme:begin name" for a named
+// region), with the region's common indentation removed. Trailing white
+// space and blank lines at either end are ignored; everything else must be
+// equal. The check is [Check]; its test runs it on the repository's README.
+package readme

@@ -1,5 +1,5 @@
 // Package cost meters what a program costs in storage transactions, the unit
-// Azure Storage bills besides capacity (design guide §1: "cost: storage
+// Azure Storage bills besides capacity (the design guide's [cost considerations], §1: "cost: storage
 // capacity plus the number of transactions; one EGT counts as one").
 //
 // A [Meter] is an azcore pipeline policy. Put it in the PerRetryPolicies of
@@ -26,4 +26,6 @@
 // it counts queue and blob traffic as well as table traffic, and because it
 // is as useful in production (attach it to a service's clients and export the
 // counts) as in benchmarks.
+//
+// [cost considerations]: https://learn.microsoft.com/azure/storage/tables/table-storage-design#cost-considerations
 package cost

@@ -6,33 +6,34 @@
 // design guide depends on encoding values as keys correctly. This package
 // implements the guide's key techniques:
 //
-//   - §2 Design for querying: numbers as fixed-width, zero-padded strings
-//     (Pad, PadChecked; OrderedInt for negative and positive numbers
-//     together), and range queries by key prefix (PrefixRange; package entity/filter turns a
-//     range into a typed filter with RowKeyRange).
-//   - §6.1 Intra-partition secondary index: prefixed RowKeys such as
+//   - §2 [Design for querying]: numbers as fixed-width, zero-padded strings
+//     ([Pad], [PadChecked]; [OrderedInt] for negative and positive numbers
+//     together), and range queries by key prefix ([PrefixRange]; package entity/filter turns a
+//     range into a typed filter with
+//     [github.com/tablekit/tablekit/entity/filter.RowKeyRange]).
+//   - §6.1 [Intra-partition secondary index]: prefixed RowKeys such as
 //     "email_jonesj@contoso.com", queried with
 //     "RowKey ge 'email_' and RowKey lt 'email`'" (PrefixRange("email_")).
-//   - §6.6 Compound key: several values in one key that keeps tuple order
-//     and splits back unambiguously (Compound, SplitCompound, CompoundPrefix;
-//     Join for the guide's readable "empid_000123_2012" when the parts are
+//   - §6.6 [Compound key]: several values in one key that keeps tuple order
+//     and splits back unambiguously ([Compound], [SplitCompound], [CompoundPrefix];
+//     [Join] for the guide's readable "empid_000123_2012" when the parts are
 //     known to be safe).
-//   - §6.7 Log tail: RowKeys that sort newest first, the .NET inverted ticks
-//     DateTime.MaxValue.Ticks - t.Ticks in 19 digits (InvertedTicks,
-//     ParseInvertedTicks, Ticks), their oldest-first counterpart (TicksKey),
+//   - §6.7 [Log tail]: RowKeys that sort newest first, the .NET inverted ticks
+//     DateTime.MaxValue.Ticks - t.Ticks in 19 digits ([InvertedTicks],
+//     [ParseInvertedTicks], [Ticks]), their oldest-first counterpart ([TicksKey]),
 //     and unique keys for entities written in the same 100 ns tick
-//     (InvertedTicksSeq, TicksKeySeq, Sequencer).
-//   - §6.12 Prepend/append anti-pattern: a stable hash bucket to spread
+//     ([InvertedTicksSeq], [TicksKeySeq], [Sequencer]).
+//   - §6.12 [Prepend/append anti-pattern]: a stable hash bucket to spread
 //     writes over partitions, and the list of buckets for fan-out reads
-//     (Bucket, Buckets).
-//   - §1 Key rules: Validate checks the forbidden characters ('/', '\',
+//     ([Bucket], [Buckets]).
+//   - §1 [Key rules]: [Validate] checks the forbidden characters ('/', '\',
 //     '#', '?', U+0000–U+001F, U+007F–U+009F), valid UTF-8 and the length
-//     limit (MaxKeyLength, 512 UTF-16 code units = 1 KiB); Escape and
-//     Unescape turn any string into a valid key and back, preserving order.
+//     limit ([MaxKeyLength], 512 UTF-16 code units = 1 KiB); [Escape] and
+//     [Unescape] turn any string into a valid key and back, preserving order.
 //
 // # Order
 //
-// The service compares keys by UTF-16 code units (Compare). Go compares
+// The service compares keys by UTF-16 code units ([Compare]). Go compares
 // strings by UTF-8 bytes, which is code point order. The two agree except
 // between supplementary characters (U+10000 and up) and U+E000–U+FFFF:
 // Go sorts the supplementary character last, the service first. The
@@ -76,7 +77,7 @@
 // list of parts, whatever they contain. The one exception is the empty
 // list: Compound() is "", the same key as Compound(""), and SplitCompound("")
 // returns [""]. The key is valid (Validate) whenever the parts contain no
-// forbidden character and it is not too long; CompoundChecked checks both.
+// forbidden character and it is not too long; [CompoundChecked] checks both.
 //
 // # Escaping
 //
@@ -141,12 +142,12 @@
 // MaxKeyLength is 512 UTF-16 code units (1 KiB of UTF-16): the REST
 // reference says a key "may be up to 1 KiB in size", the service stores
 // strings as UTF-16, and Azurite rejects longer keys. See MaxKeyLength for
-// the sources, and ValidateLimit for another limit.
+// the sources, and [ValidateLimit] for another limit.
 //
 // # Errors
 //
-// Functions that can fail return a *KeyError, which matches ErrInvalidKey
-// with errors.Is and names the rule broken (Rule), the offending value and
+// Functions that can fail return a [*KeyError], which matches [ErrInvalidKey]
+// with errors.Is and names the rule broken ([Rule]), the offending value and
 // position, and the limit. Functions that cannot return an error (Pad,
 // Bucket, InvertedTicks, …) document what they do with out-of-range input
 // and have a Checked variant that reports it instead. No function panics.
@@ -164,4 +165,11 @@
 //	rk := keys.Compound("empid", keys.Pad(123, 6), "2012") // "empid 000123 2012"
 //	from, to := keys.CompoundPrefix("empid", keys.Pad(123, 6))
 //	f := filter.PK("Sales").And(filter.RowKeyRange(from, to)) // package entity/filter
+//
+// [Design for querying]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-for-query
+// [Intra-partition secondary index]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#intra-partition-secondary-index-pattern
+// [Compound key]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#compound-key-pattern
+// [Log tail]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#log-tail-pattern
+// [Prepend/append anti-pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#prepend-append-anti-pattern
+// [Key rules]: https://learn.microsoft.com/rest/api/storageservices/understanding-the-table-service-data-model
 package keys

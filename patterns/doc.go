@@ -1,5 +1,5 @@
 // Package patterns is the parent of one package per pattern of the Azure
-// Table design guide (§6). Each sub-package states its consistency guarantee
+// Table design guide ([Table design patterns], §6). Each sub-package states its consistency guarantee
 // in its own doc.go and proves it in tests against Azurite, with failures
 // injected (crashes between steps, lost replies, concurrent writers).
 //
@@ -65,4 +65,6 @@
 //     Azurite / Cosmos DB differences, and a usage snippet.
 //   - Benchmarks compare /tablekit with /raw in one function on the same
 //     Azurite and report storage-tx/op from package cost.
+//
+// [Table design patterns]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns
 package patterns

@@ -1,7 +1,7 @@
 // Package crypt encrypts and authenticates chosen properties of typed
 // entities on the client, so the Table service (and whoever reads the
-// storage account) holds only ciphertext: design guide §4, "Encrypting
-// table data".
+// storage account) holds only ciphertext: design guide §4,
+// [Encrypting table data].
 //
 // The guide's .NET client encrypted chosen string properties with AES-CBC
 // and nothing to detect a change. This package encrypts properties of any
@@ -143,4 +143,6 @@
 // None in what is stored or checked: ciphertexts and metadata are ordinary
 // Edm.Binary properties. Merge, refused here, is the operation where the
 // Cosmos DB Table API also differs.
+//
+// [Encrypting table data]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-encrypt-data
 package crypt

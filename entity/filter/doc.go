@@ -2,10 +2,9 @@
 // which no value ever reaches the filter unescaped, and tells which kind of
 // query a filter makes.
 //
-// It implements two sections of the Azure Table design guide
-// (https://learn.microsoft.com/azure/storage/tables/table-storage-design-guide):
+// It implements two sections of the [Azure Table design guide]:
 //
-//   - §2 "Design for querying": the four query kinds, best first — point
+//   - §2 [Design for querying]: the four query kinds, best first — point
 //     (PartitionKey eq and RowKey eq), range (PartitionKey eq and a RowKey
 //     range), partition scan (PartitionKey eq and anything else) and table
 //     scan (no PartitionKey equality). Expr.Plan classifies a filter by its
@@ -13,7 +12,7 @@
 //     RowKeys turns a range into a partition scan; an or over partitions is a
 //     table scan better run as parallel queries. RowKeyPrefix writes the
 //     prefix range of the compound-key and secondary-index patterns.
-//   - §7 "Implementation considerations": typed filters. Every value is a
+//   - §7 [Implementation considerations]: typed filters. Every value is a
 //     typed, escaped literal — strings in single quotes with each quote
 //     doubled, 123L, 2.0, datetime'2024-01-02T03:04:05.1234567Z', guid'…',
 //     X'0aff', true — and every property name is checked to be a name the
@@ -59,4 +58,8 @@
 //     Int64 property does not match an Int32 literal on either;
 //   - its number token has no exponent and no d/f suffix (so Double never
 //     writes one).
+//
+// [Azure Table design guide]: https://learn.microsoft.com/azure/storage/tables/table-storage-design
+// [Design for querying]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-for-query
+// [Implementation considerations]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#implementation-considerations
 package filter

@@ -1,7 +1,7 @@
 // Package sas makes and opens shared access signatures for Azure Table
 // Storage that keep every field they sign, so that a token limited to a
 // PartitionKey or PartitionKey+RowKey range works (design guide §7,
-// shared access signatures: "one user sees only their own entities",
+// [controlling access with shared access signatures]: "one user sees only their own entities",
 // tokens "generated where the account key or identity lives").
 //
 // # The problem
@@ -110,4 +110,6 @@
 //	orders, err := sas.OpenTable[Order](url, nil)
 //	err = orders.Insert(ctx, &Order{Customer: userID, ID: "000001"})    // inside the range
 //	_, err = orders.Get(ctx, "someone-else", "000001")                  // 403 on a real account
+//
+// [controlling access with shared access signatures]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#controlling-access-with-shared-access-signatures
 package sas

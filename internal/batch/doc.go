@@ -1,6 +1,6 @@
 // Package batch holds the entity-group-transaction (EGT, "batch") wire
 // format, which aztables v1.4.1 gets wrong or drops, for entity.Table's
-// transactions (design guide §1 limits, §3 "a failed EGT reports the index
+// transactions (design guide §1 [entity group transactions], §3 "a failed EGT reports the index
 // of the operation that failed: surface it").
 //
 // aztables' Client.SubmitTransaction sends the multipart/mixed $batch
@@ -53,4 +53,6 @@
 //   - Add always sends Prefer: return-no-content (204, no body).
 //   - Azurite answers a 201 without the entity body and accepts operations
 //     on several partitions in one transaction; the service does neither.
+//
+// [entity group transactions]: https://learn.microsoft.com/azure/storage/tables/table-storage-design#entity-group-transactions
 package batch

@@ -1,7 +1,7 @@
 // Package pipeline holds tablekit's two azcore pipeline policies, which let
 // package entity see what aztables hides: how many times azcore sent a
 // request, and a way to send a request of tablekit's own on a table client's
-// pipeline (design guide §1 and §3: entity group transactions, and writes
+// pipeline (design guide §1 and §3: [entity group transactions], and writes
 // whose outcome is reported exactly).
 //
 // # Lost replies
@@ -39,4 +39,6 @@
 //
 // [Install] adds both policies to client options once; tablekit's
 // constructors call it, and integration's test clients carry them.
+//
+// [entity group transactions]: https://learn.microsoft.com/azure/storage/tables/table-storage-design#entity-group-transactions
 package pipeline

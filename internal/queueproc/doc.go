@@ -1,6 +1,6 @@
 // Package queueproc is the worker loop of a storage queue, written once for
-// every pattern that drives steps from a queue (design guide §6.3 and the
-// patterns built on it): receive up to 32 messages per request, keep each
+// every pattern that drives steps from a queue (design guide §6.3, the
+// [eventually consistent transactions pattern], and the patterns built on it): receive up to 32 messages per request, keep each
 // one invisible while it waits and while its handler runs (UpdateMessage,
 // always with the pop receipt the last renewal returned), delete it on
 // success, make it visible again after a backoff on failure, and move it to
@@ -41,4 +41,6 @@
 // 0); running handlers get ShutdownGrace to finish, after which their
 // context is cancelled too. Run returns when every worker has returned.
 // Nothing is lost either way: whatever was not deleted is delivered again.
+//
+// [eventually consistent transactions pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#eventually-consistent-transactions-pattern
 package queueproc

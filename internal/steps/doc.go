@@ -1,5 +1,6 @@
 // Package steps holds the idempotent storage steps that queue-driven
-// patterns compose (design guide §6.3 and the patterns built on it: §6.2,
+// patterns compose (design guide §6.3, the [eventually consistent transactions pattern],
+// and the patterns built on it: §6.2,
 // §6.4, §6.5, §6.11). Every step may run twice — after a crash, after a
 // redelivered or duplicated message, after azcore resent a request whose
 // reply was lost — and leaves the same state as running once. Each is a
@@ -22,4 +23,6 @@
 // Steps report what they did only where a lost reply cannot make that
 // report wrong: Once and PutBlobIfAbsent check their attempt id; deletes
 // report only that the thing is gone.
+//
+// [eventually consistent transactions pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#eventually-consistent-transactions-pattern
 package steps

@@ -1,6 +1,6 @@
 // Package wtoken is the write token: how a write whose reply was lost
 // recognises, by reading the entity back, whether it was applied (design
-// guide §3, optimistic concurrency, made exact under lost replies).
+// guide §3, [design for data modification]: optimistic concurrency, made exact under lost replies).
 //
 // # The problem
 //
@@ -21,7 +21,7 @@
 // chain. A conditional write extends the chain it read; an insert starts
 // one.
 //
-// After an ambiguous answer the writer reads the entity and [Judge]s:
+// After an ambiguous answer the writer reads the entity and [Judge] decides:
 //
 //   - its token is in the stored chain: the write was applied;
 //   - the token that was on top when it read (p) is followed in the stored
@@ -46,4 +46,6 @@
 // most 290 bytes of the entity's 1 MiB, and one of its 252 properties.
 // A read is only added when a reply was lost; a read-modify-write loop
 // reads again after a 412 anyway.
+//
+// [design for data modification]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-for-modification
 package wtoken

@@ -1,4 +1,4 @@
-// Package bloblog implements the log-data anti-pattern of the Azure Table
+// Package bloblog implements the [log data anti-pattern] of the Azure Table
 // design guide (§6.13): log records belong in blobs, not in tables. A table
 // entity per record costs a transaction per record (or per 100 in a batch),
 // makes one hot partition of the current hour, and is awkward to read
@@ -80,4 +80,6 @@
 //	for rec, err := range r.Read(ctx, from, to) {
 //		fmt.Printf("%s %s", rec.Time.Format(time.RFC3339), rec.Data)
 //	}
+//
+// [log data anti-pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#log-data-anti-pattern
 package bloblog

@@ -1,5 +1,5 @@
 // Package bucket spreads time-ordered writes over several partitions, the
-// remedy the design guide gives for the prepend/append anti-pattern
+// remedy the design guide gives for the [prepend/append anti-pattern]
 // (§6.12), and reads them back as if they were one partition.
 //
 // The problem: keys that grow with time — a PartitionKey of today's date, a
@@ -76,4 +76,6 @@
 //	for e, err := range spread.Query(ctx, "2024-05-01", entity.Query{Filter: filter.RowKeyRange(from, to)}) {
 //		…
 //	}
+//
+// [prepend/append anti-pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#prepend-append-anti-pattern
 package bucket

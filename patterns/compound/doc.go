@@ -1,7 +1,7 @@
 // Package compound keeps one-to-many data under compound RowKeys, so that a
 // child is found by one point query and all the children of a parent by
-// one range query: the design guide's compound key pattern (§6.6), with
-// §5's one-to-many relationships of type (a), separate entity types in one
+// one range query: the design guide's [compound key pattern] (§6.6), with
+// §5's [one-to-many relationships] of type (a), separate entity types in one
 // partition.
 //
 // The guide's example keeps each employee's yearly reviews in the
@@ -60,4 +60,7 @@
 //
 // Both evaluate the range the same way. The Cosmos DB Table API returns a
 // range's entities unsorted: sort them by key if order matters there.
+//
+// [compound key pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#compound-key-pattern
+// [one-to-many relationships]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-modeling#one-to-many-relationships
 package compound

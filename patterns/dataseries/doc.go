@@ -1,4 +1,4 @@
-// Package dataseries is the design guide's data series pattern (§6.9): a
+// Package dataseries is the design guide's [data series pattern] (§6.9): a
 // series of counters kept in one entity, so that reading all of it is one
 // point query.
 //
@@ -82,4 +82,6 @@
 //	series, err := dataseries.New(stats, dataseries.Config{Prefix: "H"}) // stats is an *entity.Table[entity.DynamicEntity]
 //	_, err = series.Add(ctx, "alice", "2024-05-01", time.Now().UTC().Hour(), 1)
 //	day, err := series.Get(ctx, "alice", "2024-05-01") // 24 counters, one point query
+//
+// [data series pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#data-series-pattern
 package dataseries

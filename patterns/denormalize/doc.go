@@ -1,6 +1,6 @@
 // Package denormalize keeps copies of related data in the entity that is
 // read, so that one point query returns everything: the design guide's
-// denormalisation pattern (§6.5), with §5's one-to-many relationships.
+// [denormalization pattern] (§6.5), with §5's [one-to-many relationships].
 //
 // Normalised, a department and its manager are two entities, and showing a
 // department costs two point queries: the department, then the employee it
@@ -128,4 +128,7 @@
 // [github.com/tablekit/tablekit/patterns/lookup]. For one-to-many data
 // found by one point query or one range, see compound keys in package
 // [github.com/tablekit/tablekit/patterns/compound].
+//
+// [denormalization pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#denormalization-pattern
+// [one-to-many relationships]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-modeling#one-to-many-relationships
 package denormalize

@@ -1,5 +1,6 @@
 // Package drift is the shared vocabulary of tablekit's index checkers: the
-// secondary indexes of §6.1 and §6.2 and the index entities of §6.4 copy data
+// secondary indexes of §6.1 and §6.2 ([intra-partition] and [inter-partition])
+// and the [index entities] of §6.4 copy data
 // the service does not keep consistent by itself, so each of those packages
 // offers a Check that compares the primaries with their index entries and a
 // Repair that fixes what it finds, and both speak in the types below.
@@ -20,4 +21,8 @@
 // A repair is idempotent and guarded by the ETags the check read, so it can
 // run while writers keep writing: a repair that loses a race to a writer
 // reports [ErrRaced] (errors.Is) and the next check decides again.
+//
+// [intra-partition]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#intra-partition-secondary-index-pattern
+// [inter-partition]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#inter-partition-secondary-index-pattern
+// [index entities]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#index-entities-pattern
 package drift

@@ -1,6 +1,7 @@
 // Package eventual runs work that spans partitions, tables, accounts or
 // table and blob storage as eventually consistent transactions driven by a
-// queue: the design guide's §6.3, and the engine under its §6.2 (secondary
+// queue: the design guide's §6.3, the [eventually consistent transactions
+// pattern], and the engine under its §6.2 (secondary
 // index in another partition), §6.4 (index entities elsewhere), §6.5
 // (denormalised copies) and §6.11 (large entities in blobs).
 //
@@ -113,4 +114,6 @@
 // package does, by the UTF-8 bytes of the text. The Cosmos DB Table API
 // has no queues: run the queues on a storage account and the tables on
 // Cosmos DB; entity group transactions (Once, Outbox) work on both.
+//
+// [eventually consistent transactions pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#eventually-consistent-transactions-pattern
 package eventual

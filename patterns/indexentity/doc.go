@@ -1,6 +1,6 @@
 // Package indexentity finds all the entities that share a non-unique
 // value — "all employees named Jones" — through index entities: the
-// design guide's index entities pattern (§6.4).
+// design guide's [index entities pattern] (§6.4).
 //
 // The Table service indexes PartitionKey and RowKey only. Finding the
 // employees of a department by last name is a partition scan that reads
@@ -160,4 +160,6 @@
 // and entity's validation), so a list behaves the same on a storage
 // account. The Cosmos DB Table API has no queues or blobs: SamePartition
 // indexes work there alone (its entity group transactions are the same).
+//
+// [index entities pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#index-entities-pattern
 package indexentity

@@ -1,5 +1,5 @@
 // Package large stores entities with values too large for an entity of
-// the Table service, the large-entities pattern (design guide §6.11): an
+// the Table service, the [large entities pattern] (design guide §6.11): an
 // employee's photo, a scanned contract, a video. The service caps an
 // entity at 1 MiB, and a String or Binary property at 64 KiB; blob
 // storage holds up to terabytes. A Table keeps the typed struct whole for
@@ -129,4 +129,6 @@
 //	err = emps.Delete(ctx, "Sales", "000123", e.ETag)
 //	go p.Run(ctx)                                  // deletes the blobs no longer needed
 //	res, err := emps.Sweep(ctx)                    // now and then: orphans left by crashes
+//
+// [large entities pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#large-entities-pattern
 package large

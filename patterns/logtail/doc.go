@@ -1,4 +1,4 @@
-// Package logtail is the design guide's log tail pattern (§6.7): an
+// Package logtail is the design guide's [log tail pattern] (§6.7): an
 // append-only log per partition whose newest n entries are one request
 // away.
 //
@@ -94,4 +94,6 @@
 //	}
 //	page, err := log.Page(ctx, "alice", 20, token) // page.Next: the "older" link
 //	removed, err := log.Trim(ctx, "alice", time.Now().AddDate(0, 0, -60))
+//
+// [log tail pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#log-tail-pattern
 package logtail

@@ -2,7 +2,7 @@
 // rarely changing lookup data — departments, product categories, country
 // codes — that a service reads once and joins in memory, instead of
 // copying it into every entity that refers to it (design guide §5,
-// "join in the client").
+// [join in the client]).
 //
 // Denormalising (package
 // [github.com/tablekit/tablekit/patterns/denormalize]) makes each read one
@@ -76,4 +76,6 @@
 // Both evaluate the Timestamp filter; on the Cosmos DB Table API a query
 // by Timestamp is a scan of the query's partition (it is on the service
 // too: Timestamp is not indexed), which is why the data must be small.
+//
+// [join in the client]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-modeling#join-in-the-client
 package lookup

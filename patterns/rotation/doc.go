@@ -1,4 +1,4 @@
-// Package rotation implements the high-volume delete pattern of the Azure
+// Package rotation implements the [high volume delete pattern] of the Azure
 // Table design guide (§6.8): entities that expire together live in a table
 // of their own, one per period (the guide's login attempts, a table per
 // day), and expiring a period deletes its table — one storage transaction,
@@ -102,4 +102,6 @@
 //	err = logins.Insert(ctx, &Attempt{PartitionKey: "ann", RowKey: rk, At: now})
 //	for a, err := range logins.Query(ctx, now.Add(-72*time.Hour), now, entity.Query{Filter: filter.PK("ann")}) { … }
 //	expired, err := logins.Expire(ctx, now.Add(-30*24*time.Hour)) // a table per day, deleted whole
+//
+// [high volume delete pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#high-volume-delete-pattern
 package rotation

@@ -1,7 +1,7 @@
 // Package secondaryindex keeps copies of entities under other keys, so that
 // values other than PartitionKey and RowKey are found by a point or range
-// query: the design guide's intra-partition secondary index (§6.1) and
-// inter-partition secondary index (§6.2).
+// query: the design guide's [intra-partition secondary index] (§6.1) and
+// [inter-partition secondary index] (§6.2).
 //
 // The Table service indexes PartitionKey and RowKey only. To find an
 // employee by email, the guide stores the employee a second time with
@@ -155,4 +155,7 @@
 // queues: OtherPartition indexes need a storage account's queues; and it
 // returns query results unsorted, so lookups of several entries come in
 // no particular order there.
+//
+// [intra-partition secondary index]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#intra-partition-secondary-index-pattern
+// [inter-partition secondary index]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#inter-partition-secondary-index-pattern
 package secondaryindex

@@ -1,5 +1,5 @@
 // Package wide stores logical entities with more properties than one entity
-// of the Table service may hold, the wide-entities pattern (design guide
+// of the Table service may hold, the [wide entities pattern] (design guide
 // §6.10): one typed struct — any number of fields, or an `extra` map — is
 // kept as several entities of one partition, written and deleted together
 // by one entity group transaction and read by one range query.
@@ -104,4 +104,6 @@
 //	err = emps.Replace(ctx, &e)                    // ErrPreconditionFailed if changed since
 //	e, err = emps.Modify(ctx, "Sales", "000123", entity.Merge, entity.RetryPolicy{}, func(e *Employee) error { … })
 //	err = emps.Delete(ctx, "Sales", "000123", e.ETag)
+//
+// [wide entities pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#wide-entities-pattern
 package wide

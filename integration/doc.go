@@ -5,7 +5,7 @@
 //
 // # Use
 //
-// Start the environment once per test binary from TestMain, then ask it for
+// Start the environment once per test binary from TestMain with [Main], then ask it for
 // tables, queues and containers that are created with unique names and
 // deleted when the test that asked ends:
 //
@@ -30,18 +30,18 @@
 //		_ = env.ConnectionString        // for code that builds its own clients
 //	}
 //
-// Main exits with status 1 and says why when the environment cannot be
-// started: an integration test never passes by being skipped. Env's methods
+// [Main] exits with status 1 and says why when the environment cannot be
+// started: an integration test never passes by being skipped. [Env]'s methods
 // are safe for parallel tests; names come from a counter in the Env and
 // random digits, so parallel test binaries sharing a live account do not
 // collide either.
 //
-// Clients are built with ClientOptions: at most two retries, 50 ms to 500 ms
+// Clients are built with [Env.ClientOptions]: at most two retries, 50 ms to 500 ms
 // apart, instead of azcore's default, which retries a 500 with delays of
 // seconds. A test that expects an error should use a client with
-// NoRetryClientOptions (see TableWith and NewTableService).
+// [Env.NoRetryClientOptions] (see [Env.TableWith] and [Env.NewTableService]).
 //
-// Start and Close are there for programs and benchmarks that manage the
+// [Start] and [Env.Close] are there for programs and benchmarks that manage the
 // environment themselves.
 //
 // # Finding Azurite
@@ -75,8 +75,8 @@
 //
 // # Live accounts
 //
-// Two environment variables make Start use a real account instead (Live is
-// then true and nothing is started):
+// Two environment variables make [Start] use a real account instead
+// ([Env].Live is then true and nothing is started):
 //
 //   - TABLEKIT_CONNECTION_STRING: a storage account connection string, such
 //     as the portal's "Access keys" one.

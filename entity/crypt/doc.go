@@ -34,9 +34,9 @@
 //	err = emps.Update(ctx, &e, entity.Replace)        // Merge is refused: ErrMerge
 //	for e, err := range emps.Query(ctx, q) { … }      // filters on encrypted properties refused
 //
-// Table has the methods of entity.Table that make sense for encrypted
+// [Table] has the methods of [entity.Table] that make sense for encrypted
 // entities, with their meaning (ETags, lost replies, transactions through
-// Batch and Submit, BulkWrite, paging, fan-out); entity.Marshal and
+// [Batch] and Submit, BulkWrite, paging, fan-out); [entity.Marshal] and
 // entity.Table refuse a type with encrypt or sign fields, so nothing marked
 // is ever written in clear by mistake.
 //
@@ -50,7 +50,7 @@
 //     RowKey and the property: a ciphertext copied to another property,
 //     entity or table does not decrypt;
 //   - the content key is wrapped by a key-encryption key (Config.Key:
-//     LocalKey's AES key wrap, RFC 3394/5649, or an Azure Key Vault key
+//     [LocalKey]'s AES key wrap, RFC 3394/5649, or an Azure Key Vault key
 //     through package keyvault) and stored, with the key's id, in the
 //     reserved property _tkEnc, which also lists the encrypted, signed and
 //     beaconed properties;
@@ -58,8 +58,8 @@
 //     ciphertext, every signed value and every beacon: adding, removing,
 //     swapping or changing any protected property is detected;
 //   - a read fails closed with a typed error, before any field is set:
-//     ErrTampered, ErrMetadata, ErrUnknownKey, ErrUnwrap, ErrNotEncrypted
-//     (no metadata at all) or ErrPolicy (the stored protection is not the
+//     [ErrTampered], [ErrMetadata], [ErrUnknownKey], [ErrUnwrap], [ErrNotEncrypted]
+//     (no metadata at all) or [ErrPolicy] (the stored protection is not the
 //     one the type asks for, so writing it back would silently change it).
 //     Each is a *ReadError naming the entity and property, and matches
 //     entity.ErrDecode.
@@ -108,8 +108,8 @@
 // Rotate moves existing entities to a new key-encryption key by rewriting
 // only their key envelope (one merge per entity, under its ETag; data,
 // signature and beacons unchanged). During a rotation give readers and
-// writers Keyring(newKey, oldKey): every entity reads under either key.
-// Rotate with RotateOptions.Reencrypt re-encrypts entities in full, which
+// writers [Keyring](newKey, oldKey): every entity reads under either key.
+// Rotate with [RotateOptions].Reencrypt re-encrypts entities in full, which
 // also moves legacy and plaintext entities to this format.
 //
 // # Failure and recovery
@@ -126,7 +126,7 @@
 // # Filters
 //
 // A filter that compares an encrypted property could only match
-// ciphertext, so Query refuses it (ErrEncryptedFilter). For properties
+// ciphertext, so Query refuses it ([ErrEncryptedFilter]). For properties
 // listed in Config.Beacons, eq and ne run on the beacon instead: the
 // HMAC-SHA256 of the value's canonical bytes under Config.BeaconKey, stored
 // beside the ciphertext. Signed and clear properties filter as usual.

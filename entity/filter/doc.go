@@ -7,10 +7,10 @@
 //   - §2 [Design for querying]: the four query kinds, best first — point
 //     (PartitionKey eq and RowKey eq), range (PartitionKey eq and a RowKey
 //     range), partition scan (PartitionKey eq and anything else) and table
-//     scan (no PartitionKey equality). Expr.Plan classifies a filter by its
+//     scan (no PartitionKey equality). [Expr.Plan] classifies a filter by its
 //     boolean structure and warns about the traps the guide names: an or over
 //     RowKeys turns a range into a partition scan; an or over partitions is a
-//     table scan better run as parallel queries. RowKeyPrefix writes the
+//     table scan better run as parallel queries. [RowKeyPrefix] writes the
 //     prefix range of the compound-key and secondary-index patterns.
 //   - §7 [Implementation considerations]: typed filters. Every value is a
 //     typed, escaped literal — strings in single quotes with each quote
@@ -26,16 +26,16 @@
 //
 // An expression is an immutable Expr. Errors (an invalid name, NaN, a nil
 // pointer) stay inside it and come out of Build, typed as *Error and matching
-// ErrInvalidFilter; nothing panics.
+// [ErrInvalidFilter]; nothing panics.
 //
 //	f := filter.PK("Sales").And(filter.RowKeyPrefix("empid_"), filter.Ge("Age", 30))
 //	s, err := f.Build()
 //	// s == "PartitionKey eq 'Sales' and RowKey ge 'empid_' and RowKey lt 'empid`' and Age ge 30L"
 //	plan := f.Plan() // plan.Kind == filter.Range
 //
-// Go values map to EDM types as the entity codec stores them (see ValueOf):
-// int and int64 are Int64 (written with L), int32 and smaller are Int32,
-// float64 is Double (always with a decimal point). Pass a typed Value —
+// Go values map to EDM types as the entity codec stores them (see [ValueOf]):
+// int and int64 are [Int64] (written with L), int32 and smaller are [Int32],
+// float64 is [Double] (always with a decimal point). Pass a typed Value —
 // filter.Int32(30) — to compare as another type.
 //
 // String comparison on the service is ordinal by UTF-16 code unit; the range

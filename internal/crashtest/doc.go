@@ -4,7 +4,7 @@
 // checks its invariant — nothing lost, nothing applied twice.
 //
 // A crash is simulated the way a process dies as far as storage can tell:
-// a Killer, a pipeline policy on every client of the crashing run, lets
+// a [Killer], a pipeline policy on every client of the crashing run, lets
 // the first k requests through and fails every later one before it is
 // sent, with an error azcore does not retry; the run's context is cancelled
 // at the same moment. Whatever the abandoned goroutines still try to do —
@@ -20,9 +20,9 @@
 //		}
 //	}})
 //
-// EveryStep first runs the scenario without a crash and counts its
+// [EveryStep] first runs the scenario without a crash and counts its
 // requests, n; then once for each k in 0..n-1, in parallel subtests. The
 // other failures the guide's patterns must survive have their helpers here
-// too: Barrier makes concurrent deliveries or writers meet inside a step,
+// too: [Barrier] makes concurrent deliveries or writers meet inside a step,
 // and package faults loses replies and fails requests at a given rate.
 package crashtest

@@ -8,7 +8,7 @@
 //
 //   - Insert, Upsert, Delete: a re-insert's ErrAlreadyExists and a
 //     re-delete's ErrNotFound count as done.
-//   - Move: the guide's archive step (read, InsertOrReplace into the target,
+//   - [Move]: the guide's archive step (read, InsertOrReplace into the target,
 //     delete from the source on condition that it did not change since the
 //     read); a missing source counts as done.
 //   - Once: a change that is not idempotent (an increment) applied exactly
@@ -18,7 +18,7 @@
 //     The marker records a random attempt id, so a transaction whose reply
 //     was lost and that azcore resent is still reported as applied by this
 //     call. Sweep deletes expired markers.
-//   - PutBlob, PutBlobIfAbsent, DeleteBlob: the same for blobs.
+//   - [PutBlob], [PutBlobIfAbsent], [DeleteBlob]: the same for blobs.
 //
 // Steps report what they did only where a lost reply cannot make that
 // report wrong: Once and PutBlobIfAbsent check their attempt id; deletes

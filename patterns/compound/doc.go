@@ -10,7 +10,7 @@
 //
 //	$filter=(PartitionKey eq 'Sales') and (RowKey ge 'empid_000123') and (RowKey lt 'empid_000124')
 //
-// A Relation declares such keys once, with a typed Part for the parent's
+// A [Relation] declares such keys once, with a typed [Part] for the parent's
 // id and one for the child's, over keys.Compound (space-separated parts
 // that sort as the tuple of ids sorts and split back unambiguously, the
 // "separator that parses unambiguously" the guide asks for):
@@ -28,10 +28,10 @@
 // Compound(prefix, parent) + "!"): it holds every child key of the parent
 // and nothing else — not 000124's, not 0001230's, and not the parent's own
 // entity, whose RowKey ParentKey gives ("empid 000123"). Ids are encoded so
-// that their keys sort as the ids do: Int pads to a fixed width (the
-// guide's 000123), Signed orders negative numbers too, Time and NewestFirst
-// are .NET ticks (NewestFirst lists the latest child first), Text and
-// Escaped take strings. An id that cannot be encoded — a negative Int, one
+// that their keys sort as the ids do: [Int] pads to a fixed width (the
+// guide's 000123), [Signed] orders negative numbers too, [Time] and [NewestFirst]
+// are .NET ticks (NewestFirst lists the latest child first), [Text] and
+// [Escaped] take strings. An id that cannot be encoded — a negative Int, one
 // too wide, a string with a forbidden character — is a *KeyError before
 // any request, never a key that sorts wrong.
 //

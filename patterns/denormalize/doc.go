@@ -7,7 +7,7 @@
 // names as manager. Denormalised, the department also holds a copy of the
 // manager's name and phone, and one point query suffices; the price is
 // that every change of the manager's name or phone must reach the copy.
-// This package makes that reliable. A Relation declares which properties
+// This package makes that reliable. A [Relation] declares which properties
 // a target (the department) copies from which source (the manager):
 //
 //	managers, err := denormalize.New(departments, employees, nil, denormalize.Config{},
@@ -25,7 +25,7 @@
 //	d, err := managers.ModifyTarget(ctx, "Sales", "department", func(d *Department) error { d.ManagerID = "empid 000124"; return nil })
 //	d, err = departments.Get(ctx, "Sales", "department") // one point query: the manager's name and phone included
 //
-// Sources and targets are written through the Copies (InsertSource,
+// Sources and targets are written through the [Copies] (InsertSource,
 // ModifySource, DeleteSource; InsertTarget, ModifyTarget); reads need
 // nothing from it. A target copies from the source its Relation.Source
 // names; a target that names none, or a source that does not exist, holds
@@ -33,7 +33,7 @@
 //
 // # Guarantee
 //
-// SamePartition (the guide's case: the department entity and its
+// [SamePartition] (the guide's case: the department entity and its
 // employees in the department's partition): at every instant, every
 // target holds exactly the copied properties of the source it refers to.
 // A change of a source and the changes of its copies are one entity group
@@ -100,7 +100,7 @@
 //
 //   - Crash before the transaction of step 3: nothing changed.
 //   - Crash between steps 3 and 4: the intent is committed with the
-//     change; Copies.Relay (run it now and then) sends it.
+//     change; [Copies.Relay] (run it now and then) sends it.
 //   - Crash in step 5: the message reappears and runs again; each target
 //     that holds the copy already is skipped.
 //   - A target written without this package (or a copy found wrong):

@@ -28,7 +28,7 @@
 //   - Convergence: once the queues have drained, the state is that of every
 //     message having run exactly once — provided the steps are idempotent.
 //     The steps of this package are: Upsert, Insert and Delete (a repeat
-//     finds its work done), Move, PutBlob, PutBlobIfAbsent, DeleteBlob, and
+//     finds its work done), [Move], [PutBlob], [PutBlobIfAbsent], [DeleteBlob], and
 //     Once, which applies a change that is not idempotent (an increment)
 //     exactly once per message by writing a marker entity in the same entity
 //     group transaction.
@@ -70,12 +70,12 @@
 //   - A handler error: the message becomes visible again after RetryDelay,
 //     doubling per delivery. After MaxDeliveries deliveries (5, as in Azure
 //     Functions) it is moved to the poison queue "<queue>-poison" with a
-//     PoisonRecord — the reason, the handler's last error, the dequeue count
+//     [PoisonRecord] — the reason, the handler's last error, the dequeue count
 //     — and deleted from its queue. A message that cannot succeed (its text
 //     is not an envelope, its kind has no handler, its payload does not
 //     decode) goes there after its first delivery: it is never redelivered
 //     forever. Replay moves poison messages back, byte for byte, once the
-//     cause is fixed; ParsePoison reads them for tools.
+//     cause is fixed; [ParsePoison] reads them for tools.
 //   - Shutdown (Run's context ends): no new receive; messages waiting in hand
 //     are made visible at once; running handlers get ShutdownGrace, then
 //     their context is cancelled and their messages released.
@@ -87,14 +87,14 @@
 // Enqueue first and the message may run before the change exists. Pick by
 // what a lost message costs:
 //
-//   - Processor.Enqueue: at-least-once from the moment Enqueue returns nil.
+//   - [Processor.Enqueue]: at-least-once from the moment Enqueue returns nil.
 //     Enqueue before the change when the handler copes with running first
 //     (it may find nothing to do yet), or accept the window.
-//   - Outbox.Submit: the change and the intent (an entity in the same
+//   - [Outbox.Submit]: the change and the intent (an entity in the same
 //     partition) in ONE entity group transaction, then enqueue and delete the
 //     intent. Either both are committed or neither; a committed intent is
 //     sent by Submit or, after a crash, by Relay (which scans for intents
-//     older than OutboxConfig.Grace). Relay may send a message twice; Once
+//     older than [OutboxConfig].Grace). Relay may send a message twice; Once
 //     is keyed by the message id, so it counts once.
 //
 // # Azure Functions, WebJobs and other languages

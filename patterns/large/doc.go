@@ -14,7 +14,7 @@
 // value other than the one written: each blob is checked against the
 // size and SHA-256 its entity recorded. Get returns one committed version
 // of the entity with every blob value of that version, or an error — a
-// *BlobError matching ErrBlobCorrupt or ErrBlobMissing for a blob that
+// *BlobError matching [ErrBlobCorrupt] or [ErrBlobMissing] for a blob that
 // storage lost or someone changed, never wrong or partial data.
 //
 // Writes are serialised by optimistic concurrency on the entity's ETag,
@@ -97,7 +97,7 @@
 // settles the blobs later, whichever version won.
 //
 // Sweep's grace period is what makes it safe beside running writers: a
-// write gives up with ErrUploadExpired rather than write its entity later
+// write gives up with [ErrUploadExpired] rather than write its entity later
 // than Grace/2 after starting its uploads, so a blob older than Grace can
 // gain no reference. Keep Grace well above the longest upload and the
 // clocks' skew (the default is one hour).

@@ -12,7 +12,7 @@
 // repeat), the properties an entry copies (all, or a subset), and its
 // placement:
 //
-//   - SamePartition (§6.1): entries in the primary's partition, written in
+//   - [SamePartition] (§6.1): entries in the primary's partition, written in
 //     the primary's entity group transaction;
 //   - OtherPartition (§6.2): entries in partition Name_PartitionKey
 //     ("email_Sales") of the primary's table or of Config.Entries, written
@@ -21,7 +21,7 @@
 //
 // Uniqueness: a unique value is one primary's at most, per partition of
 // entries. Two writers claiming it concurrently: exactly one wins, the
-// other gets a *UniqueError (errors.Is(err, ErrDuplicate)).
+// other gets a *UniqueError (errors.Is(err, [ErrDuplicate])).
 //
 //	set, err := secondaryindex.New(employees, processor, secondaryindex.Config{PrimaryPrefix: "empid_"},
 //		secondaryindex.Index[Employee]{Name: "email", Unique: true,
@@ -51,7 +51,7 @@
 // least once and its steps are idempotent, so once the queue has drained
 // every entry agrees with its primary. Meanwhile an entry may be behind
 // its primary, or ahead of it (a unique entry is written, as a
-// reservation, before the primary): a lookup with LookupOptions.Verify
+// reservation, before the primary): a lookup with [LookupOptions].Verify
 // reads each primary and returns only those that hold the value — never
 // an entity whose indexed value differs.
 //
@@ -70,7 +70,7 @@
 //  1. For each unique OtherPartition index whose value changes: reserve the
 //     new value (read the entry, then insert it, or replace it on its
 //     ETag, with the new copy and a claim: the ETag the primary's write is
-//     conditional on, or ClaimInsert). Two requests per value.
+//     conditional on, or [ClaimInsert]). Two requests per value.
 //  2. One entity group transaction in the primary's partition: the
 //     primary's insert, replace (If-Match its ETag) or delete; per
 //     SamePartition index, the old entry's delete and the new entry's
@@ -98,7 +98,7 @@
 // OtherPartition: the entry of a unique value is its reservation entity.
 // A writer inserts it before writing the primary (step 1); a second writer
 // finds it and reads its owner: an owner holding the value, or whose claim
-// may still be written, makes the second writer fail (UniqueError.Pending
+// may still be written, makes the second writer fail ([UniqueError].Pending
 // for the latter). A claim is dead when no write can apply it any more:
 // the owner's ETag differs from the claim (the write was conditional on
 // it), the owner is gone (for an update), or Config.Grace has passed (for
@@ -116,7 +116,7 @@
 // [github.com/tablekit/tablekit/patterns/drift].Finding per disagreement:
 // Missing, Stale (the copy or the named primary differs) or Orphan. It is
 // resumable: each finding carries the token of its partition (Resume), and
-// CheckOptions.Checkpoint receives a token after each partition. Repair
+// [CheckOptions].Checkpoint receives a token after each partition. Repair
 // fixes one finding as things are now (idempotent; a SamePartition repair
 // is one transaction with a fence on the primary's ETag, so it never
 // writes a copy of a version that changed meanwhile; drift.ErrRaced when

@@ -6,7 +6,7 @@
 //
 // The service caps an entity at 252 user properties and 1 MiB. A Table
 // splits a logical entity's properties over rows of properties with RowKeys
-// keys.Compound(id, "01"), keys.Compound(id, "02"), … (at most MaxRows), each
+// keys.Compound(id, "01"), keys.Compound(id, "02"), … (at most [MaxRows]), each
 // within both limits, plus a head row keys.Compound(id, "00") that holds the
 // bookkeeping and no property. Property name goes to row 1 +
 // keys.Bucket(name, n), for the smallest n at which every row fits, so the
@@ -21,7 +21,7 @@
 // whole, or an error. Every row carries the version of the write that last
 // wrote it, and the head lists the version each row must have; a read that
 // finds anything else (a writer committed between two pages of the query)
-// reads again, at most Config.ReadAttempts times, then fails with ErrTorn.
+// reads again, at most Config.ReadAttempts times, then fails with [ErrTorn].
 // Writers are serialised by optimistic concurrency on the logical entity:
 // every write changes the head, on condition of the head's ETag, in the same
 // transaction, so of two writers of one version exactly one commits; the

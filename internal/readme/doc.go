@@ -13,4 +13,8 @@
 // region), with the region's common indentation removed. Trailing white
 // space and blank lines at either end are ignored; everything else must be
 // equal. The check is [Check]; its test runs it on the repository's README.
+//
+// The package's tests also check every package comment of the repository:
+// a bracketed name that resolves to no identifier, package or link definition (a
+// typo, or an identifier renamed or moved without its doc) fails.
 package readme

@@ -14,20 +14,10 @@ import (
 	"github.com/tablekit/tablekit/patterns/drift"
 )
 
-// CheckOptions chooses what Check and Rebuild scan, as in the index
-// packages (patterns/secondaryindex, patterns/indexentity).
-type CheckOptions struct {
-	// Partitions are the targets' partitions to check; nil means the whole
-	// targets' table (one scan of it).
-	Partitions []string
-	// Resume continues a scan from a token: a Finding's Resume, a Summary's
-	// Next, or one passed to Checkpoint. The other options must be those of
-	// the scan that made it.
-	Resume string
-	// Checkpoint, if set, is called with a resume token after each page of
-	// targets, so that a long scan killed half-way can be continued.
-	Checkpoint func(token string)
-}
+// CheckOptions chooses what Check and Rebuild scan: the targets'
+// partitions, or (nil Partitions) the whole targets' table; Checkpoint
+// is called after each page of targets.
+type CheckOptions = drift.CheckOptions
 
 // tokenPrefix marks (and versions) the resume tokens of this package.
 const tokenPrefix = "dn1."

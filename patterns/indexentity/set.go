@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -208,10 +209,10 @@ func keyOf[T any](e *T) (pk, rk string, err error) {
 // Set could not tell from its index entities'.
 func (s *Set[T]) validKeys(pk, rk string) error {
 	if err := keys.Validate(pk); err != nil {
-		return &entity.ValidationError{Property: "PartitionKey", Rule: entity.RuleKey, Value: shorten(pk), Err: err}
+		return &entity.ValidationError{Property: "PartitionKey", Rule: entity.RuleKey, Value: indexset.Shorten(pk), Err: err}
 	}
 	if err := keys.Validate(rk); err != nil {
-		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: shorten(rk), Err: err}
+		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: indexset.Shorten(rk), Err: err}
 	}
 	if strings.HasPrefix(rk, internalPrefix) {
 		return &RowKeyError{RowKey: rk, Reason: "starts with " + internalPrefix + ", tablekit's own prefix"}

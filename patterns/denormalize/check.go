@@ -1,16 +1,13 @@
 package denormalize
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"iter"
-	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/scantoken"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
 
@@ -29,10 +26,7 @@ type token struct {
 	Page string `json:"t,omitempty"`
 }
 
-func (t token) String() string {
-	b, _ := json.Marshal(t)
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-}
+func (t token) String() string { return scantoken.Encode(tokenPrefix, t) }
 
 // parseToken reads a resume token; "" is the start of a scan.
 func parseToken(s string) (token, error) {
@@ -40,17 +34,7 @@ func parseToken(s string) (token, error) {
 	if s == "" {
 		return t, nil
 	}
-	rest, ok := strings.CutPrefix(s, tokenPrefix)
-	if !ok {
-		return t, ErrInvalidToken
-	}
-	b, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil {
-		return t, ErrInvalidToken
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&t); err != nil || d.More() || t.Part < 0 {
+	if !scantoken.Decode(tokenPrefix, s, &t) || t.Part < 0 {
 		return token{}, ErrInvalidToken
 	}
 	return t, nil

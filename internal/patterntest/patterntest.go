@@ -108,6 +108,14 @@ func Fast() eventual.Config {
 	}
 }
 
+// Crashy is Fast with a one-second visibility timeout: a message a
+// crashed worker held reappears after a second.
+func Crashy() eventual.Config {
+	c := Fast()
+	c.VisibilityTimeout = time.Second
+	return c
+}
+
 // Drain runs p until every work queue of qs is empty (no message left,
 // visible or not), or ctx ends.
 func Drain(ctx context.Context, p *eventual.Processor, qs []eventual.Queue) error {

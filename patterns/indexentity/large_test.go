@@ -31,7 +31,7 @@ func TestLargeValue(t *testing.T) {
 	}
 	ctx := context.Background()
 	answered := &patterntest.Answered{} // the service's answers, not azcore's tries
-	emps := table[Employee](t, env.With(answered))
+	emps := patterntest.Table[Employee](t, env.With(answered))
 	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestLargeValue(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("Members: %d keys, want %d in key order", len(got), len(want))
 	}
-	bags := sameTable[entity.DynamicEntity](t, env, emps)
+	bags := patterntest.View[entity.DynamicEntity](t, env, emps)
 	rows := indexRows(t, bags, "Sales", "lastname_Jones")
 	if len(rows) < 3 {
 		t.Errorf("the list is in %d entities, want it spilled", len(rows))

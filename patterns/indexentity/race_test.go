@@ -63,7 +63,7 @@ func TestRenameUnderConcurrentWriter(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	renamer, err := indexentity.New(sameTable[Employee](t, env.With(hook, answered), emps), nil, indexentity.Config{},
+	renamer, err := indexentity.New(patterntest.View[Employee](t, env.With(hook, answered), emps), nil, indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestLostReplyRename(t *testing.T) {
 	f := faults.New(faults.Config{})
 	// Last, after the injector: the lost reply's request was executed.
 	answered := &patterntest.Answered{}
-	s, err := indexentity.New(sameTable[Employee](t, env.With(f, answered), emps), nil, indexentity.Config{},
+	s, err := indexentity.New(patterntest.View[Employee](t, env.With(f, answered), emps), nil, indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -158,13 +158,13 @@ func TestLocalLoad(t *testing.T) {
 		}
 	}
 	f := faults.New(faults.Config{LoseReply: 0.05, Seed: 3})
-	s, err := indexentity.New(sameTable[Employee](t, env.With(f), emps), nil, indexentity.Config{Retry: hot},
+	s, err := indexentity.New(patterntest.View[Employee](t, env.With(f), emps), nil, indexentity.Config{Retry: hot},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var unknown atomic.Int64
-	parallel(t, 16, 16*12, func(i int) error {
+	patterntest.Parallel(t, 16, 16*12, func(i int) error {
 		r := rand.New(rand.NewPCG(uint64(i), 7))
 		rk := keys.Pad(int64(r.IntN(50)), 6)
 		name := names[r.IntN(4)]

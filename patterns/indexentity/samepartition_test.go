@@ -19,7 +19,7 @@ import (
 // last names.
 func newLocal(t testing.TB, cfg indexentity.Config) (*indexentity.Set[Employee], *entity.Table[Employee]) {
 	t.Helper()
-	emps := table[Employee](t, env)
+	emps := patterntest.Table[Employee](t, env)
 	s, err := indexentity.New(emps, nil, cfg, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestGuideExample(t *testing.T) {
 	// that never reached the service is no request of the design.
 	answered := &patterntest.Answered{}
 	metered := env.With(answered)
-	emps := table[Employee](t, metered)
+	emps := patterntest.Table[Employee](t, metered)
 	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestGuideExample(t *testing.T) {
 	}
 	// The index entity is the guide's: PartitionKey Sales, RowKey for
 	// Jones, the employee ids in one property.
-	bags := sameTable[entity.DynamicEntity](t, env, emps)
+	bags := patterntest.View[entity.DynamicEntity](t, env, emps)
 	ixe, err := bags.Get(ctx, "Sales", "lastname_Jones")
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestSpill(t *testing.T) {
 	ctx := context.Background()
 	// Two writers of one list: every round has one winner.
 	s, emps := newLocal(t, indexentity.Config{MaxEntityBytes: 8 << 10, Retry: hot})
-	bags := sameTable[entity.DynamicEntity](t, env, emps)
+	bags := patterntest.View[entity.DynamicEntity](t, env, emps)
 	const n = 200 // about 25 KiB of ids: five or so entities of 8 KiB
 	var want []string
 	es := make([]Employee, n)
@@ -141,7 +141,7 @@ func TestSpill(t *testing.T) {
 			want = append(want, es[i].RowKey)
 		}
 	}
-	parallel(t, 2, len(es), func(i int) error { return s.Insert(ctx, &es[i]) })
+	patterntest.Parallel(t, 2, len(es), func(i int) error { return s.Insert(ctx, &es[i]) })
 	slices.Sort(want)
 	got, err := s.Members(ctx, "lastname", "Sales", "Jones")
 	if err != nil {
@@ -164,7 +164,7 @@ func TestSpill(t *testing.T) {
 	}
 	noDrift(t, s)
 	// Empty it: the continuations go as they empty, and the head last.
-	parallel(t, 2, len(want), func(i int) error { return s.Delete(ctx, "Sales", want[i], "") })
+	patterntest.Parallel(t, 2, len(want), func(i int) error { return s.Delete(ctx, "Sales", want[i], "") })
 	if rows := indexRows(t, bags, "Sales", "lastname_Jones"); len(rows) != 0 {
 		t.Errorf("%d index entities left for an empty list", len(rows))
 	}
@@ -205,7 +205,7 @@ func size(e entity.DynamicEntity) int {
 func TestValidation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	emps := table[Employee](t, env)
+	emps := patterntest.Table[Employee](t, env)
 	for i, c := range []struct {
 		cfg indexentity.Config
 		ixs []indexentity.Index[Employee]

@@ -1,33 +1,20 @@
 package denormalize
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"iter"
-	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/scantoken"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
 
-// CheckOptions chooses what Check and Rebuild scan, as in the index
-// packages (patterns/secondaryindex, patterns/indexentity).
-type CheckOptions struct {
-	// Partitions are the targets' partitions to check; nil means the whole
-	// targets' table (one scan of it).
-	Partitions []string
-	// Resume continues a scan from a token: a Finding's Resume, a Summary's
-	// Next, or one passed to Checkpoint. The other options must be those of
-	// the scan that made it.
-	Resume string
-	// Checkpoint, if set, is called with a resume token after each page of
-	// targets, so that a long scan killed half-way can be continued.
-	Checkpoint func(token string)
-}
+// CheckOptions chooses what Check and Rebuild scan: the targets'
+// partitions, or (nil Partitions) the whole targets' table; Checkpoint
+// is called after each page of targets.
+type CheckOptions = drift.CheckOptions
 
 // tokenPrefix marks (and versions) the resume tokens of this package.
 const tokenPrefix = "dn1."
@@ -39,10 +26,7 @@ type token struct {
 	Page string `json:"t,omitempty"`
 }
 
-func (t token) String() string {
-	b, _ := json.Marshal(t)
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-}
+func (t token) String() string { return scantoken.Encode(tokenPrefix, t) }
 
 // parseToken reads a resume token; "" is the start of a scan.
 func parseToken(s string) (token, error) {
@@ -50,17 +34,7 @@ func parseToken(s string) (token, error) {
 	if s == "" {
 		return t, nil
 	}
-	rest, ok := strings.CutPrefix(s, tokenPrefix)
-	if !ok {
-		return t, ErrInvalidToken
-	}
-	b, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil {
-		return t, ErrInvalidToken
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&t); err != nil || d.More() || t.Part < 0 {
+	if !scantoken.Decode(tokenPrefix, s, &t) || t.Part < 0 {
 		return token{}, ErrInvalidToken
 	}
 	return t, nil

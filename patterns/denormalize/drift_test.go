@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -133,7 +134,7 @@ func TestDriftWhileFanningOut(t *testing.T) {
 	ctx := context.Background()
 	d := newDirectory(t, env)
 	d.seed(t, "Sales", 3, "CC-1")
-	p, managers, centers := d.over(t, env, fast(), denormalize.Config{})
+	p, managers, centers := d.over(t, env, patterntest.Crashy(), denormalize.Config{})
 	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestDriftWhileFanningOut(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := drain(dctx, p, d.qs); err != nil {
+	if err := patterntest.Drain(dctx, p, d.qs); err != nil {
 		t.Fatal(err)
 	}
 	for f, err := range centers.Check(ctx, denormalize.CheckOptions{}) {

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/patterns/denormalize"
-	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
 var env *integration.Env
@@ -109,103 +106,6 @@ func costCenterRel() denormalize.Relation[Employee, Entry] {
 }
 
 func empID(n int) string { return fmt.Sprintf("empid %06d", n) }
-
-// newTable creates a table on e and returns a typed view of it.
-func newTable[T any](t testing.TB, e *integration.Env) *entity.Table[T] {
-	t.Helper()
-	tbl, err := entity.NewTable[T](e.Table(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
-
-// view is a typed view of tbl's table through e's clients.
-func view[T, U any](t testing.TB, e *integration.Env, tbl *entity.Table[U]) *entity.Table[T] {
-	t.Helper()
-	v, err := entity.NewTableFromService[T](e.TableService, tbl.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// queues creates a work queue and its poison queue on e, deleted when the
-// test ends.
-func queues(t testing.TB, e *integration.Env) []eventual.Queue {
-	t.Helper()
-	qs := eventual.QueuesOf(e.QueueService, e.QueueName(t))
-	for _, q := range qs {
-		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
-			if _, err := c.Create(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_, _ = c.Delete(ctx, nil)
-			})
-		}
-	}
-	return qs
-}
-
-// sameQueues returns clients of qs's queues built from e (another view).
-func sameQueues(t testing.TB, e *integration.Env, qs []eventual.Queue) []eventual.Queue {
-	t.Helper()
-	parts, err := azqueue.ParseURL(qs[0].Work.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eventual.QueuesOf(e.QueueService, parts.QueueName)
-}
-
-// fast is a processor configuration for tests: immediate retries, quick
-// polling, messages a crashed worker held back after a second.
-func fast() eventual.Config {
-	return eventual.Config{
-		Workers:           4,
-		VisibilityTimeout: time.Second,
-		RetryDelay:        -1,
-		PollInterval:      10 * time.Millisecond,
-		MaxPollInterval:   50 * time.Millisecond,
-		ShutdownGrace:     5 * time.Second,
-	}
-}
-
-// drain runs p until qs's work queue is empty (no message left, visible or
-// not), or ctx ends.
-func drain(ctx context.Context, p *eventual.Processor, qs []eventual.Queue) error {
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(rctx) }()
-	defer func() { cancel(); <-done }()
-	for {
-		n, err := messageCount(ctx, qs[0].Work)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d messages left: %w", n, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func messageCount(ctx context.Context, q *azqueue.QueueClient) (int, error) {
-	props, err := q.GetProperties(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	if props.ApproximateMessagesCount == nil {
-		return 0, nil
-	}
-	return int(*props.ApproximateMessagesCount), nil
-}
 
 // all reads every entity of a partition.
 func all[T any](t testing.TB, tbl *entity.Table[T], pk string) []T {

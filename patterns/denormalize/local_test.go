@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -28,9 +29,9 @@ type guide struct {
 // newGuide makes a table on e and the Copies of its manager relation.
 func newGuide(t testing.TB, e *integration.Env, cfg denormalize.Config) guide {
 	t.Helper()
-	g := guide{emps: newTable[Employee](t, e)}
-	g.depts = view[Department](t, e, g.emps)
-	g.bags = view[entity.DynamicEntity](t, e, g.emps)
+	g := guide{emps: patterntest.Table[Employee](t, e)}
+	g.depts = patterntest.View[Department](t, e, g.emps)
+	g.bags = patterntest.View[entity.DynamicEntity](t, e, g.emps)
 	var err error
 	if g.copies, err = denormalize.New(g.depts, g.emps, nil, cfg, managerRel()); err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func newGuide(t testing.TB, e *integration.Env, cfg denormalize.Config) guide {
 // the same account: a fault injector, a meter).
 func (g guide) over(t testing.TB, e *integration.Env, cfg denormalize.Config) guide {
 	t.Helper()
-	h := guide{emps: view[Employee](t, e, g.emps), depts: view[Department](t, e, g.emps), bags: view[entity.DynamicEntity](t, e, g.emps)}
+	h := guide{emps: patterntest.View[Employee](t, e, g.emps), depts: patterntest.View[Department](t, e, g.emps), bags: patterntest.View[entity.DynamicEntity](t, e, g.emps)}
 	var err error
 	if h.copies, err = denormalize.New(h.depts, h.emps, nil, cfg, managerRel()); err != nil {
 		t.Fatal(err)
@@ -480,7 +481,7 @@ func TestRefusals(t *testing.T) {
 func TestConfig(t *testing.T) {
 	t.Parallel()
 	g := newGuide(t, env, denormalize.Config{})
-	other := newTable[Department](t, env)
+	other := patterntest.Table[Department](t, env)
 	mod := func(f func(r *denormalize.Relation[Department, Employee])) denormalize.Relation[Department, Employee] {
 		r := managerRel()
 		f(&r)

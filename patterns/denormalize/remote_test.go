@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -30,17 +31,17 @@ type directory struct {
 
 func newDirectory(t testing.TB, e *integration.Env) directory {
 	t.Helper()
-	return directory{emps: newTable[Employee](t, e), entries: newTable[Entry](t, e), qs: queues(t, e)}
+	return directory{emps: patterntest.Table[Employee](t, e), entries: patterntest.Table[Entry](t, e), qs: patterntest.Queues(t, e, 1)}
 }
 
 // over builds the processor and both Copies with clients from e.
 func (d directory) over(t testing.TB, e *integration.Env, pcfg eventual.Config, cfg denormalize.Config) (*eventual.Processor, *denormalize.Copies[Entry, Employee], *denormalize.Copies[Employee, Entry]) {
 	t.Helper()
-	p, err := eventual.New(sameQueues(t, e, d.qs), nil, pcfg)
+	p, err := eventual.New(patterntest.SameQueues(t, e, d.qs), nil, pcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emps, entries := view[Employee](t, e, d.emps), view[Entry](t, e, d.entries)
+	emps, entries := patterntest.View[Employee](t, e, d.emps), patterntest.View[Entry](t, e, d.entries)
 	cfg.Outbox.Grace = -1
 	managers, err := denormalize.New(entries, emps, p, cfg, directoryRel())
 	if err != nil {
@@ -56,14 +57,14 @@ func (d directory) over(t testing.TB, e *integration.Env, pcfg eventual.Config, 
 // recover relays what crashed writers left and drains the queue with
 // healthy clients.
 func (d directory) recover(ctx context.Context, t testing.TB) error {
-	p, managers, centers := d.over(t, env, fast(), denormalize.Config{})
+	p, managers, centers := d.over(t, env, patterntest.Crashy(), denormalize.Config{})
 	if _, err := managers.Relay(ctx); err != nil {
 		return err
 	}
 	if _, err := centers.Relay(ctx); err != nil {
 		return err
 	}
-	return drain(ctx, p, d.qs)
+	return patterntest.Drain(ctx, p, d.qs)
 }
 
 // check asserts the converged state: every entry holds its manager's
@@ -98,7 +99,7 @@ func (d directory) check(t testing.TB) {
 		if q == "poison" {
 			c = d.qs[0].Poison
 		}
-		if n, err := messageCount(ctx, c); err != nil || n != 0 {
+		if n, err := patterntest.MessageCount(ctx, c); err != nil || n != 0 {
 			t.Errorf("%d messages left in the %s queue (%v)", n, q, err)
 		}
 	}
@@ -129,12 +130,12 @@ func TestDirectory(t *testing.T) {
 	ctx := context.Background()
 	d := newDirectory(t, env)
 	meter := cost.NewMeter()
-	p, managers, centers := d.over(t, env.With(meter.Policy()), fast(), denormalize.Config{})
+	p, managers, centers := d.over(t, env.With(meter.Policy()), patterntest.Crashy(), denormalize.Config{})
 	run := func() {
 		t.Helper()
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := drain(dctx, p, d.qs); err != nil {
+		if err := patterntest.Drain(dctx, p, d.qs); err != nil {
 			t.Fatal(err)
 		}
 		d.check(t)
@@ -201,14 +202,14 @@ func TestFanOut(t *testing.T) {
 	d := newDirectory(t, env)
 	d.seed(t, "Sales", 150, "CC-1")
 	meter := cost.NewMeter()
-	p, _, centers := d.over(t, env.With(meter.Policy()), fast(), denormalize.Config{})
+	p, _, centers := d.over(t, env.With(meter.Policy()), patterntest.Crashy(), denormalize.Config{})
 	before := meter.Snapshot()
 	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := drain(dctx, p, d.qs); err != nil {
+	if err := patterntest.Drain(dctx, p, d.qs); err != nil {
 		t.Fatal(err)
 	}
 	used := meter.Snapshot().Sub(before)
@@ -233,7 +234,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 		d.seed(t, "Sales", 3, "CC-1")
 		return crashtest.Run{
 			Work: func(ctx context.Context, kenv *integration.Env) error {
-				cfg := fast()
+				cfg := patterntest.Crashy()
 				cfg.Workers, cfg.BatchSize = 1, 1 // the same requests in the same order every run
 				var once sync.Once
 				finished := make(chan struct{})
@@ -290,7 +291,7 @@ func TestLostRepliesFanOut(t *testing.T) {
 		d.seed(t, fmt.Sprint("D", i), staff, "CC-0")
 	}
 	f := faults.New(faults.Config{LoseReply: 0.1, Seed: 5})
-	p, managers, centers := d.over(t, env.With(f), fast(), denormalize.Config{Retry: entity.RetryPolicy{Attempts: 50}})
+	p, managers, centers := d.over(t, env.With(f), patterntest.Crashy(), denormalize.Config{Retry: entity.RetryPolicy{Attempts: 50}})
 	pctx, stopWorkers := context.WithCancel(ctx)
 	workers := make(chan error, 1)
 	go func() { workers <- p.Run(pctx) }()
@@ -351,7 +352,7 @@ func TestLostRepliesFanOut(t *testing.T) {
 	if _, err := centers.Relay(dctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := drain(dctx, p, d.qs); err != nil {
+	if err := patterntest.Drain(dctx, p, d.qs); err != nil {
 		t.Fatal(err)
 	}
 	st := f.Stats()

@@ -81,3 +81,22 @@ func (s Summary) Drift() int { return s.Missing + s.Stale + s.Orphans }
 // ErrRaced reports a repair that found the entity changed since the check
 // read it: a writer got there first. Check again.
 var ErrRaced = errors.New("drift: entity changed since it was checked")
+
+// CheckOptions chooses what a Check or Rebuild scans; the packages that
+// check copies (secondaryindex, indexentity, denormalize) take it as their
+// CheckOptions.
+type CheckOptions struct {
+	// Partitions are the partitions to check: the primaries' of an index,
+	// the targets' of denormalized copies. Nil means the whole table (one
+	// scan of it, then of whatever the package keeps elsewhere, for entries
+	// whose partition has no primaries).
+	Partitions []string
+	// Resume continues a scan from a token: a Finding's Resume, a
+	// Summary's Next, or one passed to Checkpoint. The other options must
+	// be those of the scan that made it.
+	Resume string
+	// Checkpoint, if set, is called with a resume token each time the scan
+	// passes a point it can resume from (after each partition or page), so
+	// that a long scan killed half-way can be continued.
+	Checkpoint func(token string)
+}

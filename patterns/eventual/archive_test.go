@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -56,11 +57,11 @@ func seed(t testing.TB, current *entity.Table[Employee], depts *entity.Table[Dep
 func TestArchive(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := archiver{table[Employee](t, env), table[Employee](t, env), table[Department](t, env)}
+	a := archiver{patterntest.Table[Employee](t, env), patterntest.Table[Employee](t, env), patterntest.Table[Department](t, env)}
 	ids := seed(t, a.current, a.depts, "Sales", 10)
-	qs := queues(t, env, 2)
+	qs := patterntest.Queues(t, env, 2)
 	rec := newOutcomes()
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Hooks = rec.hooks()
 	p, err := eventual.New(qs, nil, cfg)
 	if err != nil {
@@ -82,13 +83,13 @@ func TestArchive(t *testing.T) {
 	}
 	// Both queues got some.
 	for i, q := range qs {
-		if n, err := messageCount(ctx, q.Work); err != nil || n == 0 {
+		if n, err := patterntest.MessageCount(ctx, q.Work); err != nil || n == 0 {
 			t.Errorf("queue %d holds %d messages (%v); the ids should spread over both", i, n, err)
 		}
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := drain(dctx, p, qs); err != nil {
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowKeys(t, a.current); len(got) != 0 {

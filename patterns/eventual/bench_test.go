@@ -15,6 +15,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -80,8 +81,8 @@ func newArchiveBench(b *testing.B, e *integration.Env, n int) archiveBench {
 	b.Helper()
 	s := archiveBench{n: n, meter: cost.NewMeter()}
 	s.metered = e.With(s.meter.Policy())
-	s.current, s.archive = table[Employee](b, e), table[Employee](b, e)
-	s.qs = queues(b, e, 1)
+	s.current, s.archive = patterntest.Table[Employee](b, e), patterntest.Table[Employee](b, e)
+	s.qs = patterntest.Queues(b, e, 1)
 	ctx := context.Background()
 	emps := make([]Employee, n)
 	for i := range emps {
@@ -107,11 +108,11 @@ func keysPad(i int) string {
 
 func archiveTablekit(b *testing.B, s archiveBench) {
 	ctx := context.Background()
-	current := sameTable[Employee](b, s.metered, s.current)
-	archive := sameTable[Employee](b, s.metered, s.archive)
+	current := patterntest.View[Employee](b, s.metered, s.current)
+	archive := patterntest.View[Employee](b, s.metered, s.archive)
 	var done atomic.Int64
 	finished := make(chan struct{})
-	p, err := eventual.New(sameQueues(b, s.metered, s.qs), nil, eventual.Config{
+	p, err := eventual.New(patterntest.SameQueues(b, s.metered, s.qs), nil, eventual.Config{
 		Workers:            benchWorkers,
 		EnqueueConcurrency: benchWorkers,
 		PollInterval:       10 * time.Millisecond,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -27,10 +28,10 @@ var photoKind = eventual.NewKind[Photo]("StorePhoto.v1")
 func TestClaimCheck(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	qs := queues(t, env, 1)
+	qs := patterntest.Queues(t, env, 1)
 	blobs := env.Container(t)
 	rec := newOutcomes()
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Workers = 1
 	cfg.Hooks = rec.hooks()
 	p, err := eventual.New(qs, blobs, cfg)
@@ -77,7 +78,7 @@ func TestClaimCheck(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := drain(dctx, p, qs); err != nil {
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0] != big {
@@ -96,7 +97,7 @@ func TestClaimCheck(t *testing.T) {
 	}
 
 	// Without a container the same message is refused before any request.
-	q2 := queues(t, env, 1)
+	q2 := patterntest.Queues(t, env, 1)
 	noBlobs, err := eventual.New(q2, nil, cfg)
 	if err != nil {
 		t.Fatal(err)

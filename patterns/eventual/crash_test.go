@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -23,10 +24,10 @@ func TestCrashAtEveryStep(t *testing.T) {
 	t.Parallel()
 	n := crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
 		ctx := context.Background()
-		a := archiver{table[Employee](t, env), table[Employee](t, env), table[Department](t, env)}
+		a := archiver{patterntest.Table[Employee](t, env), patterntest.Table[Employee](t, env), patterntest.Table[Department](t, env)}
 		ids := seed(t, a.current, a.depts, "Sales", 1)
-		qs := queues(t, env, 1)
-		sender, err := eventual.New(qs, nil, fast())
+		qs := patterntest.Queues(t, env, 1)
+		sender, err := eventual.New(qs, nil, patterntest.Fast())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,21 +41,21 @@ func TestCrashAtEveryStep(t *testing.T) {
 		return crashtest.Run{
 			Work: func(ctx context.Context, kenv *integration.Env) error {
 				ka := archiver{
-					sameTable[Employee](t, kenv, a.current),
-					sameTable[Employee](t, kenv, a.archive),
-					sameTable[Department](t, kenv, a.depts),
+					patterntest.View[Employee](t, kenv, a.current),
+					patterntest.View[Employee](t, kenv, a.archive),
+					patterntest.View[Department](t, kenv, a.depts),
 				}
-				return runUntilDone(ctx, t, sameQueues(t, kenv, qs), ka, 1)
+				return runUntilDone(ctx, t, patterntest.SameQueues(t, kenv, qs), ka, 1)
 			},
 			Recover: func(ctx context.Context) error {
-				p, err := eventual.New(qs, nil, crashy())
+				p, err := eventual.New(qs, nil, patterntest.Crashy())
 				if err != nil {
 					return err
 				}
 				if err := eventual.Handle(p, archiveKind, a.handle, eventual.HandlerOptions{}); err != nil {
 					return err
 				}
-				return drain(ctx, p, qs)
+				return patterntest.Drain(ctx, p, qs)
 			},
 			Crashed: func(t *testing.T, passed int) {
 				// No isolation, but nothing is ever lost: the employee is in
@@ -83,7 +84,7 @@ func runUntilDone(ctx context.Context, t testing.TB, qs []eventual.Queue, a arch
 	var mu sync.Mutex
 	finished := make(chan struct{})
 	left := n
-	cfg := crashy()
+	cfg := patterntest.Crashy()
 	cfg.Workers, cfg.BatchSize = 1, 1 // strictly sequential: the same requests in the same order every run
 	cfg.Hooks.Outcome = func(o eventual.Outcome) {
 		if o.Result != eventual.Done {
@@ -143,7 +144,7 @@ func checkArchived(t *testing.T, a archiver, qs []eventual.Queue, ids []string) 
 
 func count(t testing.TB, q *azqueue.QueueClient) int {
 	t.Helper()
-	n, err := messageCount(context.Background(), q)
+	n, err := patterntest.MessageCount(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -13,8 +14,8 @@ import (
 func TestDelayedMessage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	qs := queues(t, env, 1)
-	p, err := eventual.New(qs, nil, fast())
+	qs := patterntest.Queues(t, env, 1)
+	p, err := eventual.New(qs, nil, patterntest.Fast())
 	if err != nil {
 		t.Fatal(err)
 	}

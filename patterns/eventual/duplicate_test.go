@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -46,10 +47,10 @@ func raceHandler(a archiver, meet func(ctx context.Context, id string) error) fu
 func TestDuplicateCopiesConcurrently(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := archiver{table[Employee](t, env), table[Employee](t, env), table[Department](t, env)}
+	a := archiver{patterntest.Table[Employee](t, env), patterntest.Table[Employee](t, env), patterntest.Table[Department](t, env)}
 	ids := seed(t, a.current, a.depts, "Sales", 5)
-	qs := queues(t, env, 1)
-	cfg := fast()
+	qs := patterntest.Queues(t, env, 1)
+	cfg := patterntest.Fast()
 	cfg.Workers, cfg.BatchSize = 1, 1
 	sender, err := eventual.New(qs, nil, cfg)
 	if err != nil {
@@ -108,10 +109,10 @@ func TestDuplicateCopiesConcurrently(t *testing.T) {
 func TestRedeliveryWhileRunning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := archiver{table[Employee](t, env), table[Employee](t, env), table[Department](t, env)}
+	a := archiver{patterntest.Table[Employee](t, env), patterntest.Table[Employee](t, env), patterntest.Table[Department](t, env)}
 	ids := seed(t, a.current, a.depts, "Sales", 1)
-	qs := queues(t, env, 1)
-	cfg := fast()
+	qs := patterntest.Queues(t, env, 1)
+	cfg := patterntest.Fast()
 	cfg.Workers, cfg.BatchSize = 1, 1 // a busy worker receives nothing more
 	cfg.VisibilityTimeout = 2 * time.Second
 	sender, err := eventual.New(qs, nil, cfg)
@@ -140,7 +141,7 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 		return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/messages/")
 	}})
 	stale := env.With(renewals)
-	first, err := eventual.New(sameQueues(t, stale, qs), nil, cfg)
+	first, err := eventual.New(patterntest.SameQueues(t, stale, qs), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

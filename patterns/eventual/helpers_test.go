@@ -2,15 +2,10 @@ package eventual_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sort"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/patterns/eventual"
@@ -44,97 +39,6 @@ type ArchiveEmployee struct {
 }
 
 var archiveKind = eventual.NewKind[ArchiveEmployee]("ArchiveEmployee.v1")
-
-// queues creates n work queues with their poison queues on e, deleted
-// when the test ends.
-func queues(t testing.TB, e *integration.Env, n int) []eventual.Queue {
-	t.Helper()
-	names := make([]string, n)
-	for i := range names {
-		names[i] = e.QueueName(t)
-	}
-	qs := eventual.QueuesOf(e.QueueService, names...)
-	for _, q := range qs {
-		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
-			if _, err := c.Create(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if _, err := c.Delete(ctx, nil); err != nil && !isNotFound(err) {
-					t.Errorf("deleting queue: %v", err)
-				}
-			})
-		}
-	}
-	return qs
-}
-
-// crashy is fast with a one-second visibility timeout: a message a crashed
-// worker held reappears after a second.
-func crashy() eventual.Config {
-	c := fast()
-	c.VisibilityTimeout = time.Second
-	return c
-}
-
-// sameQueues returns clients of qs's queues built from e (another view).
-func sameQueues(t testing.TB, e *integration.Env, qs []eventual.Queue) []eventual.Queue {
-	t.Helper()
-	names := make([]string, len(qs))
-	for i, q := range qs {
-		parts, err := azqueue.ParseURL(q.Work.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		names[i] = parts.QueueName
-	}
-	return eventual.QueuesOf(e.QueueService, names...)
-}
-
-func isNotFound(err error) bool {
-	var re *azcore.ResponseError
-	return errors.As(err, &re) && re.StatusCode == 404
-}
-
-// table returns a typed view of a new table on e.
-func table[T any](t testing.TB, e *integration.Env) *entity.Table[T] {
-	t.Helper()
-	name := e.TableName(t)
-	if _, err := e.TableService.CreateTable(context.Background(), name, nil); err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := entity.NewTableFromService[T](e.TableService, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
-
-// sameTable is a typed view of tbl's table through e's clients.
-func sameTable[T, U any](t testing.TB, e *integration.Env, tbl *entity.Table[U]) *entity.Table[T] {
-	t.Helper()
-	v, err := entity.NewTableFromService[T](e.TableService, tbl.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// fast is a configuration for tests: immediate retries, quick polling.
-// Its visibility timeout is long enough that a slow machine never lets a
-// message reappear while its handler runs; tests of crashes shorten it.
-func fast() eventual.Config {
-	return eventual.Config{
-		Workers:           4,
-		VisibilityTimeout: 30 * time.Second,
-		RetryDelay:        -1,
-		PollInterval:      10 * time.Millisecond,
-		MaxPollInterval:   50 * time.Millisecond,
-		ShutdownGrace:     5 * time.Second,
-	}
-}
 
 // outcomes records the hooks' reports.
 type outcomes struct {
@@ -207,45 +111,6 @@ func run(t testing.TB, p *eventual.Processor) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-// drain runs p until every work queue of qs is empty (no message left,
-// visible or not), or ctx ends.
-func drain(ctx context.Context, p *eventual.Processor, qs []eventual.Queue) error {
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(rctx) }()
-	defer func() { cancel(); <-done }()
-	for {
-		left := 0
-		for _, q := range qs {
-			n, err := messageCount(ctx, q.Work)
-			if err != nil {
-				return err
-			}
-			left += n
-		}
-		if left == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d messages left: %w", left, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// messageCount is the number of messages in q, visible or not.
-func messageCount(ctx context.Context, q *azqueue.QueueClient) (int, error) {
-	props, err := q.GetProperties(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	if props.ApproximateMessagesCount == nil {
-		return 0, nil
-	}
-	return int(*props.ApproximateMessagesCount), nil
 }
 
 // rowKeys lists the RowKeys of a table's entities, sorted.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/internal/clock"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -20,9 +21,9 @@ import (
 func TestShutdownLosesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	qs := queues(t, env, 1)
+	qs := patterntest.Queues(t, env, 1)
 	rec := newOutcomes()
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Workers = 1
 	cfg.VisibilityTimeout = 30 * time.Second // a crash would hide them for 30 s; a shutdown does not
 	cfg.ShutdownGrace = 100 * time.Millisecond
@@ -71,7 +72,7 @@ func TestShutdownLosesNothing(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := drain(dctx, p2, qs); err != nil {
+	if err := patterntest.Drain(dctx, p2, qs); err != nil {
 		t.Fatal(err)
 	}
 	if got := done.count(eventual.Done); got != 2 {
@@ -88,9 +89,9 @@ func TestVisibilityRenewal(t *testing.T) {
 	ctx := context.Background()
 	meter := cost.NewMeter()
 	metered := env.With(meter.Policy())
-	qs := queues(t, env, 1)
+	qs := patterntest.Queues(t, env, 1)
 	rec := newOutcomes()
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Workers = 1
 	cfg.VisibilityTimeout = 2 * time.Second
 	cfg.Hooks = rec.hooks()
@@ -106,7 +107,7 @@ func TestVisibilityRenewal(t *testing.T) {
 	}
 	var procs []*eventual.Processor
 	for range 2 {
-		p, err := eventual.New(sameQueues(t, metered, qs), nil, cfg)
+		p, err := eventual.New(patterntest.SameQueues(t, metered, qs), nil, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,14 +146,14 @@ func TestRenewalOnTheProcessorsClock(t *testing.T) {
 	ctx := context.Background()
 	meter := cost.NewMeter()
 	metered := env.With(meter.Policy())
-	qs := queues(t, env, 1)
+	qs := patterntest.Queues(t, env, 1)
 	fake := clock.NewFake(time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC))
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Workers, cfg.BatchSize = 1, 1
 	cfg.Clock = fake
 	rec := newOutcomes()
 	cfg.Hooks = rec.hooks()
-	p, err := eventual.New(sameQueues(t, metered, qs), nil, cfg)
+	p, err := eventual.New(patterntest.SameQueues(t, metered, qs), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

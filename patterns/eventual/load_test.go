@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -32,7 +33,7 @@ func TestLoadUnderFaults(t *testing.T) {
 	}
 	ctx := context.Background()
 	const depts = 64
-	a := archiver{table[Employee](t, env), table[Employee](t, env), table[Department](t, env)}
+	a := archiver{patterntest.Table[Employee](t, env), patterntest.Table[Employee](t, env), patterntest.Table[Department](t, env)}
 	var want []string
 	perDept := map[string]int{}
 	for d := range depts {
@@ -47,19 +48,19 @@ func TestLoadUnderFaults(t *testing.T) {
 		perDept[dept] = k
 	}
 	slices.Sort(want)
-	qs := queues(t, env, 2)
+	qs := patterntest.Queues(t, env, 2)
 
 	meter := cost.NewMeter()
 	f := faults.New(faults.Config{FailBefore: 0.05, LoseReply: 0.05, Seed: 10})
 	faulty := env.With(f, meter.Policy())
-	fa := archiver{sameTable[Employee](t, faulty, a.current), sameTable[Employee](t, faulty, a.archive), sameTable[Department](t, faulty, a.depts)}
+	fa := archiver{patterntest.View[Employee](t, faulty, a.current), patterntest.View[Employee](t, faulty, a.archive), patterntest.View[Department](t, faulty, a.depts)}
 	rec := newOutcomes()
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Workers = 8 // per queue: 16 in all
 	cfg.VisibilityTimeout = 2 * time.Second
 	cfg.MaxPollInterval = 100 * time.Millisecond
 	cfg.Hooks = rec.hooks()
-	p, err := eventual.New(sameQueues(t, faulty, qs), nil, cfg)
+	p, err := eventual.New(patterntest.SameQueues(t, faulty, qs), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestLoadUnderFaults(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if err := drain(dctx, p, qs); err != nil {
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)

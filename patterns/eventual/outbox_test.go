@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -32,7 +33,7 @@ type payroll struct {
 }
 
 func newPayroll(t *testing.T) payroll {
-	pr := payroll{table[Employee](t, env), table[Department](t, env), queues(t, env, 1)}
+	pr := payroll{patterntest.Table[Employee](t, env), patterntest.Table[Department](t, env), patterntest.Queues(t, env, 1)}
 	ctx := context.Background()
 	if err := pr.emps.Upsert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000123", Name: "Jones", Salary: 1000}, entity.Replace); err != nil {
 		t.Fatal(err)
@@ -46,11 +47,11 @@ func newPayroll(t *testing.T) payroll {
 // on returns the scenario's processor and outbox over e's clients.
 func (pr payroll) on(t testing.TB, e *integration.Env, cfg eventual.Config) (*eventual.Processor, *eventual.Outbox[Employee]) {
 	t.Helper()
-	p, err := eventual.New(sameQueues(t, e, pr.qs), nil, cfg)
+	p, err := eventual.New(patterntest.SameQueues(t, e, pr.qs), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	depts := sameTable[Department](t, e, pr.depts)
+	depts := patterntest.View[Department](t, e, pr.depts)
 	if err := eventual.Handle(p, raiseKind, func(ctx context.Context, r RaiseRecorded) error {
 		_, err := eventual.Once(ctx, depts, r.Department, "raise", func(ctx context.Context, b *entity.Batch) error {
 			d, err := depts.Get(ctx, r.Department, "dept")
@@ -65,7 +66,7 @@ func (pr payroll) on(t testing.TB, e *integration.Env, cfg eventual.Config) (*ev
 	}, eventual.HandlerOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	o, err := eventual.NewOutbox(p, sameTable[Employee](t, e, pr.emps), eventual.OutboxConfig{Grace: -1})
+	o, err := eventual.NewOutbox(p, patterntest.View[Employee](t, e, pr.emps), eventual.OutboxConfig{Grace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +87,11 @@ func (pr payroll) raise(ctx context.Context, o *eventual.Outbox[Employee]) error
 
 // recover relays what is left and drains the queue.
 func (pr payroll) recover(ctx context.Context, t testing.TB) error {
-	p, o := pr.on(t, env, fast())
+	p, o := pr.on(t, env, patterntest.Fast())
 	if _, err := o.Relay(ctx); err != nil {
 		return err
 	}
-	return drain(ctx, p, pr.qs)
+	return patterntest.Drain(ctx, p, pr.qs)
 }
 
 // check asserts the outbox invariant: the raise was counted exactly once
@@ -134,7 +135,7 @@ func TestOutboxCrash(t *testing.T) {
 		pr := newPayroll(t)
 		return crashtest.Run{
 			Work: func(ctx context.Context, kenv *integration.Env) error {
-				_, o := pr.on(t, kenv, fast())
+				_, o := pr.on(t, kenv, patterntest.Fast())
 				return pr.raise(ctx, o)
 			},
 			Crashed: func(t *testing.T, passed int) {
@@ -172,7 +173,7 @@ func TestOutboxLostReply(t *testing.T) {
 	pr := newPayroll(t)
 	f := faults.New(faults.Config{})
 	f.LoseNext(1, func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/$batch") })
-	_, o := pr.on(t, env.With(f), fast())
+	_, o := pr.on(t, env.With(f), patterntest.Fast())
 	if err := pr.raise(ctx, o); err != nil {
 		t.Fatalf("Submit after a lost reply = %v, want nil", err)
 	}

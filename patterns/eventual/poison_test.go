@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -47,9 +48,9 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 func TestPoisonAfterMaxDeliveriesAndReplay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	qs := queues(t, env, 1)
+	qs := patterntest.Queues(t, env, 1)
 	rec := newOutcomes()
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Hooks = rec.hooks()
 	p, err := eventual.New(qs, nil, cfg)
 	if err != nil {
@@ -116,7 +117,7 @@ func TestPoisonAfterMaxDeliveriesAndReplay(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := drain(dctx, p, qs); err != nil {
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
 		t.Fatal(err)
 	}
 	if got := rec.count(eventual.Done); got != 1 {
@@ -131,9 +132,9 @@ func TestPoisonAfterMaxDeliveriesAndReplay(t *testing.T) {
 func TestPoisonAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	qs := queues(t, env, 1)
+	qs := patterntest.Queues(t, env, 1)
 	rec := newOutcomes()
-	cfg := fast()
+	cfg := patterntest.Fast()
 	cfg.Hooks = rec.hooks()
 	p, err := eventual.New(qs, nil, cfg)
 	if err != nil {

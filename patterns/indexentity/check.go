@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -366,7 +367,7 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 	return out
 }
 
-func quote(v string) string { return "\"" + shorten(v) + "\"" }
+func quote(v string) string { return "\"" + indexset.Shorten(v) + "\"" }
 
 // readPartition reads the primaries' partition pk whole (primaries and
 // SamePartition index entities): one partition scan.

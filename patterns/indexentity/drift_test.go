@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
@@ -47,10 +48,10 @@ func newFixture(t testing.TB, c driftCase) *fixture {
 	t.Helper()
 	w := newWorld(t, c.placement, 1)
 	if c.sameTable || c.placement == indexentity.SamePartition {
-		w.entries = sameTable[entity.DynamicEntity](t, env, w.emps)
+		w.entries = patterntest.View[entity.DynamicEntity](t, env, w.emps)
 	}
 	f := &fixture{c: c, w: w, rows: w.entries}
-	f.s, f.p = w.set(t, env, fast(), indexentity.Config{Retry: hot})
+	f.s, f.p = w.set(t, env, patterntest.Fast(), indexentity.Config{Retry: hot})
 	return f
 }
 
@@ -72,7 +73,7 @@ func (f *fixture) settle(t testing.TB) {
 	if f.c.placement == indexentity.SamePartition {
 		return
 	}
-	if err := drain(context.Background(), f.p, f.w.qs); err != nil {
+	if err := patterntest.Drain(context.Background(), f.p, f.w.qs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -241,7 +242,7 @@ func TestRebuildResumes(t *testing.T) {
 
 			killer := crashtest.NewKiller(-1)
 			victim := &fixture{c: c, w: f.w, rows: f.rows}
-			victim.s, victim.p = f.w.set(t, env.With(killer), fast(), indexentity.Config{Retry: hot})
+			victim.s, victim.p = f.w.set(t, env.With(killer), patterntest.Fast(), indexentity.Config{Retry: hot})
 			kctx, cancel := context.WithCancel(ctx)
 			var tokens []string
 			_, err := victim.s.Rebuild(kctx, indexentity.CheckOptions{Checkpoint: func(tok string) {
@@ -367,7 +368,7 @@ func TestRebuildFence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bags := sameTable[entity.DynamicEntity](t, env, emps)
+	bags := patterntest.View[entity.DynamicEntity](t, env, emps)
 	if _, err := bags.DeleteIfExists(ctx, "Sales", "lastname_Jones"); err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ func TestRebuildFence(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	s, err := indexentity.New(sameTable[Employee](t, env.With(hook), emps), nil, indexentity.Config{},
+	s, err := indexentity.New(patterntest.View[Employee](t, env.With(hook), emps), nil, indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)

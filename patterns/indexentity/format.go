@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -59,7 +60,7 @@ func decodeMembers(s string) ([]string, error) {
 		i := strings.IndexByte(s, '\n')
 		m := s[:i]
 		if err := keys.Validate(m); err != nil {
-			return nil, errors.New("member " + strconv.Quote(shorten(m)) + " is not a key")
+			return nil, errors.New("member " + strconv.Quote(indexset.Shorten(m)) + " is not a key")
 		}
 		out = append(out, m)
 		s = s[i+1:]

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -63,8 +64,7 @@ type Index[T any] struct {
 }
 
 const (
-	maxNameLength  = 32
-	internalPrefix = "tablekit." // RowKeys of tablekit's own entities (outbox intents, Once markers)
+	internalPrefix = indexset.InternalPrefix // RowKeys of tablekit's own entities (outbox intents, Once markers)
 	blobSuffix     = ".keys"
 	maxBlobName    = 1024
 )
@@ -80,13 +80,8 @@ func compile[T any](i int, d Index[T]) (*index[T], error) {
 	bad := func(field, reason string) error {
 		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
 	}
-	if d.Name == "" || len(d.Name) > maxNameLength {
-		return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
-	}
-	for _, c := range []byte(d.Name) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
-		}
+	if err := indexset.CheckName[pkg](i, d.Name); err != nil {
+		return nil, err
 	}
 	if d.Value == nil {
 		return nil, bad("Value", "is nil")

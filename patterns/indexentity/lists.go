@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -76,7 +77,7 @@ func assemble(ix string, vr *valueRows) assembled {
 		}
 		for _, m := range cms {
 			if keys.Compare(m, c.from) < 0 || i+1 < len(dir) && keys.Compare(m, dir[i+1].from) >= 0 {
-				a.problems = append(a.problems, problem{row.RowKey, fmt.Sprintf("member %q is outside the chunk's range", shorten(m))})
+				a.problems = append(a.problems, problem{row.RowKey, fmt.Sprintf("member %q is outside the chunk's range", indexset.Shorten(m))})
 				a.bad = true
 				break
 			}

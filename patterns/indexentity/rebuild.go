@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -73,7 +74,7 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 		return &StepError{Step: "repair", Index: ix.Name, Err: fmt.Errorf("unknown finding kind %v", f.Kind)}
 	}
 	if errors.Is(rerr, entity.ErrConflict) {
-		return raced(rerr)
+		return indexset.Raced(rerr)
 	}
 	return rerr
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/indexentity"
@@ -37,7 +38,7 @@ type world struct {
 
 func newWorld(t testing.TB, placement indexentity.Placement, queueCount int) *world {
 	t.Helper()
-	w := &world{placement: placement, emps: table[Employee](t, env), entries: table[entity.DynamicEntity](t, env), qs: queues(t, env, queueCount)}
+	w := &world{placement: placement, emps: patterntest.Table[Employee](t, env), entries: patterntest.Table[entity.DynamicEntity](t, env), qs: patterntest.Queues(t, env, queueCount)}
 	c := env.Container(t)
 	u, err := url.Parse(c.URL())
 	if err != nil {
@@ -51,16 +52,16 @@ func newWorld(t testing.TB, placement indexentity.Placement, queueCount int) *wo
 // queues configured by cfg.
 func (w *world) set(t testing.TB, e *integration.Env, cfg eventual.Config, icfg indexentity.Config) (*indexentity.Set[Employee], *eventual.Processor) {
 	t.Helper()
-	p, err := eventual.New(sameQueues(t, e, w.qs), nil, cfg)
+	p, err := eventual.New(patterntest.SameQueues(t, e, w.qs), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	icfg.Entries = sameTable[entity.DynamicEntity](t, e, w.entries)
+	icfg.Entries = patterntest.View[entity.DynamicEntity](t, e, w.entries)
 	icfg.Blobs = w.blobs(e)
 	if icfg.Outbox.Grace == 0 {
 		icfg.Outbox.Grace = -1 // Relay sends every intent: no Submit of this Set is under way when it runs
 	}
-	s, err := indexentity.New(sameTable[Employee](t, e, w.emps), p, icfg,
+	s, err := indexentity.New(patterntest.View[Employee](t, e, w.emps), p, icfg,
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName, Placement: w.placement})
 	if err != nil {
 		t.Fatal(err)
@@ -79,14 +80,14 @@ func (w *world) recover(ctx context.Context, t testing.TB, cfg eventual.Config) 
 	if _, err := s.Relay(ctx); err != nil {
 		return err
 	}
-	return drain(ctx, p, w.qs)
+	return patterntest.Drain(ctx, p, w.qs)
 }
 
 // check asserts the converged state: every list as the employees say, no
 // drift, no message left or poisoned.
 func (w *world) check(t *testing.T, names ...string) {
 	t.Helper()
-	s, _ := w.set(t, env, fast(), indexentity.Config{})
+	s, _ := w.set(t, env, patterntest.Fast(), indexentity.Config{})
 	want := expect(t, w.emps, "Sales", lastName)
 	for _, name := range names {
 		if got := lookup(t, s, "lastname", "Sales", name); !slices.Equal(got, want[name]) {
@@ -136,19 +137,11 @@ func (w *world) truthful(t testing.TB, s *indexentity.Set[Employee], names ...st
 
 func count(t testing.TB, q *azqueue.QueueClient) int {
 	t.Helper()
-	n, err := messageCount(context.Background(), q)
+	n, err := patterntest.MessageCount(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// crashy is fast with a one-second visibility timeout: a message a crashed
-// worker held reappears after a second.
-func crashy() eventual.Config {
-	c := fast()
-	c.VisibilityTimeout = time.Second
-	return c
 }
 
 // seedRemote inserts employees with the given last names (ids 000001, …)
@@ -156,13 +149,13 @@ func crashy() eventual.Config {
 func (w *world) seedRemote(t testing.TB, names ...string) {
 	t.Helper()
 	ctx := context.Background()
-	s, p := w.set(t, env, fast(), indexentity.Config{})
+	s, p := w.set(t, env, patterntest.Fast(), indexentity.Config{})
 	for i, name := range names {
 		if err := s.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: keys.Pad(int64(i+1), 6), LastName: name}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := drain(ctx, p, w.qs); err != nil {
+	if err := patterntest.Drain(ctx, p, w.qs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,7 +183,7 @@ func TestRemoteCrashAtEveryStep(t *testing.T) {
 					Work: func(ctx context.Context, kenv *integration.Env) error {
 						var done sync.Once
 						finished := make(chan struct{})
-						cfg := crashy()
+						cfg := patterntest.Crashy()
 						cfg.Workers, cfg.BatchSize = 1, 1 // the same requests in the same order every run
 						cfg.Hooks.Outcome = func(o eventual.Outcome) {
 							if o.Result == eventual.Done {
@@ -212,10 +205,10 @@ func TestRemoteCrashAtEveryStep(t *testing.T) {
 						return <-stopped
 					},
 					Crashed: func(t *testing.T, passed int) {
-						s, _ := w.set(t, env, fast(), indexentity.Config{})
+						s, _ := w.set(t, env, patterntest.Fast(), indexentity.Config{})
 						w.truthful(t, s, "Jones", "Smith")
 					},
-					Recover: func(ctx context.Context) error { return w.recover(ctx, t, crashy()) },
+					Recover: func(ctx context.Context) error { return w.recover(ctx, t, patterntest.Crashy()) },
 					Check:   func(t *testing.T) { w.check(t, "Jones", "Smith") },
 				}
 			}})
@@ -258,7 +251,7 @@ func remoteLoad(t *testing.T, placement indexentity.Placement) {
 
 	f := faults.New(faults.Config{FailBefore: 0.05, LoseReply: 0.05, Seed: 11})
 	faulty := env.With(f)
-	cfg := fast()
+	cfg := patterntest.Fast()
 	// A lost reply to a visibility renewal loses the message to another
 	// delivery: under 5% lost replies a message is delivered several
 	// times, and none must be poisoned for it.
@@ -276,7 +269,7 @@ func remoteLoad(t *testing.T, placement indexentity.Placement) {
 	ctx2, cancel2 := context.WithCancel(ctx)
 	run2 := make(chan error, 1)
 
-	reader, _ := w.set(t, env, fast(), indexentity.Config{})
+	reader, _ := w.set(t, env, patterntest.Fast(), indexentity.Config{})
 	stopReading := make(chan struct{})
 	var reads sync.WaitGroup
 	reads.Add(1)
@@ -295,7 +288,7 @@ func remoteLoad(t *testing.T, placement indexentity.Placement) {
 	start := time.Now()
 	var failed, done atomic.Int64
 	const ops = 16 * 10
-	parallel(t, 16, ops, func(i int) error {
+	patterntest.Parallel(t, 16, ops, func(i int) error {
 		if done.Add(1) == ops/2 {
 			killer.Kill()
 			cancel1()

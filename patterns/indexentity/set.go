@@ -3,11 +3,10 @@ package indexentity
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -23,6 +22,7 @@ type Set[T any] struct {
 
 	indexes []*index[T]
 	byName  map[string]*index[T]
+	names   *indexset.Names[pkg]
 	local   []*index[T] // SamePartition
 	remote  []*index[T] // OtherPartition and Blob
 
@@ -51,17 +51,14 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	if len(indexes) == 0 {
 		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
 	}
-	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, proc: p, blobs: cfg.Blobs, cfg: cfg}
+	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, names: indexset.NewNames[pkg](cfg.PrimaryPrefix), proc: p, blobs: cfg.Blobs, cfg: cfg}
 	for i, d := range indexes {
 		ix, err := compile(i, d)
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := s.byName[ix.Name]; dup {
-			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "is used twice"}
-		}
-		if cfg.PrimaryPrefix != "" && (strings.HasPrefix(cfg.PrimaryPrefix, ix.prefix) || strings.HasPrefix(ix.prefix, cfg.PrimaryPrefix)) {
-			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "makes RowKeys that Config.PrimaryPrefix " + cfg.PrimaryPrefix + " does not tell apart from the primaries'"}
+		if err := s.names.Add(i, ix.Name); err != nil {
+			return nil, err
 		}
 		if ix.Placement == Blob && cfg.Blobs == nil {
 			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Placement", Reason: "is Blob, and Config.Blobs is nil"}
@@ -206,38 +203,17 @@ func keyOf[T any](e *T) (pk, rk string, err error) {
 
 // validKeys refuses a primary whose keys are invalid or whose RowKey the
 // Set could not tell from its index entities'.
-func (s *Set[T]) validKeys(pk, rk string) error {
-	if err := keys.Validate(pk); err != nil {
-		return &entity.ValidationError{Property: "PartitionKey", Rule: entity.RuleKey, Value: shorten(pk), Err: err}
-	}
-	if err := keys.Validate(rk); err != nil {
-		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: shorten(rk), Err: err}
-	}
-	if strings.HasPrefix(rk, internalPrefix) {
-		return &RowKeyError{RowKey: rk, Reason: "starts with " + internalPrefix + ", tablekit's own prefix"}
-	}
-	if !strings.HasPrefix(rk, s.cfg.PrimaryPrefix) {
-		return &RowKeyError{RowKey: rk, Reason: "lacks Config.PrimaryPrefix " + s.cfg.PrimaryPrefix}
-	}
-	if ix := s.entryIndex(rk); ix != nil {
-		return &RowKeyError{RowKey: rk, Reason: "starts with " + ix.prefix + ", the prefix of index " + ix.Name + "'s entities"}
-	}
-	return nil
-}
+func (s *Set[T]) validKeys(pk, rk string) error { return s.names.CheckKeys(pk, rk) }
 
 // isPrimary reports whether an entity of a primaries' partition with
 // RowKey rk is a primary.
-func (s *Set[T]) isPrimary(rk string) bool {
-	return strings.HasPrefix(rk, s.cfg.PrimaryPrefix) && !strings.HasPrefix(rk, internalPrefix) && s.entryIndex(rk) == nil
-}
+func (s *Set[T]) isPrimary(rk string) bool { return s.names.CheckRowKey(rk) == nil }
 
 // entryIndex returns the index whose entities' RowKeys rk has the prefix
 // of, or nil.
 func (s *Set[T]) entryIndex(rk string) *index[T] {
-	for _, ix := range s.indexes {
-		if strings.HasPrefix(rk, ix.prefix) {
-			return ix
-		}
+	if i := s.names.Of(rk); i >= 0 {
+		return s.indexes[i]
 	}
 	return nil
 }

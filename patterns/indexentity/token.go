@@ -1,11 +1,6 @@
 package indexentity
 
-import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
-	"strings"
-)
+import "github.com/tablekit/tablekit/internal/scantoken"
 
 // tokenPrefix marks (and versions) the resume tokens of this package.
 const tokenPrefix = "ie1."
@@ -23,10 +18,7 @@ type token struct {
 	After bool   `json:"a,omitempty"`
 }
 
-func (t token) String() string {
-	b, _ := json.Marshal(t)
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-}
+func (t token) String() string { return scantoken.Encode(tokenPrefix, t) }
 
 // parseToken reads a resume token; "" is the start of a scan.
 func parseToken(s string) (token, error) {
@@ -34,17 +26,7 @@ func parseToken(s string) (token, error) {
 	if s == "" {
 		return t, nil
 	}
-	rest, ok := strings.CutPrefix(s, tokenPrefix)
-	if !ok {
-		return t, ErrInvalidToken
-	}
-	b, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil {
-		return t, ErrInvalidToken
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&t); err != nil || d.More() {
+	if !scantoken.Decode(tokenPrefix, s, &t) {
 		return token{}, ErrInvalidToken
 	}
 	if t.Phase < 0 || t.Phase > 1 || t.Index < 0 || (t.Phase == 0 && t.Index != 0) {

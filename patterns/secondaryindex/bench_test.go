@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -205,7 +206,7 @@ func BenchmarkCheck(b *testing.B) {
 			delete(load[i].Properties, "Age")
 		}
 	}
-	bags := sameTable[entity.DynamicEntity](b, env, tbl)
+	bags := patterntest.View[entity.DynamicEntity](b, env, tbl)
 	if _, err := bags.BulkWrite(ctx, load, entity.BulkOptions{}); err != nil {
 		b.Fatal(err)
 	}

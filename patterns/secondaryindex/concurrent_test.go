@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -35,7 +36,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	f := faults.New(faults.Config{LoseReply: 0.05, Seed: 7})
 	meter := cost.NewMeter()
-	fs := localSet(t, sameTable[Employee](t, env.With(meter.Policy(), f), tbl))
+	fs := localSet(t, patterntest.View[Employee](t, env.With(meter.Policy(), f), tbl))
 
 	var mu sync.Mutex
 	count := map[string]int{}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -93,18 +94,6 @@ type LookupOptions struct {
 	Limit int
 }
 
-// CheckOptions chooses what Check and Rebuild scan. The index entity
-// package (patterns/indexentity) takes the same options.
-type CheckOptions struct {
-	// Partitions are the primaries' partitions to check; nil means the
-	// whole table (one scan of it, and of Config.Entries).
-	Partitions []string
-	// Resume continues a scan from a token: a Finding's Resume or a
-	// Summary's Next, or one passed to Checkpoint. The other options must
-	// be the same as the scan that made it.
-	Resume string
-	// Checkpoint, if set, is called with a resume token each time the scan
-	// passes a point it can resume from (after each partition), so that a
-	// long scan killed half-way can be continued.
-	Checkpoint func(token string)
-}
+// CheckOptions chooses what Check and Rebuild scan: the primaries'
+// partitions, or (nil Partitions) the whole table and Config.Entries.
+type CheckOptions = drift.CheckOptions

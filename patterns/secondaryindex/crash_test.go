@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
@@ -30,7 +31,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	n := crashtest.EveryStep(t, env, crashtest.Scenario{Timeout: time.Minute, Prepare: func(t *testing.T) crashtest.Run {
 		ctx := context.Background()
 		tbl := employees(t, env)
-		qs := queues(t, env, 1)
+		qs := patterntest.Queues(t, env, 1)
 		s, _ := remoteSet(t, env, qs, tbl, nil, fast())
 		for i, email := range []string{"jonesj@contoso.com", "other@contoso.com"} {
 			e := Employee{PartitionKey: "Sales", RowKey: empid(i), FirstName: "John", LastName: "Jones", Email: email}
@@ -133,5 +134,5 @@ func drainSet(ctx context.Context, t testing.TB, e *integration.Env, qs []eventu
 	_, p := remoteSet(t, e, qs, tbl, nil, crashy())
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return drain(dctx, p, qs)
+	return patterntest.Drain(dctx, p, qs)
 }

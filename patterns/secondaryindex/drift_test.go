@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
@@ -83,7 +84,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	tbl := employees(t, env)
 	s := localSet(t, tbl)
 	seedLocal(t, s, []string{"Marketing", "Sales"}, 8)
-	bags := sameTable[entity.DynamicEntity](t, env, tbl)
+	bags := patterntest.View[entity.DynamicEntity](t, env, tbl)
 	want := append(corrupt(t, bags, "Marketing"), corrupt(t, bags, "Sales")...)
 
 	if got := findings(t, s, secondaryindex.CheckOptions{}); !same(got, want) {
@@ -129,7 +130,7 @@ func TestRebuildResumes(t *testing.T) {
 	s := localSet(t, tbl)
 	depts := []string{"D0", "D1", "D2", "D3", "D4", "D5"}
 	seedLocal(t, s, depts, 6)
-	bags := sameTable[entity.DynamicEntity](t, env, tbl)
+	bags := patterntest.View[entity.DynamicEntity](t, env, tbl)
 	for _, d := range depts {
 		corrupt(t, bags, d)
 	}
@@ -141,7 +142,7 @@ func TestRebuildResumes(t *testing.T) {
 	// The first rebuild dies after 25 requests: it has repaired some
 	// partitions, not all.
 	k := crashtest.NewKiller(25)
-	ks := localSet(t, sameTable[Employee](t, env.With(k), tbl))
+	ks := localSet(t, patterntest.View[Employee](t, env.With(k), tbl))
 	var last string
 	sum, err := ks.Rebuild(ctx, secondaryindex.CheckOptions{Checkpoint: func(tok string) { last = tok }})
 	if err == nil || !k.Fired() {
@@ -177,7 +178,7 @@ func TestRebuildWhileWriting(t *testing.T) {
 	s := localSet(t, tbl)
 	depts := []string{"D0", "D1", "D2"}
 	seedLocal(t, s, depts, 8)
-	bags := sameTable[entity.DynamicEntity](t, env, tbl)
+	bags := patterntest.View[entity.DynamicEntity](t, env, tbl)
 	var corrupted []drift.Finding
 	for _, d := range depts {
 		corrupted = append(corrupted, corrupt(t, bags, d)...)
@@ -242,12 +243,12 @@ func TestCheckFindsStrays(t *testing.T) {
 			ctx := context.Background()
 			tbl := employees(t, env)
 			var entries *entity.Table[entity.DynamicEntity]
-			store := sameTable[entity.DynamicEntity](t, env, tbl)
+			store := patterntest.View[entity.DynamicEntity](t, env, tbl)
 			if other {
-				entries = sameTable[entity.DynamicEntity](t, env, employees(t, env))
+				entries = patterntest.View[entity.DynamicEntity](t, env, employees(t, env))
 				store = entries
 			}
-			qs := queues(t, env, 1)
+			qs := patterntest.Queues(t, env, 1)
 			s, p := remoteSet(t, env, qs, tbl, entries, fast())
 			e := Employee{PartitionKey: "Sales", RowKey: empid(1), LastName: "Jones", Email: "jones@contoso.com"}
 			if err := s.Insert(ctx, &e); err != nil {
@@ -255,7 +256,7 @@ func TestCheckFindsStrays(t *testing.T) {
 			}
 			dctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			if err := drain(dctx, p, qs); err != nil {
+			if err := patterntest.Drain(dctx, p, qs); err != nil {
 				t.Fatal(err)
 			}
 			for _, pk := range []string{"Nowhere", "Sales"} {

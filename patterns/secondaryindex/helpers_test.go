@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
@@ -54,21 +53,7 @@ func nameIndex(p secondaryindex.Placement) secondaryindex.Index[Employee] {
 // employees returns a typed view of a new table on e.
 func employees(t testing.TB, e *integration.Env) *entity.Table[Employee] {
 	t.Helper()
-	tbl, err := entity.NewTable[Employee](e.Table(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
-}
-
-// sameTable is a view of tbl's table through e's clients.
-func sameTable[T, U any](t testing.TB, e *integration.Env, tbl *entity.Table[U]) *entity.Table[T] {
-	t.Helper()
-	v, err := entity.NewTableFromService[T](e.TableService, tbl.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return patterntest.Table[Employee](t, e)
 }
 
 func localSet(t testing.TB, tbl *entity.Table[Employee]) *secondaryindex.Set[Employee] {
@@ -83,14 +68,7 @@ func localSet(t testing.TB, tbl *entity.Table[Employee]) *secondaryindex.Set[Emp
 // findings runs a check and returns its findings.
 func findings(t testing.TB, s *secondaryindex.Set[Employee], opts secondaryindex.CheckOptions) []drift.Finding {
 	t.Helper()
-	var out []drift.Finding
-	for f, err := range s.Check(context.Background(), opts) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, f)
-	}
-	return out
+	return patterntest.Collect(t, s.Check(context.Background(), opts))
 }
 
 // rowKeys lists the RowKeys of a partition of tbl.
@@ -108,43 +86,6 @@ func rowKeys[T any](t testing.TB, tbl *entity.Table[T], pk string) []string {
 	}
 	slices.Sort(rks)
 	return rks
-}
-
-// queues creates n work queues with their poison queues on e.
-func queues(t testing.TB, e *integration.Env, n int) []eventual.Queue {
-	t.Helper()
-	names := make([]string, n)
-	for i := range names {
-		names[i] = e.QueueName(t)
-	}
-	qs := eventual.QueuesOf(e.QueueService, names...)
-	for _, q := range qs {
-		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
-			if _, err := c.Create(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_, _ = c.Delete(ctx, nil)
-			})
-		}
-	}
-	return qs
-}
-
-// sameQueues returns clients of qs's queues built from e (another view).
-func sameQueues(t testing.TB, e *integration.Env, qs []eventual.Queue) []eventual.Queue {
-	t.Helper()
-	names := make([]string, len(qs))
-	for i, q := range qs {
-		parts, err := azqueue.ParseURL(q.Work.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		names[i] = parts.QueueName
-	}
-	return eventual.QueuesOf(e.QueueService, names...)
 }
 
 // fast is a processor configuration for tests: quick polling, retries
@@ -178,49 +119,20 @@ func remoteConfig(entries *entity.Table[entity.DynamicEntity]) secondaryindex.Co
 // the email and name indexes in other partitions.
 func remoteSet(t testing.TB, e *integration.Env, qs []eventual.Queue, tbl *entity.Table[Employee], entries *entity.Table[entity.DynamicEntity], pcfg eventual.Config) (*secondaryindex.Set[Employee], *eventual.Processor) {
 	t.Helper()
-	p, err := eventual.New(sameQueues(t, e, qs), nil, pcfg)
+	p, err := eventual.New(patterntest.SameQueues(t, e, qs), nil, pcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ent *entity.Table[entity.DynamicEntity]
 	if entries != nil {
-		ent = sameTable[entity.DynamicEntity](t, e, entries)
+		ent = patterntest.View[entity.DynamicEntity](t, e, entries)
 	}
-	s, err := secondaryindex.New(sameTable[Employee](t, e, tbl), p, remoteConfig(ent),
+	s, err := secondaryindex.New(patterntest.View[Employee](t, e, tbl), p, remoteConfig(ent),
 		emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s, p
-}
-
-// drain runs p until every work queue of qs is empty (no message left,
-// visible or not), or ctx ends.
-func drain(ctx context.Context, p *eventual.Processor, qs []eventual.Queue) error {
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(rctx) }()
-	defer func() { cancel(); <-done }()
-	for {
-		left := 0
-		for _, q := range qs {
-			props, err := q.Work.GetProperties(ctx, nil)
-			if err != nil {
-				return err
-			}
-			if props.ApproximateMessagesCount != nil {
-				left += int(*props.ApproximateMessagesCount)
-			}
-		}
-		if left == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d messages left: %w", left, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // poisoned counts the messages in qs's poison queues.

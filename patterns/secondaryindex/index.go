@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/internal/ident"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -77,9 +78,8 @@ const (
 	// ClaimInsert is the claim of a write that inserts its primary.
 	ClaimInsert = "insert"
 
-	propWriteToken = "TkWrite" // entity's write token chain, never copied
-	maxNameLength  = 32
-	internalPrefix = "tablekit." // RowKeys of tablekit's own entities (outbox intents, Once markers)
+	propWriteToken = "TkWrite"               // entity's write token chain, never copied
+	internalPrefix = indexset.InternalPrefix // RowKeys of tablekit's own entities (outbox intents, Once markers)
 )
 
 // index is a checked declaration with what its keys need.
@@ -103,13 +103,8 @@ func compile[T any](i int, d Index[T]) (*index[T], error) {
 	bad := func(field, reason string) error {
 		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
 	}
-	if d.Name == "" || len(d.Name) > maxNameLength {
-		return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
-	}
-	for _, c := range []byte(d.Name) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
-		}
+	if err := indexset.CheckName[pkg](i, d.Name); err != nil {
+		return nil, err
 	}
 	if d.Key == nil {
 		return nil, bad("Key", "is nil")

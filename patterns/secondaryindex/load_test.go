@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -32,7 +33,7 @@ func TestLoadOtherPartition(t *testing.T) {
 	ctx := context.Background()
 	const n, writers, rounds = 50, 16, 8
 	tbl := employees(t, env)
-	qs := queues(t, env, 2)
+	qs := patterntest.Queues(t, env, 2)
 	s, _ := remoteSet(t, env, qs, tbl, nil, fast())
 	for i := range n {
 		e := Employee{PartitionKey: "Sales", RowKey: empid(i), LastName: "Initial", Email: fmt.Sprintf("e%d@contoso.com", i)}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -30,11 +31,11 @@ func TestLostReplies(t *testing.T) {
 			tbl := employees(t, env)
 			f := faults.New(faults.Config{})
 			faulty := env.With(f)
-			qs := queues(t, env, 1)
+			qs := patterntest.Queues(t, env, 1)
 			var s *secondaryindex.Set[Employee]
 			settle := func() {}
 			if placement == secondaryindex.SamePartition {
-				s = localSet(t, sameTable[Employee](t, faulty, tbl))
+				s = localSet(t, patterntest.View[Employee](t, faulty, tbl))
 			} else {
 				s, _ = remoteSet(t, faulty, qs, tbl, nil, fast())
 				settle = func() {

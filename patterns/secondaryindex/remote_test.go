@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
@@ -30,9 +31,9 @@ func TestOtherPartition(t *testing.T) {
 			tbl := employees(t, env)
 			var entries *entity.Table[entity.DynamicEntity]
 			if other {
-				entries = sameTable[entity.DynamicEntity](t, env, employees(t, env))
+				entries = patterntest.View[entity.DynamicEntity](t, env, employees(t, env))
 			}
-			qs := queues(t, env, 1)
+			qs := patterntest.Queues(t, env, 1)
 			s, p := remoteSet(t, env, qs, tbl, entries, fast())
 			jones := Employee{PartitionKey: "Sales", RowKey: empid(123), FirstName: "John", LastName: "Jones", Email: "jonesj@contoso.com", Age: 34}
 			if err := s.Insert(ctx, &jones); err != nil {
@@ -49,7 +50,7 @@ func TestOtherPartition(t *testing.T) {
 			}
 			dctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			if err := drain(dctx, p, qs); err != nil {
+			if err := patterntest.Drain(dctx, p, qs); err != nil {
 				t.Fatal(err)
 			}
 			if fs := findings(t, s, secondaryindex.CheckOptions{}); len(fs) != 0 {
@@ -80,7 +81,7 @@ func TestOtherPartition(t *testing.T) {
 			for e, err := range s.LookupAll(ctx, "name", "Sales", "Jones", secondaryindex.LookupOptions{Verify: true}) {
 				t.Errorf("verified lookup of the old name found %+v, %v", e, err)
 			}
-			if err := drain(dctx, p, qs); err != nil {
+			if err := patterntest.Drain(dctx, p, qs); err != nil {
 				t.Fatal(err)
 			}
 			if fs := findings(t, s, secondaryindex.CheckOptions{}); len(fs) != 0 {
@@ -96,7 +97,7 @@ func TestOtherPartition(t *testing.T) {
 			if err := s.Delete(ctx, "Sales", jones.RowKey, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := drain(dctx, p, qs); err != nil {
+			if err := patterntest.Drain(dctx, p, qs); err != nil {
 				t.Fatal(err)
 			}
 			if fs := findings(t, s, secondaryindex.CheckOptions{}); len(fs) != 0 {
@@ -124,7 +125,7 @@ func TestMixedPlacement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tbl := employees(t, env)
-	qs := queues(t, env, 1)
+	qs := patterntest.Queues(t, env, 1)
 	p, err := eventual.New(qs, nil, fast())
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestMixedPlacement(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := drain(dctx, p, qs); err != nil {
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Modify(ctx, "Sales", empid(1), func(e *Employee) error {
@@ -168,7 +169,7 @@ func TestMixedPlacement(t *testing.T) {
 	if stale != 1 {
 		t.Errorf("before the worker ran, the old name had %d entries, want 1 (stale)", stale)
 	}
-	if err := drain(dctx, p, qs); err != nil {
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
 		t.Fatal(err)
 	}
 	if fs := findings(t, s, secondaryindex.CheckOptions{}); len(fs) != 0 {
@@ -177,7 +178,7 @@ func TestMixedPlacement(t *testing.T) {
 	if err := s.Delete(ctx, "Sales", empid(1), ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := drain(dctx, p, qs); err != nil {
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
 		t.Fatal(err)
 	}
 	if left := rowKeys(t, tbl, ""); len(left) != 0 {

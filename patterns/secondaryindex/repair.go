@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
 
@@ -65,7 +66,7 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 		}
 		if err := s.bags.Delete(ctx, epk, erk, entry.ETag); err != nil {
 			if changedSince(err) {
-				return raced(step("delete orphan", err))
+				return indexset.Raced(step("delete orphan", err))
 			}
 			return step("delete orphan", err)
 		}
@@ -92,7 +93,7 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	}
 	if _, err := s.bags.Submit(ctx, b); err != nil {
 		if changedSince(err) || errors.Is(err, entity.ErrAlreadyExists) {
-			return raced(step("write entry", err))
+			return indexset.Raced(step("write entry", err))
 		}
 		return step("write entry", err)
 	}
@@ -112,7 +113,7 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 	}
 	err := s.sync(ctx, f.Primary.PartitionKey, f.Primary.RowKey, values)
 	if errors.Is(err, errPending) || errors.Is(err, entity.ErrConflict) {
-		return raced(err)
+		return indexset.Raced(err)
 	}
 	if err != nil || placed {
 		return err
@@ -127,7 +128,7 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 	}
 	if err := s.entries.Delete(ctx, f.Entry.PartitionKey, f.Entry.RowKey, entry.ETag); err != nil {
 		if changedSince(err) {
-			return raced(err)
+			return indexset.Raced(err)
 		}
 		return err
 	}

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -26,6 +25,7 @@ type Set[T any] struct {
 
 	indexes []*index[T]
 	byName  map[string]*index[T]
+	names   *indexset.Names[pkg]
 	local   []*index[T] // SamePartition
 	remote  []*index[T] // OtherPartition
 
@@ -53,17 +53,14 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	if len(indexes) == 0 {
 		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
 	}
-	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, proc: p, cfg: cfg}
+	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, names: indexset.NewNames[pkg](cfg.PrimaryPrefix), proc: p, cfg: cfg}
 	for i, d := range indexes {
 		ix, err := compile(i, d)
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := s.byName[ix.Name]; dup {
-			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "is used twice"}
-		}
-		if cfg.PrimaryPrefix != "" && (strings.HasPrefix(cfg.PrimaryPrefix, ix.prefix) || strings.HasPrefix(ix.prefix, cfg.PrimaryPrefix)) {
-			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Name", Reason: "makes RowKeys that Config.PrimaryPrefix " + cfg.PrimaryPrefix + " does not tell apart from the primaries'"}
+		if err := s.names.Add(i, ix.Name); err != nil {
+			return nil, err
 		}
 		s.byName[ix.Name] = ix
 		s.indexes = append(s.indexes, ix)
@@ -182,35 +179,17 @@ func intend[T any](e *T) (version[T], error) {
 	return v, nil
 }
 
-// checkPrimaryKey refuses a primary RowKey that Check could not tell from
-// an entry's.
-func (s *Set[T]) checkPrimaryKey(rk string) error {
-	if !strings.HasPrefix(rk, s.cfg.PrimaryPrefix) {
-		return &RowKeyError{RowKey: rk, Reason: "lacks Config.PrimaryPrefix " + s.cfg.PrimaryPrefix}
-	}
-	if strings.HasPrefix(rk, internalPrefix) {
-		return &RowKeyError{RowKey: rk, Reason: "starts with tablekit's own prefix " + internalPrefix}
-	}
-	for _, ix := range s.indexes {
-		if strings.HasPrefix(rk, ix.prefix) {
-			return &RowKeyError{RowKey: rk, Reason: "starts with index " + ix.Name + "'s prefix " + ix.prefix}
-		}
-	}
-	return nil
-}
-
 // isPrimary tells a primary's RowKey from an entry's and other entities'.
 func (s *Set[T]) isPrimary(rk string) bool {
-	return s.checkPrimaryKey(rk) == nil
+	return s.names.CheckRowKey(rk) == nil
 }
 
 // entryIndex returns the index whose entries have RowKeys like rk.
 func (s *Set[T]) entryIndex(rk string) *index[T] {
-	name, _, ok := strings.Cut(rk, "_")
-	if !ok {
-		return nil
+	if i := s.names.Of(rk); i >= 0 {
+		return s.indexes[i]
 	}
-	return s.byName[name]
+	return nil
 }
 
 // copyOf is the entry of index ix for the primary v with keys pk, rk.
@@ -301,12 +280,4 @@ func keyOf[T any](e *T) (pk, rk string, err error) {
 }
 
 // validKeys checks a primary's keys before anything is sent.
-func (s *Set[T]) validKeys(pk, rk string) error {
-	if err := keys.Validate(pk); err != nil {
-		return &entity.ValidationError{Property: "PartitionKey", Rule: entity.RuleKey, Value: pk, Err: err}
-	}
-	if err := keys.Validate(rk); err != nil {
-		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: rk, Err: err}
-	}
-	return s.checkPrimaryKey(rk)
-}
+func (s *Set[T]) validKeys(pk, rk string) error { return s.names.CheckKeys(pk, rk) }

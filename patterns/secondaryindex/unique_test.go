@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -27,7 +28,7 @@ func TestUniqueRace(t *testing.T) {
 				ctx := context.Background()
 				const writers = 8
 				tbl := employees(t, env)
-				qs := queues(t, env, 1)
+				qs := patterntest.Queues(t, env, 1)
 				var s *secondaryindex.Set[Employee]
 				var drainIt func() error
 				if placement == secondaryindex.SamePartition {
@@ -39,7 +40,7 @@ func TestUniqueRace(t *testing.T) {
 					drainIt = func() error {
 						dctx, cancel := context.WithTimeout(ctx, time.Minute)
 						defer cancel()
-						return drain(dctx, rp, qs)
+						return patterntest.Drain(dctx, rp, qs)
 					}
 				}
 				if op == "modify" {

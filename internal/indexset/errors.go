@@ -1,0 +1,126 @@
+package indexset
+
+import (
+	"fmt"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/drift"
+)
+
+// Package is implemented by a zero-size type of each index package: the
+// name its errors start with, and the sentinel its configuration errors
+// match.
+type Package interface {
+	Name() string
+	ErrInvalidConfig() error
+}
+
+// DeclarationError reports an Index that cannot work; it matches the
+// package's ErrInvalidConfig.
+type DeclarationError[P Package] struct {
+	Index    string // its Name
+	Position int    // its position among New's indexes
+	Field    string
+	Reason   string
+}
+
+func (e *DeclarationError[P]) Error() string {
+	var p P
+	return fmt.Sprintf("%s: index %d (%q): %s %s", p.Name(), e.Position, e.Index, e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidConfig) true.
+func (e *DeclarationError[P]) Is(target error) bool {
+	var p P
+	return target == p.ErrInvalidConfig()
+}
+
+// ConfigError names the Config setting that is wrong; it matches the
+// package's ErrInvalidConfig.
+type ConfigError[P Package] struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError[P]) Error() string {
+	var p P
+	return p.Name() + ": invalid configuration: " + e.Field + " " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrInvalidConfig) true.
+func (e *ConfigError[P]) Is(target error) bool {
+	var p P
+	return target == p.ErrInvalidConfig()
+}
+
+// KeyError reports an indexed value that makes no valid key: a forbidden
+// character, or too long. Nothing was sent. It matches entity.ErrInvalid
+// and unwraps to the *keys.KeyError.
+type KeyError[P Package] struct {
+	Index string
+	Value string
+	Err   error
+}
+
+func (e *KeyError[P]) Error() string {
+	var p P
+	return fmt.Sprintf("%s: index %q: value %q makes no valid key: %v", p.Name(), e.Index, Shorten(e.Value), e.Err)
+}
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *KeyError[P]) Is(target error) bool { return target == entity.ErrInvalid }
+
+func (e *KeyError[P]) Unwrap() error { return e.Err }
+
+// RowKeyError reports a primary whose RowKey the Set cannot tell from its
+// indexes' (it starts with an index's prefix or tablekit's own), or that
+// lacks Config.PrimaryPrefix. Nothing was sent. It matches
+// entity.ErrInvalid.
+type RowKeyError[P Package] struct {
+	RowKey string
+	Reason string
+}
+
+func (e *RowKeyError[P]) Error() string {
+	var p P
+	return fmt.Sprintf("%s: primary RowKey %q %s", p.Name(), Shorten(e.RowKey), e.Reason)
+}
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *RowKeyError[P]) Is(target error) bool { return target == entity.ErrInvalid }
+
+// StepError reports a failed step of an index operation; it names the
+// step and the entity, and unwraps to entity's error, so that
+// errors.Is(err, entity.ErrPreconditionFailed) and the like still work.
+type StepError[P Package] struct {
+	Step         string // "read primary", "submit", "sync", …
+	Index        string // "" when the step is not one index's
+	PartitionKey string
+	RowKey       string
+	Err          error
+}
+
+func (e *StepError[P]) Error() string {
+	var p P
+	s := p.Name() + ": " + e.Step
+	if e.Index != "" {
+		s += " (index " + e.Index + ")"
+	}
+	return s + " of " + e.PartitionKey + "/" + e.RowKey + ": " + e.Err.Error()
+}
+
+func (e *StepError[P]) Unwrap() error { return e.Err }
+
+// Raced wraps err as a repair that lost to a writer: it matches
+// drift.ErrRaced and still unwraps to err.
+func Raced(err error) error {
+	return fmt.Errorf("%w: %w", drift.ErrRaced, err)
+}
+
+// Shorten cuts a value quoted in an error to 64 bytes.
+func Shorten(s string) string {
+	if len(s) > 64 {
+		return s[:61] + "..."
+	}
+	return s
+}

@@ -1,0 +1,61 @@
+package indexset
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/drift"
+)
+
+var (
+	errA = errors.New("a: invalid configuration")
+	errB = errors.New("b: invalid configuration")
+)
+
+type pkgA struct{}
+
+func (pkgA) Name() string            { return "a" }
+func (pkgA) ErrInvalidConfig() error { return errA }
+
+type pkgB struct{}
+
+func (pkgB) Name() string            { return "b" }
+func (pkgB) ErrInvalidConfig() error { return errB }
+
+// TestErrorsArePerPackage checks that one package's errors read with its
+// name, match its sentinel only, and are not the other package's type.
+func TestErrorsArePerPackage(t *testing.T) {
+	var err error = &DeclarationError[pkgA]{Index: "email", Position: 1, Field: "Name", Reason: "is used twice"}
+	if got := err.Error(); got != `a: index 1 ("email"): Name is used twice` {
+		t.Errorf("Error() = %q", got)
+	}
+	if !errors.Is(err, errA) || errors.Is(err, errB) {
+		t.Error("DeclarationError[pkgA] must match a's sentinel only")
+	}
+	var b *DeclarationError[pkgB]
+	if errors.As(err, &b) {
+		t.Error("a's DeclarationError is b's")
+	}
+	err = &ConfigError[pkgB]{Field: "Kind", Reason: "is empty"}
+	if got := err.Error(); got != "b: invalid configuration: Kind is empty" || !errors.Is(err, errB) || errors.Is(err, errA) {
+		t.Errorf("ConfigError: %q", got)
+	}
+	inner := errors.New("bad key")
+	err = &KeyError[pkgA]{Index: "email", Value: strings.Repeat("x", 100), Err: inner}
+	if !errors.Is(err, entity.ErrInvalid) || !errors.Is(err, inner) || len(err.Error()) > 120 {
+		t.Errorf("KeyError: %q", err)
+	}
+	err = &RowKeyError[pkgA]{RowKey: "email_x", Reason: "starts with index email's prefix email_"}
+	if got := err.Error(); got != `a: primary RowKey "email_x" starts with index email's prefix email_` || !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("RowKeyError: %q", got)
+	}
+	err = &StepError[pkgB]{Step: "submit", Index: "name", PartitionKey: "Sales", RowKey: "1", Err: entity.ErrPreconditionFailed}
+	if !errors.Is(err, entity.ErrPreconditionFailed) || err.Error() != "b: submit (index name) of Sales/1: "+entity.ErrPreconditionFailed.Error() {
+		t.Errorf("StepError: %q", err)
+	}
+	if err := Raced(inner); !errors.Is(err, drift.ErrRaced) || !errors.Is(err, inner) {
+		t.Errorf("Raced: %v", err)
+	}
+}

@@ -13,7 +13,8 @@ type BulkOptions struct {
 	// Mode is OpInsert, OpUpsertMerge or OpUpsertReplace; 0 means
 	// OpUpsertReplace, which makes a repeated load harmless.
 	Mode OpKind
-	// Concurrency is the most partitions written at once; 0 means 4.
+	// Concurrency is the most partitions written at once; 0 means
+	// DefaultConcurrency.
 	Concurrency int
 }
 
@@ -80,7 +81,7 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 	}
 	workers := opts.Concurrency
 	if workers <= 0 {
-		workers = 4
+		workers = DefaultConcurrency
 	}
 	outcomes := make([]Outcome, len(entities))
 

@@ -57,7 +57,7 @@
 //	err = emps.Insert(ctx, &e)                     // e.ETag and e.Updated filled
 //	e, err = emps.Get(ctx, "Sales", "000123")      // ErrNotFound when missing
 //	err = emps.Update(ctx, &e, entity.Merge)       // If-Match e.ETag: ErrPreconditionFailed on a race
-//	e, err = emps.Modify(ctx, "Sales", "000123", entity.Merge, entity.RetryPolicy{}, func(e *Employee) error { … })
+//	e, err = emps.Modify(ctx, "Sales", "000123", func(e *Employee) error { … }, entity.ModifyOptions{})
 //	for e, err := range emps.Query(ctx, entity.Query{Filter: filter.PK("Sales")}) { … }
 //	page, err := emps.QueryPage(ctx, q, token)     // page.Next resumes later, anywhere
 //	etags, err := emps.Submit(ctx, (&entity.Batch{}).Insert(&a).Merge(&dept))

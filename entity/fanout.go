@@ -11,9 +11,15 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
+// DefaultConcurrency is what a Concurrency of 0 means, in entity and in
+// the pattern packages: the most requests (partitions, transactions,
+// targets) one call has in flight at once.
+const DefaultConcurrency = 4
+
 // FanOutOptions tunes QueryPartitions.
 type FanOutOptions struct {
-	// Concurrency is the most partitions queried at once; 0 means 4.
+	// Concurrency is the most partitions queried at once; 0 means
+	// DefaultConcurrency.
 	Concurrency int
 	// Unordered yields entities as they arrive from any partition instead of
 	// in PartitionKey, RowKey order. It is faster when the caller does not
@@ -40,7 +46,7 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 	return func(yield func(T, error) bool) {
 		workers := opts.Concurrency
 		if workers <= 0 {
-			workers = 4
+			workers = DefaultConcurrency
 		}
 		var zero T
 		if q.Filter.Plan().Comparisons >= filter.MaxComparisons {

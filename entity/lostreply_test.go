@@ -235,10 +235,10 @@ func runCounters(t *testing.T, tbl *entity.Table[Counter], rounds int, exact boo
 			for r := range rounds {
 				for c := range counters {
 					c := (c + w + r) % counters
-					_, err := tbl.Modify(ctx, "c", fmt.Sprint(c), entity.Merge, entity.RetryPolicy{Attempts: 50, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond}, func(e *Counter) error {
+					_, err := tbl.Modify(ctx, "c", fmt.Sprint(c), func(e *Counter) error {
 						e.N++
 						return nil
-					})
+					}, entity.ModifyOptions{Retry: entity.RetryPolicy{Attempts: 50, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond}})
 					mu.Lock()
 					switch {
 					case err == nil:
@@ -499,7 +499,7 @@ func TestUpdateLostReplyAfterAnotherWriterWon(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another writer wins the version both read.
-	if _, err := tracked.Modify(ctx, "p", "r", entity.Merge, entity.RetryPolicy{}, func(x *Tracked) error { x.N = 10; return nil }); err != nil {
+	if _, err := tracked.Modify(ctx, "p", "r", func(x *Tracked) error { x.N = 10; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mine.N = 1

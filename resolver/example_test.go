@@ -163,12 +163,12 @@ func ExampleTable_Modify() {
 
 	payroll, _ := resolver.NewSchema(resolver.Register[Employee]("Employee.v2"))
 	tbl, _ := resolver.NewTable(client, payroll)
-	v, err := tbl.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{}, func(v any) error {
+	v, err := tbl.Modify(ctx, "Sales", "SALES", func(v any) error {
 		bag := v.(*entity.DynamicEntity) // Department is unknown here
 		n, _ := entity.Prop[int32](bag, "EmployeeCount")
 		bag.Set("EmployeeCount", n+1)
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		panic(err)
 	}

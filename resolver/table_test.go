@@ -604,23 +604,23 @@ func TestBagUpdateRacesASecondWriter(t *testing.T) {
 
 	// Modify retries from a fresh read: both increments count.
 	attempts := 0
-	out, err := tbl.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{BaseDelay: time.Millisecond}, func(v any) error {
+	out, err := tbl.Modify(ctx, "Sales", "SALES", func(v any) error {
 		attempts++
 		bag := v.(*entity.DynamicEntity)
 		n, _ := entity.Prop[int32](bag, "EmployeeCount")
 		if attempts == 1 {
 			// The second writer increments between this read and its merge.
-			_, err := owner.Modify(ctx, "Sales", "SALES", entity.Replace, entity.RetryPolicy{}, func(v any) error {
+			_, err := owner.Modify(ctx, "Sales", "SALES", func(v any) error {
 				v.(*Department).EmployeeCount++
 				return nil
-			})
+			}, entity.ModifyOptions{Mode: entity.Replace})
 			if err != nil {
 				return err
 			}
 		}
 		bag.Set("EmployeeCount", n+1)
 		return nil
-	})
+	}, entity.ModifyOptions{Retry: entity.RetryPolicy{BaseDelay: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,10 +641,10 @@ func TestBagUpdateRacesASecondWriter(t *testing.T) {
 
 	// Giving up returns the change's error and writes nothing.
 	stop := errors.New("stop")
-	if _, err := tbl.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{}, func(any) error { return stop }); !errors.Is(err, stop) {
+	if _, err := tbl.Modify(ctx, "Sales", "SALES", func(any) error { return stop }, entity.ModifyOptions{}); !errors.Is(err, stop) {
 		t.Errorf("Modify giving up: %v", err)
 	}
-	if _, err := tbl.Modify(ctx, "Sales", "nobody", entity.Merge, entity.RetryPolicy{}, func(any) error { return nil }); !errors.Is(err, entity.ErrNotFound) {
+	if _, err := tbl.Modify(ctx, "Sales", "nobody", func(any) error { return nil }, entity.ModifyOptions{}); !errors.Is(err, entity.ErrNotFound) {
 		t.Errorf("Modify of nobody: %v", err)
 	}
 }

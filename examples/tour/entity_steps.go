@@ -96,10 +96,10 @@ func typedCRUD(ctx context.Context, env *integration.Env, w io.Writer) error {
 	second.Salary = 55000
 	err = emps.Update(ctx, &second, entity.Merge)
 	fmt.Fprintf(w, "Two readers, two writers: the first update wins, the second gets ErrPreconditionFailed = %v.\n", errors.Is(err, entity.ErrPreconditionFailed))
-	final, err := emps.Modify(ctx, "Sales", e.ID, entity.Merge, entity.RetryPolicy{}, func(e *Employee) error {
+	final, err := emps.Modify(ctx, "Sales", e.ID, func(e *Employee) error {
 		e.Salary += 1000
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		return err
 	}

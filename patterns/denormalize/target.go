@@ -291,7 +291,7 @@ func (c *Copies[T, S]) refresh(ctx context.Context, key Key, force bool) (*targe
 			return w, nil
 		}
 	}
-	return nil, &StepError{Step: "refresh", Key: key, Err: errors.Join(errors.New("denormalize: sources kept changing"), entity.ErrConflict)}
+	return nil, &StepError{Step: "refresh", Key: key, Err: errors.Join(errors.New("denormalize: sources kept changing"), entity.ErrContention)}
 }
 
 // copyIn is the copy of r that bag t holds.

@@ -72,7 +72,7 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	default:
 		return &StepError{Step: "repair", Index: ix.Name, Err: fmt.Errorf("unknown finding kind %v", f.Kind)}
 	}
-	if errors.Is(rerr, entity.ErrConflict) {
+	if errors.Is(rerr, entity.ErrContention) {
 		return raced(rerr)
 	}
 	return rerr
@@ -449,7 +449,7 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 			etag = st.etag
 		}
 		if etag != f.etag {
-			if err := s.resync(ctx, f.ix, p.pk, f.rk, f.value); err != nil && !errors.Is(err, entity.ErrConflict) {
+			if err := s.resync(ctx, f.ix, p.pk, f.rk, f.value); err != nil && !errors.Is(err, entity.ErrContention) {
 				return repaired, err
 			}
 		}

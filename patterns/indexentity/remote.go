@@ -88,7 +88,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 			return nil
 		}
 	}
-	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 }
 
 // edit adds member to (or removes it from) value's list of primaries'

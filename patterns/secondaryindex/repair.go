@@ -111,7 +111,7 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 		values[ix.Name] = []string{value}
 	}
 	err := s.sync(ctx, f.Primary.PartitionKey, f.Primary.RowKey, values)
-	if errors.Is(err, errPending) || errors.Is(err, entity.ErrConflict) {
+	if errors.Is(err, errPending) || errors.Is(err, entity.ErrContention) {
 		return raced(err)
 	}
 	if err != nil || placed {

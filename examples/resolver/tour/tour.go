@@ -173,24 +173,24 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 	}
 	fmt.Fprintln(out, "5. Payroll does not know Department: it reads the department as a property bag, adds one to EmployeeCount and merges it back, guarded by its ETag.")
 	attempt := 0
-	v, err := payroll.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{}, func(v any) error {
+	v, err := payroll.Modify(ctx, "Sales", "SALES", func(v any) error {
 		attempt++
 		bag := v.(*entity.DynamicEntity)
 		n, _ := entity.Prop[int32](bag, "EmployeeCount")
 		fmt.Fprintf(out, "   attempt %d: read EmployeeCount = %d\n", attempt, n)
 		if attempt == 1 {
 			// HR writes the department between payroll's read and merge.
-			if _, err := hr.Modify(ctx, "Sales", "SALES", entity.Replace, entity.RetryPolicy{}, func(v any) error {
+			if _, err := hr.Modify(ctx, "Sales", "SALES", func(v any) error {
 				v.(*Department).EmployeeCount++
 				return nil
-			}); err != nil {
+			}, entity.ModifyOptions{Mode: entity.Replace}); err != nil {
 				return err
 			}
 			fmt.Fprintln(out, "   meanwhile HR writes the department: EmployeeCount one more, and a new ETag")
 		}
 		bag.Set("EmployeeCount", n+1)
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		return err
 	}

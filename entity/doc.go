@@ -60,7 +60,7 @@
 //	e, err = emps.Modify(ctx, "Sales", "000123", func(e *Employee) error { … }, entity.ModifyOptions{})
 //	for e, err := range emps.Query(ctx, entity.Query{Filter: filter.PK("Sales")}) { … }
 //	page, err := emps.QueryPage(ctx, q, token)     // page.Next resumes later, anywhere
-//	etags, err := emps.Submit(ctx, (&entity.Batch{}).Insert(&a).Merge(&dept))
+//	etags, err := emps.Submit(ctx, emps.NewBatch().Insert(&a).Update(&dept, entity.Merge))
 //	outcomes, err := emps.BulkWrite(ctx, many, entity.BulkOptions{})
 //
 // Service errors match ErrNotFound, ErrTableNotFound, ErrAlreadyExists and

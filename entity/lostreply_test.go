@@ -171,7 +171,7 @@ func TestSubmitLostReply(t *testing.T) {
 
 	for _, tbl := range []*entity.Table[Person]{people, people.WithWriteTokens()} {
 		pk := fmt.Sprint("tx-", tbl != people)
-		b := &entity.Batch{}
+		b := tbl.NewBatch()
 		for i := range 20 {
 			b.Insert(&Person{Dept: pk, ID: keys.Pad(int64(i), 3), Name: "n"})
 		}
@@ -181,7 +181,7 @@ func TestSubmitLostReply(t *testing.T) {
 			t.Fatal(err)
 		}
 		base.Age = 7
-		b.Merge(&base)
+		b.Update(&base, entity.Merge)
 		f.LoseNext(1, isBatch)
 		if _, err := tbl.Submit(ctx, b); err != nil {
 			t.Fatalf("%s: transaction whose reply was lost: %v", pk, err)
@@ -384,7 +384,7 @@ func TestOutcomesMatchTheTable(t *testing.T) {
 	}
 	// Transactions of 10 inserts, one of which may collide.
 	for i := 1; i < 300; i += 30 {
-		b := &entity.Batch{}
+		b := people.NewBatch()
 		var ps []Person
 		for j := i; j < i+10; j++ {
 			p := Person{Dept: "tx", ID: keys.Pad(int64(j), 4), Name: "tx"}

@@ -42,7 +42,7 @@
 //
 // Batch puts entities of several types in one entity group transaction:
 //
-//	b := tbl.NewBatch().Merge(&dept).Insert(&Employee{…})
+//	b := tbl.NewBatch().Update(&dept, entity.Merge).Insert(&Employee{…})
 //	etags, err := tbl.Submit(ctx, b) // all or nothing
 //
 // # Reading

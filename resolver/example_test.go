@@ -140,7 +140,7 @@ func ExampleTable_Submit() {
 	dept, _ := resolver.Get[Department](ctx, tbl, "Sales", "SALES")
 	dept.EmployeeCount++
 	b := tbl.NewBatch().
-		Merge(dept). // conditional on the ETag read
+		Update(dept, entity.Merge). // conditional on the ETag read
 		Insert(&Employee{PartitionKey: "Sales", RowKey: "000123", FirstName: "Jonathan"})
 	if _, err := tbl.Submit(ctx, b); err != nil {
 		panic(err)

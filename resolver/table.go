@@ -139,8 +139,19 @@ func (t *Table) UpdateAny(ctx context.Context, v any, mode entity.UpdateMode) er
 	return nil
 }
 
-// Delete removes v's entity on condition that its ETag is still v's.
-func (t *Table) Delete(ctx context.Context, v any) error {
+// Delete removes the entity with these stored keys if its ETag is still
+// etag, as entity.Table.Delete: entity.AnyETag deletes any version, "" is
+// entity.ErrNoETag.
+func (t *Table) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	return t.bags.Delete(ctx, partitionKey, rowKey, etag)
+}
+
+// DeleteEntity removes v's entity on condition that its ETag is still v's
+// (entity.ErrNoETag when v has none).
+func (t *Table) DeleteEntity(ctx context.Context, v any) error {
 	if err := t.ok(); err != nil {
 		return err
 	}

@@ -279,7 +279,7 @@ func TestMixedPartitionByPrefix(t *testing.T) {
 	if err := tbl.Update(ctx, e, entity.Merge); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.Delete(ctx, e); err != nil {
+	if err := tbl.DeleteEntity(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := resolver.Get[Employee](ctx, tbl, "Sales", "SALES"); !errors.Is(err, entity.ErrNotFound) {
@@ -672,7 +672,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 			before := collect(t, tbl.Query(ctx, entity.Query{Filter: filter.PK("Sales")}))
 			dept.EmployeeCount += 2
 			b := tbl.NewBatch().
-				Merge(dept).
+				Update(dept, entity.Merge).
 				Insert(&Employee{PartitionKey: "Sales", RowKey: "000003", FirstName: "Cy"}).
 				Insert(&Employee{PartitionKey: "Sales", RowKey: "000001", FirstName: "Jo again"}).
 				Insert(&Project{PartitionKey: "Sales", RowKey: "P9", Title: "Hiring", Due: due()})
@@ -696,7 +696,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 			}
 			_, err = tbl.Submit(ctx, tbl.NewBatch().
 				Insert(&Employee{PartitionKey: "Sales", RowKey: "000004", FirstName: "Di"}).
-				Merge(dept))
+				Update(dept, entity.Merge))
 			if !errors.As(err, &te) || te.Index != 1 || !errors.Is(err, entity.ErrPreconditionFailed) {
 				t.Fatalf("stale department: %v", err)
 			}
@@ -711,7 +711,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 			}
 			dept.EmployeeCount++
 			cy := &Employee{PartitionKey: "Sales", RowKey: "000003", FirstName: "Cy"}
-			if _, err := tbl.Submit(ctx, tbl.NewBatch().Merge(dept).Insert(cy).Delete(al)); err != nil {
+			if _, err := tbl.Submit(ctx, tbl.NewBatch().Update(dept, entity.Merge).Insert(cy).DeleteEntity(al)); err != nil {
 				t.Fatal(err)
 			}
 			got := typeNames(collect(t, tbl.Query(ctx, entity.Query{Filter: filter.PK("Sales")})))
@@ -740,7 +740,7 @@ func TestWriteErrors(t *testing.T) {
 	if err := tbl.Update(ctx, e, entity.Merge); !errors.Is(err, entity.ErrNoETag) {
 		t.Errorf("update without ETag: %v", err)
 	}
-	if err := tbl.Delete(ctx, e); !errors.Is(err, entity.ErrNoETag) {
+	if err := tbl.DeleteEntity(ctx, e); !errors.Is(err, entity.ErrNoETag) {
 		t.Errorf("delete without ETag: %v", err)
 	}
 	if err := tbl.UpdateAny(ctx, e, entity.Merge); !errors.Is(err, entity.ErrNotFound) {
@@ -757,7 +757,7 @@ func TestWriteErrors(t *testing.T) {
 	if err := tbl.Update(ctx, e, entity.Merge); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.Delete(ctx, &stale); !errors.Is(err, entity.ErrPreconditionFailed) {
+	if err := tbl.DeleteEntity(ctx, &stale); !errors.Is(err, entity.ErrPreconditionFailed) {
 		t.Errorf("stale delete: %v", err)
 	}
 
@@ -784,11 +784,14 @@ func TestWriteErrors(t *testing.T) {
 	if _, err := resolver.NewTable(nil, propertySchema(t)); err == nil {
 		t.Error("NewTable with a nil client")
 	}
-	// Batch deletes by stored keys.
-	if _, err := tbl.Submit(ctx, tbl.NewBatch().DeleteKeys("p", "r", "")); err != nil {
+	// Batch deletes by stored keys, with Table.Delete's ETag rule.
+	if _, err := tbl.Submit(ctx, tbl.NewBatch().Delete("p", "r", "")); !errors.Is(err, entity.ErrNoETag) {
+		t.Errorf("Delete with no ETag: %v", err)
+	}
+	if _, err := tbl.Submit(ctx, tbl.NewBatch().Delete("p", "r", entity.AnyETag)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tbl.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
-		t.Errorf("after DeleteKeys: %v", err)
+		t.Errorf("after Delete: %v", err)
 	}
 }

@@ -128,7 +128,7 @@ func TestGrantPartition(t *testing.T) {
 	// Azurite checks a table SAS on a transaction against the table name
 	// "$batch" and refuses it; a real account takes the table from the
 	// operations.
-	batch := (&entity.Batch{}).Insert(&Order{Customer: "alice", ID: "4"}).Insert(&Order{Customer: "alice", ID: "5"})
+	batch := alice.NewBatch().Insert(&Order{Customer: "alice", ID: "4"}).Insert(&Order{Customer: "alice", ID: "5"})
 	if _, err := alice.Submit(ctx, batch); env.Live && err != nil {
 		t.Fatalf("transaction inside the range: %v", err)
 	} else if !env.Live {
@@ -450,7 +450,7 @@ func TestAccountSAS(t *testing.T) {
 	}
 	base, query, _ = strings.Cut(u, "?")
 	writer := open(t, base+f.name+"?"+query)
-	if _, err := writer.Submit(ctx, (&entity.Batch{}).Insert(&Order{Customer: "dave", ID: "1"}).UpsertMerge(&Order{Customer: "dave", ID: "2"})); err != nil {
+	if _, err := writer.Submit(ctx, writer.NewBatch().Insert(&Order{Customer: "dave", ID: "1"}).Upsert(&Order{Customer: "dave", ID: "2"}, entity.Merge)); err != nil {
 		t.Errorf("transaction with an account SAS: %v", err)
 	}
 	if _, err := f.owner.Get(ctx, "dave", "2"); err != nil {

@@ -266,13 +266,7 @@ func TestNoPanicOnNil(t *testing.T) {
 					_ = entity.SetSystem(nil, entity.System{})
 					_ = entity.SetSystem((*Person)(nil), entity.System{})
 				},
-				"SetWritten": func() { _ = entity.SetWritten(nil, ""); _ = entity.SetWritten((*entity.DynamicEntity)(nil), "") },
-				"Submit": func() {
-					_, _ = entity.Submit(ctx, nil, nil)
-					_, _ = entity.Submit(ctx, nil, (&entity.Batch{}).Insert(&Person{PartitionKey: "p", RowKey: "r"}))
-					_, _ = entity.Submit(ctx, plain, nil)
-					_, _ = entity.Submit(ctx, kitClient, &entity.Batch{})
-				},
+				"SetWritten":        func() { _ = entity.SetWritten(nil, ""); _ = entity.SetWritten((*entity.DynamicEntity)(nil), "") },
 				"TimestampFromETag": func() { entity.TimestampFromETag("") },
 				"Unmarshal": func() {
 					_ = entity.Unmarshal(nil, nil)
@@ -299,7 +293,8 @@ func TestNoPanicOnNil(t *testing.T) {
 				"BulkError": reflect.TypeFor[entity.BulkError](), "BulkOptions": reflect.TypeFor[entity.BulkOptions](),
 				"DecodeError": reflect.TypeFor[entity.DecodeError](), "DynamicEntity": reflect.TypeFor[entity.DynamicEntity](),
 				"EDMType": reflect.TypeFor[entity.EDMType](), "FanOutOptions": reflect.TypeFor[entity.FanOutOptions](),
-				"OpKind": reflect.TypeFor[entity.OpKind](), "Outcome": reflect.TypeFor[entity.Outcome](),
+				"ModifyOptions": reflect.TypeFor[entity.ModifyOptions](),
+				"OpKind":        reflect.TypeFor[entity.OpKind](), "Outcome": reflect.TypeFor[entity.Outcome](),
 				"OutcomeError": reflect.TypeFor[entity.OutcomeError](), "Page": reflect.TypeFor[entity.Page[Person]](),
 				"PropertyMarshaler": reflect.TypeFor[entity.PropertyMarshaler](), "PropertyUnmarshaler": reflect.TypeFor[entity.PropertyUnmarshaler](),
 				"Query": reflect.TypeFor[entity.Query](), "RetryPolicy": reflect.TypeFor[entity.RetryPolicy](),

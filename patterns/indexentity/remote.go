@@ -107,7 +107,7 @@ func (s *Set[T]) edit(ctx context.Context, ix *index[T], pk, value, member strin
 		if err != nil {
 			return err
 		}
-		b := &entity.Batch{}
+		b := s.entries.NewBatch()
 		changed, err := s.change(ix, l, member, add, false, b)
 		if err != nil || !changed {
 			return err

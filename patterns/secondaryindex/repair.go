@@ -83,10 +83,10 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	if holder.chain != nil {
 		fence.Properties[propWriteToken] = holder.chain
 	}
-	b := (&entity.Batch{}).Merge(fence)
+	b := s.bags.NewBatch().Update(fence, entity.Merge)
 	if found {
 		want.ETag = entry.ETag
-		b.Replace(want)
+		b.Update(want, entity.Replace)
 	} else {
 		b.Insert(want)
 	}

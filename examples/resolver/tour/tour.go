@@ -145,12 +145,12 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 		return err
 	}
 	sales.EmployeeCount++
-	if _, err := hr.Submit(ctx, hr.NewBatch().Merge(sales).Insert(&Employee{PartitionKey: "Sales", RowKey: "000125", FirstName: "Cy", LastName: "Dee"})); err != nil {
+	if _, err := hr.Submit(ctx, hr.NewBatch().Update(sales, entity.Merge).Insert(&Employee{PartitionKey: "Sales", RowKey: "000125", FirstName: "Cy", LastName: "Dee"})); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "4. Hired 000125: EmployeeCount %d and the new employee in one transaction, guarded by the department's ETag.\n", sales.EmployeeCount)
 	sales.EmployeeCount++
-	_, err = hr.Submit(ctx, hr.NewBatch().Merge(sales).Insert(&Employee{PartitionKey: "Sales", RowKey: "000123", FirstName: "Jon", LastName: "Again"}))
+	_, err = hr.Submit(ctx, hr.NewBatch().Update(sales, entity.Merge).Insert(&Employee{PartitionKey: "Sales", RowKey: "000123", FirstName: "Jon", LastName: "Again"}))
 	var te *entity.TransactionError
 	if !errors.As(err, &te) || !errors.Is(err, entity.ErrAlreadyExists) {
 		return fmt.Errorf("hiring an existing employee: got %v, want a failed transaction", err)

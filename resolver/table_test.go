@@ -297,7 +297,7 @@ func TestFuncDiscriminator(t *testing.T) {
 	ctx := context.Background()
 	// Types told apart by the RowKey's shape and, for projects, a property.
 	s, err := resolver.NewSchema(
-		resolver.ByFunc(func(pk, rk string, props resolver.Props) string {
+		resolver.Config{Discriminator: resolver.ByFunc(func(pk, rk string, props resolver.Props) string {
 			switch {
 			case rk == pk:
 				return "Department.v1"
@@ -307,7 +307,7 @@ func TestFuncDiscriminator(t *testing.T) {
 				return "Project.v1"
 			}
 			return ""
-		}, nil),
+		}, nil)},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 		resolver.Register[Project]("Project.v1"),
@@ -349,7 +349,7 @@ func TestUnknownTypesLenientAndStrict(t *testing.T) {
 	ctx := context.Background()
 	client := env.TableWith(t, env.NoRetryClientOptions())
 	lenient := newTable(t, client, propertySchema(t))
-	strict := newTable(t, client, propertySchema(t, resolver.Strict()))
+	strict := newTable(t, client, propertySchema(t, resolver.Config{Strict: true}))
 	seed(t, ctx, lenient, func(_, id string) string { return id })
 	// A row with no type at all.
 	if err := lenient.Bags().Insert(ctx, (&entity.DynamicEntity{PartitionKey: "Sales", RowKey: "000124a"}).Set("Note", "untyped")); err != nil {
@@ -389,9 +389,9 @@ func TestUnknownTypesLenientAndStrict(t *testing.T) {
 }
 
 // writeV1 stores old employees the way the previous release did.
-func writeV1(t *testing.T, ctx context.Context, client *aztables.Client, opts ...resolver.Option) []*EmployeeV1 {
+func writeV1(t *testing.T, ctx context.Context, client *aztables.Client) []*EmployeeV1 {
 	t.Helper()
-	old, err := resolver.NewSchema(append(opts, resolver.Register[EmployeeV1]("Employee.v1"))...)
+	old, err := resolver.NewSchema(resolver.Config{}, resolver.Register[EmployeeV1]("Employee.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestVersionUpgrade(t *testing.T) {
 	}
 
 	// With WriteBackUpgrades a read stores the new version.
-	wb := newTable(t, client, propertySchema(t, resolver.WriteBackUpgrades()))
+	wb := newTable(t, client, propertySchema(t, resolver.Config{WriteBackUpgrades: true}))
 	bo, err := resolver.Get[Employee](ctx, wb, "Sales", "000002")
 	if err != nil || bo.FirstName != "Bo" {
 		t.Fatalf("Get = %+v, %v", bo, err)
@@ -479,7 +479,7 @@ func TestUpgradeWriteBackRacesAWriter(t *testing.T) {
 
 	// The second writer, an old client, renames Ann between our read and
 	// our write-back.
-	oldSchema, _ := resolver.NewSchema(resolver.Register[EmployeeV1]("Employee.v1"))
+	oldSchema, _ := resolver.NewSchema(resolver.Config{}, resolver.Register[EmployeeV1]("Employee.v1"))
 	oldClient := newTable(t, plain.NewClient(name), oldSchema)
 	inject := &beforeConditionalWrite{hook: func() {
 		e, err := resolver.Get[EmployeeV1](ctx, oldClient, "Sales", "000001")
@@ -501,7 +501,7 @@ func TestUpgradeWriteBackRacesAWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wb := newTable(t, svc.NewClient(name), propertySchema(t, resolver.WriteBackUpgrades()))
+	wb := newTable(t, svc.NewClient(name), propertySchema(t, resolver.Config{WriteBackUpgrades: true}))
 
 	got := collect(t, wb.Query(ctx, entity.Query{Filter: filter.PK("Sales")}))
 	if !inject.done.Load() {
@@ -575,7 +575,7 @@ func TestBagUpdateRacesASecondWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	// This program knows employees but not departments.
-	s, err := resolver.NewSchema(resolver.Register[Employee]("Employee.v2"))
+	s, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Employee]("Employee.v2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -653,7 +653,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
-		schema func(testing.TB, ...resolver.Option) *resolver.Schema
+		schema func(testing.TB, ...resolver.Config) *resolver.Schema
 	}{{"property", propertySchema}, {"prefix", prefixSchema}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl := newTable(t, env.TableWith(t, env.NoRetryClientOptions()), tc.schema(t))

@@ -547,7 +547,7 @@ func TestMergeRefused(t *testing.T) {
 		"UpdateAny": ct.UpdateAny(ctx, &e, entity.Merge),
 		"Upsert":    ct.Upsert(ctx, &e, entity.Merge),
 	}
-	_, checks["Modify"] = ct.Modify(ctx, "Sales", "1", func(*person) error { return nil }, entity.ModifyOptions{})
+	_, checks["Modify"] = ct.Modify(ctx, "Sales", "1", func(*person) error { return nil }, entity.ModifyOptions{Mode: entity.Merge})
 	_, checks["BulkWrite"] = ct.BulkWrite(ctx, []person{e}, entity.BulkOptions{Mode: entity.OpUpsertMerge})
 	_, checks["Batch Merge"] = ct.Submit(ctx, ct.NewBatch().Insert(&e).Update(&e, entity.Merge))
 	_, checks["Batch UpsertMerge"] = ct.Submit(ctx, ct.NewBatch().Upsert(&e, entity.Merge))

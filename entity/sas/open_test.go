@@ -247,9 +247,9 @@ func TestRowRange(t *testing.T) {
 	if q.Get("spk") != "alice" || q.Get("srk") != "1" || q.Get("epk") != "alice" || q.Get("erk") != "1\uffff" || q.Get("sp") != "ru" {
 		t.Fatalf("the URL does not carry the range and permissions: %v", q)
 	}
-	schema, err := resolver.NewSchema(resolver.Register[Order]("Order.v1"), resolver.ByFunc(
+	schema, err := resolver.NewSchema(resolver.Config{Discriminator: resolver.ByFunc(
 		func(string, string, resolver.Props) string { return "Order.v1" },
-		func(string, *entity.DynamicEntity) error { return nil }))
+		func(string, *entity.DynamicEntity) error { return nil })}, resolver.Register[Order]("Order.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 
 func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) error {
 	// 1. The previous release stored employees as Employee.v1.
-	oldSchema, err := resolver.NewSchema(resolver.Register[EmployeeV1]("Employee.v1"))
+	oldSchema, err := resolver.NewSchema(resolver.Config{}, resolver.Register[EmployeeV1]("Employee.v1"))
 	if err != nil {
 		return err
 	}
@@ -92,10 +92,10 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 	// This release: departments and employees, told apart by the
 	// EntityType property, with an upgrade from Employee.v1.
 	schema, err := resolver.NewSchema(
+		resolver.Config{WriteBackUpgrades: true},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 		resolver.Upgrade("Employee.v1", upgradeEmployee),
-		resolver.WriteBackUpgrades(),
 	)
 	if err != nil {
 		return err
@@ -163,7 +163,7 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 
 	// 5. A program that knows employees but not departments updates the
 	// department through its property bag, while HR writes it too.
-	payrollSchema, err := resolver.NewSchema(resolver.Register[Employee]("Employee.v2"))
+	payrollSchema, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Employee]("Employee.v2"))
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func list(ctx context.Context, tbl *resolver.Table, out io.Writer, partition str
 // DEPARTMENT_MARKETING and EMPLOYEE_000200.
 func byPrefix(ctx context.Context, client *aztables.Client, out io.Writer) error {
 	schema, err := resolver.NewSchema(
-		resolver.ByRowKeyPrefix("_"),
+		resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")},
 		resolver.Register[Department]("DEPARTMENT.v1"),
 		resolver.Register[Employee]("EMPLOYEE.v2"),
 	)

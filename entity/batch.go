@@ -261,12 +261,19 @@ func (b *Batch) Validate() error {
 			return &BatchError{Index: i, Err: &ValidationError{Property: "RowKey", Rule: "batch entity once", Limit: "each entity at most once per transaction (first at operation " + strconv.Itoa(first) + ")", Value: shorten(op.rk)}}
 		}
 		seen[op.rk] = i
-		size += len(op.body) + batchOpOverhead + 2*(len(op.pk)+len(op.rk))
+		size += op.size()
 	}
 	if size > MaxBatchBytes {
 		return &BatchError{Index: -1, Err: &ValidationError{Rule: "batch payload", Limit: "4 MiB", Value: strconv.Itoa(size) + " bytes (estimated with framing)"}}
 	}
 	return nil
+}
+
+// size is the operation's share of a transaction's payload, as Validate
+// and BulkWrite's chunks count it against MaxBatchBytes: its body, the
+// framing and headers, and its keys, twice (in the URL and the body).
+func (op *batchOp) size() int {
+	return len(op.body) + batchOpOverhead + 2*(len(op.pk)+len(op.rk))
 }
 
 // checkAddressable refuses what aztables v1.4.1 cannot send in a

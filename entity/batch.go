@@ -320,12 +320,14 @@ func (e *BatchError) Unwrap() error {
 	return e.Err
 }
 
-// Is makes errors.Is(err, ErrInvalid) true for rule violations.
+// Is makes errors.Is(err, ErrInvalid) true for rule violations; an
+// unmappable type (ErrInvalidType) or a conditional write without an ETag
+// (ErrNoETag) matches only its own sentinel, as from Table's methods.
 func (e *BatchError) Is(target error) bool {
 	if e == nil {
 		return false
 	}
-	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType)
+	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType) && !errors.Is(e.Err, ErrNoETag)
 }
 
 // TransactionError reports a transaction the service refused: nothing was

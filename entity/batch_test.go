@@ -106,7 +106,7 @@ func TestBatchETagRules(t *testing.T) {
 	} {
 		_, err := offline.Submit(ctx, c.b)
 		var be *entity.BatchError
-		if !errors.Is(err, entity.ErrNoETag) || !errors.As(err, &be) || be.Index != c.index {
+		if !errors.Is(err, entity.ErrNoETag) || errors.Is(err, entity.ErrInvalid) || !errors.As(err, &be) || be.Index != c.index {
 			t.Errorf("%s: got %v, want ErrNoETag at operation %d", name, err, c.index)
 		}
 		if single := offline.Update(ctx, noETag, entity.Merge); !errors.Is(single, entity.ErrNoETag) {

@@ -57,59 +57,93 @@ func (k OpKind) String() string {
 // Go types (structs with `table` tags, or *DynamicEntity), which is how the
 // guide keeps several entity types consistent in one partition.
 //
-// Merge, Replace and Delete are conditional on the entity's ETag when it has
-// one, and otherwise on any version (If-Match: *): they never create an
-// entity. Builder methods record the first error, returned by Validate and
-// Submit; nothing is sent for a Batch with an error.
+// A Batch is made by the table that runs it (Table.NewBatch) and run by
+// that table's Submit. Its methods mirror the table's single-entity writes,
+// with the same ETag rules: Update and DeleteEntity are conditional on the
+// entity's ETag and refuse an entity without one (ErrNoETag); UpdateAny,
+// Upsert and Delete with AnyETag are unconditional. Builder methods record
+// the first error, returned by Validate and Submit; nothing is sent for a
+// Batch with an error.
 type Batch struct {
-	ops []batchOp
-	err error
+	table string // the name of the table that made it
+	made  bool   // made by Table.NewBatch
+	ops   []batchOp
+	err   error
 }
 
 type batchOp struct {
 	kind   OpKind
-	target reflect.Value // the entity, to write the new ETag back; invalid for DeleteKeys
+	target reflect.Value // the entity, to write the new ETag back; invalid for Delete by keys
 	shape  shape
 	pk, rk string
 	etag   string
 	body   []byte
 }
 
-// Insert adds an insert of e (a pointer to a tagged struct, or *DynamicEntity).
-func (b *Batch) Insert(e any) *Batch { return b.add(OpInsert, e) }
+// NewBatch returns an empty entity group transaction on t's table, to be
+// run by t.Submit (or the Submit of another view of the same table).
+func (t *Table[T]) NewBatch() *Batch {
+	if err := t.ok(); err != nil {
+		return &Batch{err: &BatchError{Index: -1, Err: err}}
+	}
+	return &Batch{table: t.name, made: true}
+}
 
-// Merge adds a merge of e into the existing entity.
-func (b *Batch) Merge(e any) *Batch { return b.add(OpMerge, e) }
+// etagRule is how an operation's If-Match is chosen.
+type etagRule uint8
 
-// Replace adds a replace of the existing entity by e.
-func (b *Batch) Replace(e any) *Batch { return b.add(OpReplace, e) }
+const (
+	etagNone etagRule = iota // inserts and upserts carry none
+	etagOwn                  // the entity's own ETag; none is ErrNoETag
+	etagAny                  // AnyETag
+)
 
-// UpsertMerge adds an insert-or-merge of e.
-func (b *Batch) UpsertMerge(e any) *Batch { return b.add(OpUpsertMerge, e) }
+// Insert adds an insert of e (a pointer to a tagged struct, or
+// *DynamicEntity); it fails if the entity exists, as Table.Insert.
+func (b *Batch) Insert(e any) *Batch { return b.add(OpInsert, etagNone, e, nil) }
 
-// UpsertReplace adds an insert-or-replace of e.
-func (b *Batch) UpsertReplace(e any) *Batch { return b.add(OpUpsertReplace, e) }
+// Update adds a merge or replace of the existing entity by e, on condition
+// that its ETag is still e's, as Table.Update: an e without an ETag is
+// recorded as ErrNoETag (UpdateAny is the unconditional form).
+func (b *Batch) Update(e any, mode UpdateMode) *Batch {
+	return b.addMode(mode, OpMerge, OpReplace, etagOwn, e)
+}
 
-// Delete adds a delete of e's entity, conditional on e's ETag if it has one.
-func (b *Batch) Delete(e any) *Batch { return b.add(OpDelete, e) }
+// UpdateAny adds a merge or replace of the existing entity by e, whatever
+// its ETag, as Table.UpdateAny.
+func (b *Batch) UpdateAny(e any, mode UpdateMode) *Batch {
+	return b.addMode(mode, OpMerge, OpReplace, etagAny, e)
+}
 
-// DeleteKeys adds a delete by keys; etag "" or AnyETag deletes any version.
-func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
+// Upsert adds an insert of e or, when the entity exists, a merge or
+// replace whatever its ETag, as Table.Upsert.
+func (b *Batch) Upsert(e any, mode UpdateMode) *Batch {
+	return b.addMode(mode, OpUpsertMerge, OpUpsertReplace, etagNone, e)
+}
+
+// Delete adds a delete of the entity with these keys on condition that
+// its ETag is still etag, as Table.Delete: AnyETag deletes any version, ""
+// is recorded as ErrNoETag.
+func (b *Batch) Delete(partitionKey, rowKey, etag string) *Batch {
 	if b == nil {
 		return nilBatch()
-	}
-	if etag == "" {
-		etag = AnyETag
 	}
 	op := batchOp{kind: OpDelete, pk: partitionKey, rk: rowKey, etag: etag}
 	if err := checkKey("PartitionKey", partitionKey); err != nil {
 		b.fail(len(b.ops), err)
 	} else if err := checkKey("RowKey", rowKey); err != nil {
 		b.fail(len(b.ops), err)
+	} else if etag == "" {
+		b.fail(len(b.ops), ErrNoETag)
 	}
 	b.ops = append(b.ops, op)
 	return b
 }
+
+// DeleteEntity adds a delete of e's entity on condition that its ETag is
+// still e's, as Table.DeleteEntity: an e without an ETag is recorded as
+// ErrNoETag.
+func (b *Batch) DeleteEntity(e any) *Batch { return b.add(OpDelete, etagOwn, e, nil) }
 
 // Len is the number of operations.
 func (b *Batch) Len() int {
@@ -141,11 +175,24 @@ func (b *Batch) fail(index int, err error) {
 // Validate and Submit refuse.
 func nilBatch() *Batch { return &Batch{err: errNilBatch} }
 
-func (b *Batch) add(kind OpKind, e any) *Batch { return b.addWith(kind, e, nil) }
+// addMode adds the operation of kind merge or replace, as mode says.
+func (b *Batch) addMode(mode UpdateMode, merge, replace OpKind, rule etagRule, e any) *Batch {
+	kind := replace
+	if mode == Merge {
+		kind = merge
+	}
+	if _, err := mode.sdk(); err != nil {
+		if b == nil {
+			return nilBatch()
+		}
+		b.fail(len(b.ops), err)
+	}
+	return b.add(kind, rule, e, nil)
+}
 
-// addWith adds an operation whose entity is encoded through the protection
+// add adds an operation whose entity is encoded through the protection
 // scheme s, when set (see protect.go).
-func (b *Batch) addWith(kind OpKind, e any, s protect.Scheme) *Batch {
+func (b *Batch) add(kind OpKind, rule etagRule, e any, s protect.Scheme) *Batch {
 	if b == nil {
 		return nilBatch()
 	}
@@ -153,13 +200,15 @@ func (b *Batch) addWith(kind OpKind, e any, s protect.Scheme) *Batch {
 	if err := op.bind(e, s); err != nil {
 		b.fail(len(b.ops), err)
 	}
-	switch kind {
-	case OpMerge, OpReplace, OpDelete:
-		if op.etag == "" {
-			op.etag = AnyETag // an update must never turn into an insert
-		}
-	default:
+	switch rule {
+	case etagNone:
 		op.etag = ""
+	case etagAny:
+		op.etag = AnyETag
+	case etagOwn:
+		if op.etag == "" && op.shape != nil {
+			b.fail(len(b.ops), ErrNoETag)
+		}
 	}
 	b.ops = append(b.ops, op)
 	return b
@@ -212,12 +261,19 @@ func (b *Batch) Validate() error {
 			return &BatchError{Index: i, Err: &ValidationError{Property: "RowKey", Rule: "batch entity once", Limit: "each entity at most once per transaction (first at operation " + strconv.Itoa(first) + ")", Value: shorten(op.rk)}}
 		}
 		seen[op.rk] = i
-		size += len(op.body) + batchOpOverhead + 2*(len(op.pk)+len(op.rk))
+		size += op.size()
 	}
 	if size > MaxBatchBytes {
 		return &BatchError{Index: -1, Err: &ValidationError{Rule: "batch payload", Limit: "4 MiB", Value: strconv.Itoa(size) + " bytes (estimated with framing)"}}
 	}
 	return nil
+}
+
+// size is the operation's share of a transaction's payload, as Validate
+// and BulkWrite's chunks count it against MaxBatchBytes: its body, the
+// framing and headers, and its keys, twice (in the URL and the body).
+func (op *batchOp) size() int {
+	return len(op.body) + batchOpOverhead + 2*(len(op.pk)+len(op.rk))
 }
 
 // checkAddressable refuses what aztables v1.4.1 cannot send in a
@@ -264,12 +320,14 @@ func (e *BatchError) Unwrap() error {
 	return e.Err
 }
 
-// Is makes errors.Is(err, ErrInvalid) true for rule violations.
+// Is makes errors.Is(err, ErrInvalid) true for rule violations; an
+// unmappable type (ErrInvalidType) or a conditional write without an ETag
+// (ErrNoETag) matches only its own sentinel, as from Table's methods.
 func (e *BatchError) Is(target error) bool {
 	if e == nil {
 		return false
 	}
-	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType)
+	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType) && !errors.Is(e.Err, ErrNoETag)
 }
 
 // TransactionError reports a transaction the service refused: nothing was
@@ -308,46 +366,10 @@ func (e *TransactionError) Is(target error) bool {
 	return e != nil && matchesCode(target, e.Code, e.StatusCode)
 }
 
-// Submit runs b as one entity group transaction on the client's table. On
-// success it returns each operation's new ETag ("" for deletes) and writes
-// it, with the Timestamp it encodes, back into each entity passed by
-// pointer.
-//
-// The entities are encoded when they are added to b: changes made to them
-// afterwards are not sent (but the new ETags are written into them).
-//
-// With a client built with ClientOptions the transaction goes out as
-// tablekit's own $batch request on the client's pipeline, which addresses
-// every key the service allows. A *TransactionError means the service
-// refused the transaction and nothing was written; it names the failing
-// operation. When that refusal answers a resent request (the reply to an
-// earlier try was lost), Submit first reads back the entities that can
-// tell (see Table.WithWriteTokens): if the transaction was applied it
-// returns success, with empty ETags (nothing is written back into the
-// entities: read them again before a conditional write); if it cannot
-// tell, the error matches ErrOutcomeUnknown. Any other failure after the
-// request may have left (a transport failure, an unreadable reply) is
-// ErrOutcomeUnknown too: retrying upserts is harmless; retried inserts may
-// report ErrAlreadyExists.
-//
-// A client built without ClientOptions goes through aztables'
-// SubmitTransaction: operations it cannot address are refused with a
-// *BatchError before sending, and a refusal is reported as answered.
-func Submit(ctx context.Context, client *aztables.Client, b *Batch) ([]string, error) {
-	if b == nil {
-		return nil, errNilBatch
-	}
-	if err := b.Validate(); err != nil {
-		return nil, err
-	}
-	c, err := connect(client)
-	if err != nil {
-		return nil, err
-	}
-	return c.submitOps(ctx, c.table, b.ops, false)
-}
-
 var errNilBatch = &BatchError{Index: -1, Err: &ValidationError{Rule: "batch", Limit: "a non-nil *Batch", Value: "nil"}}
+
+// errUnmade refuses a Batch that no Table made.
+var errUnmade = &BatchError{Index: -1, Err: &ValidationError{Rule: "batch", Limit: "a *Batch made by Table.NewBatch", Value: "a Batch made otherwise"}}
 
 // submitOps sends valid operations as one transaction and writes the new
 // ETags back into the entities that have a target. With tokens, every
@@ -563,9 +585,33 @@ func keysBody(pk, rk string) []byte {
 	return append(b, '}')
 }
 
-// Submit runs b as one transaction on this table; see the package function.
-// With WithWriteTokens, its inserts and conditional operations carry the
+// Submit runs b, made by this table's NewBatch (or another view's of the
+// same table), as one entity group transaction. On success it returns
+// each operation's new ETag ("" for deletes) and writes it, with the
+// Timestamp it encodes, back into each entity passed by pointer. With
+// WithWriteTokens, its inserts and conditional operations carry the
 // transaction's write token.
+//
+// The entities are encoded when they are added to b: changes made to them
+// afterwards are not sent (but the new ETags are written into them).
+//
+// With a client built with ClientOptions the transaction goes out as
+// tablekit's own $batch request on the client's pipeline, which addresses
+// every key the service allows. A *TransactionError means the service
+// refused the transaction and nothing was written; it names the failing
+// operation. When that refusal answers a resent request (the reply to an
+// earlier try was lost), Submit first reads back the entities that can
+// tell (see WithWriteTokens): if the transaction was applied it returns
+// success, with empty ETags (nothing is written back into the entities:
+// read them again before a conditional write); if it cannot tell, the
+// error matches ErrOutcomeUnknown. Any other failure after the request
+// may have left (a transport failure, an unreadable reply) is
+// ErrOutcomeUnknown too: retrying upserts is harmless; retried inserts may
+// report ErrAlreadyExists.
+//
+// A client built without ClientOptions goes through aztables'
+// SubmitTransaction: operations it cannot address are refused with a
+// *BatchError before sending, and a refusal is reported as answered.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 	if err := t.ok(); err != nil {
 		return nil, err
@@ -575,6 +621,12 @@ func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err
+	}
+	if !b.made {
+		return nil, errUnmade
+	}
+	if b.table != t.name {
+		return nil, &BatchError{Index: -1, Err: &ValidationError{Rule: "batch", Limit: "run by the table that made it: " + shorten(b.table), Value: shorten(t.name)}}
 	}
 	return t.conn.submitOps(ctx, t.name, b.ops, t.tokens)
 }

@@ -13,7 +13,8 @@ type BulkOptions struct {
 	// Mode is OpInsert, OpUpsertMerge or OpUpsertReplace; 0 means
 	// OpUpsertReplace, which makes a repeated load harmless.
 	Mode OpKind
-	// Concurrency is the most partitions written at once; 0 means 4.
+	// Concurrency is the most partitions written at once; 0 means
+	// DefaultConcurrency.
 	Concurrency int
 }
 
@@ -71,26 +72,48 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 	if err := t.ok(); err != nil {
 		return nil, err
 	}
-	mode := opts.Mode
-	if mode == 0 {
-		mode = OpUpsertReplace
-	}
-	if mode != OpInsert && mode != OpUpsertMerge && mode != OpUpsertReplace {
-		return nil, &ValidationError{Rule: "bulk mode", Limit: "insert, upsert-merge or upsert-replace", Value: mode.String()}
-	}
-	workers := opts.Concurrency
-	if workers <= 0 {
-		workers = 4
+	opts = opts.withDefaults()
+	if m := opts.Mode; m != OpInsert && m != OpUpsertMerge && m != OpUpsertReplace {
+		return nil, &ValidationError{Rule: "bulk mode", Limit: "insert, upsert-merge or upsert-replace", Value: m.String()}
 	}
 	outcomes := make([]Outcome, len(entities))
+	order, groups := t.encodeBulk(entities, opts.Mode, outcomes)
+	runEach(order, opts.Concurrency, func(pk string) {
+		for _, chunk := range chunkBulk(groups[pk]) {
+			if err := ctx.Err(); err != nil {
+				for _, p := range chunk {
+					outcomes[p.index].Err = err
+				}
+				continue
+			}
+			t.writeChunk(ctx, chunk, outcomes)
+		}
+	})
+	return outcomes, bulkError(outcomes)
+}
 
-	// Encode everything first: invalid entities are reported, never sent.
-	type pending struct {
-		index int
-		op    batchOp
+func (o BulkOptions) withDefaults() BulkOptions {
+	if o.Mode == 0 {
+		o.Mode = OpUpsertReplace
 	}
-	var order []string
-	groups := map[string][]pending{}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	return o
+}
+
+// pending is one entity of a bulk write, encoded: its index in the input
+// and its operation.
+type pending struct {
+	index int
+	op    batchOp
+}
+
+// encodeBulk encodes every entity first, so that invalid ones are reported
+// (in outcomes) and never sent, and groups the rest by PartitionKey, in
+// the order the partitions first appear.
+func (t *Table[T]) encodeBulk(entities []T, mode OpKind, outcomes []Outcome) (order []string, groups map[string][]pending) {
+	groups = map[string][]pending{}
 	for i := range entities {
 		rv := reflect.ValueOf(&entities[i]).Elem()
 		pk, rk := t.shape.keyValues(rv)
@@ -112,92 +135,94 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 		}
 		groups[pk] = append(groups[pk], pending{i, op})
 	}
+	return order, groups
+}
 
-	// chunks cuts one partition's entities into valid transactions.
-	chunks := func(list []pending) [][]pending {
-		var out [][]pending
-		var cur []pending
-		size := 0
-		seen := map[string]bool{}
-		for _, p := range list {
-			opSize := len(p.op.body) + batchOpOverhead + 2*(len(p.op.pk)+len(p.op.rk))
-			if len(cur) == MaxBatchOperations || size+opSize > MaxBatchBytes || seen[p.op.rk] {
-				out = append(out, cur)
-				cur, size, seen = nil, 0, map[string]bool{}
-			}
-			cur = append(cur, p)
-			size += opSize
-			seen[p.op.rk] = true
-		}
-		if len(cur) > 0 {
+// chunkBulk cuts one partition's entities into valid transactions: at
+// most MaxBatchOperations operations and MaxBatchBytes, each entity once.
+func chunkBulk(list []pending) [][]pending {
+	var out [][]pending
+	var cur []pending
+	size := 0
+	seen := map[string]bool{}
+	for _, p := range list {
+		opSize := p.op.size()
+		if len(cur) == MaxBatchOperations || size+opSize > MaxBatchBytes || seen[p.op.rk] {
 			out = append(out, cur)
+			cur, size, seen = nil, 0, map[string]bool{}
 		}
-		return out
+		cur = append(cur, p)
+		size += opSize
+		seen[p.op.rk] = true
 	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
 
-	// write submits one chunk, dropping and reporting each failing entity
-	// and resubmitting the rest, until all are written or reported.
-	write := func(chunk []pending) {
-		for len(chunk) > 0 {
-			ops := make([]batchOp, len(chunk))
+// writeChunk submits one chunk, dropping and reporting each failing entity
+// and resubmitting the rest, until all are written or reported.
+func (t *Table[T]) writeChunk(ctx context.Context, chunk []pending, outcomes []Outcome) {
+	for len(chunk) > 0 {
+		ops := make([]batchOp, len(chunk))
+		for i, p := range chunk {
+			ops[i] = p.op
+		}
+		etags, err := t.conn.submitOps(ctx, t.name, ops, t.tokens)
+		if err == nil {
 			for i, p := range chunk {
-				ops[i] = p.op
+				outcomes[p.index].ETag = etags[i]
 			}
-			etags, err := t.conn.submitOps(ctx, t.name, ops, t.tokens)
-			if err == nil {
-				for i, p := range chunk {
-					outcomes[p.index].ETag = etags[i]
-				}
-				return
-			}
-			var te *TransactionError
-			if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(chunk) {
-				for _, p := range chunk { // the whole transaction failed
-					outcomes[p.index].Err = err
-				}
-				return
-			}
-			outcomes[chunk[te.Index].index].Err = err
-			chunk = append(chunk[:te.Index:te.Index], chunk[te.Index+1:]...)
+			return
 		}
+		var te *TransactionError
+		if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(chunk) {
+			for _, p := range chunk { // the whole transaction failed
+				outcomes[p.index].Err = err
+			}
+			return
+		}
+		outcomes[chunk[te.Index].index].Err = err
+		chunk = append(chunk[:te.Index:te.Index], chunk[te.Index+1:]...)
 	}
+}
 
+// runEach calls do for every item, at most workers at a time, and returns
+// when all calls have.
+func runEach(items []string, workers int, do func(string)) {
 	work := make(chan string)
 	var wg sync.WaitGroup
-	for range min(workers, len(order)) {
+	for range min(workers, len(items)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for pk := range work {
-				for _, c := range chunks(groups[pk]) {
-					if ctx.Err() != nil {
-						for _, p := range c {
-							outcomes[p.index].Err = ctx.Err()
-						}
-						continue
-					}
-					write(c)
-				}
+			for it := range work {
+				do(it)
 			}
 		}()
 	}
-	for _, pk := range order {
-		work <- pk
+	for _, it := range items {
+		work <- it
 	}
 	close(work)
 	wg.Wait()
+}
 
+// bulkError is the *BulkError of outcomes, nil when every entity was
+// written.
+func bulkError(outcomes []Outcome) error {
 	var be *BulkError
 	for i := range outcomes {
 		if outcomes[i].Err != nil {
 			if be == nil {
-				be = &BulkError{Total: len(entities), First: outcomes[i].Err}
+				be = &BulkError{Total: len(outcomes), First: outcomes[i].Err}
 			}
 			be.Failed++
 		}
 	}
 	if be != nil {
-		return outcomes, be
+		return be
 	}
-	return outcomes, nil
+	return nil
 }

@@ -57,15 +57,42 @@
 //	err = emps.Insert(ctx, &e)                     // e.ETag and e.Updated filled
 //	e, err = emps.Get(ctx, "Sales", "000123")      // ErrNotFound when missing
 //	err = emps.Update(ctx, &e, entity.Merge)       // If-Match e.ETag: ErrPreconditionFailed on a race
-//	e, err = emps.Modify(ctx, "Sales", "000123", entity.Merge, entity.RetryPolicy{}, func(e *Employee) error { … })
+//	e, err = emps.Modify(ctx, "Sales", "000123", func(e *Employee) error { … }, entity.ModifyOptions{})
 //	for e, err := range emps.Query(ctx, entity.Query{Filter: filter.PK("Sales")}) { … }
 //	page, err := emps.QueryPage(ctx, q, token)     // page.Next resumes later, anywhere
-//	etags, err := emps.Submit(ctx, (&entity.Batch{}).Insert(&a).Merge(&dept))
+//	etags, err := emps.Submit(ctx, emps.NewBatch().Insert(&a).Update(&dept, entity.Merge))
 //	outcomes, err := emps.BulkWrite(ctx, many, entity.BulkOptions{})
 //
 // Service errors match ErrNotFound, ErrTableNotFound, ErrAlreadyExists and
 // ErrPreconditionFailed with errors.Is, and unwrap to the
 // *azcore.ResponseError.
+
+// # Conventions
+//
+// The API of tablekit keeps to these rules, in this package, in package
+// [github.com/tablekit/tablekit/resolver] and in the pattern packages:
+//
+//   - Options: a call's options are a value struct named after the method
+//     ([ModifyOptions], [BulkOptions], [FanOutOptions]), passed last; a
+//     constructor's settings are a value struct Config, passed last to
+//     New… (before any variadic list). The zero value of every field means
+//     its documented default ("0 means …"). The SDK's
+//     *aztables.ClientOptions appears only where an Azure client is made.
+//     There are no functional options.
+//   - Transactions: a [Batch] is made by the table that runs it and run by
+//     that table: b := tbl.NewBatch(); b.Insert(&a).Update(&dept,
+//     entity.Merge); etags, err := tbl.Submit(ctx, b). Its methods mirror
+//     Table's single-entity writes, with the same ETag rules: Insert,
+//     Update (conditional on the entity's ETag; none is [ErrNoETag]),
+//     UpdateAny (unconditional), Upsert, Delete(pk, rk, etag) and
+//     DeleteEntity.
+//   - Read-modify-write: Modify(ctx, partitionKey, rowKey, change, opts)
+//     with [ModifyOptions] (Mode 0 means Merge; the zero Retry means
+//     [RetryPolicy]'s defaults).
+//   - Names: [ErrContention] is an optimistic-concurrency loop that lost
+//     every round; HTTP 409 is [ErrAlreadyExists].
+//   - Concurrency: every "0 means" concurrency field means
+//     [DefaultConcurrency].
 //
 // # Outcomes under lost replies
 //
@@ -87,8 +114,9 @@
 // Transactions go out as tablekit's own $batch on the client's pipeline
 // (same credential, retries, logging, tracing), so every key the service
 // allows can be merged, replaced or deleted in one, and each operation's
-// ETag and the failing operation's index are reported. Reads decode the body the service sent, captured
-// through azcore's pipeline, rather than the re-encoded copy aztables hands
-// out, so every value keeps its stored type. Retries, logging and tracing
+// ETag and the failing operation's index are reported. Reads decode the
+// body the service sent, captured through azcore's pipeline, rather than
+// the re-encoded copy aztables hands out, so every value keeps its stored
+// type. Retries, logging and tracing
 // are azcore's, configured through aztables.ClientOptions.
 package entity

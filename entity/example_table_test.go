@@ -67,11 +67,11 @@ func ExampleTable_Query() {
 	ctx := context.Background()
 	orders, drop := ordersTable()
 	defer drop()
-	var batch entity.Batch
+	batch := orders.NewBatch()
 	for i := range 5 {
 		batch.Insert(&Order{Customer: "contoso", ID: keys.Pad(int64(i), 6), Total: float64(10 * i)})
 	}
-	if _, err := orders.Submit(ctx, &batch); err != nil {
+	if _, err := orders.Submit(ctx, batch); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -96,12 +96,12 @@ func ExampleBatch() {
 	orders, drop := ordersTable()
 	defer drop()
 	first := &Order{Customer: "fabrikam", ID: "1"}
-	b := (&entity.Batch{}).Insert(first).Insert(&Order{Customer: "fabrikam", ID: "2"})
+	b := orders.NewBatch().Insert(first).Insert(&Order{Customer: "fabrikam", ID: "2"})
 	etags, err := orders.Submit(ctx, b)
 	fmt.Println(len(etags), first.ETag == etags[0], err)
 
 	// The second transaction fails at its second operation, and writes nothing.
-	_, err = orders.Submit(ctx, (&entity.Batch{}).Insert(&Order{Customer: "fabrikam", ID: "3"}).Insert(&Order{Customer: "fabrikam", ID: "1"}))
+	_, err = orders.Submit(ctx, orders.NewBatch().Insert(&Order{Customer: "fabrikam", ID: "3"}).Insert(&Order{Customer: "fabrikam", ID: "1"}))
 	var te *entity.TransactionError
 	if errors.As(err, &te) {
 		fmt.Println(te.Index, te.Code)

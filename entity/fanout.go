@@ -11,9 +11,15 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
+// DefaultConcurrency is what a Concurrency of 0 means, in entity and in
+// the pattern packages: the most requests (partitions, transactions,
+// targets) one call has in flight at once.
+const DefaultConcurrency = 4
+
 // FanOutOptions tunes QueryPartitions.
 type FanOutOptions struct {
-	// Concurrency is the most partitions queried at once; 0 means 4.
+	// Concurrency is the most partitions queried at once; 0 means
+	// DefaultConcurrency.
 	Concurrency int
 	// Unordered yields entities as they arrive from any partition instead of
 	// in PartitionKey, RowKey order. It is faster when the caller does not
@@ -38,21 +44,14 @@ type FanOutOptions struct {
 // cancels the queries still running.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Query, opts FanOutOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		workers := opts.Concurrency
-		if workers <= 0 {
-			workers = 4
-		}
+		opts = opts.withDefaults()
 		var zero T
-		if q.Filter.Plan().Comparisons >= filter.MaxComparisons {
-			yield(zero, &ValidationError{Rule: "filter comparisons", Limit: "at most 14 in a fan-out query (the PartitionKey adds one; the service allows 15)", Value: strconv.Itoa(q.Filter.Plan().Comparisons)})
+		if err := checkFanOut(q, opts); err != nil {
+			yield(zero, err)
 			return
 		}
 		if opts.ByRowKey {
-			if opts.Unordered {
-				yield(zero, &ValidationError{Rule: "fan-out order", Limit: "Unordered or ByRowKey, not both", Value: "both"})
-				return
-			}
-			t.queryByRowKey(ctx, partitions, q, workers, yield)
+			t.queryByRowKey(ctx, partitions, q, opts.Concurrency, yield)
 			return
 		}
 		// The service's order, UTF-16 code units, not Go's byte order.
@@ -63,98 +62,12 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 
-		type item struct {
-			v   T
-			err error
-		}
-		// One channel per partition. Partitions start in order and each takes
-		// a slot until it ends, so the earliest unfinished partition always
-		// runs and the ordered merge below never waits on a partition that
-		// cannot start.
-		streams := make([]chan item, len(pks))
-		for i := range streams {
-			streams[i] = make(chan item, 64)
-		}
-		merged := make(chan item, 64)
-		slots := make(chan struct{}, workers)
-		var wg sync.WaitGroup
-		go func() {
-			for i, pk := range pks {
-				select {
-				case slots <- struct{}{}:
-				case <-ctx.Done():
-					// Unstarted partitions end with the context's error, so
-					// the merge below neither waits forever nor ends silently.
-					if opts.Unordered {
-						wg.Wait()
-						select {
-						case merged <- item{err: ctx.Err()}:
-						default:
-						}
-						close(merged)
-						return
-					}
-					for _, s := range streams[i:] {
-						s <- item{err: ctx.Err()}
-						close(s)
-					}
-					return
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer func() { <-slots }()
-					out := merged
-					if !opts.Unordered {
-						out = streams[i]
-						defer close(out)
-					}
-					pq := q // no partition yields more than the merged limit
-					pq.Filter = filter.And(filter.PK(pk), q.Filter)
-					for v, err := range t.Query(ctx, pq) {
-						select {
-						case out <- item{v, err}:
-						case <-ctx.Done():
-							return
-						}
-						if err != nil {
-							return
-						}
-					}
-				}()
-			}
-			if opts.Unordered {
-				wg.Wait()
-				close(merged)
-			}
-		}()
-
-		n := 0
-		emit := func(it item) bool {
-			if it.err != nil {
-				yield(zero, it.err)
-				return false
-			}
-			if !yield(it.v, nil) {
-				return false
-			}
-			n++
-			return q.Limit == 0 || n < q.Limit
-		}
-		if opts.Unordered {
-			for it := range merged {
-				if !emit(it) {
-					return
-				}
-			}
-		} else {
-			for i := range streams {
-				for it := range streams[i] {
-					if !emit(it) {
-						return
-					}
-				}
-			}
+		f := newFanOut[T](len(pks), opts)
+		go f.launch(ctx, pks, func(ctx context.Context, pk string, out chan<- item[T]) {
+			t.queryInto(ctx, pk, q, out)
+		})
+		if !f.merge(yield, q.Limit) {
+			return
 		}
 		// A worker stopped by the caller's context ends its stream without
 		// an error: say why the results are incomplete.
@@ -162,4 +75,151 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 			yield(zero, err)
 		}
 	}
+}
+
+func (o FanOutOptions) withDefaults() FanOutOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	return o
+}
+
+// checkFanOut refuses, before any request, a query the fan-out cannot run.
+func checkFanOut(q Query, opts FanOutOptions) error {
+	if n := q.Filter.Plan().Comparisons; n >= filter.MaxComparisons {
+		return &ValidationError{Rule: "filter comparisons", Limit: "at most 14 in a fan-out query (the PartitionKey adds one; the service allows 15)", Value: strconv.Itoa(n)}
+	}
+	if opts.ByRowKey && opts.Unordered {
+		return &ValidationError{Rule: "fan-out order", Limit: "Unordered or ByRowKey, not both", Value: "both"}
+	}
+	return nil
+}
+
+// item is one result of one partition's query.
+type item[T any] struct {
+	v   T
+	err error
+}
+
+// fanOut runs one query per partition and merges their results: in
+// partition order through one stream per partition, or, Unordered, as
+// they arrive through one shared channel.
+type fanOut[T any] struct {
+	unordered bool
+	streams   []chan item[T] // ordered: one per partition, in order
+	merged    chan item[T]   // unordered
+	slots     chan struct{}  // at most Concurrency partitions at once
+	wg        sync.WaitGroup
+}
+
+func newFanOut[T any](partitions int, opts FanOutOptions) *fanOut[T] {
+	f := &fanOut[T]{unordered: opts.Unordered, slots: make(chan struct{}, opts.Concurrency)}
+	if f.unordered {
+		f.merged = make(chan item[T], 64)
+		return f
+	}
+	f.streams = make([]chan item[T], partitions)
+	for i := range f.streams {
+		f.streams[i] = make(chan item[T], 64)
+	}
+	return f
+}
+
+// launch starts run for each partition, in order, each taking a slot
+// until it ends, so the earliest unfinished partition always runs and the
+// ordered merge never waits on a partition that cannot start. It closes
+// every channel it owns when done.
+func (f *fanOut[T]) launch(ctx context.Context, pks []string, run func(ctx context.Context, pk string, out chan<- item[T])) {
+	for i, pk := range pks {
+		select {
+		case f.slots <- struct{}{}:
+		case <-ctx.Done():
+			f.endUnstarted(ctx, i)
+			return
+		}
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			defer func() { <-f.slots }()
+			out := f.merged
+			if !f.unordered {
+				out = f.streams[i]
+				defer close(out)
+			}
+			run(ctx, pk, out)
+		}()
+	}
+	if f.unordered {
+		f.wg.Wait()
+		close(f.merged)
+	}
+}
+
+// endUnstarted ends the partitions from i on with the context's error, so
+// the merge neither waits forever nor ends silently.
+func (f *fanOut[T]) endUnstarted(ctx context.Context, i int) {
+	if f.unordered {
+		f.wg.Wait()
+		select {
+		case f.merged <- item[T]{err: ctx.Err()}:
+		default:
+		}
+		close(f.merged)
+		return
+	}
+	for _, s := range f.streams[i:] {
+		s <- item[T]{err: ctx.Err()}
+		close(s)
+	}
+}
+
+// queryInto sends one partition's results to out: q within the partition,
+// each partition yielding at most the merged limit.
+func (t *Table[T]) queryInto(ctx context.Context, pk string, q Query, out chan<- item[T]) {
+	pq := q
+	pq.Filter = filter.And(filter.PK(pk), q.Filter)
+	for v, err := range t.Query(ctx, pq) {
+		select {
+		case out <- item[T]{v, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// merge yields the results until they end (true), an error, the caller
+// stops or limit (0: none) results were yielded (false).
+func (f *fanOut[T]) merge(yield func(T, error) bool, limit int) bool {
+	n := 0
+	emit := func(it item[T]) bool {
+		if it.err != nil {
+			var zero T
+			yield(zero, it.err)
+			return false
+		}
+		if !yield(it.v, nil) {
+			return false
+		}
+		n++
+		return limit == 0 || n < limit
+	}
+	if f.unordered {
+		for it := range f.merged {
+			if !emit(it) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range f.streams {
+		for it := range s {
+			if !emit(it) {
+				return false
+			}
+		}
+	}
+	return true
 }

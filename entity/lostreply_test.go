@@ -171,7 +171,7 @@ func TestSubmitLostReply(t *testing.T) {
 
 	for _, tbl := range []*entity.Table[Person]{people, people.WithWriteTokens()} {
 		pk := fmt.Sprint("tx-", tbl != people)
-		b := &entity.Batch{}
+		b := tbl.NewBatch()
 		for i := range 20 {
 			b.Insert(&Person{Dept: pk, ID: keys.Pad(int64(i), 3), Name: "n"})
 		}
@@ -181,7 +181,7 @@ func TestSubmitLostReply(t *testing.T) {
 			t.Fatal(err)
 		}
 		base.Age = 7
-		b.Merge(&base)
+		b.Update(&base, entity.Merge)
 		f.LoseNext(1, isBatch)
 		if _, err := tbl.Submit(ctx, b); err != nil {
 			t.Fatalf("%s: transaction whose reply was lost: %v", pk, err)
@@ -235,10 +235,10 @@ func runCounters(t *testing.T, tbl *entity.Table[Counter], rounds int, exact boo
 			for r := range rounds {
 				for c := range counters {
 					c := (c + w + r) % counters
-					_, err := tbl.Modify(ctx, "c", fmt.Sprint(c), entity.Merge, entity.RetryPolicy{Attempts: 50, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond}, func(e *Counter) error {
+					_, err := tbl.Modify(ctx, "c", fmt.Sprint(c), func(e *Counter) error {
 						e.N++
 						return nil
-					})
+					}, entity.ModifyOptions{Retry: entity.RetryPolicy{Attempts: 50, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond}})
 					mu.Lock()
 					switch {
 					case err == nil:
@@ -384,7 +384,7 @@ func TestOutcomesMatchTheTable(t *testing.T) {
 	}
 	// Transactions of 10 inserts, one of which may collide.
 	for i := 1; i < 300; i += 30 {
-		b := &entity.Batch{}
+		b := people.NewBatch()
 		var ps []Person
 		for j := i; j < i+10; j++ {
 			p := Person{Dept: "tx", ID: keys.Pad(int64(j), 4), Name: "tx"}
@@ -499,7 +499,7 @@ func TestUpdateLostReplyAfterAnotherWriterWon(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another writer wins the version both read.
-	if _, err := tracked.Modify(ctx, "p", "r", entity.Merge, entity.RetryPolicy{}, func(x *Tracked) error { x.N = 10; return nil }); err != nil {
+	if _, err := tracked.Modify(ctx, "p", "r", func(x *Tracked) error { x.N = 10; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mine.N = 1

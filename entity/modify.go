@@ -23,9 +23,27 @@ type RetryPolicy struct {
 	BaseDelay, MaxDelay time.Duration
 }
 
-// ErrConflict reports an optimistic-concurrency loop that lost every round
-// to other writers. It wraps the last ErrPreconditionFailed.
-var ErrConflict = errors.New("tablekit: too many concurrent writers")
+// ErrContention reports an optimistic-concurrency loop that lost every
+// round to other writers (not an HTTP 409, which is ErrAlreadyExists). It
+// comes joined with the last ErrPreconditionFailed.
+var ErrContention = errors.New("entity: too many concurrent writers")
+
+// ModifyOptions tunes Modify.
+type ModifyOptions struct {
+	// Mode is how the changed entity is written; 0 means Merge.
+	Mode UpdateMode
+	// Retry bounds the read-modify-write rounds; the zero value means
+	// RetryPolicy's defaults.
+	Retry RetryPolicy
+}
+
+func (o ModifyOptions) withDefaults() ModifyOptions {
+	if o.Mode == 0 {
+		o.Mode = Merge
+	}
+	o.Retry = o.Retry.withDefaults()
+	return o
+}
 
 func (r RetryPolicy) withDefaults() RetryPolicy {
 	if r.Attempts <= 0 {
@@ -58,7 +76,7 @@ func (r RetryPolicy) backoff(ctx context.Context, n int) error {
 }
 
 // Retry runs attempt until it succeeds, fails with anything but
-// ErrPreconditionFailed, runs out of rounds (ErrConflict) or ctx ends. Each
+// ErrPreconditionFailed, runs out of rounds (ErrContention) or ctx ends. Each
 // round must start from a fresh read: this is the loop of every ETag-guarded
 // pattern of the design guide (§3, §6.4, §6.9).
 func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context) error) error {
@@ -78,14 +96,14 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 			return last
 		}
 	}
-	return errors.Join(ErrConflict, last)
+	return errors.Join(ErrContention, last)
 }
 
-// Modify reads the entity, lets change edit it, and writes it back with mode
-// on condition that nobody wrote it in between; when somebody did, it starts
-// again from a fresh read, with backoff, at most policy.Attempts times.
-// change may return an error to give up (returned as is). The written entity
-// is returned.
+// Modify reads the entity, lets change edit it, and writes it back with
+// opts.Mode on condition that nobody wrote it in between; when somebody
+// did, it starts again from a fresh read, with backoff, at most
+// opts.Retry.Attempts times (then ErrContention). change may return an
+// error to give up (returned as is). The written entity is returned.
 //
 // With Replace, properties that T does not model are removed (give T an
 // `extra` field to keep them); Merge keeps them, but cannot remove a
@@ -100,7 +118,7 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // read cannot tell, the error matches ErrOutcomeUnknown. Without write
 // tokens the same case is settled only when the stored version predates
 // the write, and is otherwise ErrOutcomeUnknown: never applied twice.
-func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode UpdateMode, policy RetryPolicy, change func(*T) error) (T, error) {
+func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts ModifyOptions) (T, error) {
 	var out T
 	if err := t.ok(); err != nil {
 		return out, err
@@ -111,6 +129,8 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode
 	if !t.shape.hasETag() {
 		return out, &TypeError{Type: t.shape.goType(), Reason: "Modify needs an etag field"}
 	}
+	opts = opts.withDefaults()
+	mode, policy := opts.Mode, opts.Retry
 	m, err := mode.sdk()
 	if err != nil {
 		return out, err
@@ -163,7 +183,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode
 		// a transport failure here would turn a write that can be settled
 		// into an unknown outcome.
 		for i := 1; err != nil && pending != nil && i <= 3 && !errors.Is(err, ErrNotFound); i++ {
-			if policy.withDefaults().backoff(ctx, i) != nil {
+			if policy.backoff(ctx, i) != nil {
 				break
 			}
 			cur, raw, etag, err = read(ctx)

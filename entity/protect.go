@@ -29,8 +29,16 @@ func init() {
 		View: func(table any, s protect.Scheme) any {
 			return table.(interface{ protectedView(protect.Scheme) any }).protectedView(s)
 		},
-		BatchAdd: func(b any, kind uint8, e any, s protect.Scheme) {
-			b.(*Batch).addWith(OpKind(kind), e, s)
+		BatchAdd: func(b any, kind uint8, unconditional bool, e any, s protect.Scheme) {
+			rule := etagNone
+			switch OpKind(kind) {
+			case OpMerge, OpReplace, OpDelete:
+				rule = etagOwn
+				if unconditional {
+					rule = etagAny
+				}
+			}
+			b.(*Batch).add(OpKind(kind), rule, e, s)
 		},
 		Marshal:   protectedMarshal,
 		Unmarshal: protectedUnmarshal,

@@ -373,11 +373,11 @@ func TestModifyUnderConcurrentWriters(t *testing.T) {
 		go func() {
 			for i := 0; i < each; i++ {
 				rounds := 0
-				_, err := counters.Modify(ctx, "c", "1", entity.Replace, entity.RetryPolicy{Attempts: 100, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}, func(c *Counter) error {
+				_, err := counters.Modify(ctx, "c", "1", func(c *Counter) error {
 					rounds++
 					c.N++
 					return nil
-				})
+				}, entity.ModifyOptions{Mode: entity.Replace, Retry: entity.RetryPolicy{Attempts: 100, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond}})
 				if err != nil {
 					errs <- err
 					return
@@ -407,16 +407,16 @@ func TestModifyUnderConcurrentWriters(t *testing.T) {
 	t.Logf("%d increments, %d retried rounds", writers*each, retried)
 }
 
-// TestModifyGivesUpWithErrConflict injects a writer between the read and
+// TestModifyGivesUpWithErrContention injects a writer between the read and
 // the write of every round.
-func TestModifyGivesUpWithErrConflict(t *testing.T) {
+func TestModifyGivesUpWithErrContention(t *testing.T) {
 	ctx := context.Background()
 	counters, _ := entity.NewTable[Counter](env.TableWith(t, env.NoRetryClientOptions()))
 	if err := counters.Insert(ctx, &Counter{PartitionKey: "c", RowKey: "1"}); err != nil {
 		t.Fatal(err)
 	}
 	rounds := 0
-	_, err := counters.Modify(ctx, "c", "1", entity.Replace, entity.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond}, func(c *Counter) error {
+	_, err := counters.Modify(ctx, "c", "1", func(c *Counter) error {
 		rounds++
 		intruder := Counter{PartitionKey: "c", RowKey: "1", N: 1000}
 		if err := counters.UpdateAny(ctx, &intruder, entity.Replace); err != nil {
@@ -424,8 +424,8 @@ func TestModifyGivesUpWithErrConflict(t *testing.T) {
 		}
 		c.N++
 		return nil
-	})
-	if !errors.Is(err, entity.ErrConflict) || !errors.Is(err, entity.ErrPreconditionFailed) || rounds != 3 {
+	}, entity.ModifyOptions{Mode: entity.Replace, Retry: entity.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond}})
+	if !errors.Is(err, entity.ErrContention) || !errors.Is(err, entity.ErrPreconditionFailed) || rounds != 3 {
 		t.Fatalf("got %v after %d rounds", err, rounds)
 	}
 	if got, _ := counters.Get(ctx, "c", "1"); got.N != 1000 {
@@ -434,7 +434,7 @@ func TestModifyGivesUpWithErrConflict(t *testing.T) {
 	// A cancelled context stops the loop.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := counters.Modify(cctx, "c", "1", entity.Merge, entity.RetryPolicy{}, func(*Counter) error { return nil }); !errors.Is(err, context.Canceled) {
+	if _, err := counters.Modify(cctx, "c", "1", func(*Counter) error { return nil }, entity.ModifyOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }

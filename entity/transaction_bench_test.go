@@ -60,10 +60,10 @@ func BenchmarkTransaction(b *testing.B) {
 		before, cpu := m.Snapshot(), startCPU()
 		round := 0
 		for b.Loop() {
-			batch := &entity.Batch{}
+			batch := tbl.NewBatch()
 			ps := people(round)
 			for i := range ps {
-				batch.UpsertReplace(&ps[i])
+				batch.Upsert(&ps[i], entity.Replace)
 			}
 			if _, err := tbl.Submit(ctx, batch); err != nil {
 				b.Fatal(err)

@@ -50,7 +50,7 @@ func TestTransactionsForEveryKey(t *testing.T) {
 	for _, pk := range awkwardKeys {
 		t.Run(fmt.Sprintf("pk=%q", pk), func(t *testing.T) {
 			var ins []*Person
-			b := &entity.Batch{}
+			b := people.NewBatch()
 			for _, rk := range awkwardKeys {
 				p := &Person{Dept: pk, ID: rk, Name: "v1", Age: 1}
 				ins = append(ins, p)
@@ -71,7 +71,7 @@ func TestTransactionsForEveryKey(t *testing.T) {
 			rep := &Person{Dept: pk, ID: awkwardKeys[1], Name: "replaced"}
 			um := &Person{Dept: pk, ID: awkwardKeys[3], Age: 4}
 			ur := &Person{Dept: pk, ID: awkwardKeys[4], Name: "upserted"}
-			b = (&entity.Batch{}).Merge(mer).Replace(rep).DeleteKeys(pk, awkwardKeys[2], ins[2].ETag).UpsertMerge(um).UpsertReplace(ur).Delete(ins[5])
+			b = people.NewBatch().Update(mer, entity.Merge).UpdateAny(rep, entity.Replace).Delete(pk, awkwardKeys[2], ins[2].ETag).Upsert(um, entity.Merge).Upsert(ur, entity.Replace).DeleteEntity(ins[5])
 			if _, err := people.Submit(ctx, b); err != nil {
 				t.Fatalf("merge/replace/delete/upserts: %v", err)
 			}
@@ -92,7 +92,7 @@ func TestTransactionsForEveryKey(t *testing.T) {
 				t.Fatalf("stored %v\nwant   %v", got, want)
 			}
 			// A stale ETag in an awkward key still names its operation.
-			_, err = people.Submit(ctx, (&entity.Batch{}).Merge(&Person{Dept: pk, ID: awkwardKeys[0], ETag: ins[0].ETag}))
+			_, err = people.Submit(ctx, people.NewBatch().Update(&Person{Dept: pk, ID: awkwardKeys[0], ETag: ins[0].ETag}, entity.Merge))
 			var te *entity.TransactionError
 			if !errors.As(err, &te) || te.Index != 0 || !errors.Is(err, entity.ErrPreconditionFailed) {
 				t.Fatalf("stale ETag: %v", err)
@@ -151,8 +151,8 @@ func TestTransactionsWithoutThePolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string]*entity.Batch{
-		"quote in merge key": (&entity.Batch{}).Merge(&Person{Dept: "a", ID: "O'Brien"}),
-		"empty pk delete":    (&entity.Batch{}).Insert(&Person{Dept: "", ID: "x"}).DeleteKeys("", "r", ""),
+		"quote in merge key": people.NewBatch().UpdateAny(&Person{Dept: "a", ID: "O'Brien"}, entity.Merge),
+		"empty pk delete":    people.NewBatch().Insert(&Person{Dept: "", ID: "x"}).Delete("", "r", entity.AnyETag),
 	} {
 		_, err := people.Submit(ctx, b)
 		var be *entity.BatchError

@@ -147,7 +147,7 @@ func TestReadModifyWriteKeepsOtherApplicationsTypes(t *testing.T) {
 	nt, _ := entity.NewTable[WithN](client)
 	_, err := nt.Get(ctx, "p", "r")
 	check(err, "N", entity.EDMString, reflect.TypeFor[int64]())
-	_, err = nt.Modify(ctx, "p", "r", entity.Merge, entity.RetryPolicy{}, func(w *WithN) error { w.N++; return nil })
+	_, err = nt.Modify(ctx, "p", "r", func(w *WithN) error { w.N++; return nil }, entity.ModifyOptions{})
 	check(err, "N", entity.EDMString, reflect.TypeFor[int64]())
 	it, _ := entity.NewTable[WithID](client)
 	_, err = it.Get(ctx, "p", "r")

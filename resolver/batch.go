@@ -11,15 +11,17 @@ import (
 // types, stamped like single writes: at most 100 operations on distinct
 // entities of one partition, applied all or nothing (design guide §5: a
 // department and its employees change together). Build it with
-// Table.NewBatch and run it with Table.Submit.
+// Table.NewBatch and run it with that Table's Submit.
 //
 // Operations take a pointer to a registered struct or a
-// *entity.DynamicEntity. Merge, Replace and Delete are conditional on the
-// value's ETag when it has one, otherwise unconditional. Builder methods
-// record the first error, returned by Validate and Submit.
+// *entity.DynamicEntity. The methods mirror Table's writes, with the same
+// ETag rules as entity.Batch: Update and DeleteEntity are conditional on
+// the value's ETag and record entity.ErrNoETag without one; UpdateAny,
+// Upsert, and Delete with entity.AnyETag are unconditional. Builder
+// methods record the first error, returned by Validate and Submit.
 type Batch struct {
 	s       *Schema
-	b       entity.Batch
+	b       *entity.Batch
 	targets []target
 	err     error
 }
@@ -30,7 +32,7 @@ func (t *Table) NewBatch() *Batch {
 	if err := t.ok(); err != nil {
 		return &Batch{err: err}
 	}
-	return &Batch{s: t.s}
+	return &Batch{s: t.s, b: t.bags.NewBatch()}
 }
 
 // errNilBatch is returned for a nil *Batch, and recorded by the builder
@@ -50,22 +52,31 @@ func (b *Batch) usable() *Batch {
 }
 
 // Insert adds an insert of v.
-func (b *Batch) Insert(v any) *Batch { return b.add(v, (*entity.Batch).Insert) }
+func (b *Batch) Insert(v any) *Batch {
+	return b.add(v, func(eb *entity.Batch, bag *entity.DynamicEntity) { eb.Insert(bag) })
+}
 
-// Merge adds a merge of v into the existing entity.
-func (b *Batch) Merge(v any) *Batch { return b.add(v, (*entity.Batch).Merge) }
+// Update adds a merge or replace of the existing entity by v, conditional
+// on v's ETag (entity.ErrNoETag without one), as Table.Update.
+func (b *Batch) Update(v any, mode entity.UpdateMode) *Batch {
+	return b.add(v, func(eb *entity.Batch, bag *entity.DynamicEntity) { eb.Update(bag, mode) })
+}
 
-// Replace adds a replace of the existing entity by v.
-func (b *Batch) Replace(v any) *Batch { return b.add(v, (*entity.Batch).Replace) }
+// UpdateAny adds a merge or replace of the existing entity by v, whatever
+// its ETag, as Table.UpdateAny.
+func (b *Batch) UpdateAny(v any, mode entity.UpdateMode) *Batch {
+	return b.add(v, func(eb *entity.Batch, bag *entity.DynamicEntity) { eb.UpdateAny(bag, mode) })
+}
 
-// UpsertMerge adds an insert-or-merge of v.
-func (b *Batch) UpsertMerge(v any) *Batch { return b.add(v, (*entity.Batch).UpsertMerge) }
+// Upsert adds an insert of v or a merge or replace of the entity with its
+// keys, whatever its ETag, as Table.Upsert.
+func (b *Batch) Upsert(v any, mode entity.UpdateMode) *Batch {
+	return b.add(v, func(eb *entity.Batch, bag *entity.DynamicEntity) { eb.Upsert(bag, mode) })
+}
 
-// UpsertReplace adds an insert-or-replace of v.
-func (b *Batch) UpsertReplace(v any) *Batch { return b.add(v, (*entity.Batch).UpsertReplace) }
-
-// Delete adds a delete of v's entity, conditional on v's ETag if it has one.
-func (b *Batch) Delete(v any) *Batch {
+// DeleteEntity adds a delete of v's entity, conditional on v's ETag
+// (entity.ErrNoETag without one), as Table.DeleteEntity.
+func (b *Batch) DeleteEntity(v any) *Batch {
 	if b = b.usable(); b.s == nil {
 		return b
 	}
@@ -73,16 +84,22 @@ func (b *Batch) Delete(v any) *Batch {
 	if err != nil {
 		return b.fail(err)
 	}
-	b.b.DeleteKeys(pk, rk, etag)
+	if etag == "" {
+		return b.fail(entity.ErrNoETag)
+	}
+	b.b.Delete(pk, rk, etag)
 	b.targets = append(b.targets, target{})
 	return b
 }
 
-// DeleteKeys adds a delete by stored keys; etag "" or entity.AnyETag
-// deletes any version.
-func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
-	b = b.usable()
-	b.b.DeleteKeys(partitionKey, rowKey, etag)
+// Delete adds a delete by stored keys, conditional on etag, as
+// Table.Delete: entity.AnyETag deletes any version, "" is
+// entity.ErrNoETag.
+func (b *Batch) Delete(partitionKey, rowKey, etag string) *Batch {
+	if b = b.usable(); b.s == nil {
+		return b
+	}
+	b.b.Delete(partitionKey, rowKey, etag)
 	b.targets = append(b.targets, target{})
 	return b
 }
@@ -107,7 +124,7 @@ func (b *Batch) Validate() error {
 	return b.b.Validate()
 }
 
-func (b *Batch) add(v any, op func(*entity.Batch, any) *entity.Batch) *Batch {
+func (b *Batch) add(v any, op func(*entity.Batch, *entity.DynamicEntity)) *Batch {
 	if b = b.usable(); b.s == nil {
 		return b
 	}
@@ -115,7 +132,7 @@ func (b *Batch) add(v any, op func(*entity.Batch, any) *entity.Batch) *Batch {
 	if err != nil {
 		return b.fail(err)
 	}
-	op(&b.b, bag)
+	op(b.b, bag)
 	b.targets = append(b.targets, tg)
 	return b
 }
@@ -126,7 +143,7 @@ func (b *Batch) fail(err error) *Batch {
 	if b.err == nil {
 		b.err = &entity.BatchError{Index: b.b.Len(), Err: err}
 	}
-	b.b.DeleteKeys("", "", "")
+	b.b.Delete("", "", entity.AnyETag)
 	b.targets = append(b.targets, target{})
 	return b
 }
@@ -146,10 +163,7 @@ func (t *Table) Submit(ctx context.Context, b *Batch) ([]string, error) {
 	if b.s != t.s {
 		return nil, errors.New("resolver: the batch was built for another schema")
 	}
-	if err := b.Validate(); err != nil {
-		return nil, err
-	}
-	etags, err := t.bags.Submit(ctx, &b.b)
+	etags, err := t.bags.Submit(ctx, b.b)
 	if err != nil {
 		return nil, err
 	}

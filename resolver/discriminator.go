@@ -20,7 +20,7 @@ const (
 // Discriminator says how the rows of one table are told apart, and how
 // writes are marked so that they can be (design guide §7: a type property
 // or a RowKey prefix). Build one with ByProperty, ByRowKeyPrefix or ByFunc
-// and pass it to NewSchema.
+// and set it as Config.Discriminator.
 type Discriminator struct {
 	mode     mode
 	property string
@@ -28,15 +28,6 @@ type Discriminator struct {
 	resolve  ResolveFunc
 	stamp    StampFunc
 	bad      string // a misuse, reported by NewSchema
-}
-
-func (d Discriminator) apply(b *builder) error {
-	if b.discSet {
-		return fmt.Errorf("%w: two discriminators", ErrSchema)
-	}
-	b.discSet = true
-	b.s.disc = d
-	return nil
 }
 
 // ByProperty tells types apart by a String property holding the type name,

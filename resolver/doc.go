@@ -8,16 +8,17 @@
 //
 // A Schema registers Go structs (mapped by package entity's `table` tags)
 // under type names that carry a version, Kind.vN, and says how rows are
-// told apart:
+// told apart. [NewSchema] takes a [Config] (its zero value is the
+// defaults) and the registrations made by [Register] and [Upgrade]:
 //
-//	schema, err := resolver.NewSchema(
+//	schema, err := resolver.NewSchema(resolver.Config{},
 //		resolver.Register[Department]("Department.v1"),
 //		resolver.Register[Employee]("Employee.v2"),
 //		resolver.Upgrade("Employee.v1", func(old *EmployeeV1) (*Employee, error) { … }),
 //	)
 //	tbl, err := resolver.NewTable(client, schema)
 //
-// The discriminator is one of:
+// Config.Discriminator is one of:
 //
 //   - ByProperty(name): a String property holds the type name
 //     (EntityType = "Employee.v2"). The default, with DefaultProperty.
@@ -42,7 +43,7 @@
 //
 // Batch puts entities of several types in one entity group transaction:
 //
-//	b := tbl.NewBatch().Merge(&dept).Insert(&Employee{…})
+//	b := tbl.NewBatch().Update(&dept, entity.Merge).Insert(&Employee{…})
 //	etags, err := tbl.Submit(ctx, b) // all or nothing
 //
 // # Reading
@@ -64,7 +65,7 @@
 // into the chosen type; this costs about 10–15% over decoding rows whose
 // type is known in advance (BenchmarkDecodeRatio). Rows of unknown type
 // come back as property bags and do not stop the iteration, unless the
-// schema is Strict.
+// schema's Config is Strict.
 //
 // The guide's three ways to read such a table are all here: as a known type
 // (Get[T], Query[T], with OfType narrowing the query), as property bags
@@ -74,7 +75,7 @@
 //
 // Upgrade registers an old version with the function that turns it into a
 // newer one; reads return only registered current types. With
-// WriteBackUpgrades a read also replaces the row by its upgrade, on
+// Config.WriteBackUpgrades a read also replaces the row by its upgrade, on
 // condition of the ETag it was read with, so a concurrent change is never
 // overwritten.
 //

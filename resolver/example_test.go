@@ -26,6 +26,7 @@ func exampleTable() (*aztables.Client, func()) {
 // Writes stamp the type name; Employee has no field for it.
 func ExampleSchema_Stamp() {
 	schema, err := resolver.NewSchema(
+		resolver.Config{},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 	)
@@ -43,7 +44,7 @@ func ExampleSchema_Stamp() {
 // With a RowKey prefix, Go values hold ids and stored keys carry the kind.
 func ExampleByRowKeyPrefix() {
 	schema, err := resolver.NewSchema(
-		resolver.ByRowKeyPrefix("_"),
+		resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")},
 		resolver.Register[Department]("DEPARTMENT.v1"),
 		resolver.Register[Employee]("EMPLOYEE.v2"),
 	)
@@ -72,6 +73,7 @@ func ExampleByRowKeyPrefix() {
 // An old version is read as the current Go type.
 func ExampleUpgrade() {
 	schema, err := resolver.NewSchema(
+		resolver.Config{},
 		resolver.Register[Employee]("Employee.v2"),
 		resolver.Upgrade("Employee.v1", func(old *EmployeeV1) (*Employee, error) {
 			first, last, _ := strings.Cut(old.Name, " ")
@@ -97,6 +99,7 @@ func ExampleTable_Query() {
 	defer cleanup()
 	ctx := context.Background()
 	schema, _ := resolver.NewSchema(
+		resolver.Config{},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 	)
@@ -131,6 +134,7 @@ func ExampleTable_Submit() {
 	defer cleanup()
 	ctx := context.Background()
 	schema, _ := resolver.NewSchema(
+		resolver.Config{},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 	)
@@ -140,7 +144,7 @@ func ExampleTable_Submit() {
 	dept, _ := resolver.Get[Department](ctx, tbl, "Sales", "SALES")
 	dept.EmployeeCount++
 	b := tbl.NewBatch().
-		Merge(dept). // conditional on the ETag read
+		Update(dept, entity.Merge). // conditional on the ETag read
 		Insert(&Employee{PartitionKey: "Sales", RowKey: "000123", FirstName: "Jonathan"})
 	if _, err := tbl.Submit(ctx, b); err != nil {
 		panic(err)
@@ -157,18 +161,18 @@ func ExampleTable_Modify() {
 	client, cleanup := exampleTable()
 	defer cleanup()
 	ctx := context.Background()
-	hr, _ := resolver.NewSchema(resolver.Register[Department]("Department.v1"))
+	hr, _ := resolver.NewSchema(resolver.Config{}, resolver.Register[Department]("Department.v1"))
 	hrTable, _ := resolver.NewTable(client, hr)
 	_ = hrTable.Insert(ctx, &Department{PartitionKey: "Sales", RowKey: "SALES", Name: "Sales", EmployeeCount: 7})
 
-	payroll, _ := resolver.NewSchema(resolver.Register[Employee]("Employee.v2"))
+	payroll, _ := resolver.NewSchema(resolver.Config{}, resolver.Register[Employee]("Employee.v2"))
 	tbl, _ := resolver.NewTable(client, payroll)
-	v, err := tbl.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{}, func(v any) error {
+	v, err := tbl.Modify(ctx, "Sales", "SALES", func(v any) error {
 		bag := v.(*entity.DynamicEntity) // Department is unknown here
 		n, _ := entity.Prop[int32](bag, "EmployeeCount")
 		bag.Set("EmployeeCount", n+1)
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		panic(err)
 	}

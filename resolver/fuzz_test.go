@@ -23,9 +23,9 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	schemas := []*resolver.Schema{propertySchema(f), prefixSchema(f), propertySchema(f, resolver.Strict())}
+	schemas := []*resolver.Schema{propertySchema(f), prefixSchema(f), propertySchema(f, resolver.Config{Strict: true})}
 	fs, err := resolver.NewSchema(
-		resolver.ByFunc(func(pk, rk string, props resolver.Props) string { return props.String("EntityType") }, nil),
+		resolver.Config{Discriminator: resolver.ByFunc(func(pk, rk string, props resolver.Props) string { return props.String("EntityType") }, nil)},
 		resolver.Register[Employee]("Employee.v2"), resolver.Register[Department]("Department.v1"),
 	)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // empty RowKey, are all read, page by page and from stored tokens.
 func TestPagingThroughAnEmptyPartitionKey(t *testing.T) {
 	ctx := context.Background()
-	schema, err := resolver.NewSchema(resolver.Register[Department]("Department.v1"), resolver.Register[Project]("Project.v1"))
+	schema, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Department]("Department.v1"), resolver.Register[Project]("Project.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}

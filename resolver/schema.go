@@ -23,51 +23,59 @@ const MaxTypeNameLength = 255
 // Errors, for errors.Is.
 var (
 	// ErrUnknownType: a row's type name is not registered (or it has none).
-	// Reads return such rows as *entity.DynamicEntity unless the schema is
-	// Strict; Get[T] reports them with this error.
+	// Reads return such rows as *entity.DynamicEntity unless the schema's
+	// Config is Strict; Get[T] reports them with this error.
 	ErrUnknownType = errors.New("resolver: unknown entity type")
 	// ErrWrongType: Get[T] found a row of another registered type.
 	ErrWrongType = errors.New("resolver: entity of another type")
 	// ErrUnregistered: a value to write is of a Go type the schema does not
 	// write: not registered, or registered only to read old versions.
 	ErrUnregistered = errors.New("resolver: Go type not registered for writing")
-	// ErrSchema: NewSchema was given contradictory or invalid options.
+	// ErrSchema: NewSchema was given a contradictory or invalid Config or
+	// registration.
 	ErrSchema = errors.New("resolver: invalid schema")
 	// ErrUpgrade: an upgrade function failed or returned nil.
 	ErrUpgrade = errors.New("resolver: upgrade failed")
 )
 
-// Option configures a Schema: a Discriminator, a registration made by
-// Register or Upgrade, Strict or WriteBackUpgrades.
-type Option interface {
-	apply(*builder) error
+// Config is the settings of a Schema; the zero value of each field means
+// its default.
+type Config struct {
+	// Discriminator says how rows are told apart and writes marked; the
+	// zero value means ByProperty(DefaultProperty).
+	Discriminator Discriminator
+	// Strict makes reads fail with ErrUnknownType on a row whose type is
+	// not registered, instead of returning it as a property bag. The query
+	// stops at that row. false means unknown rows are read as
+	// *entity.DynamicEntity.
+	Strict bool
+	// WriteBackUpgrades makes Table reads (Get, Query, QueryPage, Modify)
+	// write each row they upgraded back in its new version: a Replace
+	// conditional on the ETag the row was read with, so a row another
+	// writer changed in the meantime is left alone (and upgraded again on
+	// its next read); any other failure of a write-back ends the read with
+	// its error. Rows read with a projection (Query.Select) are never
+	// written back, as they are incomplete. The value returned carries the
+	// ETag of the write-back. false means reads never write.
+	//
+	// The write-back replaces the row: properties the new version's Go
+	// type does not model are removed, as an upgrade that drops or renames
+	// a field intends. Give that type an `extra` field (see package
+	// entity) to keep properties other writers add.
+	WriteBackUpgrades bool
 }
 
-type optionFunc func(*builder) error
-
-func (f optionFunc) apply(b *builder) error { return f(b) }
-
-// Strict makes reads fail with ErrUnknownType on a row whose type is not
-// registered, instead of returning it as a property bag. The query stops
-// at that row.
-func Strict() Option {
-	return optionFunc(func(b *builder) error { b.s.strict = true; return nil })
+func (c Config) withDefaults() Config {
+	if d := c.Discriminator; d.mode == modeNone && d.property == "" && d.sep == "" && d.bad == "" {
+		c.Discriminator = ByProperty(DefaultProperty)
+	}
+	return c
 }
 
-// WriteBackUpgrades makes Table reads (Get, Query, QueryPage, Modify) write
-// each row they upgraded back in its new version: a Replace conditional on
-// the ETag the row was read with, so a row another writer changed in the
-// meantime is left alone (and upgraded again on its next read); any other
-// failure of a write-back ends the read with its error. Rows read with a
-// projection (Query.Select) are never written back, as they are
-// incomplete. The value returned carries the ETag of the write-back.
-//
-// The write-back replaces the row: properties the new version's Go type
-// does not model are removed, as an upgrade that drops or renames a field
-// intends. Give that type an `extra` field (see package entity) to keep
-// properties other writers add.
-func WriteBackUpgrades() Option {
-	return optionFunc(func(b *builder) error { b.s.writeBack = true; return nil })
+// Registration is one type name of a Schema, made by Register or Upgrade
+// and passed to NewSchema.
+type Registration struct {
+	add func(*builder) error
 }
 
 // Register registers the Go struct type T (mapped by its `table` tags) under
@@ -77,10 +85,10 @@ func WriteBackUpgrades() Option {
 //
 // T needs no field for the type name: writes through the schema stamp it.
 // A Go type is registered under one name; a name is registered once.
-func Register[T any](typeName string) Option {
-	return optionFunc(func(b *builder) error {
+func Register[T any](typeName string) Registration {
+	return Registration{func(b *builder) error {
 		return b.add(&entry{name: typeName, typ: reflect.TypeFor[T](), current: true})
-	})
+	}}
 }
 
 // Upgrade registers an old version: rows named typeName are decoded into
@@ -91,8 +99,8 @@ func Register[T any](typeName string) Option {
 //
 // Old and New may be the same type, when a new version only adds fields:
 // Upgrade[Employee, Employee]("Employee.v1", fill).
-func Upgrade[Old, New any](typeName string, upgrade func(old *Old) (*New, error)) Option {
-	return optionFunc(func(b *builder) error {
+func Upgrade[Old, New any](typeName string, upgrade func(old *Old) (*New, error)) Registration {
+	return Registration{func(b *builder) error {
 		if upgrade == nil {
 			return fmt.Errorf("%w: nil upgrade function for %q", ErrSchema, typeName)
 		}
@@ -111,7 +119,7 @@ func Upgrade[Old, New any](typeName string, upgrade func(old *Old) (*New, error)
 			return n, nil
 		}
 		return b.add(&entry{name: typeName, typ: reflect.TypeFor[Old](), upgrade: fn, to: reflect.TypeFor[New]()})
-	})
+	}}
 }
 
 // Schema is a set of registered types and the discriminator that tells
@@ -150,7 +158,6 @@ type entry struct {
 type builder struct {
 	s       *Schema
 	entries []*entry
-	discSet bool
 }
 
 func (b *builder) add(e *entry) error {
@@ -175,23 +182,25 @@ func (b *builder) add(e *entry) error {
 	return nil
 }
 
-// NewSchema builds a schema from a discriminator (ByProperty(DefaultProperty)
-// when none is given), registrations made with Register and Upgrade, and
-// the options Strict and WriteBackUpgrades. Every registered type is
-// checked, and every upgrade chain resolved, here: a *entity.TypeError for a
-// type entity cannot map, ErrSchema for the rest.
-func NewSchema(opts ...Option) (*Schema, error) {
+// NewSchema builds a schema from cfg and the type names registered with
+// Register and Upgrade. Every registered type is checked, and every
+// upgrade chain resolved, here: a *entity.TypeError for a type entity
+// cannot map, ErrSchema for the rest.
+func NewSchema(cfg Config, regs ...Registration) (*Schema, error) {
+	cfg = cfg.withDefaults()
 	b := &builder{s: &Schema{
-		disc:      ByProperty(DefaultProperty),
+		disc:      cfg.Discriminator,
+		strict:    cfg.Strict,
+		writeBack: cfg.WriteBackUpgrades,
 		byName:    map[string]*entry{},
 		byType:    map[reflect.Type]*entry{},
 		resolving: map[reflect.Type][]string{},
 	}}
-	for _, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("%w: nil option", ErrSchema)
+	for _, r := range regs {
+		if r.add == nil {
+			return nil, fmt.Errorf("%w: a zero Registration (make one with Register or Upgrade)", ErrSchema)
 		}
-		if err := o.apply(b); err != nil {
+		if err := r.add(b); err != nil {
 			return nil, err
 		}
 	}

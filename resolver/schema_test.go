@@ -18,35 +18,42 @@ func upgradeV1(old *EmployeeV1) (*Employee, error) {
 	return &Employee{FirstName: first, LastName: last, Email: old.Email}, nil
 }
 
-func propertySchema(t testing.TB, extra ...resolver.Option) *resolver.Schema {
+func propertySchema(t testing.TB, cfg ...resolver.Config) *resolver.Schema {
 	t.Helper()
-	opts := append([]resolver.Option{
+	s, err := resolver.NewSchema(one(cfg),
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 		resolver.Upgrade("Employee.v1", upgradeV1),
 		resolver.Register[Project]("Project.v1"),
-	}, extra...)
-	s, err := resolver.NewSchema(opts...)
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func prefixSchema(t testing.TB, extra ...resolver.Option) *resolver.Schema {
+func prefixSchema(t testing.TB, cfg ...resolver.Config) *resolver.Schema {
 	t.Helper()
-	opts := append([]resolver.Option{
-		resolver.ByRowKeyPrefix("_"),
+	c := one(cfg)
+	c.Discriminator = resolver.ByRowKeyPrefix("_")
+	s, err := resolver.NewSchema(c,
 		resolver.Register[Department]("DEPARTMENT.v1"),
 		resolver.Register[Employee]("EMPLOYEE.v2"),
 		resolver.Upgrade("EMPLOYEE.v1", upgradeV1),
 		resolver.Register[Project]("PROJECT.v1"),
-	}, extra...)
-	s, err := resolver.NewSchema(opts...)
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// one is the Config a test helper was given, if any.
+func one(cfg []resolver.Config) resolver.Config {
+	if len(cfg) > 0 {
+		return cfg[0]
+	}
+	return resolver.Config{}
 }
 
 // body returns what the service would send for the stamped value v.
@@ -93,52 +100,52 @@ func TestNewSchemaErrors(t *testing.T) {
 	reg := resolver.Register[Employee]("Employee.v2")
 	for _, tc := range []struct {
 		name string
-		opts []resolver.Option
+		cfg  resolver.Config
+		regs []resolver.Registration
 		is   error
 		msg  string
 	}{
-		{"duplicate name", []resolver.Option{reg, resolver.Register[Department]("Employee.v2")}, resolver.ErrSchema, "registered twice"},
-		{"type under two names", []resolver.Option{reg, resolver.Register[Employee]("Employee.v3")}, resolver.ErrSchema, "two names"},
-		{"upgrade to nothing", []resolver.Option{resolver.Upgrade("Employee.v1", upgradeV1)}, resolver.ErrSchema, "neither registered"},
-		{"upgrade cycle", []resolver.Option{
+		{"duplicate name", resolver.Config{}, []resolver.Registration{reg, resolver.Register[Department]("Employee.v2")}, resolver.ErrSchema, "registered twice"},
+		{"type under two names", resolver.Config{}, []resolver.Registration{reg, resolver.Register[Employee]("Employee.v3")}, resolver.ErrSchema, "two names"},
+		{"upgrade to nothing", resolver.Config{}, []resolver.Registration{resolver.Upgrade("Employee.v1", upgradeV1)}, resolver.ErrSchema, "neither registered"},
+		{"upgrade cycle", resolver.Config{}, []resolver.Registration{
 			resolver.Upgrade("A.v1", func(*EmployeeV1) (*Project, error) { return nil, nil }),
 			resolver.Upgrade("A.v2", func(*Project) (*EmployeeV1, error) { return nil, nil }),
 		}, resolver.ErrSchema, "circle"},
-		{"ambiguous chain", []resolver.Option{reg,
+		{"ambiguous chain", resolver.Config{}, []resolver.Registration{reg,
 			resolver.Upgrade("A.v1", func(*Department) (*EmployeeV1, error) { return nil, nil }),
 			resolver.Upgrade("B.v1", func(*EmployeeV1) (*Employee, error) { return nil, nil }),
 			resolver.Upgrade("C.v1", func(*EmployeeV1) (*Employee, error) { return nil, nil }),
 		}, resolver.ErrSchema, "both start from"},
-		{"nil upgrade", []resolver.Option{reg, resolver.Upgrade[EmployeeV1, Employee]("Employee.v1", nil)}, resolver.ErrSchema, "nil upgrade"},
-		{"nil option", []resolver.Option{nil}, resolver.ErrSchema, "nil option"},
-		{"empty name", []resolver.Option{resolver.Register[Employee]("")}, resolver.ErrSchema, "empty type name"},
-		{"control character", []resolver.Option{resolver.Register[Employee]("Emp\x01.v1")}, resolver.ErrSchema, "control"},
-		{"long name", []resolver.Option{resolver.Register[Employee](strings.Repeat("x", 256))}, resolver.ErrSchema, "longer"},
-		{"invalid UTF-8", []resolver.Option{resolver.Register[Employee]("\xff")}, resolver.ErrSchema, "UTF-8"},
-		{"not a struct", []resolver.Option{resolver.Register[notStruct]("N.v1")}, resolver.ErrSchema, "not a struct"},
-		{"pointer type", []resolver.Option{resolver.Register[*Employee]("E.v1")}, resolver.ErrSchema, "not a struct"},
-		{"property bag", []resolver.Option{resolver.Register[entity.DynamicEntity]("D.v1")}, resolver.ErrSchema, "DynamicEntity"},
-		{"no keys", []resolver.Option{resolver.Register[noKeys]("N.v1")}, entity.ErrInvalidType, "PartitionKey or RowKey"},
-		{"bad tag", []resolver.Option{resolver.Register[badTag]("B.v1")}, entity.ErrInvalidType, "nosuchoption"},
-		{"zero discriminator", []resolver.Option{resolver.Discriminator{}, reg}, resolver.ErrSchema, "zero Discriminator"},
-		{"two discriminators", []resolver.Option{resolver.ByProperty("Kind"), resolver.ByProperty("Type"), reg}, resolver.ErrSchema, "two discriminators"},
-		{"empty property", []resolver.Option{resolver.ByProperty(""), reg}, resolver.ErrSchema, "empty property"},
-		{"bad property", []resolver.Option{resolver.ByProperty("Entity Type"), reg}, entity.ErrInvalid, "property name"},
-		{"reserved property", []resolver.Option{resolver.ByProperty("RowKey"), reg}, resolver.ErrSchema, "RowKey"},
-		{"empty separator", []resolver.Option{resolver.ByRowKeyPrefix(""), reg}, resolver.ErrSchema, "empty separator"},
-		{"separator with #", []resolver.Option{resolver.ByRowKeyPrefix("#"), reg}, resolver.ErrSchema, "separator"},
-		{"separator with quote", []resolver.Option{resolver.ByRowKeyPrefix("'"), reg}, resolver.ErrSchema, "'"},
-		{"kind with separator", []resolver.Option{resolver.ByRowKeyPrefix("."), resolver.Register[Employee]("EMP.X.v1")}, resolver.ErrSchema, "contains, or runs into, the separator"},
-		{"kind running into the separator", []resolver.Option{resolver.ByRowKeyPrefix("--"), resolver.Register[Employee]("A-.v1")}, resolver.ErrSchema, "runs into"},
-		{"kind with slash", []resolver.Option{resolver.ByRowKeyPrefix("_"), resolver.Register[Employee]("EMP/X.v1")}, resolver.ErrSchema, "not a valid RowKey prefix"},
-		{"kind with quote", []resolver.Option{resolver.ByRowKeyPrefix("_"), resolver.Register[Employee]("O'EMP.v1")}, resolver.ErrSchema, "'"},
-		{"versions without property", []resolver.Option{resolver.ByRowKeyPrefix("_").WithProperty(""), reg, resolver.Upgrade("Employee.v1", upgradeV1)}, resolver.ErrSchema, "cannot tell apart"},
-		{"upgrade changes kind", []resolver.Option{resolver.ByRowKeyPrefix("_"), reg, resolver.Upgrade("Emp.v1", upgradeV1)}, resolver.ErrSchema, "another kind"},
-		{"nil resolve", []resolver.Option{resolver.ByFunc(nil, nil), reg}, resolver.ErrSchema, "nil resolve"},
-		{"WithProperty on ByFunc", []resolver.Option{resolver.ByFunc(func(string, string, resolver.Props) string { return "" }, nil).WithProperty("X"), reg}, resolver.ErrSchema, "WithProperty"},
+		{"nil upgrade", resolver.Config{}, []resolver.Registration{reg, resolver.Upgrade[EmployeeV1, Employee]("Employee.v1", nil)}, resolver.ErrSchema, "nil upgrade"},
+		{"zero registration", resolver.Config{}, []resolver.Registration{{}}, resolver.ErrSchema, "zero Registration"},
+		{"empty name", resolver.Config{}, []resolver.Registration{resolver.Register[Employee]("")}, resolver.ErrSchema, "empty type name"},
+		{"control character", resolver.Config{}, []resolver.Registration{resolver.Register[Employee]("Emp\x01.v1")}, resolver.ErrSchema, "control"},
+		{"long name", resolver.Config{}, []resolver.Registration{resolver.Register[Employee](strings.Repeat("x", 256))}, resolver.ErrSchema, "longer"},
+		{"invalid UTF-8", resolver.Config{}, []resolver.Registration{resolver.Register[Employee]("\xff")}, resolver.ErrSchema, "UTF-8"},
+		{"not a struct", resolver.Config{}, []resolver.Registration{resolver.Register[notStruct]("N.v1")}, resolver.ErrSchema, "not a struct"},
+		{"pointer type", resolver.Config{}, []resolver.Registration{resolver.Register[*Employee]("E.v1")}, resolver.ErrSchema, "not a struct"},
+		{"property bag", resolver.Config{}, []resolver.Registration{resolver.Register[entity.DynamicEntity]("D.v1")}, resolver.ErrSchema, "DynamicEntity"},
+		{"no keys", resolver.Config{}, []resolver.Registration{resolver.Register[noKeys]("N.v1")}, entity.ErrInvalidType, "PartitionKey or RowKey"},
+		{"bad tag", resolver.Config{}, []resolver.Registration{resolver.Register[badTag]("B.v1")}, entity.ErrInvalidType, "nosuchoption"},
+		{"property without discriminator", resolver.Config{Discriminator: resolver.Discriminator{}.WithProperty("Kind")}, []resolver.Registration{reg}, resolver.ErrSchema, "zero Discriminator"},
+		{"empty property", resolver.Config{Discriminator: resolver.ByProperty("")}, []resolver.Registration{reg}, resolver.ErrSchema, "empty property"},
+		{"bad property", resolver.Config{Discriminator: resolver.ByProperty("Entity Type")}, []resolver.Registration{reg}, entity.ErrInvalid, "property name"},
+		{"reserved property", resolver.Config{Discriminator: resolver.ByProperty("RowKey")}, []resolver.Registration{reg}, resolver.ErrSchema, "RowKey"},
+		{"empty separator", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("")}, []resolver.Registration{reg}, resolver.ErrSchema, "empty separator"},
+		{"separator with #", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("#")}, []resolver.Registration{reg}, resolver.ErrSchema, "separator"},
+		{"separator with quote", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("'")}, []resolver.Registration{reg}, resolver.ErrSchema, "'"},
+		{"kind with separator", resolver.Config{Discriminator: resolver.ByRowKeyPrefix(".")}, []resolver.Registration{resolver.Register[Employee]("EMP.X.v1")}, resolver.ErrSchema, "contains, or runs into, the separator"},
+		{"kind running into the separator", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("--")}, []resolver.Registration{resolver.Register[Employee]("A-.v1")}, resolver.ErrSchema, "runs into"},
+		{"kind with slash", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")}, []resolver.Registration{resolver.Register[Employee]("EMP/X.v1")}, resolver.ErrSchema, "not a valid RowKey prefix"},
+		{"kind with quote", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")}, []resolver.Registration{resolver.Register[Employee]("O'EMP.v1")}, resolver.ErrSchema, "'"},
+		{"versions without property", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_").WithProperty("")}, []resolver.Registration{reg, resolver.Upgrade("Employee.v1", upgradeV1)}, resolver.ErrSchema, "cannot tell apart"},
+		{"upgrade changes kind", resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")}, []resolver.Registration{reg, resolver.Upgrade("Emp.v1", upgradeV1)}, resolver.ErrSchema, "another kind"},
+		{"nil resolve", resolver.Config{Discriminator: resolver.ByFunc(nil, nil)}, []resolver.Registration{reg}, resolver.ErrSchema, "nil resolve"},
+		{"WithProperty on ByFunc", resolver.Config{Discriminator: resolver.ByFunc(func(string, string, resolver.Props) string { return "" }, nil).WithProperty("X")}, []resolver.Registration{reg}, resolver.ErrSchema, "WithProperty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := resolver.NewSchema(tc.opts...)
+			s, err := resolver.NewSchema(tc.cfg, tc.regs...)
 			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) || s != nil {
 				t.Fatalf("NewSchema = %v, %v; want an error matching %v containing %q", s, err, tc.is, tc.msg)
 			}
@@ -192,7 +199,7 @@ func TestStamp(t *testing.T) {
 		t.Errorf("prefix stamp: %+v (value %q)", bag, emp.RowKey)
 	}
 
-	s, err := resolver.NewSchema(resolver.ByRowKeyPrefix("-").WithProperty(""), resolver.Register[Employee]("EMP"))
+	s, err := resolver.NewSchema(resolver.Config{Discriminator: resolver.ByRowKeyPrefix("-").WithProperty("")}, resolver.Register[Employee]("EMP"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +212,7 @@ func TestStamp(t *testing.T) {
 		PartitionKey, RowKey string
 		EntityType           string
 	}
-	s, err = resolver.NewSchema(resolver.Register[Tagged]("Tagged.v1"))
+	s, err = resolver.NewSchema(resolver.Config{}, resolver.Register[Tagged]("Tagged.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +261,7 @@ func TestStampErrors(t *testing.T) {
 		PartitionKey, RowKey string
 		Extra                map[string]any `table:",extra"`
 	}
-	ws, err := resolver.NewSchema(resolver.Register[Wide]("Wide.v1"))
+	ws, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Wide]("Wide.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +276,7 @@ func TestStampErrors(t *testing.T) {
 
 func TestFuncStamp(t *testing.T) {
 	s, err := resolver.NewSchema(
-		resolver.ByFunc(func(pk, rk string, props resolver.Props) string {
+		resolver.Config{Discriminator: resolver.ByFunc(func(pk, rk string, props resolver.Props) string {
 			kind, _, _ := strings.Cut(rk, ":")
 			return map[string]string{"d": "Department.v1", "e": "Employee.v2"}[kind]
 		}, func(name string, e *entity.DynamicEntity) error {
@@ -279,7 +286,7 @@ func TestFuncStamp(t *testing.T) {
 				e.RowKey = "e:" + e.RowKey
 			}
 			return nil
-		}),
+		})},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 	)
@@ -302,7 +309,7 @@ func TestFuncStamp(t *testing.T) {
 	}
 
 	failing, err := resolver.NewSchema(
-		resolver.ByFunc(func(string, string, resolver.Props) string { return "" }, func(string, *entity.DynamicEntity) error { return errors.New("no") }),
+		resolver.Config{Discriminator: resolver.ByFunc(func(string, string, resolver.Props) string { return "" }, func(string, *entity.DynamicEntity) error { return errors.New("no") })},
 		resolver.Register[Employee]("Employee.v2"),
 	)
 	if err != nil {
@@ -314,7 +321,7 @@ func TestFuncStamp(t *testing.T) {
 }
 
 func TestEmbeddedSystemFields(t *testing.T) {
-	s, err := resolver.NewSchema(resolver.ByRowKeyPrefix("_"), resolver.Register[Embedded]("EMB.v1"))
+	s, err := resolver.NewSchema(resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")}, resolver.Register[Embedded]("EMB.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +369,7 @@ func TestDecode(t *testing.T) {
 		if err != nil || !ok || bag.RowKey != "X" || bag.Properties["Total"] != int32(3) {
 			t.Errorf("lenient Decode(%s) = %#v, %v", b, v, err)
 		}
-		_, err = propertySchema(t, resolver.Strict()).Decode([]byte(b))
+		_, err = propertySchema(t, resolver.Config{Strict: true}).Decode([]byte(b))
 		var re *resolver.RowError
 		if !errors.Is(err, resolver.ErrUnknownType) || !errors.As(err, &re) || re.PartitionKey != "Sales" || re.RowKey != "X" {
 			t.Errorf("strict Decode(%s) = %v", b, err)
@@ -444,6 +451,7 @@ func TestUpgradeChain(t *testing.T) {
 	}
 	var calls []string
 	s, err := resolver.NewSchema(
+		resolver.Config{},
 		resolver.Register[V3]("C.v3"),
 		resolver.Upgrade("C.v2", func(o *V2) (*V3, error) {
 			calls = append(calls, "v2")
@@ -494,7 +502,7 @@ func TestSplitVersionKinds(t *testing.T) {
 		{"EMP.vx", "EMP.vx_1"},
 		{"A.v1.v2", "A.v1_1"},
 	} {
-		s, err := resolver.NewSchema(resolver.ByRowKeyPrefix("_"), resolver.Register[Employee](tc.name))
+		s, err := resolver.NewSchema(resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")}, resolver.Register[Employee](tc.name))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -527,7 +535,7 @@ func TestOfType(t *testing.T) {
 // TestStampValidatesTheStoredKey: the prefix is checked with the id, so a
 // key that only the prefix makes too long is refused before any request.
 func TestStampValidatesTheStoredKey(t *testing.T) {
-	s, err := resolver.NewSchema(resolver.ByRowKeyPrefix("_"), resolver.Register[Employee]("EMPLOYEE.v1"))
+	s, err := resolver.NewSchema(resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")}, resolver.Register[Employee]("EMPLOYEE.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,8 +139,19 @@ func (t *Table) UpdateAny(ctx context.Context, v any, mode entity.UpdateMode) er
 	return nil
 }
 
-// Delete removes v's entity on condition that its ETag is still v's.
-func (t *Table) Delete(ctx context.Context, v any) error {
+// Delete removes the entity with these stored keys if its ETag is still
+// etag, as entity.Table.Delete: entity.AnyETag deletes any version, "" is
+// entity.ErrNoETag.
+func (t *Table) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	return t.bags.Delete(ctx, partitionKey, rowKey, etag)
+}
+
+// DeleteEntity removes v's entity on condition that its ETag is still v's
+// (entity.ErrNoETag when v has none).
+func (t *Table) DeleteEntity(ctx context.Context, v any) error {
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -289,16 +300,17 @@ func (t *Table) QueryPage(ctx context.Context, q entity.Query, token string) (en
 
 // Modify reads the entity with these stored keys, lets change edit the
 // value read (a *T, or a *entity.DynamicEntity for a row of unknown type),
-// and writes it back with mode on condition that nobody wrote the entity in
-// between; when somebody did, it starts again from a fresh read, with
-// backoff, at most policy.Attempts times (then entity.ErrConflict). change
-// must not change the keys; it may return an error to give up, returned as
-// is. The value written is returned.
+// and writes it back with opts.Mode (0 means entity.Merge) on condition
+// that nobody wrote the entity in between; when somebody did, it starts
+// again from a fresh read, with backoff, at most opts.Retry.Attempts times
+// (then entity.ErrContention). change must not change the keys; it may
+// return an error to give up, returned as is. The value written is
+// returned.
 //
 // This is the guide's update of an entity through the property bag (§7):
 // read a department of a type this program does not know, add one to
 // EmployeeCount, merge it back, guarded by its ETag.
-func (t *Table) Modify(ctx context.Context, partitionKey, rowKey string, mode entity.UpdateMode, policy entity.RetryPolicy, change func(v any) error) (any, error) {
+func (t *Table) Modify(ctx context.Context, partitionKey, rowKey string, change func(v any) error, opts entity.ModifyOptions) (any, error) {
 	var out any
 	if err := t.ok(); err != nil {
 		return nil, err
@@ -306,7 +318,11 @@ func (t *Table) Modify(ctx context.Context, partitionKey, rowKey string, mode en
 	if change == nil {
 		return nil, errors.New("resolver: nil change function")
 	}
-	err := policy.Retry(ctx, func(ctx context.Context) error {
+	mode := opts.Mode
+	if mode == 0 {
+		mode = entity.Merge
+	}
+	err := opts.Retry.Retry(ctx, func(ctx context.Context) error {
 		v, etag, err := t.get(ctx, partitionKey, rowKey)
 		if err != nil {
 			return err

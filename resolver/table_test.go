@@ -279,7 +279,7 @@ func TestMixedPartitionByPrefix(t *testing.T) {
 	if err := tbl.Update(ctx, e, entity.Merge); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.Delete(ctx, e); err != nil {
+	if err := tbl.DeleteEntity(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := resolver.Get[Employee](ctx, tbl, "Sales", "SALES"); !errors.Is(err, entity.ErrNotFound) {
@@ -297,7 +297,7 @@ func TestFuncDiscriminator(t *testing.T) {
 	ctx := context.Background()
 	// Types told apart by the RowKey's shape and, for projects, a property.
 	s, err := resolver.NewSchema(
-		resolver.ByFunc(func(pk, rk string, props resolver.Props) string {
+		resolver.Config{Discriminator: resolver.ByFunc(func(pk, rk string, props resolver.Props) string {
 			switch {
 			case rk == pk:
 				return "Department.v1"
@@ -307,7 +307,7 @@ func TestFuncDiscriminator(t *testing.T) {
 				return "Project.v1"
 			}
 			return ""
-		}, nil),
+		}, nil)},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 		resolver.Register[Project]("Project.v1"),
@@ -349,7 +349,7 @@ func TestUnknownTypesLenientAndStrict(t *testing.T) {
 	ctx := context.Background()
 	client := env.TableWith(t, env.NoRetryClientOptions())
 	lenient := newTable(t, client, propertySchema(t))
-	strict := newTable(t, client, propertySchema(t, resolver.Strict()))
+	strict := newTable(t, client, propertySchema(t, resolver.Config{Strict: true}))
 	seed(t, ctx, lenient, func(_, id string) string { return id })
 	// A row with no type at all.
 	if err := lenient.Bags().Insert(ctx, (&entity.DynamicEntity{PartitionKey: "Sales", RowKey: "000124a"}).Set("Note", "untyped")); err != nil {
@@ -389,9 +389,9 @@ func TestUnknownTypesLenientAndStrict(t *testing.T) {
 }
 
 // writeV1 stores old employees the way the previous release did.
-func writeV1(t *testing.T, ctx context.Context, client *aztables.Client, opts ...resolver.Option) []*EmployeeV1 {
+func writeV1(t *testing.T, ctx context.Context, client *aztables.Client) []*EmployeeV1 {
 	t.Helper()
-	old, err := resolver.NewSchema(append(opts, resolver.Register[EmployeeV1]("Employee.v1"))...)
+	old, err := resolver.NewSchema(resolver.Config{}, resolver.Register[EmployeeV1]("Employee.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestVersionUpgrade(t *testing.T) {
 	}
 
 	// With WriteBackUpgrades a read stores the new version.
-	wb := newTable(t, client, propertySchema(t, resolver.WriteBackUpgrades()))
+	wb := newTable(t, client, propertySchema(t, resolver.Config{WriteBackUpgrades: true}))
 	bo, err := resolver.Get[Employee](ctx, wb, "Sales", "000002")
 	if err != nil || bo.FirstName != "Bo" {
 		t.Fatalf("Get = %+v, %v", bo, err)
@@ -479,7 +479,7 @@ func TestUpgradeWriteBackRacesAWriter(t *testing.T) {
 
 	// The second writer, an old client, renames Ann between our read and
 	// our write-back.
-	oldSchema, _ := resolver.NewSchema(resolver.Register[EmployeeV1]("Employee.v1"))
+	oldSchema, _ := resolver.NewSchema(resolver.Config{}, resolver.Register[EmployeeV1]("Employee.v1"))
 	oldClient := newTable(t, plain.NewClient(name), oldSchema)
 	inject := &beforeConditionalWrite{hook: func() {
 		e, err := resolver.Get[EmployeeV1](ctx, oldClient, "Sales", "000001")
@@ -501,7 +501,7 @@ func TestUpgradeWriteBackRacesAWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wb := newTable(t, svc.NewClient(name), propertySchema(t, resolver.WriteBackUpgrades()))
+	wb := newTable(t, svc.NewClient(name), propertySchema(t, resolver.Config{WriteBackUpgrades: true}))
 
 	got := collect(t, wb.Query(ctx, entity.Query{Filter: filter.PK("Sales")}))
 	if !inject.done.Load() {
@@ -575,7 +575,7 @@ func TestBagUpdateRacesASecondWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	// This program knows employees but not departments.
-	s, err := resolver.NewSchema(resolver.Register[Employee]("Employee.v2"))
+	s, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Employee]("Employee.v2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,23 +604,23 @@ func TestBagUpdateRacesASecondWriter(t *testing.T) {
 
 	// Modify retries from a fresh read: both increments count.
 	attempts := 0
-	out, err := tbl.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{BaseDelay: time.Millisecond}, func(v any) error {
+	out, err := tbl.Modify(ctx, "Sales", "SALES", func(v any) error {
 		attempts++
 		bag := v.(*entity.DynamicEntity)
 		n, _ := entity.Prop[int32](bag, "EmployeeCount")
 		if attempts == 1 {
 			// The second writer increments between this read and its merge.
-			_, err := owner.Modify(ctx, "Sales", "SALES", entity.Replace, entity.RetryPolicy{}, func(v any) error {
+			_, err := owner.Modify(ctx, "Sales", "SALES", func(v any) error {
 				v.(*Department).EmployeeCount++
 				return nil
-			})
+			}, entity.ModifyOptions{Mode: entity.Replace})
 			if err != nil {
 				return err
 			}
 		}
 		bag.Set("EmployeeCount", n+1)
 		return nil
-	})
+	}, entity.ModifyOptions{Retry: entity.RetryPolicy{BaseDelay: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,10 +641,10 @@ func TestBagUpdateRacesASecondWriter(t *testing.T) {
 
 	// Giving up returns the change's error and writes nothing.
 	stop := errors.New("stop")
-	if _, err := tbl.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{}, func(any) error { return stop }); !errors.Is(err, stop) {
+	if _, err := tbl.Modify(ctx, "Sales", "SALES", func(any) error { return stop }, entity.ModifyOptions{}); !errors.Is(err, stop) {
 		t.Errorf("Modify giving up: %v", err)
 	}
-	if _, err := tbl.Modify(ctx, "Sales", "nobody", entity.Merge, entity.RetryPolicy{}, func(any) error { return nil }); !errors.Is(err, entity.ErrNotFound) {
+	if _, err := tbl.Modify(ctx, "Sales", "nobody", func(any) error { return nil }, entity.ModifyOptions{}); !errors.Is(err, entity.ErrNotFound) {
 		t.Errorf("Modify of nobody: %v", err)
 	}
 }
@@ -653,7 +653,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
-		schema func(testing.TB, ...resolver.Option) *resolver.Schema
+		schema func(testing.TB, ...resolver.Config) *resolver.Schema
 	}{{"property", propertySchema}, {"prefix", prefixSchema}} {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl := newTable(t, env.TableWith(t, env.NoRetryClientOptions()), tc.schema(t))
@@ -672,7 +672,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 			before := collect(t, tbl.Query(ctx, entity.Query{Filter: filter.PK("Sales")}))
 			dept.EmployeeCount += 2
 			b := tbl.NewBatch().
-				Merge(dept).
+				Update(dept, entity.Merge).
 				Insert(&Employee{PartitionKey: "Sales", RowKey: "000003", FirstName: "Cy"}).
 				Insert(&Employee{PartitionKey: "Sales", RowKey: "000001", FirstName: "Jo again"}).
 				Insert(&Project{PartitionKey: "Sales", RowKey: "P9", Title: "Hiring", Due: due()})
@@ -696,7 +696,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 			}
 			_, err = tbl.Submit(ctx, tbl.NewBatch().
 				Insert(&Employee{PartitionKey: "Sales", RowKey: "000004", FirstName: "Di"}).
-				Merge(dept))
+				Update(dept, entity.Merge))
 			if !errors.As(err, &te) || te.Index != 1 || !errors.Is(err, entity.ErrPreconditionFailed) {
 				t.Fatalf("stale department: %v", err)
 			}
@@ -711,7 +711,7 @@ func TestMixedTypeTransaction(t *testing.T) {
 			}
 			dept.EmployeeCount++
 			cy := &Employee{PartitionKey: "Sales", RowKey: "000003", FirstName: "Cy"}
-			if _, err := tbl.Submit(ctx, tbl.NewBatch().Merge(dept).Insert(cy).Delete(al)); err != nil {
+			if _, err := tbl.Submit(ctx, tbl.NewBatch().Update(dept, entity.Merge).Insert(cy).DeleteEntity(al)); err != nil {
 				t.Fatal(err)
 			}
 			got := typeNames(collect(t, tbl.Query(ctx, entity.Query{Filter: filter.PK("Sales")})))
@@ -740,7 +740,7 @@ func TestWriteErrors(t *testing.T) {
 	if err := tbl.Update(ctx, e, entity.Merge); !errors.Is(err, entity.ErrNoETag) {
 		t.Errorf("update without ETag: %v", err)
 	}
-	if err := tbl.Delete(ctx, e); !errors.Is(err, entity.ErrNoETag) {
+	if err := tbl.DeleteEntity(ctx, e); !errors.Is(err, entity.ErrNoETag) {
 		t.Errorf("delete without ETag: %v", err)
 	}
 	if err := tbl.UpdateAny(ctx, e, entity.Merge); !errors.Is(err, entity.ErrNotFound) {
@@ -757,7 +757,7 @@ func TestWriteErrors(t *testing.T) {
 	if err := tbl.Update(ctx, e, entity.Merge); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.Delete(ctx, &stale); !errors.Is(err, entity.ErrPreconditionFailed) {
+	if err := tbl.DeleteEntity(ctx, &stale); !errors.Is(err, entity.ErrPreconditionFailed) {
 		t.Errorf("stale delete: %v", err)
 	}
 
@@ -784,11 +784,14 @@ func TestWriteErrors(t *testing.T) {
 	if _, err := resolver.NewTable(nil, propertySchema(t)); err == nil {
 		t.Error("NewTable with a nil client")
 	}
-	// Batch deletes by stored keys.
-	if _, err := tbl.Submit(ctx, tbl.NewBatch().DeleteKeys("p", "r", "")); err != nil {
+	// Batch deletes by stored keys, with Table.Delete's ETag rule.
+	if _, err := tbl.Submit(ctx, tbl.NewBatch().Delete("p", "r", "")); !errors.Is(err, entity.ErrNoETag) {
+		t.Errorf("Delete with no ETag: %v", err)
+	}
+	if _, err := tbl.Submit(ctx, tbl.NewBatch().Delete("p", "r", entity.AnyETag)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tbl.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
-		t.Errorf("after DeleteKeys: %v", err)
+		t.Errorf("after Delete: %v", err)
 	}
 }

@@ -8,51 +8,70 @@ import (
 )
 
 // Batch is an entity group transaction of entities encrypted as single
-// writes are (design guide §1, §3); see entity.Batch. The entities are
+// writes are (design guide §1, §3); see entity.Batch. Make it with
+// Table.NewBatch and run it with that table's Submit. The entities are
 // encrypted when the batch is submitted, each under its own content key.
-// Merge and UpsertMerge are refused: the first refused operation makes
-// Submit fail with a *entity.BatchError wrapping ErrMerge, before any
-// request.
+// Its methods mirror the Table's writes, with entity.Batch's ETag rules;
+// the Merge mode is refused: the first refused operation makes Submit fail
+// with a *entity.BatchError wrapping ErrMerge, before any request.
 type Batch struct {
-	ops []batchOp
+	made bool
+	ops  []batchOp
 }
 
 type batchOp struct {
 	kind       entity.OpKind
+	any        bool // unconditional: UpdateAny
 	e          any
-	byKeys     bool // DeleteKeys
+	byKeys     bool // Delete by keys
 	pk, rk, et string
 }
 
+// NewBatch returns an empty transaction on this table.
+func (t *Table[T]) NewBatch() *Batch { return &Batch{made: true} }
+
 // Insert adds an insert of e (a pointer to a tagged struct, or
 // *entity.DynamicEntity).
-func (b *Batch) Insert(e any) *Batch { return b.add(entity.OpInsert, e) }
+func (b *Batch) Insert(e any) *Batch { return b.add(entity.OpInsert, false, e) }
 
-// Replace adds a replace of the existing entity by e, conditional on e's
-// ETag when it has one.
-func (b *Batch) Replace(e any) *Batch { return b.add(entity.OpReplace, e) }
+// Update adds a replace of the existing entity by e, conditional on e's
+// ETag (entity.ErrNoETag without one). mode must be entity.Replace.
+func (b *Batch) Update(e any, mode entity.UpdateMode) *Batch {
+	return b.add(kindOf(mode, entity.OpMerge, entity.OpReplace), false, e)
+}
 
-// UpsertReplace adds an insert-or-replace of e.
-func (b *Batch) UpsertReplace(e any) *Batch { return b.add(entity.OpUpsertReplace, e) }
+// UpdateAny adds a replace of the existing entity by e, whatever its ETag.
+// mode must be entity.Replace.
+func (b *Batch) UpdateAny(e any, mode entity.UpdateMode) *Batch {
+	return b.add(kindOf(mode, entity.OpMerge, entity.OpReplace), true, e)
+}
 
-// Merge is refused (ErrMerge): encrypted entities are replaced whole.
-func (b *Batch) Merge(e any) *Batch { return b.add(entity.OpMerge, e) }
+// Upsert adds an insert-or-replace of e. mode must be entity.Replace.
+func (b *Batch) Upsert(e any, mode entity.UpdateMode) *Batch {
+	return b.add(kindOf(mode, entity.OpUpsertMerge, entity.OpUpsertReplace), false, e)
+}
 
-// UpsertMerge is refused (ErrMerge).
-func (b *Batch) UpsertMerge(e any) *Batch { return b.add(entity.OpUpsertMerge, e) }
-
-// Delete adds a delete of e's entity, conditional on e's ETag if it has one.
-func (b *Batch) Delete(e any) *Batch { return b.add(entity.OpDelete, e) }
-
-// DeleteKeys adds a delete by keys; etag "" or entity.AnyETag deletes any
-// version.
-func (b *Batch) DeleteKeys(partitionKey, rowKey, etag string) *Batch {
+// Delete adds a delete by keys, conditional on etag: entity.AnyETag
+// deletes any version, "" is entity.ErrNoETag.
+func (b *Batch) Delete(partitionKey, rowKey, etag string) *Batch {
 	b.ops = append(b.ops, batchOp{kind: entity.OpDelete, byKeys: true, pk: partitionKey, rk: rowKey, et: etag})
 	return b
 }
 
-func (b *Batch) add(kind entity.OpKind, e any) *Batch {
-	b.ops = append(b.ops, batchOp{kind: kind, e: e})
+// DeleteEntity adds a delete of e's entity, conditional on e's ETag
+// (entity.ErrNoETag without one).
+func (b *Batch) DeleteEntity(e any) *Batch { return b.add(entity.OpDelete, false, e) }
+
+// kindOf is merge for entity.Merge (refused by Submit), else replace.
+func kindOf(mode entity.UpdateMode, merge, replace entity.OpKind) entity.OpKind {
+	if mode == entity.Merge {
+		return merge
+	}
+	return replace
+}
+
+func (b *Batch) add(kind entity.OpKind, unconditional bool, e any) *Batch {
+	b.ops = append(b.ops, batchOp{kind: kind, any: unconditional, e: e})
 	return b
 }
 
@@ -60,21 +79,21 @@ func (b *Batch) add(kind entity.OpKind, e any) *Batch {
 func (b *Batch) Len() int { return len(b.ops) }
 
 // Submit encrypts the batch's entities and runs it as one transaction; see
-// entity.Submit for the results and errors.
+// entity.Table.Submit for the results and errors.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
-	if b == nil {
-		return nil, &entity.BatchError{Index: -1, Err: &WriteError{Reason: "nil batch", Kind: errors.New("crypt: invalid batch")}}
+	if b == nil || !b.made {
+		return nil, &entity.BatchError{Index: -1, Err: &WriteError{Reason: "nil batch or one not made by Table.NewBatch", Kind: errors.New("crypt: invalid batch")}}
 	}
 	s := t.core.bind(ctx)
-	eb := &entity.Batch{}
+	eb := t.base.NewBatch()
 	for i, op := range b.ops {
 		switch {
 		case op.kind == entity.OpMerge || op.kind == entity.OpUpsertMerge:
 			return nil, &entity.BatchError{Index: i, Err: errMerge("a transaction's " + op.kind.String())}
 		case op.byKeys:
-			eb.DeleteKeys(op.pk, op.rk, op.et)
+			eb.Delete(op.pk, op.rk, op.et)
 		default:
-			t.hooks.BatchAdd(eb, uint8(op.kind), op.e, s)
+			t.hooks.BatchAdd(eb, uint8(op.kind), op.any, op.e, s)
 		}
 	}
 	return t.base.Submit(ctx, eb)

@@ -547,17 +547,17 @@ func TestMergeRefused(t *testing.T) {
 		"UpdateAny": ct.UpdateAny(ctx, &e, entity.Merge),
 		"Upsert":    ct.Upsert(ctx, &e, entity.Merge),
 	}
-	_, checks["Modify"] = ct.Modify(ctx, "Sales", "1", entity.Merge, entity.RetryPolicy{}, func(*person) error { return nil })
+	_, checks["Modify"] = ct.Modify(ctx, "Sales", "1", func(*person) error { return nil }, entity.ModifyOptions{Mode: entity.Merge})
 	_, checks["BulkWrite"] = ct.BulkWrite(ctx, []person{e}, entity.BulkOptions{Mode: entity.OpUpsertMerge})
-	_, checks["Batch Merge"] = ct.Submit(ctx, (&crypt.Batch{}).Insert(&e).Merge(&e))
-	_, checks["Batch UpsertMerge"] = ct.Submit(ctx, (&crypt.Batch{}).UpsertMerge(&e))
+	_, checks["Batch Merge"] = ct.Submit(ctx, ct.NewBatch().Insert(&e).Update(&e, entity.Merge))
+	_, checks["Batch UpsertMerge"] = ct.Submit(ctx, ct.NewBatch().Upsert(&e, entity.Merge))
 	for name, err := range checks {
 		if !errors.Is(err, crypt.ErrMerge) || !errors.Is(err, entity.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrMerge", name, err)
 		}
 	}
 	var be *entity.BatchError
-	if _, err := ct.Submit(ctx, (&crypt.Batch{}).Insert(&e).Merge(&e)); !errors.As(err, &be) || be.Index != 1 {
+	if _, err := ct.Submit(ctx, ct.NewBatch().Insert(&e).Update(&e, entity.Merge)); !errors.As(err, &be) || be.Index != 1 {
 		t.Errorf("batch error %v does not name operation 1", err)
 	}
 }

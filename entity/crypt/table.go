@@ -214,13 +214,17 @@ func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode entity.UpdateMode) 
 
 // Modify reads, decrypts, changes, encrypts and replaces one entity under
 // its ETag, retrying from the read on a concurrent change; see
-// entity.Table.Modify. Merge is refused.
-func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode entity.UpdateMode, policy entity.RetryPolicy, change func(*T) error) (T, error) {
-	if err := checkMode("Modify", mode); err != nil {
+// entity.Table.Modify. Encrypted entities are replaced whole: opts.Mode 0
+// means entity.Replace here, and Merge is refused.
+func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
+	if opts.Mode == 0 {
+		opts.Mode = entity.Replace
+	}
+	if err := checkMode("Modify", opts.Mode); err != nil {
 		var zero T
 		return zero, err
 	}
-	return t.view(ctx).Modify(ctx, partitionKey, rowKey, mode, policy, change)
+	return t.view(ctx).Modify(ctx, partitionKey, rowKey, change, opts)
 }
 
 // Delete removes the entity with these keys if its ETag is still etag.

@@ -107,7 +107,7 @@ func TestOnAzurite(t *testing.T) {
 	}
 
 	// A transaction and a bulk load, each entity under its own content key.
-	batch := &crypt.Batch{}
+	batch := ct.NewBatch()
 	for i := range 5 {
 		e := allTypesValue()
 		e.RowKey = fmt.Sprintf("b%03d", i)

@@ -128,7 +128,7 @@ func TestGrantPartition(t *testing.T) {
 	// Azurite checks a table SAS on a transaction against the table name
 	// "$batch" and refuses it; a real account takes the table from the
 	// operations.
-	batch := (&entity.Batch{}).Insert(&Order{Customer: "alice", ID: "4"}).Insert(&Order{Customer: "alice", ID: "5"})
+	batch := alice.NewBatch().Insert(&Order{Customer: "alice", ID: "4"}).Insert(&Order{Customer: "alice", ID: "5"})
 	if _, err := alice.Submit(ctx, batch); env.Live && err != nil {
 		t.Fatalf("transaction inside the range: %v", err)
 	} else if !env.Live {
@@ -247,9 +247,9 @@ func TestRowRange(t *testing.T) {
 	if q.Get("spk") != "alice" || q.Get("srk") != "1" || q.Get("epk") != "alice" || q.Get("erk") != "1\uffff" || q.Get("sp") != "ru" {
 		t.Fatalf("the URL does not carry the range and permissions: %v", q)
 	}
-	schema, err := resolver.NewSchema(resolver.Register[Order]("Order.v1"), resolver.ByFunc(
+	schema, err := resolver.NewSchema(resolver.Config{Discriminator: resolver.ByFunc(
 		func(string, string, resolver.Props) string { return "Order.v1" },
-		func(string, *entity.DynamicEntity) error { return nil }))
+		func(string, *entity.DynamicEntity) error { return nil })}, resolver.Register[Order]("Order.v1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestAccountSAS(t *testing.T) {
 	}
 	base, query, _ = strings.Cut(u, "?")
 	writer := open(t, base+f.name+"?"+query)
-	if _, err := writer.Submit(ctx, (&entity.Batch{}).Insert(&Order{Customer: "dave", ID: "1"}).UpsertMerge(&Order{Customer: "dave", ID: "2"})); err != nil {
+	if _, err := writer.Submit(ctx, writer.NewBatch().Insert(&Order{Customer: "dave", ID: "1"}).Upsert(&Order{Customer: "dave", ID: "2"}, entity.Merge)); err != nil {
 		t.Errorf("transaction with an account SAS: %v", err)
 	}
 	if _, err := f.owner.Get(ctx, "dave", "2"); err != nil {

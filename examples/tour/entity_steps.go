@@ -96,10 +96,10 @@ func typedCRUD(ctx context.Context, env *integration.Env, w io.Writer) error {
 	second.Salary = 55000
 	err = emps.Update(ctx, &second, entity.Merge)
 	fmt.Fprintf(w, "Two readers, two writers: the first update wins, the second gets ErrPreconditionFailed = %v.\n", errors.Is(err, entity.ErrPreconditionFailed))
-	final, err := emps.Modify(ctx, "Sales", e.ID, entity.Merge, entity.RetryPolicy{}, func(e *Employee) error {
+	final, err := emps.Modify(ctx, "Sales", e.ID, func(e *Employee) error {
 		e.Salary += 1000
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func transactions(ctx context.Context, env *integration.Env, w io.Writer) error 
 	a, b := employee("Sales", 1, "Ana", "Lee"), employee("Sales", 2, "Bo", "Chen")
 	// A department summary of another Go type, in the same partition.
 	dept := (&entity.DynamicEntity{PartitionKey: "Sales", RowKey: "DEPARTMENT"}).Set("EmployeeCount", int32(2))
-	etags, err := emps.Submit(ctx, (&entity.Batch{}).Insert(a).Insert(b).Insert(dept))
+	etags, err := emps.Submit(ctx, emps.NewBatch().Insert(a).Insert(b).Insert(dept))
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func transactions(ctx context.Context, env *integration.Env, w io.Writer) error 
 	c := employee("Sales", 3, "Cy", "Diaz")
 	dup := employee("Sales", 1, "Ana", "Again")
 	dept.Set("EmployeeCount", int32(4))
-	_, err = emps.Submit(ctx, (&entity.Batch{}).Insert(c).Insert(dup).Merge(dept))
+	_, err = emps.Submit(ctx, emps.NewBatch().Insert(c).Insert(dup).Update(dept, entity.Merge))
 	var te *entity.TransactionError
 	if errors.As(err, &te) {
 		fmt.Fprintf(w, "A failing transaction names its operation: index %d (%s), %s.\n", te.Index, te.Kind, te.Code)
@@ -208,7 +208,7 @@ func transactions(ctx context.Context, env *integration.Env, w io.Writer) error 
 	if _, err := emps.Get(ctx, "Sales", c.ID); errors.Is(err, entity.ErrNotFound) {
 		fmt.Fprintln(w, "…and wrote nothing: the employee of operation 0 is not there.")
 	}
-	bad := (&entity.Batch{}).Insert(employee("Sales", 5, "E", "F")).Insert(employee("Marketing", 6, "G", "H"))
+	bad := emps.NewBatch().Insert(employee("Sales", 5, "E", "F")).Insert(employee("Marketing", 6, "G", "H"))
 	fmt.Fprintf(w, "Rules are checked before sending: %v\n", bad.Validate())
 	return nil
 }

@@ -228,7 +228,7 @@ type pkg struct {
 
 func TestNoPanicOnNil(t *testing.T) {
 	ctx := context.Background()
-	schema, err := resolver.NewSchema(resolver.Register[Person]("Person"))
+	schema, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Person]("Person"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,13 +266,7 @@ func TestNoPanicOnNil(t *testing.T) {
 					_ = entity.SetSystem(nil, entity.System{})
 					_ = entity.SetSystem((*Person)(nil), entity.System{})
 				},
-				"SetWritten": func() { _ = entity.SetWritten(nil, ""); _ = entity.SetWritten((*entity.DynamicEntity)(nil), "") },
-				"Submit": func() {
-					_, _ = entity.Submit(ctx, nil, nil)
-					_, _ = entity.Submit(ctx, nil, (&entity.Batch{}).Insert(&Person{PartitionKey: "p", RowKey: "r"}))
-					_, _ = entity.Submit(ctx, plain, nil)
-					_, _ = entity.Submit(ctx, kitClient, &entity.Batch{})
-				},
+				"SetWritten":        func() { _ = entity.SetWritten(nil, ""); _ = entity.SetWritten((*entity.DynamicEntity)(nil), "") },
 				"TimestampFromETag": func() { entity.TimestampFromETag("") },
 				"Unmarshal": func() {
 					_ = entity.Unmarshal(nil, nil)
@@ -299,7 +293,8 @@ func TestNoPanicOnNil(t *testing.T) {
 				"BulkError": reflect.TypeFor[entity.BulkError](), "BulkOptions": reflect.TypeFor[entity.BulkOptions](),
 				"DecodeError": reflect.TypeFor[entity.DecodeError](), "DynamicEntity": reflect.TypeFor[entity.DynamicEntity](),
 				"EDMType": reflect.TypeFor[entity.EDMType](), "FanOutOptions": reflect.TypeFor[entity.FanOutOptions](),
-				"OpKind": reflect.TypeFor[entity.OpKind](), "Outcome": reflect.TypeFor[entity.Outcome](),
+				"ModifyOptions": reflect.TypeFor[entity.ModifyOptions](),
+				"OpKind":        reflect.TypeFor[entity.OpKind](), "Outcome": reflect.TypeFor[entity.Outcome](),
 				"OutcomeError": reflect.TypeFor[entity.OutcomeError](), "Page": reflect.TypeFor[entity.Page[Person]](),
 				"PropertyMarshaler": reflect.TypeFor[entity.PropertyMarshaler](), "PropertyUnmarshaler": reflect.TypeFor[entity.PropertyUnmarshaler](),
 				"Query": reflect.TypeFor[entity.Query](), "RetryPolicy": reflect.TypeFor[entity.RetryPolicy](),
@@ -411,18 +406,16 @@ func TestNoPanicOnNil(t *testing.T) {
 					drainSeq2(resolver.Query[Person](ctx, nil, entity.Query{}))
 					drainSeq2(resolver.Query[Person](ctx, rtable, entity.Query{}))
 				},
-				"RowKeyOf":          func() { _, _ = resolver.RowKeyOf[Person](nil, "") },
-				"ByFunc":            func() { resolver.ByFunc(nil, nil) },
-				"ByProperty":        func() { _ = resolver.ByProperty("") },
-				"ByRowKeyPrefix":    func() { _ = resolver.ByRowKeyPrefix("") },
-				"Register":          func() { resolver.Register[Person]("") },
-				"Strict":            func() { _ = resolver.Strict() },
-				"Upgrade":           func() { resolver.Upgrade[Person, Person]("", nil) },
-				"WriteBackUpgrades": func() { _ = resolver.WriteBackUpgrades() },
+				"RowKeyOf":       func() { _, _ = resolver.RowKeyOf[Person](nil, "") },
+				"ByFunc":         func() { resolver.ByFunc(nil, nil) },
+				"ByProperty":     func() { _ = resolver.ByProperty("") },
+				"ByRowKeyPrefix": func() { _ = resolver.ByRowKeyPrefix("") },
+				"Register":       func() { resolver.Register[Person]("") },
+				"Upgrade":        func() { resolver.Upgrade[Person, Person]("", nil) },
 				"NewSchema": func() {
-					_, _ = resolver.NewSchema(nil)
-					_, _ = resolver.NewSchema(resolver.Upgrade[Person, Person]("Old", nil))
-					_, _ = resolver.NewSchema(resolver.ByFunc(nil, nil))
+					_, _ = resolver.NewSchema(resolver.Config{}, resolver.Registration{})
+					_, _ = resolver.NewSchema(resolver.Config{}, resolver.Upgrade[Person, Person]("Old", nil))
+					_, _ = resolver.NewSchema(resolver.Config{Discriminator: resolver.ByFunc(nil, nil)})
 				},
 				"NewTable": func() {
 					_, _ = resolver.NewTable(nil, nil)
@@ -432,7 +425,7 @@ func TestNoPanicOnNil(t *testing.T) {
 			},
 			types: map[string]reflect.Type{
 				"Batch": reflect.TypeFor[resolver.Batch](), "Discriminator": reflect.TypeFor[resolver.Discriminator](),
-				"Option": reflect.TypeFor[resolver.Option](), "Props": reflect.TypeFor[resolver.Props](),
+				"Config": reflect.TypeFor[resolver.Config](), "Registration": reflect.TypeFor[resolver.Registration](), "Props": reflect.TypeFor[resolver.Props](),
 				"ResolveFunc": reflect.TypeFor[resolver.ResolveFunc](), "RowError": reflect.TypeFor[resolver.RowError](),
 				"Schema": reflect.TypeFor[resolver.Schema](), "StampFunc": reflect.TypeFor[resolver.StampFunc](),
 				"Table": reflect.TypeFor[resolver.Table](),

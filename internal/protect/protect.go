@@ -112,8 +112,9 @@ type Hooks struct {
 	// and read goes through s.
 	View func(table any, s Scheme) any
 	// BatchAdd adds one operation (an entity.OpKind) on e to batch (an
-	// *entity.Batch), encoding e through s.
-	BatchAdd func(batch any, kind uint8, e any, s Scheme)
+	// *entity.Batch), encoding e through s; a merge, replace or delete is
+	// conditional on e's ETag unless unconditional.
+	BatchAdd func(batch any, kind uint8, unconditional bool, e any, s Scheme)
 	// Marshal and Unmarshal are entity.Marshal and entity.Unmarshal through
 	// s, for a pointer to an entity.
 	Marshal   func(v any, s Scheme) ([]byte, error)

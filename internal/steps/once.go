@@ -96,7 +96,7 @@ func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, key stri
 	}
 	attempt := uuid.NewString()
 	err = cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		b := (&entity.Batch{}).Insert(&Marker{
+		b := t.NewBatch().Insert(&Marker{
 			PartitionKey: partitionKey,
 			RowKey:       rk,
 			Expires:      cfg.Now().Add(cfg.TTL).UTC(),

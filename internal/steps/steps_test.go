@@ -158,7 +158,7 @@ func increment(tbl *entity.Table[item]) func(context.Context, *entity.Batch) err
 			return err
 		}
 		c.Count++
-		b.Merge(&c)
+		b.Update(&c, entity.Merge)
 		return nil
 	}
 }

@@ -108,9 +108,9 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 // entities count as done.
 func DeleteAll[T any](ctx context.Context, t *entity.Table[T], partitionKey string, rowKeys []string) error {
 	for chunk := range slices.Chunk(rowKeys, entity.MaxBatchOperations) {
-		b := &entity.Batch{}
+		b := t.NewBatch()
 		for _, rk := range chunk {
-			b.DeleteKeys(partitionKey, rk, entity.AnyETag)
+			b.Delete(partitionKey, rk, entity.AnyETag)
 		}
 		_, err := t.Submit(ctx, b)
 		if err == nil {

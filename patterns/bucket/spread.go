@@ -23,7 +23,8 @@ type Config struct {
 	// replayed load), as in entity.BulkOptions.
 	Mode entity.OpKind
 	// Concurrency is the most requests in flight for one call: bucket
-	// transactions of a Write, bucket queries of a read. 0 means 4.
+	// transactions of a Write, bucket queries of a read. 0 means
+	// entity.DefaultConcurrency.
 	Concurrency int
 }
 
@@ -35,7 +36,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Mode = entity.OpUpsertReplace
 	}
 	if c.Concurrency == 0 {
-		c.Concurrency = 4
+		c.Concurrency = entity.DefaultConcurrency
 	}
 	switch {
 	case c.Buckets < 1 || c.Buckets > entity.MaxPageSize:
@@ -43,7 +44,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Mode != entity.OpInsert && c.Mode != entity.OpUpsertReplace && c.Mode != entity.OpUpsertMerge:
 		return c, &ArgError{Op: "New", Arg: "Mode", Value: c.Mode.String(), Reason: "want insert, upsert-replace or upsert-merge"}
 	case c.Concurrency < 0:
-		return c, &ArgError{Op: "New", Arg: "Concurrency", Value: strconv.Itoa(c.Concurrency), Reason: "want 1 or more (0 means 4)"}
+		return c, &ArgError{Op: "New", Arg: "Concurrency", Value: strconv.Itoa(c.Concurrency), Reason: "want 1 or more (0 means entity.DefaultConcurrency)"}
 	}
 	return c, nil
 }

@@ -66,7 +66,7 @@ func TestGuideReviews(t *testing.T) {
 	}
 	for _, emp := range []int64{122, 123, 124} {
 		pk, _ := rel.ParentKey(emp)
-		b := (&entity.Batch{}).Insert(&Employee{PartitionKey: "Sales", RowKey: pk, Name: "employee"})
+		b := employees.NewBatch().Insert(&Employee{PartitionKey: "Sales", RowKey: pk, Name: "employee"})
 		for year := int64(2011); year <= 2014; year++ {
 			r := Review{ManagerRating: int32(year - 2010), PeerRating: int32(emp - 120), Comments: "fine"}
 			if err := rel.Stamp(&r, "Sales", emp, year); err != nil {

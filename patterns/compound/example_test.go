@@ -26,7 +26,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	b := &entity.Batch{}
+	b := table.NewBatch()
 	for _, year := range []int64{2012, 2013} {
 		r := Review{ManagerRating: int32(year - 2009), Comments: "good year"}
 		if err := reviews.Stamp(&r, "Sales", 123, year); err != nil {

@@ -31,7 +31,7 @@ func (s *Series) Add(ctx context.Context, pk, rk string, slot int, delta int64) 
 // entity, in slot order. The merge sends only the changed slots, so a
 // concurrent writer of the application's own properties is never undone.
 //
-// A failure is an *Error naming the entity: entity.ErrConflict when every
+// A failure is an *Error naming the entity: entity.ErrContention when every
 // round lost to other writers, ErrOverflow, ErrStoredType. Nothing of that
 // entity was changed, unless the error says the outcome is unknown
 // (entity.ErrOutcomeUnknown). Entities of the series changed before the
@@ -89,7 +89,7 @@ func (s *Series) addTo(ctx context.Context, pk, erk string, deltas map[int]int64
 		return nil
 	}
 	for created := false; ; created = true {
-		e, err := s.tbl.Modify(ctx, pk, erk, entity.Merge, s.cfg.Retry, change)
+		e, err := s.tbl.Modify(ctx, pk, erk, change, entity.ModifyOptions{Retry: s.cfg.Retry})
 		if err == nil {
 			for slot := range deltas {
 				vals[slot] = e.Properties[s.Property(slot)].(int64)

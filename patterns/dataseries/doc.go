@@ -24,7 +24,7 @@
 // reported done and never applied again. The slots of one entity change
 // together, so a reader never sees half of an AddMany on one entity.
 //
-// An increment that fails (entity.ErrConflict after Config.Retry's rounds,
+// An increment that fails (entity.ErrContention after Config.Retry's rounds,
 // ErrOverflow, ErrStoredType) changed nothing. One whose outcome could not
 // be proved (entity.ErrOutcomeUnknown: the write token chain was cut, for
 // example by more than 16 other writes before the re-read) may have been

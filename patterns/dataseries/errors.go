@@ -43,7 +43,7 @@ func (e *ArgError) Is(target error) bool { return target == ErrInvalid || target
 func (e *ArgError) Unwrap() error { return e.Err }
 
 // Error is a failed operation on one series entity, named by its keys. It
-// unwraps to entity's errors: errors.Is(err, entity.ErrConflict) after a
+// unwraps to entity's errors: errors.Is(err, entity.ErrContention) after a
 // loop that lost every round to other writers, entity.ErrOutcomeUnknown when
 // the outcome of a write could not be learned, and the *azcore.ResponseError
 // behind a service error.

@@ -110,13 +110,14 @@ type Config struct {
 	// Outbox tunes the outbox that makes a source's change and its fan-out
 	// message one transaction (OtherPartition relations).
 	Outbox eventual.OutboxConfig
-	// Concurrency is how many targets a fan-out writes at once; 0 means 8.
+	// Concurrency is how many targets a fan-out writes at once; 0 means
+	// entity.DefaultConcurrency.
 	Concurrency int
 }
 
 func (c Config) withDefaults() Config {
 	if c.Concurrency <= 0 {
-		c.Concurrency = 8
+		c.Concurrency = entity.DefaultConcurrency
 	}
 	return c
 }

@@ -83,7 +83,7 @@ func (c *Copies[T, S]) handle(ctx context.Context, m fanout) error {
 			return nil
 		}
 	}
-	return &StepError{Step: "fan out", Key: key, Err: errors.Join(errors.New("denormalize: source kept changing"), entity.ErrConflict)}
+	return &StepError{Step: "fan out", Key: key, Err: errors.Join(errors.New("denormalize: source kept changing"), entity.ErrContention)}
 }
 
 // fanOut writes src's copies of relations rels into the targets cands

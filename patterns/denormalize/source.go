@@ -287,7 +287,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 			return nil
 		}, msgs...)
 	} else {
-		b := &entity.Batch{}
+		b := c.srcBags.NewBatch()
 		ops.into(b)
 		_, err = c.srcBags.Submit(ctx, b)
 	}
@@ -437,16 +437,16 @@ func (o *ops) len() int {
 
 func (o *ops) into(b *entity.Batch) {
 	if o.del != nil {
-		b.DeleteKeys(o.del.PartitionKey, o.del.RowKey, o.delETag)
+		b.Delete(o.del.PartitionKey, o.del.RowKey, o.delETag)
 	}
 	for i, k := range o.kinds {
 		switch k {
 		case entity.OpInsert:
 			b.Insert(o.bags[i])
 		case entity.OpReplace:
-			b.Replace(o.bags[i])
+			b.Update(o.bags[i], entity.Replace)
 		case entity.OpMerge:
-			b.Merge(o.bags[i])
+			b.Update(o.bags[i], entity.Merge)
 		}
 	}
 }

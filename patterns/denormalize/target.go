@@ -216,14 +216,14 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, key Key, old *doc[T], cu
 	if old != nil && cur == nil && sameBag(nb, &old.bag) {
 		return w, nil // nothing to write
 	}
-	b := &entity.Batch{}
+	b := c.tgtBags.NewBatch()
 	if old == nil {
 		b.Insert(nb)
 	} else {
-		b.Replace(nb)
+		b.Update(nb, entity.Replace)
 	}
 	for _, f := range fences {
-		b.Merge(f)
+		b.Update(f, entity.Merge)
 	}
 	if _, err := c.tgtBags.Submit(ctx, b); err != nil {
 		return nil, submitError("submit", key, err)
@@ -291,7 +291,7 @@ func (c *Copies[T, S]) refresh(ctx context.Context, key Key, force bool) (*targe
 			return w, nil
 		}
 	}
-	return nil, &StepError{Step: "refresh", Key: key, Err: errors.Join(errors.New("denormalize: sources kept changing"), entity.ErrConflict)}
+	return nil, &StepError{Step: "refresh", Key: key, Err: errors.Join(errors.New("denormalize: sources kept changing"), entity.ErrContention)}
 }
 
 // copyIn is the copy of r that bag t holds.

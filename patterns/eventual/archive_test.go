@@ -30,7 +30,7 @@ func (a archiver) handle(ctx context.Context, m ArchiveEmployee) error {
 			return err
 		}
 		d.Archived++
-		b.Merge(&d)
+		b.Update(&d, entity.Merge)
 		return nil
 	})
 	return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/clock"
 	"github.com/tablekit/tablekit/internal/queueproc"
 )
@@ -75,7 +76,7 @@ type Config struct {
 	// Handlers read both encodings whatever this says.
 	Encoding Encoding
 	// EnqueueConcurrency is how many messages one Enqueue call sends at
-	// once; 0 means 16.
+	// once; 0 means entity.DefaultConcurrency.
 	EnqueueConcurrency int
 	// MarkerTTL is how long the markers of Once are kept; 0 means 8 days,
 	// longer than the 7 days a queue message lives, so that no copy of a
@@ -183,7 +184,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.MaxPollInterval, 10*time.Second)
 	def(&c.ShutdownGrace, 10*time.Second)
 	if c.EnqueueConcurrency == 0 {
-		c.EnqueueConcurrency = 16
+		c.EnqueueConcurrency = entity.DefaultConcurrency
 	}
 	def(&c.MarkerTTL, 8*24*time.Hour)
 	if c.Clock == nil {

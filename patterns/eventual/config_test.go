@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/entity"
 )
 
 // testQueue returns clients of a queue that is never contacted.
@@ -28,7 +29,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.Workers != 8 || c.BatchSize != 32 || c.VisibilityTimeout != 30*time.Second || c.MaxDeliveries != 5 ||
 		c.RetryDelay != time.Second || c.MaxRetryDelay != time.Minute || c.PollInterval != 100*time.Millisecond ||
 		c.MaxPollInterval != 10*time.Second || c.ShutdownGrace != 10*time.Second || c.Encoding != Base64 ||
-		c.EnqueueConcurrency != 16 || c.MarkerTTL != 8*24*time.Hour || c.Clock == nil {
+		c.EnqueueConcurrency != entity.DefaultConcurrency || c.MarkerTTL != 8*24*time.Hour || c.Clock == nil {
 		t.Errorf("defaults %+v", c)
 	}
 	if c, _ := (Config{RetryDelay: -1}).withDefaults(); c.RetryDelay != 0 {

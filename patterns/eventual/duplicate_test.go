@@ -33,7 +33,7 @@ func raceHandler(a archiver, meet func(ctx context.Context, id string) error) fu
 				return err
 			}
 			d.Archived++
-			b.Merge(&d)
+			b.Update(&d, entity.Merge)
 			return nil
 		})
 		return err

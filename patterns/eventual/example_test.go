@@ -124,7 +124,7 @@ func ExampleOutbox_Submit() {
 	}
 	raised, _ := eventual.NewKind[RaiseRecorded]("RaiseRecorded.v1").Message(RaiseRecorded{Department: "Sales"})
 	err = outbox.Submit(ctx, "Sales", func(b *entity.Batch) error {
-		b.Merge(&Employee{PartitionKey: "Sales", RowKey: "000123", Name: "Jones", Salary: 1100})
+		b.UpdateAny(&Employee{PartitionKey: "Sales", RowKey: "000123", Name: "Jones", Salary: 1100}, entity.Merge)
 		return nil
 	}, raised)
 	fmt.Println("submitted:", err)

@@ -98,7 +98,7 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 	}
 	attempt := uuid.NewString()
 	rows := make([]*intent, len(msgs))
-	b := &entity.Batch{}
+	b := o.t.NewBatch()
 	for i, m := range msgs {
 		if err := m.check(); err != nil {
 			return err

@@ -59,7 +59,7 @@ func (pr payroll) on(t testing.TB, e *integration.Env, cfg eventual.Config) (*ev
 				return err
 			}
 			d.Archived++ // the number of raises, here
-			b.Merge(&d)
+			b.Update(&d, entity.Merge)
 			return nil
 		})
 		return err
@@ -80,7 +80,7 @@ func (pr payroll) raise(ctx context.Context, o *eventual.Outbox[Employee]) error
 		return err
 	}
 	return o.Submit(ctx, "Sales", func(b *entity.Batch) error {
-		b.Merge(&Employee{PartitionKey: "Sales", RowKey: "000123", Name: "Jones", Salary: 2000})
+		b.UpdateAny(&Employee{PartitionKey: "Sales", RowKey: "000123", Name: "Jones", Salary: 2000}, entity.Merge)
 		return nil
 	}, m)
 }

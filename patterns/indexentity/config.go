@@ -35,7 +35,8 @@ type Config struct {
 	// Outbox tunes the outbox that makes a primary's change and its index
 	// message one transaction (OtherPartition and Blob indexes).
 	Outbox eventual.OutboxConfig
-	// Concurrency is how many primaries a lookup reads at once; 0 means 16.
+	// Concurrency is how many primaries a lookup reads at once; 0 means
+	// entity.DefaultConcurrency.
 	Concurrency int
 	// MaxEntityBytes is the size, by the service's formula, past which an
 	// index entity's list spills to continuation entities; 0 means
@@ -60,7 +61,7 @@ const (
 
 func (c Config) withDefaults() Config {
 	if c.Concurrency <= 0 {
-		c.Concurrency = 16
+		c.Concurrency = entity.DefaultConcurrency
 	}
 	if c.MaxEntityBytes == 0 {
 		c.MaxEntityBytes = DefaultMaxEntityBytes

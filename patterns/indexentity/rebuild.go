@@ -73,7 +73,7 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	default:
 		return &StepError{Step: "repair", Index: ix.Name, Err: fmt.Errorf("unknown finding kind %v", f.Kind)}
 	}
-	if errors.Is(rerr, entity.ErrConflict) {
+	if errors.Is(rerr, entity.ErrContention) {
 		return indexset.Raced(rerr)
 	}
 	return rerr
@@ -221,11 +221,11 @@ func (s *Set[T]) rewriteRows(ctx context.Context, ix *index[T], epk string, vr *
 		return &StepError{Step: "rebuild", Index: ix.Name, PartitionKey: epk, RowKey: ix.headRK(vr.value), Err: fmt.Errorf("%d continuation entities: more than one transaction can replace", len(oldChunks))}
 	}
 	headRK := ix.headRK(vr.value)
-	swap := &entity.Batch{}
+	swap := t.NewBatch()
 	var fresh []*entity.DynamicEntity
 	switch {
 	case len(members) == 0 && vr.head != nil:
-		swap.Delete(vr.head)
+		swap.DeleteEntity(vr.head)
 	case len(members) == 0:
 	case s.fits(epk, headRK, members, s.cfg.MaxEntityBytes):
 		put(swap, withMembers(row(epk, headRK, vr.head), members))
@@ -242,7 +242,7 @@ func (s *Set[T]) rewriteRows(ctx context.Context, ix *index[T], epk string, vr *
 		put(swap, withDirectory(row(epk, headRK, vr.head), dir, next+int64(len(groups))))
 	}
 	for _, c := range oldChunks {
-		swap.Delete(c)
+		swap.DeleteEntity(c)
 	}
 	if err := s.upsertAll(ctx, t, fresh); err != nil {
 		return err
@@ -266,13 +266,13 @@ func (s *Set[T]) rewriteRows(ctx context.Context, ix *index[T], epk string, vr *
 // upsertAll writes entities of one partition in as few transactions as
 // the limits allow.
 func (s *Set[T]) upsertAll(ctx context.Context, t *entity.Table[entity.DynamicEntity], es []*entity.DynamicEntity) error {
-	b, size := &entity.Batch{}, 0
+	b, size := t.NewBatch(), 0
 	flush := func() error {
 		if b.Len() == 0 {
 			return nil
 		}
 		_, err := t.Submit(ctx, b)
-		b, size = &entity.Batch{}, 0
+		b, size = t.NewBatch(), 0
 		return err
 	}
 	for _, e := range es {
@@ -282,7 +282,7 @@ func (s *Set[T]) upsertAll(ctx context.Context, t *entity.Table[entity.DynamicEn
 				return err
 			}
 		}
-		b.UpsertReplace(e)
+		b.Upsert(e, entity.Replace)
 		size += n
 	}
 	return flush()
@@ -450,7 +450,7 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 			etag = st.etag
 		}
 		if etag != f.etag {
-			if err := s.resync(ctx, f.ix, p.pk, f.rk, f.value); err != nil && !errors.Is(err, entity.ErrConflict) {
+			if err := s.resync(ctx, f.ix, p.pk, f.rk, f.value); err != nil && !errors.Is(err, entity.ErrContention) {
 				return repaired, err
 			}
 		}

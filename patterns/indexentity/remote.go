@@ -88,7 +88,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 			return nil
 		}
 	}
-	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 }
 
 // edit adds member to (or removes it from) value's list of primaries'
@@ -107,7 +107,7 @@ func (s *Set[T]) edit(ctx context.Context, ix *index[T], pk, value, member strin
 		if err != nil {
 			return err
 		}
-		b := &entity.Batch{}
+		b := s.entries.NewBatch()
 		changed, err := s.change(ix, l, member, add, false, b)
 		if err != nil || !changed {
 			return err

@@ -166,7 +166,7 @@ func put(b *entity.Batch, e *entity.DynamicEntity) {
 	if e.ETag == "" {
 		b.Insert(e)
 	} else {
-		b.Replace(e)
+		b.Update(e, entity.Replace)
 	}
 }
 
@@ -192,7 +192,7 @@ func (s *Set[T]) change(ix *index[T], l *list, member string, add, touch bool, b
 	if l.dir == nil { // the head holds the members
 		switch {
 		case len(l.members) == 0:
-			b.Delete(l.head)
+			b.DeleteEntity(l.head)
 		case s.fits(l.epk, l.head.RowKey, l.members, limit):
 			put(b, withMembers(row(l.epk, l.head.RowKey, l.head), l.members))
 		default:
@@ -201,17 +201,17 @@ func (s *Set[T]) change(ix *index[T], l *list, member string, add, touch bool, b
 			lo, hi := halves(l.members)
 			dir := []chunkRef{{id: next, from: ""}, {id: next + 1, from: hi[0]}}
 			put(b, withDirectory(row(l.epk, l.head.RowKey, l.head), dir, next+2))
-			b.UpsertReplace(withMembers(row(l.epk, ix.chunkRK(l.value, next), nil), lo))
-			b.UpsertReplace(withMembers(row(l.epk, ix.chunkRK(l.value, next+1), nil), hi))
+			b.Upsert(withMembers(row(l.epk, ix.chunkRK(l.value, next), nil), lo), entity.Replace)
+			b.Upsert(withMembers(row(l.epk, ix.chunkRK(l.value, next+1), nil), hi), entity.Replace)
 		}
 		return true, nil
 	}
 	switch {
 	case len(l.members) == 0 && len(l.dir) == 1:
-		b.Delete(l.at)
-		b.Delete(l.head)
+		b.DeleteEntity(l.at)
+		b.DeleteEntity(l.head)
 	case len(l.members) == 0:
-		b.Delete(l.at)
+		b.DeleteEntity(l.at)
 		dir := slices.Delete(slices.Clone(l.dir), l.pos, l.pos+1)
 		dir[0].from = ""
 		put(b, withDirectory(row(l.epk, l.head.RowKey, l.head), dir, l.next))
@@ -221,7 +221,7 @@ func (s *Set[T]) change(ix *index[T], l *list, member string, add, touch bool, b
 		lo, hi := halves(l.members)
 		dir := slices.Insert(slices.Clone(l.dir), l.pos+1, chunkRef{id: l.next, from: hi[0]})
 		put(b, withMembers(row(l.epk, l.at.RowKey, l.at), lo))
-		b.UpsertReplace(withMembers(row(l.epk, ix.chunkRK(l.value, l.next), nil), hi))
+		b.Upsert(withMembers(row(l.epk, ix.chunkRK(l.value, l.next), nil), hi), entity.Replace)
 		put(b, withDirectory(row(l.epk, l.head.RowKey, l.head), dir, l.next+1))
 	}
 	return true, nil

@@ -57,7 +57,7 @@ func (w *write[T]) round(ctx context.Context) error {
 		return w.build(ctx, b)
 	}
 	if msg == nil {
-		b := &entity.Batch{}
+		b := s.bags.NewBatch()
 		if err := build(b); err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 	case w.old == nil && w.cur == nil:
 		// A repair of a primary that is gone: the lists alone.
 	case w.cur == nil:
-		b.DeleteKeys(w.pk, w.rk, w.old.etag)
+		b.Delete(w.pk, w.rk, w.old.etag)
 	case w.old == nil:
 		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, Properties: w.cur.props}
 		b.Insert(w.primary)
@@ -141,9 +141,9 @@ func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 		}
 		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, ETag: w.old.etag, Properties: props}
 		if w.touch {
-			b.Merge(w.primary)
+			b.Update(w.primary, entity.Merge)
 		} else {
-			b.Replace(w.primary)
+			b.Update(w.primary, entity.Replace)
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ type Config struct {
 	// 0 means 8 MiB. At most 4,000 MiB.
 	BlockSize int64
 	// Concurrency is how many blocks of one Stream are uploaded at once;
-	// 0 means 4. A Stream upload holds up to Concurrency+1 blocks in memory.
+	// 0 means entity.DefaultConcurrency. A Stream upload holds up to Concurrency+1 blocks in memory.
 	Concurrency int
 	// Hints is how many entities' blob names the Table remembers from its
 	// last reads and writes, so that a Get of one of them starts reading
@@ -93,7 +93,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.BlockSize = 8 << 20
 	}
 	if c.Concurrency == 0 {
-		c.Concurrency = 4
+		c.Concurrency = entity.DefaultConcurrency
 	}
 	if c.Hints == 0 {
 		c.Hints = 1000

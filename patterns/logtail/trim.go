@@ -62,9 +62,9 @@ func (l *Log[T]) Trim(ctx context.Context, partition string, before time.Time) (
 // transaction, and reports how many of them are gone.
 func (l *Log[T]) deleteRows(ctx context.Context, partition string, rows []entity.DynamicEntity) (int, error) {
 	for range trimRounds {
-		b := &entity.Batch{}
+		b := l.tbl.NewBatch()
 		for _, r := range rows {
-			b.DeleteKeys(partition, r.RowKey, entity.AnyETag)
+			b.Delete(partition, r.RowKey, entity.AnyETag)
 		}
 		_, err := l.tbl.Submit(ctx, b)
 		if err == nil {

@@ -139,7 +139,7 @@ func (r *Rotation[T]) claim(ctx context.Context, starts []time.Time) (rows []cat
 		for _, c := range snap.rows {
 			have[c.RowKey] = c
 		}
-		b := &entity.Batch{}
+		b := r.catalog.NewBatch()
 		if snap.meta == nil {
 			b.Insert(&catalogRow{PartitionKey: r.cfg.Name, RowKey: metaKey, PeriodSeconds: int64(r.cfg.Period / time.Second)})
 		} else {
@@ -147,7 +147,7 @@ func (r *Rotation[T]) claim(ctx context.Context, starts []time.Time) (rows []cat
 			// if Expire moved the mark since the read.
 			m := *snap.meta
 			m.PeriodSeconds = int64(r.cfg.Period / time.Second)
-			b.Merge(&m)
+			b.Update(&m, entity.Merge)
 		}
 		var claimed map[string]bool
 		for _, s := range starts {

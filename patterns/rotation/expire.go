@@ -76,7 +76,7 @@ func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTab
 	}
 
 	var done []PeriodTable
-	b := &entity.Batch{}
+	b := r.catalog.NewBatch()
 	flush := func() error {
 		if b.Len() == 0 {
 			return nil
@@ -92,7 +92,7 @@ func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTab
 			}
 			err = nil
 		}
-		b = &entity.Batch{}
+		b = r.catalog.NewBatch()
 		return err
 	}
 	for _, c := range rows {
@@ -105,7 +105,7 @@ func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTab
 			return done, &PeriodError{Op: "expire", Start: p.Start, Table: p.Table, Err: err}
 		}
 		done = append(done, p)
-		b.DeleteKeys(c.PartitionKey, c.RowKey, entity.AnyETag)
+		b.Delete(c.PartitionKey, c.RowKey, entity.AnyETag)
 		if b.Len() == entity.MaxBatchOperations {
 			if err := flush(); err != nil {
 				return done, err

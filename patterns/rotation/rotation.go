@@ -48,7 +48,7 @@ type Config[T any] struct {
 	// writes move to it. 0 means 1; negative means none.
 	Ahead int
 	// Concurrency is the most table requests one Query has in flight; 0
-	// means 4.
+	// means entity.DefaultConcurrency.
 	Concurrency int
 	// Retry bounds the catalog's optimistic-concurrency loops; the zero value
 	// means entity.RetryPolicy's defaults.
@@ -65,7 +65,7 @@ func (c Config[T]) withDefaults() Config[T] {
 		c.Ahead = 0
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 4
+		c.Concurrency = entity.DefaultConcurrency
 	}
 	return c
 }

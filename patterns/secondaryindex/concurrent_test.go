@@ -59,7 +59,7 @@ func TestConcurrentWriters(t *testing.T) {
 					outcome = "taken"
 				case errors.Is(err, entity.ErrOutcomeUnknown):
 					outcome = "unknown"
-				case errors.Is(err, entity.ErrConflict):
+				case errors.Is(err, entity.ErrContention):
 					outcome = "conflict"
 				case errors.Is(err, faults.ErrInjected):
 					outcome = "failed" // every try's reply lost: azcore gave up

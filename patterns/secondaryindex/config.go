@@ -43,7 +43,7 @@ type Config struct {
 	// message one transaction (OtherPartition indexes).
 	Outbox eventual.OutboxConfig
 	// Concurrency is how many primaries a verifying lookup reads at once;
-	// 0 means 8.
+	// 0 means entity.DefaultConcurrency.
 	Concurrency int
 	// Now is the clock the reservations' ages are read with; nil means
 	// time.Now.
@@ -55,7 +55,7 @@ func (c Config) withDefaults() Config {
 		c.Grace = 10 * time.Second
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 8
+		c.Concurrency = entity.DefaultConcurrency
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -48,7 +48,7 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	}

@@ -199,7 +199,7 @@ func TestRebuildWhileWriting(t *testing.T) {
 					e.Age++
 					return nil
 				})
-				if err != nil && !errors.Is(err, secondaryindex.ErrDuplicate) && !errors.Is(err, entity.ErrConflict) {
+				if err != nil && !errors.Is(err, secondaryindex.ErrDuplicate) && !errors.Is(err, entity.ErrContention) {
 					t.Errorf("writer: %v", err)
 					return
 				}

@@ -120,7 +120,7 @@ func TestLoadOtherPartition(t *testing.T) {
 					outcome = "taken"
 				case errors.Is(err, entity.ErrOutcomeUnknown):
 					outcome = "unknown"
-				case errors.Is(err, entity.ErrConflict):
+				case errors.Is(err, entity.ErrContention):
 					outcome = "conflict"
 				default:
 					outcome = "failed" // a fault azcore's retries did not get past

@@ -144,7 +144,7 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 			return step(err)
 		}
 	}
-	return step(entity.ErrConflict)
+	return step(entity.ErrContention)
 }
 
 // replaceEntry replaces the stored entry cur by want, on condition that
@@ -303,7 +303,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 			return nil
 		}
 	}
-	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 }
 
 // ensure makes the entry of value in ix hold primary p's copy.
@@ -359,7 +359,7 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 			return step(err)
 		}
 	}
-	return step(entity.ErrConflict)
+	return step(entity.ErrContention)
 }
 
 // release removes the entry of value in ix if primary pk/rk owns it and
@@ -407,5 +407,5 @@ func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string
 			return step(err)
 		}
 	}
-	return step(entity.ErrConflict)
+	return step(entity.ErrContention)
 }

@@ -84,10 +84,10 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	if holder.chain != nil {
 		fence.Properties[propWriteToken] = holder.chain
 	}
-	b := (&entity.Batch{}).Merge(fence)
+	b := s.bags.NewBatch().Update(fence, entity.Merge)
 	if found {
 		want.ETag = entry.ETag
-		b.Replace(want)
+		b.Update(want, entity.Replace)
 	} else {
 		b.Insert(want)
 	}
@@ -112,7 +112,7 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 		values[ix.Name] = []string{value}
 	}
 	err := s.sync(ctx, f.Primary.PartitionKey, f.Primary.RowKey, values)
-	if errors.Is(err, errPending) || errors.Is(err, entity.ErrConflict) {
+	if errors.Is(err, errPending) || errors.Is(err, entity.ErrContention) {
 		return indexset.Raced(err)
 	}
 	if err != nil || placed {

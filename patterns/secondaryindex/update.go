@@ -52,7 +52,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	}()
@@ -117,7 +117,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrConflict}
+				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	})

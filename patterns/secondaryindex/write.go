@@ -94,7 +94,7 @@ func (w *write[T]) round(ctx context.Context) error {
 		defer cancel()
 	}
 	if msg == nil {
-		b := &entity.Batch{}
+		b := s.bags.NewBatch()
 		if err := build(b); err != nil {
 			return err
 		}
@@ -112,7 +112,7 @@ func (w *write[T]) round(ctx context.Context) error {
 func (w *write[T]) build(b *entity.Batch) error {
 	switch {
 	case w.cur == nil:
-		b.DeleteKeys(w.pk, w.rk, w.old.etag)
+		b.Delete(w.pk, w.rk, w.old.etag)
 	case w.old == nil:
 		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, Properties: w.cur.bag.Properties}
 		b.Insert(w.primary)
@@ -128,7 +128,7 @@ func (w *write[T]) build(b *entity.Batch) error {
 			props[propWriteToken] = w.old.chain
 		}
 		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, ETag: w.old.etag, Properties: props}
-		b.Replace(w.primary)
+		b.Update(w.primary, entity.Replace)
 	}
 	w.roles = append(w.roles, role{kind: rolePrimary})
 	for _, ix := range w.s.local {
@@ -146,14 +146,14 @@ func (w *write[T]) build(b *entity.Batch) error {
 			if sameCopy(want, ix.copyOf(w.old, w.pk, oldK, w.pk, w.rk)) {
 				continue // the entry holds this already
 			}
-			b.UpsertReplace(want)
+			b.Upsert(want, entity.Replace)
 			r.kind = rolePut
 			r.unique = false // replaces its own entry
 			w.roles = append(w.roles, r)
 			continue
 		}
 		if oldHas && !w.gone[oldK] {
-			b.DeleteKeys(w.pk, oldK, entity.AnyETag)
+			b.Delete(w.pk, oldK, entity.AnyETag)
 			w.roles = append(w.roles, role{kind: roleDelete, name: ix.Name, erk: oldK})
 		}
 		if newHas {
@@ -161,10 +161,10 @@ func (w *write[T]) build(b *entity.Batch) error {
 			r.kind = rolePut
 			switch etag, held := w.takeover[newK]; {
 			case !ix.Unique:
-				b.UpsertReplace(want)
+				b.Upsert(want, entity.Replace)
 			case held:
 				want.ETag = etag
-				b.Replace(want)
+				b.Update(want, entity.Replace)
 			default:
 				b.Insert(want)
 			}

@@ -70,14 +70,13 @@ func TestConcurrentWritersAndReader(t *testing.T) {
 	results := make([]Counted, writers)
 	for i := range writers {
 		wg.Go(func() {
-			results[i], errs[i] = w.Modify(ctx, pk, id, entity.Replace,
-				entity.RetryPolicy{Attempts: 500, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
+			results[i], errs[i] = w.Modify(ctx, pk, id,
 				func(c *Counted) error {
 					c.Count++
 					c.Writer = int32(i)
 					c.Props = bagOf(pk, id, i, size(i)).Props
 					return nil
-				})
+				}, entity.ModifyOptions{Mode: entity.Replace, Retry: entity.RetryPolicy{Attempts: 500, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond}})
 		})
 	}
 	var reads, tornReads atomic.Int64

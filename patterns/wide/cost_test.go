@@ -31,7 +31,7 @@ func TestStorageTransactions(t *testing.T) {
 		{"replace", func() error { v.C0.S = "changed"; return w.Replace(ctx, &v) }, map[string]int64{cost.OpBatch: 1}},
 		{"modify", func() error {
 			var err error
-			v, err = w.Modify(ctx, "Sales", "000123", entity.Merge, entity.RetryPolicy{}, func(e *Thousand) error { e.C1.L++; return nil })
+			v, err = w.Modify(ctx, "Sales", "000123", func(e *Thousand) error { e.C1.L++; return nil }, entity.ModifyOptions{})
 			return err
 		}, map[string]int64{cost.OpQuery: 1, cost.OpBatch: 1}},
 		{"delete", func() error { return w.Delete(ctx, "Sales", "000123", v.ETag) }, map[string]int64{cost.OpBatch: 1}},

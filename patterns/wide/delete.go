@@ -50,9 +50,9 @@ func (w *Table[T]) delete(ctx context.Context, pk, id, etag string) error {
 
 // remove deletes the head, on condition of its ETag, and rows 01 … n.
 func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) error {
-	b := (&entity.Batch{}).DeleteKeys(pk, rowKey(id, 0), headETag)
+	b := w.rows.NewBatch().Delete(pk, rowKey(id, 0), headETag)
 	for k := 1; k <= n; k++ {
-		b.DeleteKeys(pk, rowKey(id, k), entity.AnyETag)
+		b.Delete(pk, rowKey(id, k), entity.AnyETag)
 	}
 	_, err := w.rows.Submit(ctx, b)
 	var te *entity.TransactionError

@@ -102,7 +102,7 @@
 //	e, err = emps.Get(ctx, "Sales", "000123")      // one range query, never torn
 //	e.Skills["Rust"] = int32(4)
 //	err = emps.Replace(ctx, &e)                    // ErrPreconditionFailed if changed since
-//	e, err = emps.Modify(ctx, "Sales", "000123", entity.Merge, entity.RetryPolicy{}, func(e *Employee) error { … })
+//	e, err = emps.Modify(ctx, "Sales", "000123", func(e *Employee) error { … }, entity.ModifyOptions{})
 //	err = emps.Delete(ctx, "Sales", "000123", e.ETag)
 //
 // [wide entities pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#wide-entities-pattern

@@ -49,10 +49,10 @@ func ExampleTable() {
 	fmt.Println(got.Name, len(got.Skills), got.Skills["Skill0042"], err)
 
 	// A change of one rating rewrites the head and the row that holds it.
-	_, err = emps.Modify(ctx, "Sales", "000123", entity.Merge, entity.RetryPolicy{}, func(e *Employee) error {
+	_, err = emps.Modify(ctx, "Sales", "000123", func(e *Employee) error {
 		e.Skills["Skill0042"] = int32(5)
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	fmt.Println(err)
 
 	// got was read before that change: replacing from it is refused.

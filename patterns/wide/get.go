@@ -34,5 +34,5 @@ func (w *Table[T]) Get(ctx context.Context, pk, id string) (T, error) {
 // entity cannot have: every row must be addressable by a later
 // transaction (entity.Batch's rules for keys).
 func checkKeys(pk, id string) error {
-	return (&entity.Batch{}).DeleteKeys(pk, rowKey(id, MaxRows), entity.AnyETag).Validate()
+	return (&entity.Batch{}).Delete(pk, rowKey(id, MaxRows), entity.AnyETag).Validate()
 }

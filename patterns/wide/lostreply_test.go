@@ -55,11 +55,11 @@ func TestLostRepliesReportTheTruth(t *testing.T) {
 
 	calls := 0
 	lose()
-	got, err := w.Modify(ctx, pk, id, entity.Merge, entity.RetryPolicy{}, func(c *Counted) error {
+	got, err := w.Modify(ctx, pk, id, func(c *Counted) error {
 		calls++
 		c.Count++
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil || calls != 1 || got.Count != 4 {
 		t.Fatalf("Modify with a lost reply: %v after %d calls, count %d", err, calls, got.Count)
 	}
@@ -106,10 +106,10 @@ func TestLostReplyThenAnotherWriter(t *testing.T) {
 	var otherErr error
 	cut := hook(func(req *policy.Request) {
 		if isBatch(req.Raw()) && batches.Add(1) == 2 { // the resend
-			_, otherErr = other.Modify(context.Background(), pk, id, entity.Merge, entity.RetryPolicy{}, func(c *Counted) error {
+			_, otherErr = other.Modify(context.Background(), pk, id, func(c *Counted) error {
 				c.Count += 10
 				return nil
-			})
+			}, entity.ModifyOptions{})
 		}
 	})
 	name := sharedTable(t)
@@ -125,11 +125,11 @@ func TestLostReplyThenAnotherWriter(t *testing.T) {
 	batches.Store(0)
 	f.LoseNext(1, isBatch)
 	calls := 0
-	got, err := w.Modify(ctx, pk, id, entity.Merge, entity.RetryPolicy{}, func(c *Counted) error {
+	got, err := w.Modify(ctx, pk, id, func(c *Counted) error {
 		calls++
 		c.Count++
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil || otherErr != nil {
 		t.Fatalf("Modify overtaken after its lost reply: %v (other writer: %v)", err, otherErr)
 	}
@@ -157,15 +157,14 @@ func TestConcurrentWritersUnderLostReplies(t *testing.T) {
 	var calls atomic.Int64
 	for i := range writers {
 		wg.Go(func() {
-			_, err := w.Modify(ctx, pk, id, entity.Replace,
-				entity.RetryPolicy{Attempts: 500, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond},
+			_, err := w.Modify(ctx, pk, id,
 				func(c *Counted) error {
 					calls.Add(1)
 					c.Count++
 					c.Writer = int32(i)
 					c.Props = bagOf(pk, id, i, size(i)).Props
 					return nil
-				})
+				}, entity.ModifyOptions{Mode: entity.Replace, Retry: entity.RetryPolicy{Attempts: 500, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond}})
 			if err != nil {
 				t.Errorf("writer %d: %v", i, err)
 			}

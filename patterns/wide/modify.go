@@ -12,11 +12,11 @@ import (
 var errKeysChanged = errors.New("the change edited PartitionKey or RowKey")
 
 // Modify reads the logical entity, lets change edit it, and writes it back
-// on condition that nobody wrote it in between; when somebody did, it
-// starts again from a fresh read, with backoff, at most policy.Attempts
-// times (then entity.ErrConflict). change may return an error to give up
-// (returned as is). The written entity is returned. It costs one read and
-// one transaction per round.
+// with opts.Mode (0 means entity.Merge) on condition that nobody wrote it
+// in between; when somebody did, it starts again from a fresh read, with
+// backoff, at most opts.Retry.Attempts times (then entity.ErrContention).
+// change may return an error to give up (returned as is). The written
+// entity is returned. It costs one read and one transaction per round.
 //
 // Only the rows whose properties changed are written, with the head: a
 // change of a few values rewrites a few rows. With entity.Replace the
@@ -24,8 +24,12 @@ var errKeysChanged = errors.New("the change edited PartitionKey or RowKey")
 // not model are removed, unless T has an `extra` field); with entity.Merge
 // the properties T's value holds are written over the stored ones and the
 // others are kept.
-func (w *Table[T]) Modify(ctx context.Context, pk, id string, mode entity.UpdateMode, policy entity.RetryPolicy, change func(*T) error) (T, error) {
+func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
 	var out T
+	mode, policy := opts.Mode, opts.Retry
+	if mode == 0 {
+		mode = entity.Merge
+	}
 	if err := checkKeys(pk, id); err != nil {
 		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: err}
 	}

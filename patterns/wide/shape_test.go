@@ -77,12 +77,12 @@ func TestGrowAndShrinkLeaveNoStaleRows(t *testing.T) {
 	checkRows(t, client, pk, id, n)
 	expect(t, w, pk, id, big.Props)
 
-	got, err := w.Modify(ctx, pk, id, entity.Replace, entity.RetryPolicy{}, func(b *Bag) error {
+	got, err := w.Modify(ctx, pk, id, func(b *Bag) error {
 		for i := 300; i < 2000; i++ {
 			delete(b.Props, "P"+strconv.Itoa(i))
 		}
 		return nil
-	})
+	}, entity.ModifyOptions{Mode: entity.Replace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +144,10 @@ func TestModifyRewritesOnlyChangedRows(t *testing.T) {
 	}
 	before := rowETags(t, client, pk)
 	for _, mode := range []entity.UpdateMode{entity.Merge, entity.Replace} {
-		_, err := w.Modify(ctx, pk, id, mode, entity.RetryPolicy{}, func(b *Bag) error {
+		_, err := w.Modify(ctx, pk, id, func(b *Bag) error {
 			b.Props["P500"] = "changed " + strconv.Itoa(int(mode))
 			return nil
-		})
+		}, entity.ModifyOptions{Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,12 +174,12 @@ func TestModifyRewritesOnlyChangedRows(t *testing.T) {
 		P1                   string
 	}
 	p := wrap[Partial](t, client, wide.Config{})
-	if _, err := p.Modify(ctx, pk, id, entity.Merge, entity.RetryPolicy{}, func(v *Partial) error { v.P1 = "merged"; return nil }); err != nil {
+	if _, err := p.Modify(ctx, pk, id, func(v *Partial) error { v.P1 = "merged"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want["P1"] = "merged"
 	expect(t, w, pk, id, want)
-	if _, err := p.Modify(ctx, pk, id, entity.Replace, entity.RetryPolicy{}, func(v *Partial) error { v.P1 = "alone"; return nil }); err != nil {
+	if _, err := p.Modify(ctx, pk, id, func(v *Partial) error { v.P1 = "alone"; return nil }, entity.ModifyOptions{Mode: entity.Replace}); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, w, pk, id, map[string]any{"P1": "alone"})
@@ -234,7 +234,7 @@ func TestStaleETagChangesNothing(t *testing.T) {
 	if err := w.Replace(ctx, &a); !errors.Is(err, entity.ErrNotFound) {
 		t.Errorf("Replace of a deleted entity: %v, want ErrNotFound", err)
 	}
-	if _, err := w.Modify(ctx, pk, id, entity.Merge, entity.RetryPolicy{}, func(*Bag) error { return nil }); !errors.Is(err, entity.ErrNotFound) {
+	if _, err := w.Modify(ctx, pk, id, func(*Bag) error { return nil }, entity.ModifyOptions{}); !errors.Is(err, entity.ErrNotFound) {
 		t.Errorf("Modify of a deleted entity: %v, want ErrNotFound", err)
 	}
 }

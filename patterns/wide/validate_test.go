@@ -69,7 +69,7 @@ func TestInvalidInputRefusedBeforeSending(t *testing.T) {
 		{"star etag", func() error { b := bagOf("p", "r", 0, 3); b.ETag = "*"; return w.Replace(ctx, b) }, []error{wide.ErrInvalidETag, entity.ErrInvalid}},
 		{"foreign etag", func() error { return w.Delete(ctx, "p", "r", `W/"datetime'2024-05-01T10%3A00%3A00Z'"`) }, []error{wide.ErrInvalidETag}},
 		{"update mode", func() error {
-			_, err := w.Modify(ctx, "p", "r", 0, entity.RetryPolicy{}, func(*Bag) error { return nil })
+			_, err := w.Modify(ctx, "p", "r", func(*Bag) error { return nil }, entity.ModifyOptions{Mode: 9})
 			return err
 		}, []error{entity.ErrInvalid}},
 	}

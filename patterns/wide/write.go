@@ -91,19 +91,19 @@ func (w *Table[T]) commit(ctx context.Context, bag *entity.DynamicEntity, old *b
 	}
 
 	h := headRow(pk, id, old.etag, wr.token, wr.seq, born, tokens, wr.insert)
-	b := &entity.Batch{}
+	b := w.rows.NewBatch()
 	if wr.insert {
 		b.Insert(h)
 	} else {
-		b.Merge(h)
+		b.Update(h, entity.Merge) // on condition of the head's ETag
 	}
 	for _, r := range rows {
 		if r != nil {
-			b.UpsertReplace(r)
+			b.Upsert(r, entity.Replace)
 		}
 	}
 	for k := n + 1; k <= old.n; k++ {
-		b.DeleteKeys(pk, rowKey(id, k), entity.AnyETag)
+		b.Delete(pk, rowKey(id, k), entity.AnyETag)
 	}
 	etags, err := w.rows.Submit(ctx, b)
 	if err == nil && etags[0] != "" {
@@ -132,23 +132,24 @@ func tooLarge(bag *entity.DynamicEntity, rows int, err error) error {
 }
 
 // fullWrite is the transaction that writes every row of a version: what a
-// replace by ETag sends, and the largest transaction a version needs.
+// replace by ETag sends, and the largest transaction a version needs; it
+// is only validated, never submitted.
 func fullWrite(pk, id string, props map[string]any, layout [][]string, oldRows int) *entity.Batch {
 	tokens := make([]string, len(layout))
 	for k := range tokens {
 		tokens[k] = newToken()
 	}
-	b := (&entity.Batch{}).Merge(headRow(pk, id, entity.AnyETag, newToken(), 1, 1, tokens, false))
+	b := (&entity.Batch{}).UpdateAny(headRow(pk, id, entity.AnyETag, newToken(), 1, 1, tokens, false), entity.Merge)
 	for k, names := range layout {
 		r := &entity.DynamicEntity{PartitionKey: pk, RowKey: rowKey(id, k+1), Properties: make(map[string]any, len(names)+1)}
 		for _, name := range names {
 			r.Properties[name] = props[name]
 		}
 		r.Properties[propVersion] = tokens[k]
-		b.UpsertReplace(r)
+		b.Upsert(r, entity.Replace)
 	}
 	for k := len(layout) + 1; k <= oldRows; k++ {
-		b.DeleteKeys(pk, rowKey(id, k), entity.AnyETag)
+		b.Delete(pk, rowKey(id, k), entity.AnyETag)
 	}
 	return b
 }

@@ -54,7 +54,7 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 	}
 	for _, emp := range []int64{122, 123, 124} {
 		pk, _ := reviews.ParentKey(emp)
-		b := (&entity.Batch{}).Insert(&Employee{PartitionKey: "Sales", RowKey: pk, Name: fmt.Sprint("Employee ", emp)})
+		b := employees.NewBatch().Insert(&Employee{PartitionKey: "Sales", RowKey: pk, Name: fmt.Sprint("Employee ", emp)})
 		for year := int64(2011); year <= 2014; year++ {
 			r := Review{ManagerRating: int32(year-2010) + int32(emp-122), PeerRating: 3, Comments: fmt.Sprint("review of ", year)}
 			if err := reviews.Stamp(&r, "Sales", emp, year); err != nil {

@@ -76,7 +76,7 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 
 func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) error {
 	// 1. The previous release stored employees as Employee.v1.
-	oldSchema, err := resolver.NewSchema(resolver.Register[EmployeeV1]("Employee.v1"))
+	oldSchema, err := resolver.NewSchema(resolver.Config{}, resolver.Register[EmployeeV1]("Employee.v1"))
 	if err != nil {
 		return err
 	}
@@ -92,10 +92,10 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 	// This release: departments and employees, told apart by the
 	// EntityType property, with an upgrade from Employee.v1.
 	schema, err := resolver.NewSchema(
+		resolver.Config{WriteBackUpgrades: true},
 		resolver.Register[Department]("Department.v1"),
 		resolver.Register[Employee]("Employee.v2"),
 		resolver.Upgrade("Employee.v1", upgradeEmployee),
-		resolver.WriteBackUpgrades(),
 	)
 	if err != nil {
 		return err
@@ -145,12 +145,12 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 		return err
 	}
 	sales.EmployeeCount++
-	if _, err := hr.Submit(ctx, hr.NewBatch().Merge(sales).Insert(&Employee{PartitionKey: "Sales", RowKey: "000125", FirstName: "Cy", LastName: "Dee"})); err != nil {
+	if _, err := hr.Submit(ctx, hr.NewBatch().Update(sales, entity.Merge).Insert(&Employee{PartitionKey: "Sales", RowKey: "000125", FirstName: "Cy", LastName: "Dee"})); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "4. Hired 000125: EmployeeCount %d and the new employee in one transaction, guarded by the department's ETag.\n", sales.EmployeeCount)
 	sales.EmployeeCount++
-	_, err = hr.Submit(ctx, hr.NewBatch().Merge(sales).Insert(&Employee{PartitionKey: "Sales", RowKey: "000123", FirstName: "Jon", LastName: "Again"}))
+	_, err = hr.Submit(ctx, hr.NewBatch().Update(sales, entity.Merge).Insert(&Employee{PartitionKey: "Sales", RowKey: "000123", FirstName: "Jon", LastName: "Again"}))
 	var te *entity.TransactionError
 	if !errors.As(err, &te) || !errors.Is(err, entity.ErrAlreadyExists) {
 		return fmt.Errorf("hiring an existing employee: got %v, want a failed transaction", err)
@@ -163,7 +163,7 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 
 	// 5. A program that knows employees but not departments updates the
 	// department through its property bag, while HR writes it too.
-	payrollSchema, err := resolver.NewSchema(resolver.Register[Employee]("Employee.v2"))
+	payrollSchema, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Employee]("Employee.v2"))
 	if err != nil {
 		return err
 	}
@@ -173,24 +173,24 @@ func byProperty(ctx context.Context, client *aztables.Client, out io.Writer) err
 	}
 	fmt.Fprintln(out, "5. Payroll does not know Department: it reads the department as a property bag, adds one to EmployeeCount and merges it back, guarded by its ETag.")
 	attempt := 0
-	v, err := payroll.Modify(ctx, "Sales", "SALES", entity.Merge, entity.RetryPolicy{}, func(v any) error {
+	v, err := payroll.Modify(ctx, "Sales", "SALES", func(v any) error {
 		attempt++
 		bag := v.(*entity.DynamicEntity)
 		n, _ := entity.Prop[int32](bag, "EmployeeCount")
 		fmt.Fprintf(out, "   attempt %d: read EmployeeCount = %d\n", attempt, n)
 		if attempt == 1 {
 			// HR writes the department between payroll's read and merge.
-			if _, err := hr.Modify(ctx, "Sales", "SALES", entity.Replace, entity.RetryPolicy{}, func(v any) error {
+			if _, err := hr.Modify(ctx, "Sales", "SALES", func(v any) error {
 				v.(*Department).EmployeeCount++
 				return nil
-			}); err != nil {
+			}, entity.ModifyOptions{Mode: entity.Replace}); err != nil {
 				return err
 			}
 			fmt.Fprintln(out, "   meanwhile HR writes the department: EmployeeCount one more, and a new ETag")
 		}
 		bag.Set("EmployeeCount", n+1)
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func list(ctx context.Context, tbl *resolver.Table, out io.Writer, partition str
 // DEPARTMENT_MARKETING and EMPLOYEE_000200.
 func byPrefix(ctx context.Context, client *aztables.Client, out io.Writer) error {
 	schema, err := resolver.NewSchema(
-		resolver.ByRowKeyPrefix("_"),
+		resolver.Config{Discriminator: resolver.ByRowKeyPrefix("_")},
 		resolver.Register[Department]("DEPARTMENT.v1"),
 		resolver.Register[Employee]("EMPLOYEE.v2"),
 	)

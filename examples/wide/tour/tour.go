@@ -118,10 +118,10 @@ func (s *story) run() error {
 
 	before := rows
 	tx, err = s.cost(func() error {
-		_, err := s.emps.Modify(s.ctx, dept, id, entity.Merge, entity.RetryPolicy{}, func(e *Employee) error {
+		_, err := s.emps.Modify(s.ctx, dept, id, func(e *Employee) error {
 			e.Skills["Go"] = int32(5)
 			return nil
-		})
+		}, entity.ModifyOptions{})
 		return err
 	})
 	if err != nil {

@@ -52,7 +52,7 @@ type conn struct {
 	table    string
 }
 
-var errNilClient = errors.New("tablekit: nil *aztables.Client")
+var errNilClient = errors.New("entity: nil *aztables.Client")
 
 // connect probes client's pipeline, sending nothing.
 func connect(client *aztables.Client) (*conn, error) {

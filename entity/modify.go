@@ -3,7 +3,6 @@ package entity
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -25,7 +24,7 @@ type RetryPolicy struct {
 
 // ErrConflict reports an optimistic-concurrency loop that lost every round
 // to other writers. It wraps the last ErrPreconditionFailed.
-var ErrConflict = errors.New("tablekit: too many concurrent writers")
+var ErrConflict = errors.New("entity: too many concurrent writers")
 
 func (r RetryPolicy) withDefaults() RetryPolicy {
 	if r.Attempts <= 0 {
@@ -70,7 +69,7 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 	for n := 1; n <= r.Attempts; n++ {
 		if n > 1 {
 			if err := r.backoff(ctx, n-1); err != nil {
-				return errors.Join(err, last)
+				return join(err, last)
 			}
 		}
 		last = attempt(ctx)
@@ -78,7 +77,7 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 			return last
 		}
 	}
-	return errors.Join(ErrConflict, last)
+	return join(ErrConflict, last)
 }
 
 // Modify reads the entity, lets change edit it, and writes it back with mode
@@ -246,4 +245,4 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode
 
 // errRound makes RetryPolicy.Retry run another round of Modify, whose
 // read settles a write that got no answer.
-var errRound = fmt.Errorf("tablekit: write not answered; settling by reading back: %w", ErrPreconditionFailed)
+var errRound = join(errors.New("entity: write not answered; settling by reading back"), ErrPreconditionFailed)

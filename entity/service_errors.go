@@ -13,18 +13,18 @@ import (
 // behind each stays reachable with errors.As.
 var (
 	// ErrNotFound: the entity does not exist.
-	ErrNotFound = errors.New("tablekit: not found")
+	ErrNotFound = errors.New("entity: not found")
 	// ErrTableNotFound: the table does not exist (a typo, or deleted), which
 	// is not the same as a missing entity: DeleteIfExists reports it.
-	ErrTableNotFound = errors.New("tablekit: table not found")
+	ErrTableNotFound = errors.New("entity: table not found")
 	// ErrAlreadyExists: an insert found an entity (or table) with the same keys.
-	ErrAlreadyExists = errors.New("tablekit: already exists")
+	ErrAlreadyExists = errors.New("entity: already exists")
 	// ErrPreconditionFailed: the ETag did not match; another writer changed
 	// the entity since it was read.
-	ErrPreconditionFailed = errors.New("tablekit: etag mismatch")
+	ErrPreconditionFailed = errors.New("entity: etag mismatch")
 	// ErrNoETag: a conditional write was asked for an entity with no ETag.
 	// Read it first, or ask for an unconditional write with UpdateAny.
-	ErrNoETag = errors.New("tablekit: entity has no etag for a conditional write")
+	ErrNoETag = errors.New("entity: entity has no etag for a conditional write")
 )
 
 // ServiceError is a failed call to the service. It matches ErrNotFound,
@@ -40,9 +40,9 @@ type ServiceError struct {
 
 func (e *ServiceError) Error() string {
 	if e == nil {
-		return "tablekit: service error: <nil>"
+		return "entity: service error: <nil>"
 	}
-	where := "tablekit: " + e.Op
+	where := "entity: " + e.Op
 	if e.Table != "" {
 		where += " on table " + e.Table
 	}

@@ -152,7 +152,7 @@ type Takeover struct {
 type takeoverKey struct{}
 
 // ErrNotInstalled reports a client without tablekit's policies.
-var ErrNotInstalled = errors.New("tablekit: the client's pipeline does not carry tablekit's policies (build it with entity.ClientOptions)")
+var ErrNotInstalled = errors.New("entity: the client's pipeline does not carry tablekit's policies (build it with entity.ClientOptions)")
 
 // Send runs carrier with a context that makes the per-call policy send
 // t's body in place of the carrier's, and returns the service's answer to

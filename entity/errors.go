@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/tablekit/tablekit/keys"
 )
 
 // Sentinel errors, for errors.Is.
@@ -20,8 +22,10 @@ var (
 	ErrDecode = errors.New("entity: cannot decode entity")
 )
 
-// Rule names the limit a ValidationError is about.
-type Rule string
+// Rule names the limit a ValidationError is about, in words. It is
+// [keys.Rule]: one rule type for every package of tablekit, so a rule reads
+// and compares the same whether entity or keys reports it.
+type Rule = keys.Rule
 
 // The rules of design guide §1 that Marshal and Validate enforce.
 const (

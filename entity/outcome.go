@@ -158,6 +158,12 @@ func (c *conn) settle(ctx context.Context, call *pipeline.Call, name string, w *
 	if err == nil {
 		return false, "", nil
 	}
+	if se, ok := unanswered(err); ok {
+		if c.kit && !call.Reached() {
+			return false, "", err // no try reached the service
+		}
+		return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: se.Err}
+	}
 	var se *ServiceError
 	if !errors.As(err, &se) {
 		if c.kit && call.Tries() == 0 {

@@ -188,8 +188,8 @@ func (t *Table[T]) Client() *aztables.Client {
 	return t.client
 }
 
-// Name returns the table name when it is known: always for a client built
-// with ClientOptions, else not for NewTable.
+// Name returns the table name: the one given, or the one in the client's
+// URL for NewTable.
 func (t *Table[T]) Name() string {
 	if t == nil {
 		return ""
@@ -216,12 +216,13 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 }
 
 // DeleteTable deletes the table and every entity in it (design guide §6.8).
+// A missing table is an error matching ErrTableNotFound.
 func (t *Table[T]) DeleteTable(ctx context.Context) error {
 	if err := t.ok(); err != nil {
 		return err
 	}
 	_, err := t.client.Delete(ctx, nil)
-	return wrapErr("DeleteTable", t.name, err)
+	return wrapErr(opDeleteTable, t.name, err)
 }
 
 // keysOf reads the PartitionKey and RowKey of e.

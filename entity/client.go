@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
@@ -80,19 +79,26 @@ func connect(client *aztables.Client) (*conn, error) {
 }
 
 // nameFromSAS reads the table name of a client without tablekit's
-// policies from the URL of a SAS it signs, locally, when it holds a shared
-// key ("" otherwise: aztables shows a client's URL nowhere else).
+// policies from a SAS it signs, locally, when it holds a shared key (""
+// otherwise: aztables shows a client's URL nowhere else). The SAS names
+// the table in lower case (tn=); aztables appends the name as given to
+// the end of the URL's path.
 func nameFromSAS(client *aztables.Client) string {
 	now := time.Now()
 	s, err := client.GetTableSASURL(aztables.SASPermissions{Read: true}, now, now.Add(time.Minute))
 	if err != nil {
 		return ""
 	}
-	u, err := url.Parse(s)
+	base, query, _ := strings.Cut(s, "?")
+	q, err := url.ParseQuery(query)
 	if err != nil {
 		return ""
 	}
-	return path.Base(u.Path)
+	tn := q.Get("tn")
+	if tn == "" || len(tn) > len(base) || !strings.EqualFold(base[len(base)-len(tn):], tn) {
+		return ""
+	}
+	return base[len(base)-len(tn):]
 }
 
 // splitProbe reads the table name and service endpoint from the probe's

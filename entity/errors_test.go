@@ -262,7 +262,7 @@ func TestTableNameFromClient(t *testing.T) {
 	if env.ConnectionString == "" {
 		t.Skip("the account is used through a Microsoft Entra credential")
 	}
-	name := "Named" + env.TableName(t)[:30] // mixed case: the service keeps it
+	name := "Named" + env.TableName(t)[:30]                                          // mixed case: the service keeps it
 	plain, err := aztables.NewClientWithSharedKey(env.TableEndpoint+name, cred, nil) // no ClientOptions
 	if err != nil {
 		t.Fatal(err)

@@ -227,7 +227,7 @@ func (op *batchOp) bind(e any, s protect.Scheme) error {
 	op.pk, op.rk = sh.keyValues(op.target)
 	op.etag = sh.etagValue(op.target)
 	if op.kind == OpDelete {
-		return errors.Join(checkKey("PartitionKey", op.pk), checkKey("RowKey", op.rk))
+		return join(checkKey("PartitionKey", op.pk), checkKey("RowKey", op.rk))
 	}
 	op.body, err = sh.encode(nil, op.target)
 	return err
@@ -305,12 +305,12 @@ type BatchError struct {
 
 func (e *BatchError) Error() string {
 	if e == nil {
-		return "tablekit: invalid batch: <nil>"
+		return "entity: invalid batch: <nil>"
 	}
 	if e.Index < 0 {
-		return "tablekit: invalid batch: " + e.Err.Error()
+		return "entity: invalid batch: " + inner(e.Err)
 	}
-	return fmt.Sprintf("tablekit: invalid batch: operation %d: %v", e.Index, e.Err)
+	return fmt.Sprintf("entity: invalid batch: operation %d: %s", e.Index, inner(e.Err))
 }
 
 func (e *BatchError) Unwrap() error {
@@ -346,12 +346,12 @@ type TransactionError struct {
 
 func (e *TransactionError) Error() string {
 	if e == nil {
-		return "tablekit: transaction failed: <nil>"
+		return "entity: transaction failed: <nil>"
 	}
 	if e.Index < 0 {
-		return fmt.Sprintf("tablekit: transaction failed at an unknown operation: %d %s: %s", e.StatusCode, e.Code, e.Message)
+		return fmt.Sprintf("entity: transaction failed at an unknown operation: %d %s: %s", e.StatusCode, e.Code, oneLine(e.Message))
 	}
-	return fmt.Sprintf("tablekit: transaction failed at operation %d (%s): %d %s: %s", e.Index, e.Kind, e.StatusCode, e.Code, e.Message)
+	return fmt.Sprintf("entity: transaction failed at operation %d (%s): %d %s: %s", e.Index, e.Kind, e.StatusCode, e.Code, oneLine(e.Message))
 }
 
 func (e *TransactionError) Unwrap() error {

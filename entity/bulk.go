@@ -34,9 +34,9 @@ type BulkError struct {
 
 func (e *BulkError) Error() string {
 	if e == nil {
-		return "tablekit: bulk write: <nil>"
+		return "entity: bulk write: <nil>"
 	}
-	return fmt.Sprintf("tablekit: bulk write: %d of %d entities not written; first: %v", e.Failed, e.Total, e.First)
+	return fmt.Sprintf("entity: bulk write: %d of %d entities not written; first: %s", e.Failed, e.Total, inner(e.First))
 }
 
 func (e *BulkError) Unwrap() error {

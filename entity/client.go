@@ -3,7 +3,9 @@ package entity
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/pipeline"
@@ -52,7 +54,7 @@ type conn struct {
 	table    string
 }
 
-var errNilClient = errors.New("tablekit: nil *aztables.Client")
+var errNilClient = errors.New("entity: nil *aztables.Client")
 
 // connect probes client's pipeline, sending nothing.
 func connect(client *aztables.Client) (*conn, error) {
@@ -64,20 +66,53 @@ func connect(client *aztables.Client) (*conn, error) {
 		_, _ = client.GetEntity(ctx, "p", "r", nil)
 	})
 	if !ok {
+		c.table = nameFromSAS(client)
 		return c, nil
 	}
-	// The probe's URL is ENDPOINT/TABLE(PartitionKey='p',RowKey='r').
-	path := u.EscapedPath()
-	i := strings.LastIndex(path, "(PartitionKey=")
-	if i < 0 {
-		return c, nil
-	}
-	slash := strings.LastIndexByte(path[:i], '/')
-	if slash < 0 {
+	table, endpoint := splitProbe(u)
+	if table == "" {
 		return c, nil
 	}
 	c.kit = true
-	c.table = path[slash+1 : i]
-	c.endpoint = u.Scheme + "://" + u.Host + path[:slash+1]
+	c.table, c.endpoint = table, endpoint
 	return c, nil
+}
+
+// nameFromSAS reads the table name of a client without tablekit's
+// policies from a SAS it signs, locally, when it holds a shared key (""
+// otherwise: aztables shows a client's URL nowhere else). The SAS names
+// the table in lower case (tn=); aztables appends the name as given to
+// the end of the URL's path.
+func nameFromSAS(client *aztables.Client) string {
+	now := time.Now()
+	s, err := client.GetTableSASURL(aztables.SASPermissions{Read: true}, now, now.Add(time.Minute))
+	if err != nil {
+		return ""
+	}
+	base, query, _ := strings.Cut(s, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return ""
+	}
+	tn := q.Get("tn")
+	if tn == "" || len(tn) > len(base) || !strings.EqualFold(base[len(base)-len(tn):], tn) {
+		return ""
+	}
+	return base[len(base)-len(tn):]
+}
+
+// splitProbe reads the table name and service endpoint from the probe's
+// URL, ENDPOINT/TABLE(PartitionKey='p',RowKey='r'); "" when it is not
+// of that form.
+func splitProbe(u *url.URL) (table, endpoint string) {
+	path := u.EscapedPath()
+	i := strings.LastIndex(path, "(PartitionKey=")
+	if i < 0 {
+		return "", ""
+	}
+	slash := strings.LastIndexByte(path[:i], '/')
+	if slash < 0 {
+		return "", ""
+	}
+	return path[slash+1 : i], u.Scheme + "://" + u.Host + path[:slash+1]
 }

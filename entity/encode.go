@@ -3,6 +3,7 @@ package entity
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -251,7 +252,11 @@ func (e *encoder) field(f *field, v reflect.Value) error {
 	case kFloat:
 		return e.double(f.name, f.nameUnits, f.prefix, v.Float(), v.Kind() == reflect.Float32)
 	case kTime:
-		return e.time(f.name, f.nameUnits, f.prefix, valueAs[time.Time](v))
+		t := valueAs[time.Time](v)
+		if t.IsZero() {
+			return zeroTimeError(f.name)
+		}
+		return e.time(f.name, f.nameUnits, f.prefix, t)
 	case kGUID:
 		e.b = append(e.b, f.prefix...)
 		e.b = appendGUID(e.b, valueAs[uuid.UUID](v))
@@ -357,6 +362,14 @@ func appendDouble(b []byte, x float64, bits int) []byte {
 		}
 	}
 	return append(b, '.', '0')
+}
+
+// errZeroTime is why a field holding the zero time.Time is refused, and
+// how to say "no value" instead.
+var errZeroTime = errors.New("the zero time.Time is before the service's first DateTime: add omitempty or use *time.Time")
+
+func zeroTimeError(name string) error {
+	return &ValidationError{Property: name, Rule: RuleDateTimeRange, Limit: "1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z", Value: "0001-01-01T00:00:00Z", Err: errZeroTime}
 }
 
 func (e *encoder) time(name string, nameUnits int, prefix []byte, t time.Time) error {

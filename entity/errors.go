@@ -5,23 +5,27 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/tablekit/tablekit/keys"
 )
 
 // Sentinel errors, for errors.Is.
 var (
 	// ErrInvalid reports a value that breaks a limit of the service: a key,
 	// property name, size, range or count. Nothing was sent.
-	ErrInvalid = errors.New("tablekit: invalid entity")
+	ErrInvalid = errors.New("entity: invalid entity")
 	// ErrInvalidType reports a Go type that cannot be mapped: an unknown tag
 	// option, an unsupported field type, two fields with one property name.
-	ErrInvalidType = errors.New("tablekit: unsupported entity type")
+	ErrInvalidType = errors.New("entity: unsupported entity type")
 	// ErrDecode reports a body that cannot be read into the target: malformed
 	// JSON, or a property whose value does not fit the Go field.
-	ErrDecode = errors.New("tablekit: cannot decode entity")
+	ErrDecode = errors.New("entity: cannot decode entity")
 )
 
-// Rule names the limit a ValidationError is about.
-type Rule string
+// Rule names the limit a ValidationError is about, in words. It is
+// [keys.Rule]: one rule type for every package of tablekit, so a rule reads
+// and compares the same whether entity or keys reports it.
+type Rule = keys.Rule
 
 // The rules of design guide §1 that Marshal and Validate enforce.
 const (
@@ -56,10 +60,10 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	if e == nil {
-		return "tablekit: invalid entity: <nil>"
+		return "entity: invalid entity: <nil>"
 	}
 	var b strings.Builder
-	b.WriteString("tablekit: invalid entity: ")
+	b.WriteString("entity: invalid entity: ")
 	if e.Property != "" {
 		b.WriteString("property ")
 		b.WriteString(e.Property)
@@ -77,7 +81,7 @@ func (e *ValidationError) Error() string {
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(inner(e.Err))
 	}
 	return b.String()
 }
@@ -103,12 +107,12 @@ type TypeError struct {
 
 func (e *TypeError) Error() string {
 	if e == nil {
-		return "tablekit: unsupported entity type: <nil>"
+		return "entity: unsupported entity type: <nil>"
 	}
 	if e.Field == "" {
-		return fmt.Sprintf("tablekit: unsupported entity type %v: %s", e.Type, e.Reason)
+		return fmt.Sprintf("entity: unsupported entity type %v: %s", e.Type, e.Reason)
 	}
-	return fmt.Sprintf("tablekit: unsupported entity type %v: field %s: %s", e.Type, e.Field, e.Reason)
+	return fmt.Sprintf("entity: unsupported entity type %v: field %s: %s", e.Type, e.Field, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrInvalidType) true.
@@ -130,10 +134,10 @@ type DecodeError struct {
 
 func (e *DecodeError) Error() string {
 	if e == nil {
-		return "tablekit: cannot decode entity: <nil>"
+		return "entity: cannot decode entity: <nil>"
 	}
 	var b strings.Builder
-	b.WriteString("tablekit: cannot decode entity: ")
+	b.WriteString("entity: cannot decode entity: ")
 	if e.Property != "" {
 		b.WriteString("property ")
 		b.WriteString(e.Property)
@@ -144,7 +148,7 @@ func (e *DecodeError) Error() string {
 	b.WriteString(e.Reason)
 	if e.Err != nil {
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(inner(e.Err))
 	}
 	return b.String()
 }
@@ -160,6 +164,42 @@ func (e *DecodeError) Unwrap() error {
 	return e.Err
 }
 
+// prefix starts the text of every error of this package.
+const prefix = "entity: "
+
+// inner is the text of an error that one of this package's errors wraps,
+// in one line and without a leading "entity: ": the wrapping error's text
+// names the package once. Only the first line of a foreign error is kept:
+// an *azcore.ResponseError's continues with the HTTP exchange, which stays
+// reachable with errors.As.
+func inner(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	line, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), prefix), "\n")
+	return line
+}
+
+// chain is an error of this package that adds a cause to another: its
+// text is both, in one line, with the package named once; errors.Is and
+// errors.As reach both.
+type chain struct{ err, cause error }
+
+func (e *chain) Error() string   { return e.err.Error() + ": " + inner(e.cause) }
+func (e *chain) Unwrap() []error { return []error{e.err, e.cause} }
+
+// join is errors.Join for this package's errors: one line, nil when both
+// are nil, either when the other is nil.
+func join(err, cause error) error {
+	switch {
+	case err == nil:
+		return cause
+	case cause == nil:
+		return err
+	}
+	return &chain{err, cause}
+}
+
 // shorten keeps error messages readable for 64 KiB values.
 func shorten(s string) string {
 	const max = 64
@@ -172,4 +212,9 @@ func shorten(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+}
+
+// oneLine joins the lines of a message the service wrote.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -3,7 +3,6 @@ package entity
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -88,7 +87,7 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 	for n := 1; n <= r.Attempts; n++ {
 		if n > 1 {
 			if err := r.backoff(ctx, n-1); err != nil {
-				return errors.Join(err, last)
+				return join(err, last)
 			}
 		}
 		last = attempt(ctx)
@@ -96,7 +95,7 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 			return last
 		}
 	}
-	return errors.Join(ErrContention, last)
+	return join(ErrContention, last)
 }
 
 // Modify reads the entity, lets change edit it, and writes it back with
@@ -266,4 +265,4 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 
 // errRound makes RetryPolicy.Retry run another round of Modify, whose
 // read settles a write that got no answer.
-var errRound = fmt.Errorf("tablekit: write not answered; settling by reading back: %w", ErrPreconditionFailed)
+var errRound = join(errors.New("entity: write not answered; settling by reading back"), ErrPreconditionFailed)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,7 +17,7 @@ import (
 // answer came at all (a transport failure after the request may have
 // left, a reply that could not be read). It is never reported for a write
 // that certainly happened or certainly did not.
-var ErrOutcomeUnknown = errors.New("tablekit: outcome unknown")
+var ErrOutcomeUnknown = errors.New("entity: outcome unknown")
 
 // OutcomeError reports a write whose outcome is unknown; it matches
 // ErrOutcomeUnknown. Last is the last answer or failure, kept for
@@ -35,9 +34,9 @@ type OutcomeError struct {
 
 func (e *OutcomeError) Error() string {
 	if e == nil {
-		return "tablekit: outcome unknown: <nil>"
+		return "entity: outcome unknown: <nil>"
 	}
-	s := "tablekit: " + e.Op
+	s := "entity: " + e.Op
 	if e.Table != "" {
 		s += " on table " + e.Table
 	}
@@ -49,8 +48,7 @@ func (e *OutcomeError) Error() string {
 		if errors.As(e.Last, &se) {
 			s += " (last answer " + answerLine(se.StatusCode, se.Code, se.Err) + ")"
 		} else {
-			line, _, _ := strings.Cut(e.Last.Error(), "\n")
-			s += " (" + line + ")"
+			s += " (" + inner(e.Last) + ")"
 		}
 	}
 	return s
@@ -159,6 +157,12 @@ func isConflict(status int) bool {
 func (c *conn) settle(ctx context.Context, call *pipeline.Call, name string, w *write, err error) (applied bool, etag string, _ error) {
 	if err == nil {
 		return false, "", nil
+	}
+	if se, ok := unanswered(err); ok {
+		if c.kit && !call.Reached() {
+			return false, "", err // no try reached the service
+		}
+		return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: se.Err}
 	}
 	var se *ServiceError
 	if !errors.As(err, &se) {

@@ -23,7 +23,7 @@ const MaxPageSize = 1000
 
 // ErrInvalidToken reports a continuation token that is malformed or was
 // made by a different query.
-var ErrInvalidToken = errors.New("tablekit: invalid continuation token")
+var ErrInvalidToken = errors.New("entity: invalid continuation token")
 
 // Query describes a query over a table (design guide §2, §7).
 type Query struct {
@@ -320,7 +320,7 @@ func decodeToken(token string, fingerprint uint64) (continuation, error) {
 		return continuation{}, ErrInvalidToken
 	}
 	if binary.BigEndian.Uint64(b[2:10]) != fingerprint {
-		return continuation{}, errors.Join(ErrInvalidToken, errors.New("the token belongs to a query with another filter or select"))
+		return continuation{}, join(ErrInvalidToken, errors.New("the token belongs to a query with another filter or select"))
 	}
 	pk, rk, ok := strings.Cut(string(b[10:]), "\x00")
 	if !ok || strings.Contains(rk, "\x00") {

@@ -1,8 +1,11 @@
 package entity
 
 import (
+	"context"
 	"errors"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -13,23 +16,37 @@ import (
 // behind each stays reachable with errors.As.
 var (
 	// ErrNotFound: the entity does not exist.
-	ErrNotFound = errors.New("tablekit: not found")
+	ErrNotFound = errors.New("entity: not found")
 	// ErrTableNotFound: the table does not exist (a typo, or deleted), which
 	// is not the same as a missing entity: DeleteIfExists reports it.
-	ErrTableNotFound = errors.New("tablekit: table not found")
+	ErrTableNotFound = errors.New("entity: table not found")
 	// ErrAlreadyExists: an insert found an entity (or table) with the same keys.
-	ErrAlreadyExists = errors.New("tablekit: already exists")
+	ErrAlreadyExists = errors.New("entity: already exists")
 	// ErrPreconditionFailed: the ETag did not match; another writer changed
 	// the entity since it was read.
-	ErrPreconditionFailed = errors.New("tablekit: etag mismatch")
+	ErrPreconditionFailed = errors.New("entity: etag mismatch")
 	// ErrNoETag: a conditional write was asked for an entity with no ETag.
 	// Read it first, or ask for an unconditional write with UpdateAny.
-	ErrNoETag = errors.New("tablekit: entity has no etag for a conditional write")
+	ErrNoETag = errors.New("entity: entity has no etag for a conditional write")
+	// ErrUnauthorized: the service refused the credential or its rights
+	// (401 or 403: AuthenticationFailed, AuthorizationFailure,
+	// AuthorizationPermissionMismatch, …): a wrong key, an expired SAS, a
+	// role without the permission. Repeating the call does not help.
+	ErrUnauthorized = errors.New("entity: not authorized")
+	// ErrUnreachable: no answer came from the service after azcore's
+	// retries (connection refused, DNS failure, timeouts), and nothing was
+	// sent that may have been executed. A write whose request may have
+	// reached the service is ErrOutcomeUnknown instead. A cancelled or
+	// expired ctx is reported as ctx's error, not as this.
+	ErrUnreachable = errors.New("entity: service unreachable")
 )
 
 // ServiceError is a failed call to the service. It matches ErrNotFound,
-// ErrTableNotFound, ErrAlreadyExists or ErrPreconditionFailed by its error code and unwraps to
-// the *azcore.ResponseError.
+// ErrTableNotFound, ErrAlreadyExists, ErrPreconditionFailed or
+// ErrUnauthorized by its error code and unwraps to the
+// *azcore.ResponseError, whose Error() holds the whole HTTP exchange; its
+// own Error() is one line. StatusCode 0 means no answer came (the error
+// matches ErrUnreachable and unwraps to the transport's error).
 type ServiceError struct {
 	Op         string // "Get", "Insert", …
 	Table      string
@@ -40,13 +57,31 @@ type ServiceError struct {
 
 func (e *ServiceError) Error() string {
 	if e == nil {
-		return "tablekit: service error: <nil>"
+		return "entity: service error: <nil>"
 	}
-	where := "tablekit: " + e.Op
+	where := "entity: " + e.Op
 	if e.Table != "" {
 		where += " on table " + e.Table
 	}
+	if e.StatusCode == 0 && e.Code == "" {
+		return where + ": service unreachable: " + transportLine(e.Err)
+	}
 	return where + ": " + answerLine(e.StatusCode, e.Code, e.Err)
+}
+
+// transportLine says in one line why no answer came: the transport's own
+// error without the request URL that net/http puts before it (a SAS URL
+// carries its signature).
+func transportLine(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		err = ue.Err
+	}
+	if err == nil {
+		return "<nil>"
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }
 
 // answerLine says in one line what the service answered: status and error
@@ -84,7 +119,17 @@ func (e *ServiceError) Unwrap() error {
 
 // Is maps the service's codes and statuses onto the sentinels.
 func (e *ServiceError) Is(target error) bool {
-	return e != nil && matchesCode(target, e.Code, e.StatusCode)
+	if e == nil {
+		return false
+	}
+	if target == ErrUnreachable {
+		return e.StatusCode == 0 && e.Code == ""
+	}
+	if e.Op == opDeleteTable && e.StatusCode == http.StatusNotFound {
+		// The service answers ResourceNotFound: the resource is the table.
+		return target == ErrTableNotFound
+	}
+	return matchesCode(target, e.Code, e.StatusCode)
 }
 
 func matchesCode(target error, code string, status int) bool {
@@ -97,19 +142,54 @@ func matchesCode(target error, code string, status int) bool {
 		return code == "EntityAlreadyExists" || code == "TableAlreadyExists" || (code == "" && status == http.StatusConflict)
 	case ErrPreconditionFailed:
 		return code == "UpdateConditionNotSatisfied" || status == http.StatusPreconditionFailed
+	case ErrUnauthorized:
+		switch code {
+		case "AuthenticationFailed", "AuthorizationFailure", "AuthorizationPermissionMismatch",
+			"AuthorizationResourceTypeMismatch", "AuthorizationServiceMismatch", "AuthorizationProtocolMismatch",
+			"AuthorizationSourceIPMismatch", "InsufficientAccountPermissions":
+			return true
+		}
+		return status == http.StatusUnauthorized || status == http.StatusForbidden
 	}
 	return false
 }
 
-// wrapErr turns an SDK error into a *ServiceError; other errors (a cancelled
-// context, a network failure) are returned unchanged.
+const opDeleteTable = "DeleteTable"
+
+// wrapErr turns an SDK error into a *ServiceError: the service's answer, or
+// no answer at all (a transport failure azcore gave up retrying); other
+// errors (a cancelled context, a failing credential) are returned
+// unchanged.
 func wrapErr(op, table string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
-		return err
+	if errors.As(err, &re) {
+		return &ServiceError{Op: op, Table: table, StatusCode: re.StatusCode, Code: re.ErrorCode, Err: err}
 	}
-	return &ServiceError{Op: op, Table: table, StatusCode: re.StatusCode, Code: re.ErrorCode, Err: err}
+	if noAnswer(err) {
+		return &ServiceError{Op: op, Table: table, Err: err}
+	}
+	return err
+}
+
+// noAnswer reports a transport failure: net/http's *url.Error, or a
+// network error. azcore returns the caller's context error itself when
+// ctx ends, so a *url.Error that survives its retries is the service not
+// answering (a try timeout included).
+func noAnswer(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(err, &ue) || errors.As(err, &ne)
+}
+
+// unanswered reports a *ServiceError for a call that got no answer.
+func unanswered(err error) (*ServiceError, bool) {
+	var se *ServiceError
+	ok := errors.As(err, &se) && se.StatusCode == 0 && se.Code == ""
+	return se, ok
 }

@@ -77,7 +77,7 @@ func NewTable[T any](client *aztables.Client) (*Table[T], error) {
 // RuleTableName, before any request.
 func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Table[T], error) {
 	if svc == nil {
-		return nil, errors.New("tablekit: nil *aztables.ServiceClient")
+		return nil, errors.New("entity: nil *aztables.ServiceClient")
 	}
 	if msg := tablename.Check(name); msg != "" {
 		return nil, &ValidationError{Rule: RuleTableName, Limit: msg, Value: name}
@@ -87,7 +87,7 @@ func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Tabl
 
 // ErrInvalidConnectionString reports a connection string that cannot be
 // read; the error says which setting is wrong, never the key.
-var ErrInvalidConnectionString = errors.New("tablekit: malformed connection string")
+var ErrInvalidConnectionString = errors.New("entity: malformed connection string")
 
 // NewTableFromConnectionString connects with an account connection string
 // (account key or SAS) to the named table. opts (nil means aztables'
@@ -114,7 +114,7 @@ func NewTableFromConnectionString[T any](connectionString, name string, opts *az
 // tablekit's policies (ClientOptions).
 func NewTableWithCredential[T any](serviceURL, name string, cred azcore.TokenCredential, opts *aztables.ClientOptions) (*Table[T], error) {
 	if cred == nil {
-		return nil, errors.New("tablekit: nil azcore.TokenCredential")
+		return nil, errors.New("entity: nil azcore.TokenCredential")
 	}
 	svc, err := aztables.NewServiceClient(serviceURL, cred, ClientOptions(opts))
 	if err != nil {
@@ -177,7 +177,7 @@ func (t *Table[T]) ok() error {
 	return nil
 }
 
-var errNilTable = errors.New("tablekit: nil or zero *entity.Table (make one with entity.NewTable)")
+var errNilTable = errors.New("entity: nil or zero *entity.Table (make one with entity.NewTable)")
 
 // Client returns the underlying aztables client, for what tablekit does not
 // wrap; nil for a nil Table.
@@ -188,8 +188,8 @@ func (t *Table[T]) Client() *aztables.Client {
 	return t.client
 }
 
-// Name returns the table name when it is known: always for a client built
-// with ClientOptions, else not for NewTable.
+// Name returns the table name: the one given, or the one in the client's
+// URL for NewTable.
 func (t *Table[T]) Name() string {
 	if t == nil {
 		return ""
@@ -216,12 +216,13 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 }
 
 // DeleteTable deletes the table and every entity in it (design guide §6.8).
+// A missing table is an error matching ErrTableNotFound.
 func (t *Table[T]) DeleteTable(ctx context.Context) error {
 	if err := t.ok(); err != nil {
 		return err
 	}
 	_, err := t.client.Delete(ctx, nil)
-	return wrapErr("DeleteTable", t.name, err)
+	return wrapErr(opDeleteTable, t.name, err)
 }
 
 // keysOf reads the PartitionKey and RowKey of e.

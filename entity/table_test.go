@@ -602,7 +602,7 @@ func TestServiceErrorIsOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = tbl.Insert(t.Context(), &Person{Dept: "p", ID: "r"})
-	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "409 EntityAlreadyExists") || !strings.HasPrefix(err.Error(), "tablekit: Insert on table tk") {
+	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "409 EntityAlreadyExists") || !strings.HasPrefix(err.Error(), "entity: Insert on table tk") {
 		t.Errorf("Error() = %q", err)
 	}
 	var re *azcore.ResponseError

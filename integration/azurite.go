@@ -63,8 +63,27 @@ func (e *Env) startAzurite(ctx context.Context) error {
 		if stopErr != nil {
 			err = fmt.Errorf("%w (and stopping it: %v)", err, stopErr)
 		}
-		return fmt.Errorf("integration: Azurite (%s) on ports %v: %w\n%s", bin, ports, err, p.log.tail(40))
+		return &outputError{err: fmt.Errorf("integration: Azurite (%s) on ports %v: %w", bin, ports, err), output: p.log.tail(40)}
 	}
+}
+
+// outputError is a failure to start or install Azurite, in one line, with
+// the end of what the process printed, which Main shows after it.
+type outputError struct {
+	err    error
+	output string
+}
+
+func (e *outputError) Error() string { return e.err.Error() }
+func (e *outputError) Unwrap() error { return e.err }
+
+// outputOf is the process output an error carries, "" for none.
+func outputOf(err error) string {
+	var oe *outputError
+	if errors.As(err, &oe) {
+		return oe.output
+	}
+	return ""
 }
 
 func azuriteArgs(blob, queue, table int) []string {

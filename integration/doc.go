@@ -66,7 +66,8 @@
 //
 // Start waits at most 60 seconds for a started Azurite to answer (it
 // usually takes one or two); TABLEKIT_AZURITE_TIMEOUT (such as 90s) changes
-// that on a slow machine. Errors include the end of Azurite's output.
+// that on a slow machine. Errors are one line; Main prints the end of
+// Azurite's output after one.
 //
 // Azurite runs in a process group of its own: Close kills the group and
 // waits until no process of it is left. On Linux the process is also killed

@@ -239,6 +239,9 @@ func run(m *testing.M, env **Env) (code int) {
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: cannot start the test environment: %v\n", err)
+		if out := outputOf(err); out != "" {
+			fmt.Fprintf(os.Stderr, "its output ends:\n%s\n", out)
+		}
 		return 1
 	}
 	*env = e

@@ -87,9 +87,9 @@ func installAzurite(ctx context.Context, progress io.Writer) (string, error) {
 	out, err := cmd.CombinedOutput()
 	stop()
 	if err != nil {
-		return "", fmt.Errorf("integration: `npm ci` of azurite@%s in %s failed: %w\n%s\n"+
+		return "", &outputError{err: fmt.Errorf("integration: `npm ci` of azurite@%s in %s failed: %w; "+
 			"install it by hand with `npm install -g azurite@%s`, or set %s to an azurite executable",
-			version, tmp, err, lastLines(string(out), 30), version, EnvAzurite)
+			version, tmp, err, version, EnvAzurite), output: lastLines(string(out), 30)}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, statErr := os.Stat(bin); statErr == nil {

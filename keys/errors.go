@@ -11,64 +11,48 @@ import (
 // errors.Is: a key, or a value a key was to be built from or parsed into,
 // breaks a rule. The error itself is always a *KeyError that says which
 // rule, where, and what the limit is.
-var ErrInvalidKey = errors.New("invalid key")
+var ErrInvalidKey = errors.New("keys: invalid key")
 
-// Rule names the rule a *KeyError reports.
-type Rule int
+// Rule names a rule a value breaks, in words ("forbidden character"). It is
+// the one rule type of tablekit: entity.Rule is the same type, so the rules
+// of a *KeyError and of an *entity.ValidationError compare and print alike.
+type Rule string
+
+// String returns the rule in words.
+func (r Rule) String() string { return string(r) }
 
 // The rules a *KeyError can report.
 const (
 	// RuleForbiddenChar: the key contains '/', '\', '#', '?', or a control
 	// character U+0000–U+001F or U+007F–U+009F. Pos and Char locate it.
-	RuleForbiddenChar Rule = iota + 1
+	RuleForbiddenChar Rule = "forbidden character"
 	// RuleInvalidUTF8: the key is not valid UTF-8. Pos is the byte offset of
 	// the first bad byte.
-	RuleInvalidUTF8
+	RuleInvalidUTF8 Rule = "invalid UTF-8"
 	// RuleTooLong: the key has more UTF-16 code units (Got) than the limit
 	// (Limit, MaxKeyLength for Validate).
-	RuleTooLong
+	RuleTooLong Rule = "too long"
 	// RuleNegative: a number that must not be negative is (PadChecked).
-	RuleNegative
+	RuleNegative Rule = "negative number"
 	// RuleTooWide: a number has more digits (Got) than the width it must
 	// fit in (Limit).
-	RuleTooWide
+	RuleTooWide Rule = "number wider than width"
 	// RuleWidth: a requested width is out of range (Got; Limit is the
 	// largest width allowed).
-	RuleWidth
+	RuleWidth Rule = "width out of range"
 	// RuleSeparator: the separator is empty, or part number Part contains
 	// it at byte offset Pos of the part (Join).
-	RuleSeparator
+	RuleSeparator Rule = "separator"
 	// RuleBucketCount: a bucket count below 1 (Got).
-	RuleBucketCount
+	RuleBucketCount Rule = "bucket count out of range"
 	// RuleTimeRange: a time outside the range of .NET DateTime,
 	// 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z.
-	RuleTimeRange
+	RuleTimeRange Rule = "time out of range"
 	// RuleSyntax: the string is not of the form the parser expects (wrong
 	// length, a non-digit, a malformed escape sequence). Pos locates the
 	// first problem when it is at one place.
-	RuleSyntax
+	RuleSyntax Rule = "syntax"
 )
-
-var ruleNames = [...]string{
-	RuleForbiddenChar: "forbidden character",
-	RuleInvalidUTF8:   "invalid UTF-8",
-	RuleTooLong:       "too long",
-	RuleNegative:      "negative number",
-	RuleTooWide:       "number wider than width",
-	RuleWidth:         "width out of range",
-	RuleSeparator:     "separator",
-	RuleBucketCount:   "bucket count out of range",
-	RuleTimeRange:     "time out of range",
-	RuleSyntax:        "syntax",
-}
-
-// String returns a short description of the rule.
-func (r Rule) String() string {
-	if r > 0 && int(r) < len(ruleNames) {
-		return ruleNames[r]
-	}
-	return "Rule(" + strconv.Itoa(int(r)) + ")"
-}
 
 // KeyError reports a broken key rule. It matches ErrInvalidKey with
 // errors.Is; use errors.As to read the details.
@@ -112,7 +96,7 @@ func (e *KeyError) Error() string {
 		b.WriteString(strconv.Itoa(e.Part))
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Rule.String())
+	b.WriteString(string(e.Rule))
 	b.WriteString(": ")
 	b.WriteString(quoteShort(e.Value))
 	switch e.Rule {

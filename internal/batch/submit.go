@@ -2,13 +2,13 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // TransactionError reports an entity group transaction the service refused.
@@ -56,7 +56,7 @@ func Submit(ctx context.Context, client *aztables.Client, actions []aztables.Tra
 	}
 	body, perr := runtime.Payload(resp)
 	if perr != nil {
-		return nil, errors.Join(err, perr)
+		return nil, errline.Join(err, perr)
 	}
 	return Reply(resp, body, len(actions), err)
 }
@@ -84,7 +84,7 @@ func Reply(resp *http.Response, body []byte, n int, err error) ([]OpResult, erro
 	results, perr := ParseResponse(resp.Header.Get("Content-Type"), body)
 	if perr != nil {
 		if err != nil {
-			return nil, errors.Join(err, perr)
+			return nil, errline.Join(err, perr)
 		}
 		return nil, fmt.Errorf("the transaction was accepted but its reply is unreadable: %w", perr)
 	}

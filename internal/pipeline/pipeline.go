@@ -76,6 +76,14 @@ func (c *Call) Resent() bool {
 	return c.earlier
 }
 
+// Reached reports whether any try may have reached the service: false
+// when there was none or every try failed to connect.
+func (c *Call) Reached() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.earlier || c.current
+}
+
 // FirstTryNotBefore is a lower bound, on the server's clock, of when the
 // call's first try can have reached the service: the Date of the last
 // answer (truncated to the second, so never late) less the local time from
@@ -152,7 +160,7 @@ type Takeover struct {
 type takeoverKey struct{}
 
 // ErrNotInstalled reports a client without tablekit's policies.
-var ErrNotInstalled = errors.New("tablekit: the client's pipeline does not carry tablekit's policies (build it with entity.ClientOptions)")
+var ErrNotInstalled = errors.New("entity: the client's pipeline does not carry tablekit's policies (build it with entity.ClientOptions)")
 
 // Send runs carrier with a context that makes the per-call policy send
 // t's body in place of the carrier's, and returns the service's answer to

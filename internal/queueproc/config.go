@@ -1,11 +1,11 @@
 package queueproc
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/tablekit/tablekit/internal/clock"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // Service limits of Azure Queue Storage.
@@ -74,7 +74,7 @@ func (c *Config) validate() error {
 		"PollInterval %v and MaxPollInterval %v: want 0 < PollInterval <= MaxPollInterval", c.PollInterval, c.MaxPollInterval)
 	check(c.ShutdownGrace >= 0, "ShutdownGrace is %v", c.ShutdownGrace)
 	check(c.Clock != nil, "Clock is nil")
-	return errors.Join(errs...)
+	return errline.Join(errs...)
 }
 
 // Seconds returns d in whole seconds, rounded up, as the queue service

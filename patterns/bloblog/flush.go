@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // active is the blob a Logger appends a period's records to.
@@ -213,7 +214,7 @@ func (l *Logger) tryAppend(ctx context.Context, b *active, blk block) (done bool
 	cancel()
 	if perr != nil {
 		b.unsure = &block{data: bytes.Clone(blk.data), n: blk.n, lo: blk.lo, hi: blk.hi}
-		return false, &BlobError{Op: "append to", Blob: b.name, Err: errors.Join(err, perr)}
+		return false, &BlobError{Op: "append to", Blob: b.name, Err: errline.Join(err, perr)}
 	}
 	size, blocks := deref(props.ContentLength), int(deref(props.BlobCommittedBlockCount))
 	switch {

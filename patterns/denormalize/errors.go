@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 var (
@@ -69,4 +70,4 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // errAgain makes entity.RetryPolicy.Retry start a write again from a fresh
 // read: an entity it depends on changed since it was read.
-var errAgain = errors.Join(errors.New("denormalize: changed since read"), entity.ErrPreconditionFailed)
+var errAgain = errline.Join(errors.New("denormalize: changed since read"), entity.ErrPreconditionFailed)

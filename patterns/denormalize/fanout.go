@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // fanout is the message that brings the OtherPartition copies of one
@@ -83,7 +84,7 @@ func (c *Copies[T, S]) handle(ctx context.Context, m fanout) error {
 			return nil
 		}
 	}
-	return &StepError{Step: "fan out", Key: key, Err: errors.Join(errors.New("denormalize: source kept changing"), entity.ErrContention)}
+	return &StepError{Step: "fan out", Key: key, Err: errline.Join(errors.New("denormalize: source kept changing"), entity.ErrContention)}
 }
 
 // fanOut writes src's copies of relations rels into the targets cands

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -455,7 +456,7 @@ func (o *ops) into(b *entity.Batch) {
 // entity it read changed (412) or went away (404) meanwhile.
 func submitError(step string, key Key, err error) error {
 	if !errors.Is(err, entity.ErrOutcomeUnknown) && errors.Is(err, entity.ErrNotFound) {
-		err = errors.Join(errAgain, err)
+		err = errline.Join(errAgain, err)
 	}
 	return &StepError{Step: step, Key: key, Err: err}
 }

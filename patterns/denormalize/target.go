@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // InsertTarget inserts t with the copies of the sources it refers to,
@@ -291,7 +292,7 @@ func (c *Copies[T, S]) refresh(ctx context.Context, key Key, force bool) (*targe
 			return w, nil
 		}
 	}
-	return nil, &StepError{Step: "refresh", Key: key, Err: errors.Join(errors.New("denormalize: sources kept changing"), entity.ErrContention)}
+	return nil, &StepError{Step: "refresh", Key: key, Err: errline.Join(errors.New("denormalize: sources kept changing"), entity.ErrContention)}
 }
 
 // copyIn is the copy of r that bag t holds.

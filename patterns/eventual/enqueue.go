@@ -3,12 +3,12 @@ package eventual
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/steps"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -44,7 +44,7 @@ func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
 		out[i] = o
 	}
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return errline.Join(errs...)
 	}
 	if len(out) == 1 {
 		return p.wrapSend(ctx, 0, &msgs[0], out[0])
@@ -64,7 +64,7 @@ func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errline.Join(errs...)
 }
 
 func (p *Processor) wrapSend(ctx context.Context, i int, m *Message, o outgoing) error {

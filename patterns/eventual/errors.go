@@ -69,7 +69,7 @@ func (e *MessageError) Is(target error) bool {
 func (e *MessageError) Unwrap() error { return e.Err }
 
 // EnqueueError reports one message of an Enqueue call that was not sent;
-// Enqueue joins one per failed message (errors.Join).
+// Enqueue joins one per failed message, in one line; errors.Is and errors.As reach each.
 type EnqueueError struct {
 	Index int // position in the call's arguments
 	Kind  string

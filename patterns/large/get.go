@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -111,7 +112,7 @@ func (t *Table[T]) getOnce(ctx context.Context, pk, rk string) (out T, etag stri
 		}
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errline.Join(errs...); err != nil {
 		return out, d.ETag, err
 	}
 	t.hints.put(pk, rk, refs)

@@ -2,7 +2,6 @@ package large
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -184,5 +184,5 @@ func (t *Table[T]) deleteAll(ctx context.Context, names []string) (int, error) {
 		})
 	}
 	wg.Wait()
-	return n, errors.Join(errs...)
+	return n, errline.Join(errs...)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -279,7 +280,7 @@ func (w *writer[T]) upload(ctx context.Context, todo []*slot) error {
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errline.Join(errs...)
 }
 
 // cleanUp disposes of the blobs this write uploaded after it failed, but

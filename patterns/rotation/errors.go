@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // ErrExpired reports a write to a period that Expire has deleted (or is
@@ -52,4 +53,4 @@ func (e *PeriodError) Unwrap() error { return e.Err }
 // errCatalogChanged makes entity.RetryPolicy.Retry start a catalog step again
 // from a fresh read: another writer claimed a period or moved the expiry
 // mark first, or a lost reply left the outcome of ours unknown.
-var errCatalogChanged = errors.Join(errors.New("rotation: catalog changed"), entity.ErrPreconditionFailed)
+var errCatalogChanged = errline.Join(errors.New("rotation: catalog changed"), entity.ErrPreconditionFailed)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -270,7 +271,7 @@ func (w *write[T]) cleanup(ctx context.Context, cause error) error {
 		}
 	}
 	if err != nil {
-		return errors.Join(cause, fmt.Errorf("secondaryindex: releasing the reservations of %s/%s: %w (a later write, Rebuild or the value's next claimant frees them)", w.pk, w.rk, err))
+		return errline.Join(cause, fmt.Errorf("secondaryindex: releasing the reservations of %s/%s: %w (a later write, Rebuild or the value's next claimant frees them)", w.pk, w.rk, err))
 	}
 	return cause
 }

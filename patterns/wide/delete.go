@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // Delete removes every row of the logical entity in one entity group
@@ -68,7 +69,7 @@ func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) e
 	case errors.As(err, &be):
 		return err
 	case ctx.Err() != nil:
-		return errors.Join(entity.ErrOutcomeUnknown, err)
+		return errline.Join(entity.ErrOutcomeUnknown, err)
 	}
 	// No answer: the head says whether the entity is gone, or changed by
 	// another writer so that this delete can no longer apply.
@@ -79,5 +80,5 @@ func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) e
 	case gerr == nil && d.ETag != headETag:
 		return fmt.Errorf("%w (found by reading the head after: %v)", entity.ErrPreconditionFailed, err)
 	}
-	return errors.Join(entity.ErrOutcomeUnknown, err, gerr)
+	return errline.Join(entity.ErrOutcomeUnknown, err, gerr)
 }

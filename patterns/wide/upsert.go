@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // Upsert writes v whatever the stored version ("last writer wins"):
@@ -31,7 +32,7 @@ func (w *Table[T]) Upsert(ctx context.Context, v *T) error {
 		res, err = w.commit(ctx, bag, old)
 		if old == nil && errors.Is(err, entity.ErrAlreadyExists) {
 			// Inserted by another writer since the read: replace it.
-			return errors.Join(entity.ErrPreconditionFailed, err)
+			return errline.Join(entity.ErrPreconditionFailed, err)
 		}
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // base is the version a write replaces: its head's ETag, which guards the
@@ -169,7 +170,7 @@ func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err er
 		return result{}, err
 	}
 	if err != nil && ctx.Err() != nil {
-		return result{}, errors.Join(entity.ErrOutcomeUnknown, err)
+		return result{}, errline.Join(entity.ErrOutcomeUnknown, err)
 	}
 	var h *head
 	d, gerr := w.rows.Get(ctx, pk, rowKey(id, 0))
@@ -182,7 +183,7 @@ func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err er
 		if err == nil {
 			return result{}, nil // applied; its ETag unknown
 		}
-		return result{}, errors.Join(entity.ErrOutcomeUnknown, err, gerr)
+		return result{}, errline.Join(entity.ErrOutcomeUnknown, err, gerr)
 	}
 	v := outcome(h, wr)
 	switch {
@@ -203,7 +204,7 @@ func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err er
 		}
 		return result{}, fmt.Errorf("%w (found by reading the head after: %v)", why, err)
 	}
-	return result{}, errors.Join(entity.ErrOutcomeUnknown, err)
+	return result{}, errline.Join(entity.ErrOutcomeUnknown, err)
 }
 
 // sameRow reports whether a row read holds exactly the properties names of

@@ -447,6 +447,9 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 		if errors.As(err, &be) || (call != nil && call.Tries() == 0 && !errors.Is(err, batch.ErrMalformed)) {
 			return err // refused before sending, or nothing sent
 		}
+		if call != nil && !call.Reached() && noAnswer(err) {
+			return &ServiceError{Op: "Submit", Table: name, Err: err} // no try reached the service
+		}
 		return unknown(err)
 	}
 	out := &TransactionError{Index: te.Op.Index, StatusCode: te.Op.StatusCode, Code: te.Op.Code, Message: te.Op.Message, Err: err}

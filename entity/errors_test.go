@@ -167,6 +167,14 @@ func TestUnreachableClosedPort(t *testing.T) {
 		break
 	}
 
+	b := tbl.NewBatch()
+	b.Insert(&Person{Dept: "p", ID: "r", Name: "x"})
+	_, err = tbl.Submit(ctx, b)
+	if !errors.Is(err, entity.ErrUnreachable) || errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Fatalf("Submit on a closed port: %v; want ErrUnreachable (nothing reached the service)", err)
+	}
+	oneLine(t, err, "entity: Submit on table Unreachable: service unreachable: ")
+
 	err = tbl.CreateTable(ctx)
 	if !errors.Is(err, entity.ErrUnreachable) {
 		t.Errorf("CreateTable on a closed port: %v; want ErrUnreachable", err)

@@ -567,7 +567,7 @@ func keysBody(pk, rk string) []byte {
 // With WithWriteTokens, its inserts and conditional operations carry the
 // transaction's write token.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return nil, err
 	}
 	if b == nil {

@@ -102,7 +102,7 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // the write, and is otherwise ErrOutcomeUnknown: never applied twice.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, mode UpdateMode, policy RetryPolicy, change func(*T) error) (T, error) {
 	var out T
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return out, err
 	}
 	if change == nil {

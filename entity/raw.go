@@ -8,14 +8,8 @@ import (
 	"github.com/tablekit/tablekit/internal/jsonscan"
 )
 
-// A Table[json.RawMessage] reads each entity as the JSON object the service
-// sent, in minimal metadata (odata.etag and the @odata.type annotations
-// that keep Int64, DateTime, Guid and Binary), undecoded: for code that
-// chooses a Go type per row, or passes rows on as they are. Get, Query,
-// QueryPage and QueryPartitions work as for any T; each RawMessage is a
-// copy of its object, so keeping one does not keep the whole response
-// alive. Writes fail with a *TypeError before any request: write through
-// a Table of a struct type or of DynamicEntity on the same client.
+// A Table[json.RawMessage] reads rows undecoded and refuses writes (see
+// Table).
 
 var rawType = reflect.TypeFor[json.RawMessage]()
 

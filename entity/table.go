@@ -47,8 +47,16 @@ func (m UpdateMode) sdk() (aztables.UpdateMode, error) {
 
 // Table is a typed view of one table whose entities are T: a struct mapped by
 // its `table` tags, DynamicEntity for entities of any shape, or
-// json.RawMessage to read each entity's JSON object as the service sent it
-// (a read-only view; see raw.go's note). It is safe for concurrent use.
+// json.RawMessage for each entity's JSON object as the service sent it.
+//
+// A Table[json.RawMessage] reads in minimal metadata (odata.etag and the
+// @odata.type annotations that keep Int64, DateTime, Guid and Binary), for
+// code that chooses a Go type per row or passes rows on undecoded. Each
+// RawMessage is a copy, so keeping one does not keep a whole response
+// alive. Its writes fail with a *TypeError before any request: write
+// through a Table of a struct type or of DynamicEntity on the same client.
+//
+// Table is safe for concurrent use.
 type Table[T any] struct {
 	client *aztables.Client
 	conn   *conn

@@ -68,7 +68,7 @@ func peek(body []byte, want uint8, disc string) (head, error) {
 		if esc {
 			s, ok := jsonscan.Unescape(name)
 			if !ok {
-				return &jsonscan.SyntaxError{Offset: sc.Pos(), Reason: "malformed property name"}
+				return nil // not a name peek wants; the decoder refuses the body
 			}
 			key = []byte(s)
 		}

@@ -616,7 +616,7 @@ func keysBody(pk, rk string) []byte {
 // SubmitTransaction: operations it cannot address are refused with a
 // *BatchError before sending, and a refusal is reported as answered.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return nil, err
 	}
 	if b == nil {

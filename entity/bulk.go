@@ -69,7 +69,7 @@ func (e *BulkError) Unwrap() error {
 // be written; without, an empty PartitionKey or a ' in a key is refused
 // per entity in the upsert modes (aztables cannot address them).
 func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions) ([]Outcome, error) {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 type Address struct {
@@ -645,13 +646,13 @@ func TestSystemAccessors(t *testing.T) {
 	ts := time.Date(2024, 5, 1, 10, 0, 0, 123456700, time.UTC)
 	etag := `W/"datetime'2024-05-01T10%3A00%3A00.1234567Z'"`
 	p := &Everything{Dept: "d", ID: "i", Name: "n"}
-	if err := entity.SetSystem(p, entity.System{PartitionKey: "P", RowKey: "R", ETag: "e", Timestamp: ts}); err != nil {
+	if err := entityfields.SetSystem(p, entityfields.System{PartitionKey: "P", RowKey: "R", ETag: "e", Timestamp: ts}); err != nil {
 		t.Fatal(err)
 	}
 	if p.Dept != "P" || p.ID != "R" || p.ETag != "e" || !p.When.Equal(ts) || p.Name != "n" {
 		t.Fatalf("SetSystem: %+v", p)
 	}
-	if err := entity.SetWritten(p, etag); err != nil || p.ETag != etag || !p.When.Equal(ts) {
+	if err := entityfields.SetWritten(p, etag); err != nil || p.ETag != etag || !p.When.Equal(ts) {
 		t.Fatalf("SetWritten: %+v %v", p, err)
 	}
 	got, err := entity.SystemOf(p)
@@ -659,14 +660,14 @@ func TestSystemAccessors(t *testing.T) {
 		t.Fatalf("SystemOf: %+v %v", got, err)
 	}
 	d := &entity.DynamicEntity{}
-	_ = entity.SetSystem(d, got)
+	_ = entityfields.SetSystem(d, entityfields.System(got))
 	if back, _ := entity.SystemOf(d); back != got {
 		t.Fatalf("bag: %+v", back)
 	}
 	// A type without ETag and Timestamp fields keeps just the keys.
 	type Keys struct{ PartitionKey, RowKey string }
 	k := &Keys{}
-	if err := entity.SetSystem(k, got); err != nil || *k != (Keys{"P", "R"}) {
+	if err := entityfields.SetSystem(k, entityfields.System(got)); err != nil || *k != (Keys{"P", "R"}) {
 		t.Fatalf("keys only: %+v %v", k, err)
 	}
 	for _, bad := range []any{nil, Keys{}, (*Keys)(nil), new(int), &struct{ Name string }{}} {
@@ -677,7 +678,7 @@ func TestSystemAccessors(t *testing.T) {
 }
 
 func TestRowKeyField(t *testing.T) {
-	f, err := entity.RowKeyFieldOf(reflect.TypeFor[Everything]())
+	f, err := entityfields.RowKeyFieldOf(reflect.TypeFor[Everything]())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -693,7 +694,7 @@ func TestRowKeyField(t *testing.T) {
 			t.Errorf("Get(%T): %v", bad, err)
 		}
 	}
-	bf, err := entity.RowKeyFieldOf(reflect.TypeFor[entity.DynamicEntity]())
+	bf, err := entityfields.RowKeyFieldOf(reflect.TypeFor[entity.DynamicEntity]())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -701,7 +702,7 @@ func TestRowKeyField(t *testing.T) {
 	if err := bf.Set(d, "y"); err != nil || d.RowKey != "y" {
 		t.Fatalf("bag: %v %+v", err, d)
 	}
-	if _, err := entity.RowKeyFieldOf(reflect.TypeFor[struct{ Name string }]()); !errors.Is(err, entity.ErrInvalidType) {
+	if _, err := entityfields.RowKeyFieldOf(reflect.TypeFor[struct{ Name string }]()); !errors.Is(err, entity.ErrInvalidType) {
 		t.Errorf("type without keys: %v", err)
 	}
 }

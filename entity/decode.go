@@ -81,8 +81,9 @@ var propsPool = sync.Pool{New: func() any { s := make([]rawProp, 0, 32); return 
 // scanProps splits data into properties and annotations.
 func scanProps(data []byte, fn func(props []rawProp) error) error {
 	pp := propsPool.Get().(*[]rawProp)
-	sc := scanner{data: data}
-	props, err := sc.object((*pp)[:0])
+	sc := scanAt(data, 0)
+	props, err := sc.Object((*pp)[:0])
+	err = syntaxErr(err)
 	if err == nil {
 		err = fn(props)
 	}
@@ -100,17 +101,17 @@ const annotationSuffix = "@odata.type"
 // others only when apart (see annotationsApart).
 func annotationOf(props []rawProp, i int, name []byte, apart bool) EDMType {
 	if i > 0 && isAnnotationOf(&props[i-1], name) {
-		return parseEDMType(props[i-1].val)
+		return parseEDMType(props[i-1].Val)
 	}
 	if i+1 < len(props) && isAnnotationOf(&props[i+1], name) {
-		return parseEDMType(props[i+1].val)
+		return parseEDMType(props[i+1].Val)
 	}
 	if !apart {
 		return 0
 	}
 	for j := range props {
 		if isAnnotationOf(&props[j], name) {
-			return parseEDMType(props[j].val)
+			return parseEDMType(props[j].Val)
 		}
 	}
 	return 0
@@ -123,13 +124,13 @@ func annotationOf(props []rawProp, i int, name []byte, apart bool) EDMType {
 // the logical entities of FromDynamic.
 func annotationsApart(props []rawProp) bool {
 	for j := range props {
-		an := props[j].name
+		an := props[j].Name
 		if !bytes.HasSuffix(an, []byte(annotationSuffix)) {
 			continue
 		}
 		base := an[:len(an)-len(annotationSuffix)]
-		next := (j > 0 && bytes.Equal(props[j-1].name, base)) || (j+1 < len(props) && bytes.Equal(props[j+1].name, base))
-		if props[j].nameEsc || !next {
+		next := (j > 0 && bytes.Equal(props[j-1].Name, base)) || (j+1 < len(props) && bytes.Equal(props[j+1].Name, base))
+		if props[j].NameEsc || !next {
 			return true
 		}
 	}
@@ -137,8 +138,8 @@ func annotationsApart(props []rawProp) bool {
 }
 
 func isAnnotationOf(p *rawProp, name []byte) bool {
-	an := p.name
-	return len(an) == len(name)+len(annotationSuffix) && p.kind == tokString &&
+	an := p.Name
+	return len(an) == len(name)+len(annotationSuffix) && p.Kind == tokString &&
 		string(an[len(name):]) == annotationSuffix && bytes.Equal(an[:len(name)], name)
 }
 
@@ -152,7 +153,7 @@ func isAnnotation(name []byte) bool {
 // with neither) leave the type of a string unsaid.
 func typedBody(props []rawProp) bool {
 	for i := range props {
-		if n := props[i].name; isAnnotation(n) || bytes.HasPrefix(n, []byte("odata.")) {
+		if n := props[i].Name; isAnnotation(n) || bytes.HasPrefix(n, []byte("odata.")) {
 			return true
 		}
 	}
@@ -166,13 +167,13 @@ func storedType(at EDMType, typed bool, pr *rawProp) EDMType {
 	if at != 0 {
 		return at
 	}
-	switch pr.kind {
+	switch pr.Kind {
 	case tokString:
 		if typed {
 			return EDMString
 		}
 	case tokNumber:
-		return numberType(pr.val)
+		return numberType(pr.Val)
 	case tokTrue, tokFalse:
 		return EDMBoolean
 	}
@@ -237,11 +238,11 @@ func (p *structCodec) decodeWith(data []byte, rv reflect.Value, s protect.Scheme
 		var opened rawProp
 		for i := range props {
 			pr := &props[i]
-			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
+			if pr.Kind == tokNull || pr.Kind == tokNested || isAnnotation(pr.Name) {
 				continue
 			}
-			name := pr.name
-			if pr.nameEsc {
+			name := pr.Name
+			if pr.NameEsc {
 				s, ok := unescape(name)
 				if !ok {
 					return &DecodeError{Reason: "malformed property name"}
@@ -345,7 +346,7 @@ func decodeField(f *field, fv reflect.Value, at EDMType, pr *rawProp) error {
 
 // mismatch reports a value of a type f holds that does not parse or fit.
 func mismatch(f *field, st EDMType, what string, pr *rawProp) error {
-	return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "cannot store " + what + " " + shorten(string(pr.val)) + " in " + f.typ.String() + " field " + f.goName}
+	return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "cannot store " + what + " " + shorten(string(pr.Val)) + " in " + f.typ.String() + " field " + f.goName}
 }
 
 // compatible reports whether a value stored as EDM type st may be read into
@@ -387,16 +388,16 @@ func decodeValue(f *field, fv reflect.Value, st EDMType, pr *rawProp) error {
 	}
 	switch f.kind {
 	case kString:
-		if pr.kind != tokString {
+		if pr.Kind != tokString {
 			return mismatch(f, st, "non-string", pr)
 		}
-		s, ok := stringOf(pr.val, pr.valEsc)
+		s, ok := stringOf(pr.Val, pr.ValEsc)
 		if !ok {
 			return mismatch(f, st, "malformed string", pr)
 		}
 		fv.SetString(s)
 	case kBool:
-		switch pr.kind {
+		switch pr.Kind {
 		case tokTrue:
 			fv.SetBool(true)
 		case tokFalse:
@@ -429,10 +430,10 @@ func decodeValue(f *field, fv reflect.Value, st EDMType, pr *rawProp) error {
 		}
 		setAs(fv, t)
 	case kGUID:
-		if pr.kind != tokString {
+		if pr.Kind != tokString {
 			return mismatch(f, st, "non-string", pr)
 		}
-		g, err := uuid.ParseBytes(pr.val)
+		g, err := uuid.ParseBytes(pr.Val)
 		if err != nil {
 			return mismatch(f, st, "malformed Guid", pr)
 		}
@@ -444,8 +445,8 @@ func decodeValue(f *field, fv reflect.Value, st EDMType, pr *rawProp) error {
 		}
 		fv.SetBytes(b)
 	case kText:
-		s, ok := stringOf(pr.val, pr.valEsc)
-		if pr.kind != tokString || !ok {
+		s, ok := stringOf(pr.Val, pr.ValEsc)
+		if pr.Kind != tokString || !ok {
 			return mismatch(f, st, "non-string", pr)
 		}
 		tu := fv.Addr().Interface().(encoding.TextUnmarshaler)
@@ -453,8 +454,8 @@ func decodeValue(f *field, fv reflect.Value, st EDMType, pr *rawProp) error {
 			return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: "UnmarshalText failed", Err: err}
 		}
 	case kJSON:
-		s, ok := stringOf(pr.val, pr.valEsc)
-		if pr.kind != tokString || !ok {
+		s, ok := stringOf(pr.Val, pr.ValEsc)
+		if pr.Kind != tokString || !ok {
 			return mismatch(f, st, "non-string", pr)
 		}
 		if err := json.Unmarshal([]byte(s), fv.Addr().Interface()); err != nil {
@@ -477,9 +478,9 @@ func decodeValue(f *field, fv reflect.Value, st EDMType, pr *rawProp) error {
 // string, or a number in hand-written bodies). A number with a fraction or
 // an exponent is a Double, even when whole (2.0, 1e3), and is refused.
 func parseInteger(pr *rawProp) (int64, error) {
-	switch pr.kind {
+	switch pr.Kind {
 	case tokNumber, tokString:
-		return strconv.ParseInt(string(pr.val), 10, 64)
+		return strconv.ParseInt(string(pr.Val), 10, 64)
 	}
 	return 0, strconv.ErrSyntax
 }
@@ -489,11 +490,11 @@ func parseInteger(pr *rawProp) (int64, error) {
 // annotated Edm.Double: unannotated, "2.5" is a String or (no metadata) an
 // Int64's digits, never a Double.
 func parseDouble(pr *rawProp, annotated bool) (float64, error) {
-	switch pr.kind {
+	switch pr.Kind {
 	case tokNumber:
-		return strconv.ParseFloat(string(pr.val), 64)
+		return strconv.ParseFloat(string(pr.Val), 64)
 	case tokString:
-		switch string(pr.val) {
+		switch string(pr.Val) {
 		case "NaN":
 			return math.NaN(), nil
 		case "Infinity", "INF":
@@ -502,21 +503,21 @@ func parseDouble(pr *rawProp, annotated bool) (float64, error) {
 			return math.Inf(-1), nil
 		}
 		if annotated {
-			return strconv.ParseFloat(string(pr.val), 64)
+			return strconv.ParseFloat(string(pr.Val), 64)
 		}
 	}
 	return 0, strconv.ErrSyntax
 }
 
 func parseBinary(pr *rawProp) ([]byte, bool) {
-	if pr.kind == tokRawBinary {
-		return append([]byte{}, pr.val...), true
+	if pr.Kind == tokRawBinary {
+		return append([]byte{}, pr.Val...), true
 	}
-	if pr.kind != tokString {
+	if pr.Kind != tokString {
 		return nil, false
 	}
-	raw := pr.val
-	if pr.valEsc { // base64 may have '/' written as "\/"
+	raw := pr.Val
+	if pr.ValEsc { // base64 may have '/' written as "\/"
 		s, ok := unescape(raw)
 		if !ok {
 			return nil, false
@@ -532,10 +533,10 @@ func parseBinary(pr *rawProp) ([]byte, bool) {
 }
 
 func parseTimeToken(pr *rawProp) (time.Time, bool) {
-	if pr.kind != tokString || pr.valEsc {
+	if pr.Kind != tokString || pr.ValEsc {
 		return time.Time{}, false
 	}
-	return parseWireTime(pr.val)
+	return parseWireTime(pr.Val)
 }
 
 // parseWireTime reads the service's DateTime form, 2006-01-02T15:04:05Z with
@@ -595,15 +596,15 @@ func digits(b []byte) (int, bool) {
 // (st 0) stays a string.
 func dynamicValue(name string, st EDMType, pr *rawProp) (any, error) {
 	bad := func(reason string) error {
-		return &DecodeError{Property: name, Stored: st, Reason: reason + ": " + shorten(string(pr.val))}
+		return &DecodeError{Property: name, Stored: st, Reason: reason + ": " + shorten(string(pr.Val))}
 	}
 	if st == 0 {
 		st = storedType(0, true, pr)
 	}
 	switch st {
 	case EDMString:
-		s, ok := stringOf(pr.val, pr.valEsc)
-		if pr.kind != tokString || !ok {
+		s, ok := stringOf(pr.Val, pr.ValEsc)
+		if pr.Kind != tokString || !ok {
 			return nil, bad("malformed Edm.String")
 		}
 		return s, nil
@@ -626,10 +627,10 @@ func dynamicValue(name string, st EDMType, pr *rawProp) (any, error) {
 		}
 		return x, nil
 	case EDMBoolean:
-		if pr.kind != tokTrue && pr.kind != tokFalse {
+		if pr.Kind != tokTrue && pr.Kind != tokFalse {
 			return nil, bad("malformed Edm.Boolean")
 		}
-		return pr.kind == tokTrue, nil
+		return pr.Kind == tokTrue, nil
 	case EDMDateTime:
 		t, ok := parseTimeToken(pr)
 		if !ok {
@@ -637,8 +638,8 @@ func dynamicValue(name string, st EDMType, pr *rawProp) (any, error) {
 		}
 		return t, nil
 	case EDMGuid:
-		g, err := uuid.ParseBytes(pr.val)
-		if pr.kind != tokString || err != nil {
+		g, err := uuid.ParseBytes(pr.Val)
+		if pr.Kind != tokString || err != nil {
 			return nil, bad("malformed Edm.Guid")
 		}
 		return g, nil

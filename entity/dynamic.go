@@ -101,12 +101,12 @@ func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 		var opened rawProp
 		for i := range props {
 			pr := &props[i]
-			if pr.kind == tokNull || pr.kind == tokNested || isAnnotation(pr.name) {
+			if pr.Kind == tokNull || pr.Kind == tokNested || isAnnotation(pr.Name) {
 				continue
 			}
-			name := string(pr.name)
-			if pr.nameEsc {
-				s, ok := unescape(pr.name)
+			name := string(pr.Name)
+			if pr.NameEsc {
+				s, ok := unescape(pr.Name)
 				if !ok {
 					return &DecodeError{Reason: "malformed property name"}
 				}
@@ -115,8 +115,8 @@ func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 			at := annotationOf(props, i, []byte(name), apart)
 			switch name {
 			case "PartitionKey", "RowKey", "odata.etag":
-				s, ok := stringOf(pr.val, pr.valEsc)
-				if pr.kind != tokString || !ok {
+				s, ok := stringOf(pr.Val, pr.ValEsc)
+				if pr.Kind != tokString || !ok {
 					return &DecodeError{Property: name, Reason: "not a string"}
 				}
 				switch name {

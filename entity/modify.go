@@ -119,7 +119,7 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // the write, and is otherwise ErrOutcomeUnknown: never applied twice.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts ModifyOptions) (T, error) {
 	var out T
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return out, err
 	}
 	if change == nil {

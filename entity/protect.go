@@ -255,35 +255,35 @@ func appendBinaryPrefix(b []byte, name string) []byte {
 // `,"N":v` or `,"N@odata.type":"Edm.X","N":v`: its EDM type, the text of
 // its value (unescaped) and, when asked, its canonical Go value.
 func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
-	s := scanner{data: m, i: 1}
-	name, _, err := s.str()
+	s := scanAt(m, 1)
+	name, _, err := s.Str()
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, nil, syntaxErr(err)
 	}
-	s.i++ // ':'
+	s.Skip(1) // ':'
 	var edm EDMType
 	if bytes.HasSuffix(name, []byte(annotationSuffix)) {
-		t, _, err := s.str()
+		t, _, err := s.Str()
 		if err != nil {
-			return 0, nil, nil, err
+			return 0, nil, nil, syntaxErr(err)
 		}
 		edm = parseEDMType(t)
-		s.i++ // ','
-		if name, _, err = s.str(); err != nil {
-			return 0, nil, nil, err
+		s.Skip(1) // ','
+		if name, _, err = s.Str(); err != nil {
+			return 0, nil, nil, syntaxErr(err)
 		}
-		s.i++ // ':'
+		s.Skip(1) // ':'
 	}
 	var pr rawProp
-	if err := s.value(&pr); err != nil {
-		return 0, nil, nil, err
+	if err := s.Value(&pr); err != nil {
+		return 0, nil, nil, syntaxErr(err)
 	}
 	if edm == 0 {
 		edm = storedType(0, true, &pr)
 	}
-	text := pr.val
-	if pr.valEsc {
-		u, ok := unescape(pr.val)
+	text := pr.Val
+	if pr.ValEsc {
+		u, ok := unescape(pr.Val)
 		if !ok {
 			return 0, nil, nil, &DecodeError{Property: string(name), Reason: "malformed string"}
 		}
@@ -317,13 +317,13 @@ var keyPK, keyRK = []byte("PartitionKey"), []byte("RowKey")
 func (src *propSource) key(name []byte) []byte {
 	ps := src.props
 	i, ok := src.find(name)
-	if !ok || ps[i].kind != tokString {
+	if !ok || ps[i].Kind != tokString {
 		return nil
 	}
-	if !ps[i].valEsc {
-		return ps[i].val
+	if !ps[i].ValEsc {
+		return ps[i].Val
 	}
-	s, _ := unescape(ps[i].val)
+	s, _ := unescape(ps[i].Val)
 	return []byte(s)
 }
 
@@ -345,12 +345,12 @@ func openProp(r protect.Reader, name []byte, tagged protect.Mode, pr *rawProp, a
 	if err != nil {
 		return nil, 0, false, err
 	}
-	*out = rawProp{name: pr.name, nameEsc: pr.nameEsc, val: text, kind: textKind(EDMType(edm), text)}
+	*out = rawProp{Name: pr.Name, NameEsc: pr.NameEsc, Val: text, Kind: textKind(EDMType(edm), text)}
 	return out, EDMType(edm), false, nil
 }
 
 // textKind is the JSON token a value's text stands for.
-func textKind(edm EDMType, text []byte) int {
+func textKind(edm EDMType, text []byte) tokKind {
 	switch edm {
 	case EDMBinary:
 		return tokRawBinary
@@ -377,13 +377,13 @@ type propSource struct {
 func (src *propSource) nameOf(i int) ([]byte, bool) {
 	ps := src.props
 	p := &ps[i]
-	if isAnnotation(p.name) {
+	if isAnnotation(p.Name) {
 		return nil, false
 	}
-	if !p.nameEsc {
-		return p.name, true
+	if !p.NameEsc {
+		return p.Name, true
 	}
-	u, ok := unescape(p.name)
+	u, ok := unescape(p.Name)
 	return []byte(u), ok
 }
 
@@ -393,8 +393,8 @@ func (src *propSource) find(name []byte) (int, bool) {
 	ps := src.props
 	for i := range ps {
 		p := &ps[i]
-		if !p.nameEsc {
-			if bytes.Equal(p.name, name) {
+		if !p.NameEsc {
+			if bytes.Equal(p.Name, name) {
 				return i, true
 			}
 			continue
@@ -415,7 +415,7 @@ func (src *propSource) CountPrefix(prefix []byte) int {
 	ps := src.props
 	n := 0
 	for i := range ps {
-		if !ps[i].nameEsc && !bytes.HasPrefix(ps[i].name, prefix) {
+		if !ps[i].NameEsc && !bytes.HasPrefix(ps[i].Name, prefix) {
 			continue
 		}
 		if name, ok := src.nameOf(i); ok && bytes.HasPrefix(name, prefix) {
@@ -435,8 +435,8 @@ func (src *propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
 		return dst, true, &DecodeError{Property: string(name), Reason: "stored as " + at.String() + ", not Edm.Binary"}
 	}
 	pr := &ps[i]
-	raw := pr.val
-	if pr.valEsc { // base64 may have '/' written as "\/"
+	raw := pr.Val
+	if pr.ValEsc { // base64 may have '/' written as "\/"
 		s, ok := unescape(raw)
 		if !ok {
 			return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
@@ -444,7 +444,7 @@ func (src *propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
 		raw = []byte(s)
 	}
 	out, err := base64.StdEncoding.AppendDecode(dst, raw)
-	if pr.kind != tokString || err != nil {
+	if pr.Kind != tokString || err != nil {
 		return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
 	}
 	return out, true, nil

@@ -119,19 +119,6 @@ func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T
 	return page(ctx, t, q, token, t.fetch)
 }
 
-// QueryRaw is Query yielding each entity's JSON body as the service sent it,
-// undecoded: the untyped core of Query, for decoders that choose a Go type
-// per row (package resolver). The bodies are in the table's read format;
-// Table[DynamicEntity] reads minimal metadata, which keeps every type.
-func (t *Table[T]) QueryRaw(ctx context.Context, q Query) iter.Seq2[[]byte, error] {
-	return iterate(ctx, t, q, t.fetchRaw)
-}
-
-// QueryRawPage is QueryPage yielding undecoded bodies; see QueryRaw.
-func (t *Table[T]) QueryRawPage(ctx context.Context, q Query, token string) (Page[[]byte], error) {
-	return page(ctx, t, q, token, t.fetchRaw)
-}
-
 // pageTop is the $top of the next request: the page size, cut to what is
 // left of the limit, never above the service's maximum (0: the service's
 // default of 1,000).

@@ -1,364 +1,44 @@
 package entity
 
 import (
-	"encoding/binary"
-	"unicode/utf16"
-	"unicode/utf8"
+	"errors"
+
+	"github.com/tablekit/tablekit/internal/jsonscan"
 )
 
-// The Table service's entity body is one flat JSON object whose values are
-// strings, numbers, booleans or null. The scanner below splits it into
-// (name, raw value) pairs without building map[string]any; nested values
-// (which the service never sends) are skipped, so a foreign body cannot make
-// decoding fail in surprising ways.
+// Bodies are split by tablekit's one JSON scanner, shared with package
+// resolver (internal/jsonscan); these names keep the decoder's code short.
+type (
+	rawProp = jsonscan.Prop
+	scanner = jsonscan.Scanner
+	tokKind = jsonscan.Kind
+)
 
-// token kinds of a raw value.
 const (
-	tokString = iota + 1
-	tokNumber
-	tokTrue
-	tokFalse
-	tokNull
-	tokNested    // object or array: skipped
-	tokRawBinary // a decrypted Edm.Binary: the bytes themselves (protect.go)
+	tokString    = jsonscan.String
+	tokNumber    = jsonscan.Number
+	tokTrue      = jsonscan.True
+	tokFalse     = jsonscan.False
+	tokNull      = jsonscan.Null
+	tokNested    = jsonscan.Nested
+	tokRawBinary = jsonscan.RawBinary // a decrypted Edm.Binary: the bytes themselves (protect.go)
 )
 
-type rawProp struct {
-	name    []byte // name as written, without quotes (may hold escapes)
-	nameEsc bool   // the name has escapes
-	val     []byte // string: contents without quotes; others: the literal
-	valEsc  bool   // string value has escapes
-	kind    int
+func scanAt(data []byte, i int) scanner            { return jsonscan.At(data, i) }
+func unescape(raw []byte) (string, bool)           { return jsonscan.Unescape(raw) }
+func stringOf(raw []byte, esc bool) (string, bool) { return jsonscan.StringOf(raw, esc) }
+
+// syntaxErr turns the scanner's *jsonscan.SyntaxError into the
+// *DecodeError entity's callers match; other errors pass as they are.
+func syntaxErr(err error) error {
+	if se, ok := errors.AsType[*jsonscan.SyntaxError](err); ok {
+		return &DecodeError{Offset: se.Offset, Reason: se.Reason}
+	}
+	return err
 }
 
-type scanner struct {
-	data []byte
-	i    int
-}
-
-func (s *scanner) fail(reason string) error {
-	return &DecodeError{Offset: s.i, Reason: reason}
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// object scans the top-level object into props (appended to dst).
-func (s *scanner) object(dst []rawProp) ([]rawProp, error) {
-	err := s.members(func(name []byte, esc bool) error {
-		p := rawProp{name: name, nameEsc: esc}
-		if err := s.value(&p); err != nil {
-			return err
-		}
-		dst = append(dst, p)
-		return nil
-	})
-	return dst, err
-}
-
-// members scans one top-level JSON object to the end of the data, calling
-// member after each name and colon to scan that member's value.
-func (s *scanner) members(member func(name []byte, esc bool) error) error {
-	s.ws()
-	if s.i >= len(s.data) || s.data[s.i] != '{' {
-		return s.fail("expected '{'")
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.data) && s.data[s.i] == '}' {
-		s.i++
-		return s.end()
-	}
-	for {
-		s.ws()
-		name, esc, err := s.str()
-		if err != nil {
-			return err
-		}
-		s.ws()
-		if s.i >= len(s.data) || s.data[s.i] != ':' {
-			return s.fail("expected ':'")
-		}
-		s.i++
-		s.ws()
-		if err := member(name, esc); err != nil {
-			return err
-		}
-		s.ws()
-		if s.i >= len(s.data) {
-			return s.fail("unexpected end of body")
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return s.end()
-		default:
-			return s.fail("expected ',' or '}'")
-		}
-	}
-}
-
-func (s *scanner) end() error {
-	s.ws()
-	if s.i != len(s.data) {
-		return s.fail("data after the entity object")
-	}
-	return nil
-}
-
-// str scans a JSON string and returns its raw contents.
-func (s *scanner) str() ([]byte, bool, error) {
-	if s.i >= len(s.data) || s.data[s.i] != '"' {
-		return nil, false, s.fail("expected a string")
-	}
-	s.i++
-	start := s.i
-	esc := false
-	for s.i < len(s.data) {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character (SWAR: a byte is zero after the XOR, or below
-		// 0x20); strings of base64 and text are long runs of such bytes.
-		for s.i+8 <= len(s.data) {
-			x := binary.LittleEndian.Uint64(s.data[s.i:])
-			const lo, hi = 0x0101010101010101, 0x8080808080808080
-			q, b := x^(lo*'"'), x^(lo*'\\')
-			if ((q-lo)&^q|(b-lo)&^b|(x-lo*0x20)&^x)&hi != 0 {
-				break
-			}
-			s.i += 8
-		}
-		if s.i >= len(s.data) {
-			break
-		}
-		c := s.data[s.i]
-		switch {
-		case c == '"':
-			out := s.data[start:s.i]
-			s.i++
-			return out, esc, nil
-		case c == '\\':
-			esc = true
-			s.i += 2
-		case c < 0x20:
-			return nil, false, s.fail("control character in string")
-		default:
-			s.i++
-		}
-	}
-	return nil, false, s.fail("unterminated string")
-}
-
-func (s *scanner) value(p *rawProp) error {
-	if s.i >= len(s.data) {
-		return s.fail("expected a value")
-	}
-	switch c := s.data[s.i]; {
-	case c == '"':
-		v, esc, err := s.str()
-		p.val, p.valEsc, p.kind = v, esc, tokString
-		return err
-	case c == '-' || ('0' <= c && c <= '9'):
-		start := s.i
-		for s.i < len(s.data) {
-			c := s.data[s.i]
-			if ('0' <= c && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-				s.i++
-				continue
-			}
-			break
-		}
-		p.val, p.kind = s.data[start:s.i], tokNumber
-		return nil
-	case c == 't':
-		return s.literal(p, "true", tokTrue)
-	case c == 'f':
-		return s.literal(p, "false", tokFalse)
-	case c == 'n':
-		return s.literal(p, "null", tokNull)
-	case c == '{' || c == '[':
-		p.kind = tokNested
-		return s.skipNested()
-	}
-	return s.fail("unexpected character")
-}
-
-func (s *scanner) literal(p *rawProp, lit string, kind int) error {
-	if len(s.data)-s.i < len(lit) || string(s.data[s.i:s.i+len(lit)]) != lit {
-		return s.fail("invalid literal")
-	}
-	p.val, p.kind = s.data[s.i:s.i+len(lit)], kind
-	s.i += len(lit)
-	return nil
-}
-
-// skipNested skips a balanced object or array, minding strings.
-func (s *scanner) skipNested() error {
-	depth := 0
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case '"':
-			if _, _, err := s.str(); err != nil {
-				return err
-			}
-			continue
-		case '{', '[':
-			depth++
-			if depth > 64 {
-				return s.fail("nesting too deep")
-			}
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				s.i++
-				return nil
-			}
-		}
-		s.i++
-	}
-	return s.fail("unterminated nested value")
-}
-
-// unescape decodes the contents of a JSON string with escapes. It returns
-// false for a malformed escape or invalid UTF-8.
-func unescape(raw []byte) (string, bool) {
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			out = append(out, c)
-			i++
-			continue
-		}
-		if i+1 >= len(raw) {
-			return "", false
-		}
-		switch raw[i+1] {
-		case '"', '\\', '/':
-			out = append(out, raw[i+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(raw[i+2:])
-			if !ok {
-				return "", false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if len(raw) < i+6 || raw[i] != '\\' || raw[i+1] != 'u' {
-					return "", false
-				}
-				r2, ok := hex4(raw[i+2:])
-				if !ok {
-					return "", false
-				}
-				r = utf16.DecodeRune(r, r2)
-				if r == utf8.RuneError {
-					return "", false
-				}
-				i += 6
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return "", false
-		}
-		i += 2
-	}
-	if !utf8.Valid(out) {
-		return "", false
-	}
-	return string(out), true
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		r <<= 4
-		switch {
-		case '0' <= c && c <= '9':
-			r |= rune(c - '0')
-		case 'a' <= c && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case 'A' <= c && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
-// stringOf returns the Go string of a raw string token.
-func stringOf(raw []byte, esc bool) (string, bool) {
-	if !esc {
-		if !utf8.Valid(raw) {
-			return "", false
-		}
-		return string(raw), true
-	}
-	return unescape(raw)
-}
-
-// entityArray returns the elements of the "value" array of a query response
-// body ({"odata.metadata":…,"value":[{…},{…}]}), each a slice of data.
+// entityArray returns the entity objects of a query response body.
 func entityArray(data []byte, dst [][]byte) ([][]byte, error) {
-	s := scanner{data: data}
-	err := s.members(func(name []byte, _ bool) error {
-		if string(name) == "value" && s.i < len(s.data) && s.data[s.i] == '[' {
-			var err error
-			dst, err = s.elements(dst)
-			return err
-		}
-		var skip rawProp
-		return s.value(&skip)
-	})
-	return dst, err
-}
-
-// elements scans an array of objects, appending each object's bytes.
-func (s *scanner) elements(dst [][]byte) ([][]byte, error) {
-	s.i++ // '['
-	for {
-		s.ws()
-		if s.i >= len(s.data) {
-			return dst, s.fail("unterminated array")
-		}
-		switch s.data[s.i] {
-		case ']':
-			s.i++
-			return dst, nil
-		case ',':
-			s.i++
-			continue
-		case '{':
-			start := s.i
-			if err := s.skipNested(); err != nil {
-				return dst, err
-			}
-			dst = append(dst, s.data[start:s.i])
-		default:
-			return dst, s.fail("expected an entity object")
-		}
-	}
+	dst, err := jsonscan.EntityArray(data, dst)
+	return dst, syntaxErr(err)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // shape is how tablekit reads and writes one Go entity type: a tagged
@@ -34,8 +35,11 @@ var dynamicType = reflect.TypeFor[DynamicEntity]()
 
 // shapeOf returns the shape of an entity type, or a *TypeError.
 func shapeOf(t reflect.Type) (shape, error) {
-	if t == dynamicType {
+	switch t {
+	case dynamicType:
 		return dynamicShape{}, nil
+	case rawType:
+		return rawShape{}, nil
 	}
 	p, err := structCodecOf(t)
 	if err != nil {
@@ -176,8 +180,9 @@ type System struct {
 }
 
 // SystemOf reads the system properties of v, a pointer to a tagged struct
-// or a *DynamicEntity, for code that handles entities of any type (package
-// resolver). ETag and Timestamp are zero when the type has no field for them.
+// or a *DynamicEntity: the keys, ETag and Timestamp of any entity value,
+// for generic code. ETag and Timestamp are zero when the type has no field
+// for them.
 func SystemOf(v any) (System, error) {
 	rv, sh, err := entityValue(v)
 	if err != nil {
@@ -186,9 +191,23 @@ func SystemOf(v any) (System, error) {
 	return sh.system(rv), nil
 }
 
-// SetSystem writes s into v's key fields, and into its ETag and Timestamp
+// The hooks of internal/entityfields: how tablekit's own packages set the
+// system fields of values of any type.
+func init() {
+	entityfields.SetSystem = func(v any, s entityfields.System) error { return setSystem(v, System(s)) }
+	entityfields.SetWritten = setWritten
+	entityfields.RowKeyFieldOf = func(t reflect.Type) (entityfields.RowKeyField, error) {
+		f, err := rowKeyFieldOf(t)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return f, nil
+	}
+}
+
+// setSystem writes s into v's key fields, and into its ETag and Timestamp
 // fields when it has them.
-func SetSystem(v any, s System) error {
+func setSystem(v any, s System) error {
 	rv, sh, err := entityValue(v)
 	if err != nil {
 		return err
@@ -197,37 +216,36 @@ func SetSystem(v any, s System) error {
 	return nil
 }
 
-// RowKeyField reads and writes the RowKey of values of one entity type,
-// found once: for code that reaches it row after row on a hot path
-// (package resolver strips RowKey prefixes this way). SystemOf and
-// SetSystem are the general way.
-type RowKeyField struct {
+// rowKeyField reads and writes the RowKey of values of one entity type,
+// found once: for code that reaches it row after row on a hot path.
+type rowKeyField struct {
 	ptr  reflect.Type // *T
 	path []step
 }
 
-// RowKeyFieldOf returns the RowKey field of an entity type: a tagged struct
+// rowKeyFieldOf returns the RowKey field of an entity type: a tagged struct
 // type or DynamicEntity.
-func RowKeyFieldOf(t reflect.Type) (*RowKeyField, error) {
+func rowKeyFieldOf(t reflect.Type) (*rowKeyField, error) {
 	if t == nil {
 		return nil, &TypeError{Reason: "nil reflect.Type"}
 	}
 	if t == dynamicType {
 		f, _ := t.FieldByName("RowKey")
-		return &RowKeyField{ptr: reflect.PointerTo(t), path: []step{{index: f.Index[0]}}}, nil
+		return &rowKeyField{ptr: reflect.PointerTo(t), path: []step{{index: f.Index[0]}}}, nil
 	}
 	sh, err := shapeOf(t)
 	if err != nil {
 		return nil, err
 	}
-	return &RowKeyField{ptr: reflect.PointerTo(t), path: sh.(*structCodec).rk.path}, nil
+	p, ok := sh.(*structCodec)
+	if !ok {
+		return nil, &TypeError{Type: t, Reason: "no RowKey field"}
+	}
+	return &rowKeyField{ptr: reflect.PointerTo(t), path: p.rk.path}, nil
 }
 
 // field returns v's RowKey field; v must be a non-nil pointer to the type.
-func (f *RowKeyField) field(v any) (reflect.Value, error) {
-	if f == nil || f.ptr == nil {
-		return reflect.Value{}, &TypeError{Type: reflect.TypeOf(v), Reason: "nil or zero *entity.RowKeyField (make one with RowKeyFieldOf)"}
-	}
+func (f *rowKeyField) field(v any) (reflect.Value, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() || rv.Type() != f.ptr || rv.IsNil() {
 		return reflect.Value{}, &TypeError{Type: reflect.TypeOf(v), Reason: "want a non-nil " + f.ptr.String()}
@@ -236,7 +254,7 @@ func (f *RowKeyField) field(v any) (reflect.Value, error) {
 }
 
 // Get returns v's RowKey.
-func (f *RowKeyField) Get(v any) (string, error) {
+func (f *rowKeyField) Get(v any) (string, error) {
 	fv, err := f.field(v)
 	if err != nil {
 		return "", err
@@ -245,7 +263,7 @@ func (f *RowKeyField) Get(v any) (string, error) {
 }
 
 // Set stores rowKey into v.
-func (f *RowKeyField) Set(v any, rowKey string) error {
+func (f *rowKeyField) Set(v any, rowKey string) error {
 	fv, err := f.field(v)
 	if err != nil {
 		return err
@@ -254,9 +272,9 @@ func (f *RowKeyField) Set(v any, rowKey string) error {
 	return nil
 }
 
-// SetWritten stores an ETag the service returned, and the Timestamp it
+// setWritten stores an ETag the service returned, and the Timestamp it
 // encodes, into v: what Table and Submit do after a write.
-func SetWritten(v any, etag string) error {
+func setWritten(v any, etag string) error {
 	rv, sh, err := entityValue(v)
 	if err != nil {
 		return err

@@ -46,8 +46,17 @@ func (m UpdateMode) sdk() (aztables.UpdateMode, error) {
 }
 
 // Table is a typed view of one table whose entities are T: a struct mapped by
-// its `table` tags, or DynamicEntity for entities of any shape. It is safe
-// for concurrent use.
+// its `table` tags, DynamicEntity for entities of any shape, or
+// json.RawMessage for each entity's JSON object as the service sent it.
+//
+// A Table[json.RawMessage] reads in minimal metadata (odata.etag and the
+// @odata.type annotations that keep Int64, DateTime, Guid and Binary), for
+// code that chooses a Go type per row or passes rows on undecoded. Each
+// RawMessage is a copy, so keeping one does not keep a whole response
+// alive. Its writes fail with a *TypeError before any request: write
+// through a Table of a struct type or of DynamicEntity on the same client.
+//
+// Table is safe for concurrent use.
 type Table[T any] struct {
 	client *aztables.Client
 	conn   *conn
@@ -271,15 +280,6 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, err
 	return out, nil
 }
 
-// GetRaw is Get returning the entity's JSON body as the service sent it,
-// undecoded, in the table's read format (minimal metadata for
-// Table[DynamicEntity], which carries odata.etag and every type): for
-// decoders that choose the Go type per entity (package resolver).
-func (t *Table[T]) GetRaw(ctx context.Context, partitionKey, rowKey string) ([]byte, error) {
-	body, _, err := t.getRaw(ctx, partitionKey, rowKey)
-	return body, err
-}
-
 func (t *Table[T]) getRaw(ctx context.Context, partitionKey, rowKey string) (body []byte, etag string, err error) {
 	if err := t.ok(); err != nil {
 		return nil, "", err
@@ -292,7 +292,7 @@ func (t *Table[T]) getRaw(ctx context.Context, partitionKey, rowKey string) (bod
 	}
 	if partitionKey == "" || rowKey == "" {
 		q := Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
-		for body, err := range t.QueryRaw(ctx, q) {
+		for body, err := range iterate(ctx, t, q, t.fetchRaw) {
 			return body, "", err
 		}
 		return nil, "", &ServiceError{Op: "Get", Table: t.name, StatusCode: 404, Code: "ResourceNotFound", Err: errors.New("the specified resource does not exist")}
@@ -331,7 +331,7 @@ func rawBody(resp *http.Response, fallback []byte) ([]byte, error) {
 // the first try can have arrived, ErrAlreadyExists; otherwise
 // ErrOutcomeUnknown.
 func (t *Table[T]) Insert(ctx context.Context, e *T) error {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return err
 	}
 	return t.withBody(e, func(body []byte) error {
@@ -399,7 +399,7 @@ func (t *Table[T]) sendOnly(ctx context.Context, w *write, body []byte, do func(
 // ETag (InsertOrMerge / InsertOrReplace). The new ETag is written back into e.
 // A resend repeats it harmlessly, so its answer is always the truth.
 func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return err
 	}
 	m, err := mode.sdk()
@@ -433,7 +433,7 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 // have arrived (or its chain shows another write won, see
 // WithWriteTokens), and ErrOutcomeUnknown otherwise.
 func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return err
 	}
 	if e == nil {
@@ -451,7 +451,7 @@ func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
 // (ErrOutcomeUnknown when that answers a resend: the first try may have
 // updated an entity deleted since).
 func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode UpdateMode) error {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return err
 	}
 	return t.update(ctx, e, mode, AnyETag, wtoken.Base{})
@@ -496,7 +496,7 @@ func errEmptyPartitionKey(op string) error {
 // request is ErrOutcomeUnknown (the first try may have deleted it), as is
 // a 412 unless the stored version predates the first try.
 func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return err
 	}
 	if etag == "" {
@@ -524,7 +524,7 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string
 
 // DeleteEntity removes e on condition that its ETag is still e's.
 func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
-	if err := t.ok(); err != nil {
+	if err := t.okWrite(); err != nil {
 		return err
 	}
 	if e == nil {

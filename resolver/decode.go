@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // RowError reports a stored row the resolver could not return: of unknown
@@ -99,8 +100,8 @@ type readInfo struct {
 // type its discriminator names: a *T for a registered T (after upgrading an
 // old version), or, for a row of unknown type, a *entity.DynamicEntity —
 // or a *RowError matching ErrUnknownType in a Strict schema. Decode bodies
-// in minimal or full metadata (entity.Table[entity.DynamicEntity].QueryRaw
-// returns them so) to keep every property's type.
+// in minimal or full metadata (an entity.Table[json.RawMessage]
+// reads them so) to keep every property's type.
 //
 // With a RowKey-prefix discriminator the RowKey field of the returned value
 // holds the id, without kind and separator.
@@ -185,7 +186,7 @@ func (s *Schema) upgrade(e *entry, old any, body []byte) (any, error) {
 			sys.Timestamp = t.UTC()
 		}
 	}
-	if err := entity.SetSystem(v, sys); err != nil {
+	if err := entityfields.SetSystem(v, entityfields.System(sys)); err != nil {
 		return nil, err
 	}
 	return v, nil

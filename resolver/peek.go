@@ -2,15 +2,17 @@ package resolver
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/jsonscan"
 )
 
 // peek reads the few top-level properties of an entity body that choose its
-// type, without decoding the rest: a single forward pass that stops as soon
-// as it has what it was asked for. It checks the JSON only as far as it
-// reads; the decoder that runs next checks the whole body.
+// type, without decoding the rest: a single forward pass of entity's
+// scanner (internal/jsonscan) that stops as soon as it has what it was
+// asked for. It checks the JSON only as far as it reads; the decoder that
+// runs next checks the whole body.
 //
 // Strings are returned raw (between the quotes); esc says whether they hold
 // escapes, which rawValue.text resolves.
@@ -28,23 +30,12 @@ func (r rawValue) text() (string, bool) {
 	if !r.found || !r.str {
 		return "", false
 	}
-	if !r.esc {
-		return string(r.b), true
-	}
-	return unescape(r.b)
+	return jsonscan.StringOf(r.b, r.esc)
 }
 
-// unescape resolves the escapes of raw string content, the rare case.
-func unescape(content []byte) (string, bool) {
-	q := make([]byte, 0, len(content)+2)
-	q = append(q, '"')
-	q = append(q, content...)
-	q = append(q, '"')
-	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		return "", false
-	}
-	return s, true
+// valueOf is the rawValue of a scanned member.
+func valueOf(p *jsonscan.Prop) rawValue {
+	return rawValue{b: p.Val, found: true, str: p.Kind == jsonscan.String, esc: p.ValEsc}
 }
 
 // What peek looks for.
@@ -60,41 +51,24 @@ type head struct {
 	pk, rk, etag, ts, disc rawValue
 }
 
+// errHave ends a scan that has found everything it was asked for.
+var errHave = errors.New("resolver: peek has what it wants")
+
 // peek scans body for the properties in want; disc names the discriminator
 // property.
 func peek(body []byte, want uint8, disc string) (head, error) {
 	var h head
-	i := skipWS(body, 0)
-	if i >= len(body) || body[i] != '{' {
-		return h, syntaxErr(i, "an entity body must be a JSON object")
-	}
-	i = skipWS(body, i+1)
-	if i < len(body) && body[i] == '}' {
-		return h, nil
-	}
-	for {
-		if i >= len(body) || body[i] != '"' {
-			return h, syntaxErr(i, "expected a property name")
+	sc := jsonscan.New(body)
+	err := sc.Members(func(name []byte, esc bool) error {
+		var p jsonscan.Prop
+		if err := sc.Value(&p); err != nil {
+			return err
 		}
-		end, esc, ok := scanString(body, i)
-		if !ok {
-			return h, syntaxErr(i, "unterminated property name")
-		}
-		key := body[i+1 : end-1]
-		i = skipWS(body, end)
-		if i >= len(body) || body[i] != ':' {
-			return h, syntaxErr(i, "expected ':'")
-		}
-		i = skipWS(body, i+1)
-		var v rawValue
-		v, i, ok = scanValue(body, i)
-		if !ok {
-			return h, syntaxErr(i, "malformed value")
-		}
+		key := name
 		if esc {
-			s, ok := unescape(key)
+			s, ok := jsonscan.Unescape(name)
 			if !ok {
-				return h, syntaxErr(i, "malformed property name")
+				return nil // not a name peek wants; the decoder refuses the body
 			}
 			key = []byte(s)
 		}
@@ -115,107 +89,21 @@ func peek(body []byte, want uint8, disc string) (head, error) {
 			}
 		}
 		if slot != nil && want&bit != 0 {
-			*slot = v
+			*slot = valueOf(&p)
 			want &^= bit
 			if want == 0 {
-				return h, nil
+				return errHave
 			}
 		}
-		i = skipWS(body, i)
-		if i >= len(body) {
-			return h, syntaxErr(i, "unterminated object")
-		}
-		switch body[i] {
-		case ',':
-			i = skipWS(body, i+1)
-		case '}':
-			return h, nil
-		default:
-			return h, syntaxErr(i, "expected ',' or '}'")
-		}
+		return nil
+	})
+	if err == nil || err == errHave {
+		return h, nil
 	}
-}
-
-func syntaxErr(offset int, reason string) error {
-	return &entity.DecodeError{Offset: offset, Reason: reason}
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+	if se, ok := errors.AsType[*jsonscan.SyntaxError](err); ok {
+		return h, &entity.DecodeError{Offset: se.Offset, Reason: se.Reason}
 	}
-	return i
-}
-
-// scanString reads the string whose opening quote is at b[i] and returns the
-// index after its closing quote, and whether it holds escapes. Property
-// names and most values are short: a plain loop beats searching.
-func scanString(b []byte, i int) (end int, esc bool, ok bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			return j + 1, esc, true
-		case '\\':
-			esc = true
-			j++ // the escaped character, which may be a quote
-		}
-	}
-	return len(b), esc, false
-}
-
-// scanValue reads the value at b[i] and returns it and the index after it.
-func scanValue(b []byte, i int) (rawValue, int, bool) {
-	if i >= len(b) {
-		return rawValue{}, i, false
-	}
-	switch b[i] {
-	case '"':
-		end, esc, ok := scanString(b, i)
-		if !ok {
-			return rawValue{}, end, false
-		}
-		return rawValue{b: b[i+1 : end-1], found: true, str: true, esc: esc}, end, true
-	case '{', '[':
-		end, ok := skipNested(b, i)
-		return rawValue{b: b[i:end], found: true}, end, ok
-	}
-	j := i
-	for j < len(b) {
-		c := b[j]
-		if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			break
-		}
-		j++
-	}
-	if j == i {
-		return rawValue{}, i, false
-	}
-	return rawValue{b: b[i:j], found: true}, j, true
-}
-
-// skipNested skips the object or array at b[i].
-func skipNested(b []byte, i int) (int, bool) {
-	depth := 0
-	for i < len(b) {
-		switch b[i] {
-		case '"':
-			end, _, ok := scanString(b, i)
-			if !ok {
-				return end, false
-			}
-			i = end
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1, true
-			}
-		}
-		i++
-	}
-	return i, false
+	return h, err
 }
 
 // find returns the value of the top-level property whose name, followed by
@@ -244,8 +132,13 @@ func find(body, key []byte) (v rawValue, ok bool) {
 				n++
 			}
 			if n%2 == 0 {
-				v, _, ok := scanValue(body, skipWS(body, i+len(key)))
-				return v, ok
+				sc := jsonscan.At(body, i+len(key))
+				sc.WS()
+				var p jsonscan.Prop
+				if err := sc.Value(&p); err != nil {
+					return rawValue{}, false
+				}
+				return valueOf(&p), true
 			}
 		}
 		from = i + 1

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -144,8 +145,8 @@ type entry struct {
 	prefix  string // prefix mode: kind + separator, the start of stored RowKeys
 	version int    // N of .vN; -1 without one
 	typ     reflect.Type
-	rowKey  *entity.RowKeyField // typ's RowKey, stripped of prefix on reads
-	current bool                // rows of typ are written under this name
+	rowKey  entityfields.RowKeyField // typ's RowKey, stripped of prefix on reads
+	current bool                     // rows of typ are written under this name
 
 	// An old version: decode into typ, then upgrade to a value of type to.
 	upgrade func(any) (any, error)
@@ -172,7 +173,7 @@ func (b *builder) add(e *entry) error {
 	}
 	// entity decides which fields hold the keys, ETag and Timestamp; a type
 	// it cannot map (or that has no keys) is refused here.
-	rk, err := entity.RowKeyFieldOf(e.typ)
+	rk, err := entityfields.RowKeyFieldOf(e.typ)
 	if err != nil {
 		return fmt.Errorf("%w: %q: %w", ErrSchema, e.name, err)
 	}

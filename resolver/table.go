@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"slices"
@@ -21,6 +22,7 @@ import (
 type Table struct {
 	s    *Schema
 	bags *entity.Table[entity.DynamicEntity]
+	raw  *entity.Table[json.RawMessage] // reads: each row's object, decoded here
 }
 
 // NewTable returns a view of the client's table through s.
@@ -32,7 +34,11 @@ func NewTable(client *aztables.Client, s *Schema) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Table{s: s, bags: bags}, nil
+	raw, err := entity.NewTable[json.RawMessage](client)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{s: s, bags: bags, raw: raw}, nil
 }
 
 // errNilTable is returned by every method of a nil or zero *Table.
@@ -40,7 +46,7 @@ var errNilTable = errors.New("resolver: nil or zero *resolver.Table (make one wi
 
 // ok checks t before a call.
 func (t *Table) ok() error {
-	if t == nil || t.s == nil || t.bags == nil {
+	if t == nil || t.s == nil || t.bags == nil || t.raw == nil {
 		return errNilTable
 	}
 	return nil
@@ -184,7 +190,7 @@ func (t *Table) get(ctx context.Context, partitionKey, rowKey string) (any, stri
 	if err := t.ok(); err != nil {
 		return nil, "", err
 	}
-	body, err := t.bags.GetRaw(ctx, partitionKey, rowKey)
+	body, err := t.raw.Get(ctx, partitionKey, rowKey)
 	if errors.Is(err, entity.ErrNotFound) {
 		return nil, "", &RowError{PartitionKey: partitionKey, RowKey: rowKey, Err: err}
 	}
@@ -259,7 +265,7 @@ func (t *Table) Query(ctx context.Context, q entity.Query) iter.Seq2[any, error]
 			return
 		}
 		complete := len(q.Select) == 0
-		for body, err := range t.bags.QueryRaw(ctx, t.query(q)) {
+		for body, err := range t.raw.Query(ctx, t.query(q)) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -284,7 +290,7 @@ func (t *Table) QueryPage(ctx context.Context, q entity.Query, token string) (en
 	if err := t.ok(); err != nil {
 		return entity.Page[any]{}, err
 	}
-	raw, err := t.bags.QueryRawPage(ctx, t.query(q), token)
+	raw, err := t.raw.QueryPage(ctx, t.query(q), token)
 	if err != nil {
 		return entity.Page[any]{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // target is the Go value a write came from, to receive the new ETag; nil
@@ -13,7 +14,7 @@ type target struct{ v any }
 
 func (t target) written(etag string) {
 	if t.v != nil {
-		_ = entity.SetWritten(t.v, etag) // v was checked when the write was prepared
+		_ = entityfields.SetWritten(t.v, etag) // v was checked when the write was prepared
 	}
 }
 

@@ -15,6 +15,7 @@ package apisweep_test
 
 import (
 	"context"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -260,13 +261,8 @@ func TestNoPanicOnNil(t *testing.T) {
 					_ = entity.FromDynamic(&entity.DynamicEntity{}, nil)
 					_ = entity.FromDynamic(&entity.DynamicEntity{}, (*Person)(nil))
 				},
-				"Marshal": func() { _, _ = entity.Marshal(nil); _, _ = entity.Marshal((*Person)(nil)) },
-				"Prop":    func() { _, _ = entity.Prop[string](nil, "x") },
-				"SetSystem": func() {
-					_ = entity.SetSystem(nil, entity.System{})
-					_ = entity.SetSystem((*Person)(nil), entity.System{})
-				},
-				"SetWritten":        func() { _ = entity.SetWritten(nil, ""); _ = entity.SetWritten((*entity.DynamicEntity)(nil), "") },
+				"Marshal":           func() { _, _ = entity.Marshal(nil); _, _ = entity.Marshal((*Person)(nil)) },
+				"Prop":              func() { _, _ = entity.Prop[string](nil, "x") },
 				"TimestampFromETag": func() { entity.TimestampFromETag("") },
 				"Unmarshal": func() {
 					_ = entity.Unmarshal(nil, nil)
@@ -274,12 +270,12 @@ func TestNoPanicOnNil(t *testing.T) {
 					_ = entity.Unmarshal([]byte(`{}`), (*Person)(nil))
 					_ = entity.Unmarshal(nil, &Person{})
 				},
-				"Validate":      func() { _ = entity.Validate(nil); _ = entity.Validate((*Person)(nil)) },
-				"RowKeyFieldOf": func() { _, _ = entity.RowKeyFieldOf(nil) },
-				"SystemOf":      func() { _, _ = entity.SystemOf(nil); _, _ = entity.SystemOf((*entity.DynamicEntity)(nil)) },
+				"Validate": func() { _ = entity.Validate(nil); _ = entity.Validate((*Person)(nil)) },
+				"SystemOf": func() { _, _ = entity.SystemOf(nil); _, _ = entity.SystemOf((*entity.DynamicEntity)(nil)) },
 				"NewTable": func() {
 					_, _ = entity.NewTable[Person](nil)
 					_, _ = entity.NewTable[entity.DynamicEntity](nil)
+					_, _ = entity.NewTable[json.RawMessage](nil)
 				},
 				"NewTableFromConnectionString": func() { _, _ = entity.NewTableFromConnectionString[Person]("", "", nil) },
 				"NewTableFromService":          func() { _, _ = entity.NewTableFromService[Person](nil, "") },
@@ -298,7 +294,7 @@ func TestNoPanicOnNil(t *testing.T) {
 				"OutcomeError": reflect.TypeFor[entity.OutcomeError](), "Page": reflect.TypeFor[entity.Page[Person]](),
 				"PropertyMarshaler": reflect.TypeFor[entity.PropertyMarshaler](), "PropertyUnmarshaler": reflect.TypeFor[entity.PropertyUnmarshaler](),
 				"Query": reflect.TypeFor[entity.Query](), "RetryPolicy": reflect.TypeFor[entity.RetryPolicy](),
-				"RowKeyField": reflect.TypeFor[entity.RowKeyField](), "Rule": reflect.TypeFor[entity.Rule](),
+				"Rule":         reflect.TypeFor[entity.Rule](),
 				"ServiceError": reflect.TypeFor[entity.ServiceError](), "System": reflect.TypeFor[entity.System](),
 				"Table": reflect.TypeFor[entity.Table[Person]](), "TransactionError": reflect.TypeFor[entity.TransactionError](),
 				"TypeError": reflect.TypeFor[entity.TypeError](), "UpdateMode": reflect.TypeFor[entity.UpdateMode](),
@@ -437,9 +433,14 @@ func TestNoPanicOnNil(t *testing.T) {
 		},
 	}
 	defer func() { t.Logf("%d methods swept", swept) }()
-	// A Table[DynamicEntity] too, and the nil *entity.Table through a
-	// variable of its own type.
+	// A Table[DynamicEntity] and a Table[json.RawMessage] too, and the nil
+	// *entity.Table through a variable of its own type.
 	sweepMethods(t, reflect.TypeFor[entity.Table[entity.DynamicEntity]](), reflect.ValueOf(bags))
+	rows, err := entity.NewTable[json.RawMessage](kitClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweepMethods(t, reflect.TypeFor[entity.Table[json.RawMessage]](), reflect.ValueOf(rows))
 	_ = nilTable
 
 	for _, p := range pkgs {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // Write stores entries in the spread partition name: each entry's
@@ -29,7 +30,7 @@ func (s *Spread[T]) Write(ctx context.Context, name string, entries ...*T) error
 		}
 		sys, err := entity.SystemOf(e)
 		if err == nil {
-			err = entity.SetSystem(e, entity.System{PartitionKey: s.Partition(name, sys.RowKey), RowKey: sys.RowKey, ETag: sys.ETag, Timestamp: sys.Timestamp})
+			err = entityfields.SetSystem(e, entityfields.System{PartitionKey: s.Partition(name, sys.RowKey), RowKey: sys.RowKey, ETag: sys.ETag, Timestamp: sys.Timestamp})
 		}
 		if err == nil {
 			err = entity.Validate(e)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -255,5 +256,5 @@ func (r *Relation[T, P, C]) Stamp(e *T, pk string, p P, c C) error {
 		return err
 	}
 	sys.PartitionKey, sys.RowKey = pk, key
-	return entity.SetSystem(e, sys)
+	return entityfields.SetSystem(e, entityfields.System(sys))
 }

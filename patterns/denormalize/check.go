@@ -74,7 +74,7 @@ func (c *Copies[T, S]) check(ctx context.Context, opts CheckOptions, sum *drift.
 				}
 				q.Filter = filter.PK(opts.Partitions[tok.Part])
 			}
-			page, err := c.tgtBags.QueryRawPage(ctx, q, tok.Page)
+			page, err := c.tgtRaw.QueryPage(ctx, q, tok.Page)
 			if err != nil {
 				yield(drift.Finding{}, &StepError{Step: "check: read targets", Err: err})
 				return
@@ -153,7 +153,7 @@ func (c *Copies[T, S]) findings(ctx context.Context, t *doc[T], sources map[Key]
 		src, seen := sources[k]
 		if !seen {
 			var err error
-			if src, err = read[S](ctx, c.srcBags, k); err != nil {
+			if src, err = read[S](ctx, c.srcRaw, k); err != nil {
 				return []finding{{err: &StepError{Step: "check: read source", Relation: r.Name, Key: k, Err: err}}}
 			}
 			sources[k] = src

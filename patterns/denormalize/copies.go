@@ -3,6 +3,7 @@ package denormalize
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -22,7 +23,9 @@ type Copies[T, S any] struct {
 	sources *entity.Table[S]
 	targets *entity.Table[T]
 	srcBags *entity.Table[entity.DynamicEntity] // the sources' table, with write tokens
+	srcRaw  *entity.Table[json.RawMessage]      // the sources' table, read as sent
 	tgtBags *entity.Table[entity.DynamicEntity] // the targets' table, with write tokens
+	tgtRaw  *entity.Table[json.RawMessage]      // the targets' table, read as sent
 	same    bool                                // sources and targets share a table
 
 	rels   []*relation[T, S]
@@ -89,6 +92,12 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 		return nil, err
 	}
 	c.srcBags, c.tgtBags = src.WithWriteTokens(), tgt.WithWriteTokens()
+	if c.srcRaw, err = entity.NewTable[json.RawMessage](sources.Client()); err != nil {
+		return nil, err
+	}
+	if c.tgtRaw, err = entity.NewTable[json.RawMessage](targets.Client()); err != nil {
+		return nil, err
+	}
 	c.same = sources.Name() != "" && sources.Name() == targets.Name()
 	if len(c.local) > 0 && !c.same {
 		return nil, &ConfigError{Relation: c.local[0].Name, Field: "Placement", Reason: "is SamePartition, but the sources' table " + sources.Name() + " is not the targets' table " + targets.Name() + " (or a name is unknown: build the clients with entity.ClientOptions)"}
@@ -171,8 +180,8 @@ func decode[V any](raw []byte) (*doc[V], error) {
 }
 
 // read reads the entity k of bags' table; nil when there is none.
-func read[V any](ctx context.Context, bags *entity.Table[entity.DynamicEntity], k Key) (*doc[V], error) {
-	raw, err := bags.GetRaw(ctx, k.PartitionKey, k.RowKey)
+func read[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key) (*doc[V], error) {
+	raw, err := rows.Get(ctx, k.PartitionKey, k.RowKey)
 	if errors.Is(err, entity.ErrNotFound) {
 		return nil, nil
 	}
@@ -183,9 +192,9 @@ func read[V any](ctx context.Context, bags *entity.Table[entity.DynamicEntity], 
 }
 
 // queryRange reads the entities of r.
-func queryRange[V any](ctx context.Context, bags *entity.Table[entity.DynamicEntity], r Range, yield func(*doc[V]) error) error {
+func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, yield func(*doc[V]) error) error {
 	q := entity.Query{Filter: filter.PK(r.PartitionKey).And(filter.RowKeyRange(r.From, r.To))}
-	for raw, err := range bags.QueryRaw(ctx, q) {
+	for raw, err := range rows.Query(ctx, q) {
 		if err != nil {
 			return err
 		}

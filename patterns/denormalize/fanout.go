@@ -58,7 +58,7 @@ func (c *Copies[T, S]) handle(ctx context.Context, m fanout) error {
 		}
 	}
 	for range maxRounds {
-		src, err := read[S](ctx, c.srcBags, key)
+		src, err := read[S](ctx, c.srcRaw, key)
 		if err != nil {
 			return &StepError{Step: "read source", Key: key, Err: err}
 		}
@@ -76,7 +76,7 @@ func (c *Copies[T, S]) handle(ctx context.Context, m fanout) error {
 		if err := c.fanOut(ctx, key, src, rels, union(all...)); err != nil {
 			return err
 		}
-		now, err := read[S](ctx, c.srcBags, key)
+		now, err := read[S](ctx, c.srcRaw, key)
 		if err != nil {
 			return &StepError{Step: "read source again", Key: key, Err: err}
 		}
@@ -147,7 +147,7 @@ func (c *Copies[T, S]) walkTargets(ctx context.Context, source Key, cands Target
 		}
 	}
 	for _, rg := range cands.Ranges {
-		err := queryRange(ctx, c.tgtBags, rg, func(t *doc[T]) error {
+		err := queryRange(ctx, c.tgtRaw, rg, func(t *doc[T]) error {
 			if !first(t.key) {
 				return nil
 			}
@@ -172,7 +172,7 @@ func (c *Copies[T, S]) syncOne(ctx context.Context, key Key, src *doc[S], rels [
 		t = nil // a later round reads again
 		if cur == nil {
 			var err error
-			if cur, err = read[T](ctx, c.tgtBags, tk); err != nil {
+			if cur, err = read[T](ctx, c.tgtRaw, tk); err != nil {
 				return &StepError{Step: "read target", Key: tk, Err: err}
 			}
 			if cur == nil {

@@ -2,6 +2,7 @@ package denormalize_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -130,7 +131,11 @@ type partition struct {
 
 func readPartition(ctx context.Context, bags *entity.Table[entity.DynamicEntity], pk string) (partition, error) {
 	p := partition{depts: map[string]Department{}, emps: map[string]Employee{}}
-	page, err := bags.QueryRawPage(ctx, entity.Query{Filter: filter.PK(pk)}, "")
+	rows, err := entity.NewTable[json.RawMessage](bags.Client())
+	if err != nil {
+		return p, err
+	}
+	page, err := rows.QueryPage(ctx, entity.Query{Filter: filter.PK(pk)}, "")
 	if err != nil {
 		return p, err
 	}

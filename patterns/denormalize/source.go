@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/errline"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -81,7 +82,7 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 		return out, err
 	}
 	err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		old, err := read[S](ctx, c.srcBags, key)
+		old, err := read[S](ctx, c.srcRaw, key)
 		if err != nil {
 			return &StepError{Step: "read source", Key: key, Err: err}
 		}
@@ -128,7 +129,7 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 	var last error
 	for range maxRounds {
 		err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-			old, err := read[S](ctx, c.srcBags, key)
+			old, err := read[S](ctx, c.srcRaw, key)
 			if err != nil {
 				return &StepError{Step: "read source", Key: key, Err: err}
 			}
@@ -167,7 +168,7 @@ func (c *Copies[T, S]) Push(ctx context.Context, pk, rk string) error {
 		return err
 	}
 	return c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		old, err := read[S](ctx, c.srcBags, key)
+		old, err := read[S](ctx, c.srcRaw, key)
 		if err != nil {
 			return &StepError{Step: "read source", Key: key, Err: err}
 		}
@@ -348,7 +349,7 @@ func (c *Copies[T, S]) readTargets(ctx context.Context, source Key, cands Target
 			continue
 		}
 		seen[k] = true
-		t, err := read[T](ctx, c.tgtBags, k)
+		t, err := read[T](ctx, c.tgtRaw, k)
 		if err != nil {
 			return &StepError{Step: "read target", Key: k, Err: err}
 		}
@@ -360,7 +361,7 @@ func (c *Copies[T, S]) readTargets(ctx context.Context, source Key, cands Target
 		}
 	}
 	for _, rg := range cands.Ranges {
-		err := queryRange(ctx, c.tgtBags, rg, func(t *doc[T]) error {
+		err := queryRange(ctx, c.tgtRaw, rg, func(t *doc[T]) error {
 			if seen[t.key] {
 				return nil
 			}
@@ -464,9 +465,9 @@ func submitError(step string, key Key, err error) error {
 // written stores etag into v, or clears v's ETag when it is unknown.
 func written[V any](v *V, key Key, etag string) error {
 	if etag == "" {
-		return entity.SetSystem(v, entity.System{PartitionKey: key.PartitionKey, RowKey: key.RowKey})
+		return entityfields.SetSystem(v, entityfields.System{PartitionKey: key.PartitionKey, RowKey: key.RowKey})
 	}
-	return entity.SetWritten(v, etag)
+	return entityfields.SetWritten(v, etag)
 }
 
 // validKey checks a source's or target's keys before any request.

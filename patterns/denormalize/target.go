@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/errline"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // InsertTarget inserts t with the copies of the sources it refers to,
@@ -80,7 +81,7 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 	}
 	var w *targetWrite[S]
 	err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		old, err := read[T](ctx, c.tgtBags, key)
+		old, err := read[T](ctx, c.tgtRaw, key)
 		if err != nil {
 			return &StepError{Step: "read target", Key: key, Err: err}
 		}
@@ -148,9 +149,9 @@ func (w *targetWrite[S]) result(v any, key Key) error {
 		return err
 	}
 	if w.bag.ETag == "" {
-		return entity.SetSystem(v, entity.System{PartitionKey: key.PartitionKey, RowKey: key.RowKey})
+		return entityfields.SetSystem(v, entityfields.System{PartitionKey: key.PartitionKey, RowKey: key.RowKey})
 	}
-	return entity.SetWritten(v, w.bag.ETag)
+	return entityfields.SetWritten(v, w.bag.ETag)
 }
 
 // writeTarget runs one round of a write of target key from old (nil:
@@ -193,7 +194,7 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, key Key, old *doc[T], cu
 		src, seen := sources[k]
 		if !seen {
 			var err error
-			if src, err = read[S](ctx, c.srcBags, k); err != nil {
+			if src, err = read[S](ctx, c.srcRaw, k); err != nil {
 				return nil, &StepError{Step: "read source", Relation: r.Name, Key: k, Err: err}
 			}
 			sources[k] = src
@@ -252,7 +253,7 @@ func (c *Copies[T, S]) settle(ctx context.Context, key Key, w *targetWrite[S]) e
 // whether each is still the version copied.
 func (c *Copies[T, S]) unchanged(ctx context.Context, w *targetWrite[S]) (bool, error) {
 	for _, k := range w.order {
-		now, err := read[S](ctx, c.srcBags, k)
+		now, err := read[S](ctx, c.srcRaw, k)
 		if err != nil {
 			return false, &StepError{Step: "read source again", Key: k, Err: err}
 		}
@@ -270,7 +271,7 @@ func (c *Copies[T, S]) refresh(ctx context.Context, key Key, force bool) (*targe
 	for range maxRounds {
 		var w *targetWrite[S]
 		err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-			old, err := read[T](ctx, c.tgtBags, key)
+			old, err := read[T](ctx, c.tgtRaw, key)
 			if err != nil {
 				return &StepError{Step: "read target", Key: key, Err: err}
 			}

@@ -373,7 +373,7 @@ func quote(v string) string { return "\"" + indexset.Shorten(v) + "\"" }
 // SamePartition index entities): one partition scan.
 func (s *Set[T]) readPartition(ctx context.Context, pk string) (*partition, error) {
 	p := newPartition(pk)
-	for raw, err := range s.bags.QueryRaw(ctx, entity.Query{Filter: filter.PK(pk)}) {
+	for raw, err := range s.raw.Query(ctx, entity.Query{Filter: filter.PK(pk)}) {
 		if err != nil {
 			return nil, &StepError{Step: "check: read partition", PartitionKey: pk, Err: err}
 		}
@@ -414,7 +414,7 @@ func (s *Set[T]) partitions(ctx context.Context, given []string, t token) iter.S
 			}
 		}
 		var cur *partition
-		for raw, err := range s.bags.QueryRaw(ctx, q) {
+		for raw, err := range s.raw.Query(ctx, q) {
 			if err != nil {
 				yield(nil, &StepError{Step: "check: scan table", Err: err})
 				return

@@ -2,6 +2,7 @@ package indexentity
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -18,6 +19,7 @@ type Set[T any] struct {
 	primary *entity.Table[T]                    // with write tokens
 	bags    *entity.Table[entity.DynamicEntity] // the primary's table, with write tokens
 	entries *entity.Table[entity.DynamicEntity] // OtherPartition index entities' table, with write tokens
+	raw     *entity.Table[json.RawMessage]      // the primary's table, read as sent
 	blobs   *container.Client
 
 	indexes []*index[T]
@@ -77,6 +79,9 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	}
 	s.bags = bags.WithWriteTokens()
 	s.entries = s.bags
+	if s.raw, err = entity.NewTable[json.RawMessage](primary.Client()); err != nil {
+		return nil, err
+	}
 	if cfg.Entries != nil && cfg.Entries.Name() != primary.Name() {
 		s.entries = cfg.Entries.WithWriteTokens()
 	}
@@ -157,7 +162,7 @@ type head struct {
 
 // read reads the primary pk/rk; found is false when there is none.
 func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
-	raw, err := s.bags.GetRaw(ctx, pk, rk)
+	raw, err := s.raw.Get(ctx, pk, rk)
 	if errors.Is(err, entity.ErrNotFound) {
 		return v, false, nil
 	}

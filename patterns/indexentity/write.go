@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -209,12 +210,12 @@ func (w *write[T]) finish(e *T) {
 		return
 	}
 	if w.primary != nil && w.primary.ETag != "" && (w.old == nil || w.primary.ETag != w.old.etag) {
-		_ = entity.SetWritten(e, w.primary.ETag)
+		_ = entityfields.SetWritten(e, w.primary.ETag)
 		return
 	}
 	if sys, err := entity.SystemOf(e); err == nil {
 		sys.ETag = ""
-		_ = entity.SetSystem(e, sys)
+		_ = entityfields.SetSystem(e, entityfields.System(sys))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/errline"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -107,7 +108,7 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 	}
 	t.hints.put(d.PartitionKey, d.RowKey, refs)
 	t.enqueueDisposal(context.WithoutCancel(ctx), gone, delay)
-	if err := entity.SetWritten(e, w.etag); err != nil {
+	if err := entityfields.SetWritten(e, w.etag); err != nil {
 		return w.fail(err) // cannot happen: New checked T
 	}
 	return nil

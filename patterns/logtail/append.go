@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // Append adds entries to the log of partition, in argument order: each gets
@@ -32,7 +33,7 @@ func (l *Log[T]) Append(ctx context.Context, partition string, entries ...*T) er
 	}
 	for i, e := range entries {
 		rk := l.nextKey(l.cfg.Clock())
-		if err := entity.SetSystem(e, entity.System{PartitionKey: partition, RowKey: rk}); err != nil {
+		if err := entityfields.SetSystem(e, entityfields.System{PartitionKey: partition, RowKey: rk}); err != nil {
 			return &ArgError{Op: "Append", Arg: "entry", Value: strconv.Itoa(i), Reason: "its keys cannot be set", Err: err}
 		}
 		if err := entity.Validate(e); err != nil {

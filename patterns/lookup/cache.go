@@ -2,6 +2,7 @@ package lookup
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"slices"
 	"sync"
@@ -148,7 +149,7 @@ func (s *Snapshot[T]) All() iter.Seq[T] {
 // §5, "join in the client"). It is safe for concurrent use; lookups take
 // no lock.
 type Cache[T any] struct {
-	bags *entity.Table[entity.DynamicEntity] // the table, read in full metadata
+	rows *entity.Table[json.RawMessage] // the table, each entity read as sent
 	cfg  Config
 	snap atomic.Pointer[Snapshot[T]]
 
@@ -175,7 +176,7 @@ func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 	if _, err := cfg.Query.Filter.Build(); err != nil {
 		return nil, &ConfigError{Field: "Query", Reason: err.Error()}
 	}
-	bags, err := entity.NewTable[entity.DynamicEntity](t.Client())
+	rows, err := entity.NewTable[json.RawMessage](t.Client())
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 	if _, err := entity.SystemOf(&probe); err != nil {
 		return nil, &ConfigError{Field: "T", Reason: err.Error()}
 	}
-	return &Cache[T]{bags: bags, cfg: cfg.withDefaults()}, nil
+	return &Cache[T]{rows: rows, cfg: cfg.withDefaults()}, nil
 }
 
 // Get returns the entity with keys pk, rk from the cache, loading or
@@ -230,7 +231,7 @@ func (c *Cache[T]) Cached() *Snapshot[T] {
 
 // ok refuses a nil or zero Cache, which New never returns.
 func (c *Cache[T]) ok() error {
-	if c == nil || c.bags == nil {
+	if c == nil || c.rows == nil {
 		return &ConfigError{Field: "Cache", Reason: "is nil or the zero value: make it with New"}
 	}
 	return nil
@@ -339,7 +340,7 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 		q.Filter = q.Filter.And(filter.Ge("Timestamp", old.mark.Add(-c.cfg.Margin)))
 	}
 	copied := full
-	for raw, err := range c.bags.QueryRaw(ctx, q) {
+	for raw, err := range c.rows.Query(ctx, q) {
 		if err != nil {
 			return nil, &LoadError{Full: full, Err: err}
 		}

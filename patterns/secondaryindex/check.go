@@ -3,6 +3,7 @@ package secondaryindex
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -143,7 +144,7 @@ func (c *checker[T]) primaries(tok token) bool {
 		q.Filter = filter.Ge(filter.PartitionKeyProperty, tok.PK)
 	}
 	started := false
-	for it, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[[]byte, error] { return c.s.bags.QueryRaw(ctx, q) }) {
+	for it, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[json.RawMessage, error] { return c.s.raw.Query(ctx, q) }) {
 		if err != nil {
 			return c.fail(err)
 		}
@@ -175,7 +176,7 @@ func (c *checker[T]) listed(tok token) {
 			continue
 		}
 		c.begin(pk)
-		for raw, err := range c.s.bags.QueryRaw(c.ctx, entity.Query{Filter: filter.PK(pk)}) {
+		for raw, err := range c.s.raw.Query(c.ctx, entity.Query{Filter: filter.PK(pk)}) {
 			if err != nil {
 				c.fail(err)
 				return
@@ -445,7 +446,7 @@ type decoded struct {
 
 // prefetch runs a query ahead of its reader, decoding as it goes, so that
 // the next page is on its way while the reader compares this one.
-func prefetch(ctx context.Context, query func(ctx context.Context) iter.Seq2[[]byte, error]) iter.Seq2[*decoded, error] {
+func prefetch(ctx context.Context, query func(ctx context.Context) iter.Seq2[json.RawMessage, error]) iter.Seq2[*decoded, error] {
 	type item struct {
 		d   *decoded
 		err error

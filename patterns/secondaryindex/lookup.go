@@ -2,12 +2,14 @@ package secondaryindex
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -35,12 +37,12 @@ func (s *Set[T]) index(name string) (*index[T], error) {
 	return ix, nil
 }
 
-// readers returns the table an index's entries are read from as T.
-func (s *Set[T]) readers(ix *index[T]) *entity.Table[T] {
+// readers returns the table an index's entries are read from.
+func (s *Set[T]) readers(ix *index[T]) *entity.Table[json.RawMessage] {
 	if ix.Placement == OtherPartition {
 		return s.copies
 	}
-	return s.primary
+	return s.raw
 }
 
 // decodeHit reads an entry as T with its primary's keys (and no ETag: the
@@ -55,7 +57,7 @@ func decodeHit[T any](raw []byte) (hit[T], error) {
 		return h, err
 	}
 	h.pk, h.rk, h.epk, h.erk = m.TkPrimaryPK, m.TkPrimaryRK, m.PartitionKey, m.RowKey
-	return h, entity.SetSystem(&h.e, entity.System{PartitionKey: h.pk, RowKey: h.rk})
+	return h, entityfields.SetSystem(&h.e, entityfields.System{PartitionKey: h.pk, RowKey: h.rk})
 }
 
 // Lookup returns the entity whose value in the unique index named index
@@ -122,7 +124,7 @@ func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts
 			yield(zero, &KeyError{Index: ix.Name, Value: value, Err: err})
 			return
 		}
-		raw, err := s.readers(ix).GetRaw(ctx, epk, erk)
+		raw, err := s.readers(ix).Get(ctx, epk, erk)
 		if errors.Is(err, entity.ErrNotFound) {
 			return
 		}
@@ -200,7 +202,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, op
 			}
 			return true
 		}
-		for raw, err := range s.readers(ix).QueryRaw(ctx, q) {
+		for raw, err := range s.readers(ix).Query(ctx, q) {
 			if err != nil {
 				yield(zero, err)
 				return

@@ -3,6 +3,7 @@ package secondaryindex
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -20,7 +21,8 @@ type Set[T any] struct {
 	primary *entity.Table[T]                    // with write tokens
 	bags    *entity.Table[entity.DynamicEntity] // the primary's table, with write tokens
 	entries *entity.Table[entity.DynamicEntity] // OtherPartition entries' table, with write tokens
-	copies  *entity.Table[T]                    // the same table, read as T
+	raw     *entity.Table[json.RawMessage]      // the primary's table, read as sent
+	copies  *entity.Table[json.RawMessage]      // the entries' table, read as sent
 	other   bool                                // entries live in another table
 
 	indexes []*index[T]
@@ -75,11 +77,14 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		return nil, err
 	}
 	s.bags = bags.WithWriteTokens()
-	s.entries, s.copies = s.bags, s.primary
+	if s.raw, err = entity.NewTable[json.RawMessage](primary.Client()); err != nil {
+		return nil, err
+	}
+	s.entries, s.copies = s.bags, s.raw
 	if cfg.Entries != nil && cfg.Entries.Name() != primary.Name() {
 		s.other = true
 		s.entries = cfg.Entries.WithWriteTokens()
-		if s.copies, err = entity.NewTable[T](cfg.Entries.Client()); err != nil {
+		if s.copies, err = entity.NewTable[json.RawMessage](cfg.Entries.Client()); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +144,7 @@ type version[T any] struct {
 
 // read reads a primary; found is false when it does not exist.
 func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
-	raw, err := s.bags.GetRaw(ctx, pk, rk)
+	raw, err := s.raw.Get(ctx, pk, rk)
 	if errors.Is(err, entity.ErrNotFound) {
 		return v, false, nil
 	}

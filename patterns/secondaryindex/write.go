@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/errline"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -237,13 +238,13 @@ func (w *write[T]) finish(e *T) {
 		return
 	}
 	if w.primary.ETag != "" && w.primary.ETag != w.old.etagOr() {
-		_ = entity.SetWritten(e, w.primary.ETag)
+		_ = entityfields.SetWritten(e, w.primary.ETag)
 		return
 	}
 	sys, err := entity.SystemOf(e)
 	if err == nil {
 		sys.ETag = ""
-		_ = entity.SetSystem(e, sys)
+		_ = entityfields.SetSystem(e, entityfields.System(sys))
 	}
 }
 

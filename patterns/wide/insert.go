@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // Insert adds the logical entity v, keyed by its PartitionKey and RowKey
@@ -38,7 +39,7 @@ func toBag[T any](v *T) (*entity.DynamicEntity, error) {
 
 // setWritten stores a committed version's ETag and Timestamp into v.
 func setWritten[T any](v *T, bag *entity.DynamicEntity, res result) error {
-	return entity.SetSystem(v, entity.System{PartitionKey: bag.PartitionKey, RowKey: bag.RowKey, ETag: res.etag, Timestamp: res.ts})
+	return entityfields.SetSystem(v, entityfields.System{PartitionKey: bag.PartitionKey, RowKey: bag.RowKey, ETag: res.etag, Timestamp: res.ts})
 }
 
 // opError wraps err with the operation and v's keys.

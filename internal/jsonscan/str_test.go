@@ -1,4 +1,4 @@
-package entity
+package jsonscan
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ func TestScannerStrEveryPosition(t *testing.T) {
 				body := bytes.Repeat([]byte{'a'}, n)
 				body[pos] = special
 				data := append(append([]byte{'"'}, body...), '"', ' ')
-				s := scanner{data: data}
-				got, esc, err := s.str()
+				s := New(data)
+				got, esc, err := s.Str()
 				// The rule: the string ends at the first unescaped quote; a
 				// backslash escapes the next byte; a byte below 0x20, or no
 				// closing quote, is an error.

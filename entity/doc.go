@@ -93,6 +93,17 @@
 //     every round; HTTP 409 is [ErrAlreadyExists].
 //   - Concurrency: every "0 means" concurrency field means
 //     [DefaultConcurrency].
+//   - Errors: every message is one line that starts with its package's
+//     name ("entity: ", "keys: ", "resolver: ", "secondaryindex: "), names
+//     the operation, table and keys it is about, and never repeats the
+//     prefix of an error it wraps; sentinels match with errors.Is, typed
+//     errors with errors.As, and the service's answer stays reachable as
+//     *azcore.ResponseError. Authorization failures match
+//     [ErrUnauthorized], a service that never answered [ErrUnreachable].
+//   - Raw rows: Table[json.RawMessage] reads each entity's JSON object as
+//     the service sent it (a copy), and refuses writes with a [*TypeError]
+//     before any request: the bytes-level view for pass-through and for
+//     decoders of one's own.
 //
 // # Outcomes under lost replies
 //

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/entityfields"
+	"github.com/tablekit/tablekit/internal/errline"
 )
 
 // InsertTarget inserts t with the copies of the sources it refers to,

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/entityfields"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 

@@ -80,7 +80,7 @@ func TestShutdownLosesNothing(t *testing.T) {
 	}
 }
 
-// TestVisibilityRenewal runs a handler for 5 s with a 2 s visibility
+// TestVisibilityRenewal runs a handler for 9 s with a 4 s visibility
 // timeout while a second worker polls the same queue: the renewals keep
 // the message invisible, so it is delivered once; the cost meter counts
 // the UpdateMessage requests that did it.
@@ -93,13 +93,16 @@ func TestVisibilityRenewal(t *testing.T) {
 	rec := newOutcomes()
 	cfg := patterntest.Fast()
 	cfg.Workers = 1
-	cfg.VisibilityTimeout = 2 * time.Second
+	// A 4 s window renewed every 2 s: a renewal may be late by up to 2 s
+	// (a loaded machine, an Azurite pause) before another worker could
+	// receive the message, which is what the test would then catch.
+	cfg.VisibilityTimeout = 4 * time.Second
 	cfg.Hooks = rec.hooks()
 	var runs atomic.Int32
 	slow := func(ctx context.Context, _ ArchiveEmployee) error {
 		runs.Add(1)
 		select {
-		case <-time.After(5 * time.Second):
+		case <-time.After(9 * time.Second):
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -132,7 +135,7 @@ func TestVisibilityRenewal(t *testing.T) {
 	if o := rec.list()[0]; o.DequeueCount != 1 {
 		t.Errorf("dequeue count %d, want 1", o.DequeueCount)
 	}
-	// Renewals at 1 s, 2 s, 3 s, 4 s (each halfway through a 2 s window).
+	// Renewals at 2 s, 4 s, 6 s, 8 s (each halfway through a 4 s window).
 	if n := used.Count(cost.Queue, cost.OpUpdateMessage); n < 3 || n > 5 {
 		t.Errorf("%d UpdateMessage requests, want about 4", n)
 	}

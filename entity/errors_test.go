@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
 )
 
 // oneLine fails t unless err's text is one line starting with want.
@@ -188,32 +186,8 @@ func TestUnreachableClosedPort(t *testing.T) {
 func TestLostReplyIsNotUnreachable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	u, err := url.Parse(env.TableEndpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := faults.NewProxy(u.Host, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	endpoint, err := proxy.Rewrite(env.TableEndpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cred, err := aztables.NewSharedKeyCredential(integration.AzuriteAccountName, integration.AzuriteAccountKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tries counter
-	svc, err := aztables.NewServiceClientWithSharedKey(endpoint, cred, entity.ClientOptions(shortRetries(&aztables.ClientOptions{}, &tries)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := env.TableName(t)
-	if _, err := env.TableService.CreateTable(ctx, name, nil); err != nil {
-		t.Fatal(err)
-	}
+	svc, proxy, name := proxiedService(t, 9, shortRetries(&aztables.ClientOptions{}, &tries))
 	tbl, err := entity.NewTableFromService[Person](svc, name)
 	if err != nil {
 		t.Fatal(err)

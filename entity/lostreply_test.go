@@ -308,33 +308,9 @@ func TestModifyCountersUnderLostReplies(t *testing.T) {
 // proxy that resets 10% of replies mid-way, below the HTTP client.
 func TestModifyCountersThroughResettingProxy(t *testing.T) {
 	t.Parallel()
-	u, err := url.Parse(env.TableEndpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := faults.NewProxy(u.Host, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	endpoint, err := proxy.Rewrite(env.TableEndpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cred, err := aztables.NewSharedKeyCredential(integration.AzuriteAccountName, integration.AzuriteAccountKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := env.ClientOptions()
 	opts.Retry.MaxRetries = 6
-	svc, err := aztables.NewServiceClientWithSharedKey(endpoint, cred, entity.ClientOptions(opts))
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := env.TableName(t)
-	if _, err := env.TableService.CreateTable(context.Background(), name, nil); err != nil {
-		t.Fatal(err)
-	}
+	svc, proxy, name := proxiedService(t, 5, opts)
 	tbl, err := entity.NewTableFromService[Counter](svc, name)
 	if err != nil {
 		t.Fatal(err)
@@ -518,4 +494,38 @@ func TestUpdateLostReplyAfterAnotherWriterWon(t *testing.T) {
 	if s := f.Stats(); s.LostReplies != 2 {
 		t.Fatalf("faults %+v", s)
 	}
+}
+
+// proxiedService is a table service client whose connections go through a
+// loopback proxy that resets replies at the rate given to its
+// SetResetRate, and a freshly created table name on it; the proxy closes
+// with the test.
+func proxiedService(t *testing.T, seed uint64, opts *aztables.ClientOptions) (*aztables.ServiceClient, *faults.Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(env.TableEndpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faults.NewProxy(u.Host, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	endpoint, err := proxy.Rewrite(env.TableEndpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := aztables.NewSharedKeyCredential(integration.AzuriteAccountName, integration.AzuriteAccountKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := aztables.NewServiceClientWithSharedKey(endpoint, cred, entity.ClientOptions(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := env.TableName(t)
+	if _, err := env.TableService.CreateTable(context.Background(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	return svc, proxy, name
 }

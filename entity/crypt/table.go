@@ -21,8 +21,8 @@ type Config struct {
 	Key KeyWrapper
 	// Table is the table name bound into every ciphertext and signature,
 	// so a ciphertext copied to another table does not decrypt. "" means
-	// the entity table's name; set it when the table was opened with
-	// entity.NewTable, which does not know its name.
+	// the entity table's Name (for entity.NewTable, the one in the
+	// client's URL); set it when that is empty, which New refuses.
 	Table string
 	// Encrypt marks properties to encrypt besides those tagged
 	// `table:",encrypt"`: a function of (PartitionKey, RowKey, property

@@ -2,6 +2,7 @@ package indexset
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/drift"
@@ -88,6 +89,35 @@ func (e *RowKeyError[P]) Error() string {
 
 // Is makes errors.Is(err, entity.ErrInvalid) true.
 func (e *RowKeyError[P]) Is(target error) bool { return target == entity.ErrInvalid }
+
+// ModeError reports a write refused before any request because of its
+// update mode: an index Set writes the whole primary, since its entries
+// are computed from all of it, so Merge (or an unknown mode) is refused;
+// use entity.Replace (or 0). It matches entity.ErrInvalid.
+type ModeError[P Package] struct {
+	Op   string // "Modify"
+	Mode entity.UpdateMode
+}
+
+func (e *ModeError[P]) Error() string {
+	var p P
+	mode := "Merge"
+	if e.Mode != entity.Merge {
+		mode = "mode " + strconv.Itoa(int(e.Mode))
+	}
+	return p.Name() + ": " + e.Op + " with " + mode + ": a Set writes its primaries whole; use Replace"
+}
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *ModeError[P]) Is(target error) bool { return target == entity.ErrInvalid }
+
+// CheckMode returns a *ModeError unless mode is 0 or entity.Replace.
+func CheckMode[P Package](op string, mode entity.UpdateMode) error {
+	if mode == 0 || mode == entity.Replace {
+		return nil
+	}
+	return &ModeError[P]{Op: op, Mode: mode}
+}
 
 // StepError reports a failed step of an index operation; it names the
 // step and the entity, and unwraps to entity's error, so that

@@ -55,6 +55,16 @@ func TestErrorsArePerPackage(t *testing.T) {
 	if !errors.Is(err, entity.ErrPreconditionFailed) || err.Error() != "b: submit (index name) of Sales/1: "+entity.ErrPreconditionFailed.Error() {
 		t.Errorf("StepError: %q", err)
 	}
+	err = CheckMode[pkgA]("Modify", entity.Merge)
+	if got := err.Error(); got != "a: Modify with Merge: a Set writes its primaries whole; use Replace" || !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("ModeError: %q", got)
+	}
+	if err := CheckMode[pkgB]("Modify", 9); err == nil || err.Error() != "b: Modify with mode 9: a Set writes its primaries whole; use Replace" {
+		t.Errorf("ModeError of an unknown mode: %v", err)
+	}
+	if CheckMode[pkgA]("Modify", 0) != nil || CheckMode[pkgA]("Modify", entity.Replace) != nil {
+		t.Error("CheckMode refuses 0 or Replace")
+	}
 	if err := Raced(inner); !errors.Is(err, drift.ErrRaced) || !errors.Is(err, inner) {
 		t.Errorf("Raced: %v", err)
 	}

@@ -26,7 +26,8 @@ type Config struct {
 	PrimaryPrefix string
 	// Retry bounds the read-modify-write rounds lost to concurrent writers
 	// of the same entity or index entity; the zero value is
-	// entity.RetryPolicy's defaults (10 rounds).
+	// entity.RetryPolicy's defaults (10 rounds). A Modify whose
+	// ModifyOptions.Retry is not zero uses that instead.
 	Retry entity.RetryPolicy
 	// Kind is the name of the message kind that keeps OtherPartition and
 	// Blob indexes; "" means "indexentity.<table>.v1". Two Sets of one

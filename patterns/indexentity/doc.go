@@ -32,7 +32,8 @@
 //			return e.LastName, e.LastName != ""
 //		}})
 //	err = byName.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000152", LastName: "Jones"})
-//	e, err := byName.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil })
+//	e, err := byName.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil },
+//		entity.ModifyOptions{}) // Mode 0 means Replace: the primary is written whole
 //	for e, err := range byName.LookupAll(ctx, "lastname", "Sales", "Jones", indexentity.LookupOptions{}) { … }
 //	for f, err := range byName.Check(ctx, indexentity.CheckOptions{}) { … } // drift.Finding
 //	sum, err := byName.Rebuild(ctx, indexentity.CheckOptions{})

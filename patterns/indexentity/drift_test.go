@@ -312,7 +312,7 @@ func TestRebuildWhileWriting(t *testing.T) {
 							}
 							writes.Add(1)
 							rk := keys.Pad(int64(i*7%60), 6)
-							if _, err := f.s.Modify(ctx, "Sales", rk, func(e *Employee) error { e.LastName = names[i%3]; return nil }); err != nil {
+							if _, err := f.s.Modify(ctx, "Sales", rk, func(e *Employee) error { e.LastName = names[i%3]; return nil }, entity.ModifyOptions{}); err != nil {
 								return err
 							}
 						}
@@ -373,7 +373,7 @@ func TestRebuildFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := &beforeBatch{f: func() {
-		if _, err := other.Modify(ctx, "Sales", "000003", func(e *Employee) error { e.LastName = "Smith"; return nil }); err != nil {
+		if _, err := other.Modify(ctx, "Sales", "000003", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{}); err != nil {
 			t.Error(err)
 		}
 	}}

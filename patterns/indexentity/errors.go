@@ -47,6 +47,11 @@ type (
 	// own), or that lacks Config.PrimaryPrefix. Nothing was sent. It
 	// matches entity.ErrInvalid.
 	RowKeyError = indexset.RowKeyError[pkg]
+	// ModeError reports a Modify whose ModifyOptions.Mode is Merge (or
+	// unknown): a Set writes the whole primary, from which its lists are
+	// computed, so only entity.Replace (or 0) is accepted. Nothing was
+	// sent. It matches entity.ErrInvalid.
+	ModeError = indexset.ModeError[pkg]
 	// StepError reports a failed step of an index operation (Step, Index,
 	// PartitionKey, RowKey) and unwraps to entity's error, so that
 	// errors.Is(err, entity.ErrPreconditionFailed) and the like still

@@ -50,7 +50,7 @@ func ExampleSet() {
 	show("Jones")
 	// The employee, Jones's index entity and Smith's change in one
 	// transaction.
-	if _, err := byName.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil }); err != nil {
+	if _, err := byName.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{}); err != nil {
 		panic(err)
 	}
 	show("Jones")

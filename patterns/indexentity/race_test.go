@@ -68,7 +68,7 @@ func TestRenameUnderConcurrentWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := renamer.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Smith"; return nil }); err != nil {
+	if _, err := renamer.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := answered.Count(cost.Table, cost.OpBatch); n != 2 {
@@ -106,7 +106,7 @@ func TestLostReplyRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.LoseNext(1, isBatch)
-	e, err := s.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Smith"; return nil })
+	e, err := s.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestLocalLoad(t *testing.T) {
 				err = nil
 			}
 		default:
-			_, err = s.Modify(ctx, "Sales", rk, func(e *Employee) error { e.LastName = name; return nil })
+			_, err = s.Modify(ctx, "Sales", rk, func(e *Employee) error { e.LastName = name; return nil }, entity.ModifyOptions{})
 			if errors.Is(err, entity.ErrNotFound) {
 				err = nil
 			}

@@ -191,7 +191,7 @@ func TestRemoteCrashAtEveryStep(t *testing.T) {
 							}
 						}
 						s, p := w.set(t, kenv, cfg, indexentity.Config{})
-						if _, err := s.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Smith"; return nil }); err != nil {
+						if _, err := s.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{}); err != nil {
 							return err
 						}
 						rctx, cancel := context.WithCancel(ctx)
@@ -310,7 +310,7 @@ func remoteLoad(t *testing.T, placement indexentity.Placement) {
 				err = nil
 			}
 		default:
-			_, err = writers.Modify(ctx, "Sales", rk, func(e *Employee) error { e.LastName = name; return nil })
+			_, err = writers.Modify(ctx, "Sales", rk, func(e *Employee) error { e.LastName = name; return nil }, entity.ModifyOptions{})
 			if errors.Is(err, entity.ErrNotFound) {
 				err = nil
 			}

@@ -77,7 +77,7 @@ func TestGuideExample(t *testing.T) {
 
 	// The rename: three entities in one transaction.
 	answered.Reset()
-	e, err := s.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil })
+	e, err := s.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestValidation(t *testing.T) {
 	if err := s.Update(ctx, &e); !errors.Is(err, entity.ErrNoETag) {
 		t.Errorf("update without ETag: %v", err)
 	}
-	if _, err := s.Modify(ctx, "Sales", "1", nil); !errors.Is(err, entity.ErrInvalid) {
+	if _, err := s.Modify(ctx, "Sales", "1", nil, entity.ModifyOptions{}); !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("nil change: %v", err)
 	}
 	if err := s.Insert(ctx, &e); err != nil {
@@ -256,11 +256,11 @@ func TestValidation(t *testing.T) {
 	if err := s.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "1", LastName: "Smith"}); !errors.Is(err, entity.ErrAlreadyExists) {
 		t.Errorf("second insert: %v", err)
 	}
-	if _, err := s.Modify(ctx, "Sales", "1", func(e *Employee) error { e.RowKey = "2"; return nil }); !errors.Is(err, entity.ErrInvalid) {
+	if _, err := s.Modify(ctx, "Sales", "1", func(e *Employee) error { e.RowKey = "2"; return nil }, entity.ModifyOptions{}); !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("a change of keys: %v", err)
 	}
 	giveUp := fmt.Errorf("no")
-	if _, err := s.Modify(ctx, "Sales", "1", func(e *Employee) error { return giveUp }); err != giveUp {
+	if _, err := s.Modify(ctx, "Sales", "1", func(e *Employee) error { return giveUp }, entity.ModifyOptions{}); err != giveUp {
 		t.Errorf("change's error: %v", err)
 	}
 	if got := lookup(t, s, "lastname", "Sales", "Smith"); len(got) != 0 {

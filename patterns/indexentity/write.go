@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
+	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -343,17 +344,25 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 // Modify reads the entity with keys pk, rk, lets change edit it, and
 // writes it back with its lists, on condition that nobody wrote it or its
 // SamePartition lists' index entities in between; when somebody did, it
-// starts again from a fresh read, at most Config.Retry.Attempts times.
-// change may return an error to give up (returned as is); it must not
-// change the keys. The written entity is returned, with its new ETag.
+// starts again from a fresh read, at most opts.Retry.Attempts times (the
+// zero opts.Retry means Config.Retry), then entity.ErrContention. change
+// may return an error to give up (returned as is); it must not change
+// the keys. The written entity is returned, with its new ETag.
+//
+// The primary is written whole, as its lists are computed from all of
+// it: opts.Mode 0 means entity.Replace, and Merge (or an unknown mode) is
+// a *ModeError matching entity.ErrInvalid, before any request.
 //
 // Under lost replies Modify is exactly-once: the transaction carries
 // entity's write token, and a resent transaction's refusal is settled by
 // reading an index entity or the primary back (see
 // entity.Table.WithWriteTokens); when that cannot tell, the error
 // matches entity.ErrOutcomeUnknown.
-func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error) (T, error) {
+func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
 	var out T
+	if err := indexset.CheckMode[pkg]("Modify", opts.Mode); err != nil {
+		return out, err
+	}
 	if change == nil {
 		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
 	}
@@ -361,7 +370,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return out, err
 	}
 	w := s.newWrite(pk, rk)
-	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+	err := s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
 			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
@@ -444,4 +453,12 @@ func (v *version[T]) copyEntity() (T, error) {
 	var e T
 	err := entity.Unmarshal(v.raw, &e)
 	return e, err
+}
+
+// retry is the policy of one call: r unless it is zero, else Config.Retry.
+func (s *Set[T]) retry(r entity.RetryPolicy) entity.RetryPolicy {
+	if r == (entity.RetryPolicy{}) {
+		return s.cfg.Retry
+	}
+	return r
 }

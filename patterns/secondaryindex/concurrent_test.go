@@ -51,7 +51,7 @@ func TestConcurrentWriters(t *testing.T) {
 				_, err := fs.Modify(ctx, "Sales", id, func(e *Employee) error {
 					e.Email, e.LastName, e.Age = email, last, e.Age+1
 					return nil
-				})
+				}, entity.ModifyOptions{})
 				var ue *secondaryindex.UniqueError
 				outcome := "ok"
 				switch {

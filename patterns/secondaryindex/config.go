@@ -24,7 +24,8 @@ type Config struct {
 	PrimaryPrefix string
 	// Retry bounds the read-modify-write rounds of Modify, Delete and the
 	// repairs, lost to concurrent writers; the zero value is
-	// entity.RetryPolicy's defaults (10 rounds).
+	// entity.RetryPolicy's defaults (10 rounds). A Modify whose
+	// ModifyOptions.Retry is not zero uses that instead.
 	Retry entity.RetryPolicy
 	// Grace is how long the reservation of a unique OtherPartition value
 	// protects a write that is under way: another writer takes a value

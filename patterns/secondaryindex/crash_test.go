@@ -58,7 +58,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 					}
 				}
 				ks, kp := remoteSet(t, kenv, qs, tbl, nil, cfg)
-				if _, err := ks.Modify(ctx, "Sales", empid(0), change); err != nil {
+				if _, err := ks.Modify(ctx, "Sales", empid(0), change, entity.ModifyOptions{}); err != nil {
 					return err
 				}
 				wrote = true
@@ -87,7 +87,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 			},
 			Recover: func(ctx context.Context) error {
 				if !wrote {
-					if _, err := s.Modify(ctx, "Sales", empid(0), change); err != nil {
+					if _, err := s.Modify(ctx, "Sales", empid(0), change, entity.ModifyOptions{}); err != nil {
 						return err
 					}
 				}

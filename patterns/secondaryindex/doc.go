@@ -30,7 +30,8 @@
 //			Key: func(e *Employee) (string, bool) { return e.LastName, true }},
 //	)
 //	err = set.Insert(ctx, &e)                                   // one transaction: e and its two entries
-//	e, err = set.Modify(ctx, "Sales", "empid_000123", func(e *Employee) error { e.Email = "j@contoso.com"; return nil })
+//	e, err = set.Modify(ctx, "Sales", "empid_000123", func(e *Employee) error { e.Email = "j@contoso.com"; return nil },
+//		entity.ModifyOptions{}) // Mode 0 means Replace: the primary is written whole
 //	e, err = set.Lookup(ctx, "email", "Sales", "j@contoso.com", secondaryindex.LookupOptions{})
 //	for e, err := range set.LookupPrefix(ctx, "name", "Sales", "Jo", secondaryindex.LookupOptions{}) { … }
 //	for f, err := range set.Check(ctx, secondaryindex.CheckOptions{}) { … } // drift.Finding

@@ -198,7 +198,7 @@ func TestRebuildWhileWriting(t *testing.T) {
 					e.LastName = []string{"Jones", "Smith", "Brown"}[(w+i)%3]
 					e.Age++
 					return nil
-				})
+				}, entity.ModifyOptions{})
 				if err != nil && !errors.Is(err, secondaryindex.ErrDuplicate) && !errors.Is(err, entity.ErrContention) {
 					t.Errorf("writer: %v", err)
 					return

@@ -48,7 +48,7 @@ func Example() {
 		fmt.Println("Jones:", e.RowKey, e.FirstName)
 	}
 	// Mary takes John's email: refused, nothing written.
-	_, err = set.Modify(ctx, "Sales", empid(124), func(e *Employee) error { e.Email = "jonesj@contoso.com"; return nil })
+	_, err = set.Modify(ctx, "Sales", empid(124), func(e *Employee) error { e.Email = "jonesj@contoso.com"; return nil }, entity.ModifyOptions{})
 	fmt.Println("taken:", errors.Is(err, secondaryindex.ErrDuplicate))
 	// Output:
 	// by email: empid_000123 John
@@ -114,7 +114,7 @@ func ExampleLookupOptions_verify() {
 	if err := set.Insert(ctx, &e); err != nil {
 		panic(err)
 	}
-	_, _ = set.Modify(ctx, "Sales", empid(123), func(e *Employee) error { e.Email = "john@contoso.com"; return nil })
+	_, _ = set.Modify(ctx, "Sales", empid(123), func(e *Employee) error { e.Email = "john@contoso.com"; return nil }, entity.ModifyOptions{})
 	// Before the worker runs, the old entry is still there; Verify skips it.
 	_, err = set.Lookup(ctx, "email", "Sales", "jonesj@contoso.com", secondaryindex.LookupOptions{Verify: true})
 	fmt.Println("old email:", errors.Is(err, entity.ErrNotFound))

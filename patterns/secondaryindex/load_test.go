@@ -112,7 +112,7 @@ func TestLoadOtherPartition(t *testing.T) {
 				_, err := fs.Modify(ctx, "Sales", id, func(e *Employee) error {
 					e.Email, e.LastName = email, last
 					return nil
-				})
+				}, entity.ModifyOptions{})
 				outcome := "ok"
 				switch {
 				case err == nil:

@@ -65,7 +65,7 @@ func TestSamePartition(t *testing.T) {
 		e.Email = "john.jones@contoso.com"
 		e.LastName = "Jonas"
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
@@ -59,7 +60,7 @@ func TestLostReplies(t *testing.T) {
 					e.Age++
 					e.Email = "jones" + string(rune('a'+e.Age-30)) + "@contoso.com"
 					return nil
-				})
+				}, entity.ModifyOptions{})
 				if err != nil {
 					t.Fatalf("Modify: %v", err)
 				}

@@ -72,7 +72,7 @@ func TestOtherPartition(t *testing.T) {
 			if _, err := s.Modify(ctx, "Sales", jones.RowKey, func(e *Employee) error {
 				e.Email, e.LastName = "john@contoso.com", "Jonas"
 				return nil
-			}); err != nil {
+			}, entity.ModifyOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Lookup(ctx, "email", "Sales", "jonesj@contoso.com", secondaryindex.LookupOptions{Verify: true}); !errors.Is(err, entity.ErrNotFound) {
@@ -146,7 +146,7 @@ func TestMixedPlacement(t *testing.T) {
 	if _, err := s.Modify(ctx, "Sales", empid(1), func(e *Employee) error {
 		e.Email, e.LastName = "jonas@contoso.com", "Jonas"
 		return nil
-	}); err != nil {
+	}, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The email changed with the employee; the name waits for the worker.

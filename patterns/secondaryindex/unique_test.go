@@ -68,7 +68,7 @@ func TestUniqueRace(t *testing.T) {
 						_, errs[i] = s.Modify(ctx, "Sales", empid(i), func(e *Employee) error {
 							e.Email = "race@contoso.com"
 							return nil
-						})
+						}, entity.ModifyOptions{})
 					})
 				}
 				wg.Wait()

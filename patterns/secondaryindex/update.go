@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/indexset"
 )
 
 // Update replaces the stored entity by e, with its entries, on condition
@@ -66,15 +67,23 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 // Modify reads the entity with keys pk, rk, lets change edit it, and
 // writes it back with its entries, on condition that nobody wrote it in
 // between; when somebody did, it starts again from a fresh read, at most
-// Config.Retry.Attempts times. change may return an error to give up
+// opts.Retry.Attempts times (the zero opts.Retry means Config.Retry),
+// then entity.ErrContention. change may return an error to give up
 // (returned as is); it must not change the keys. The written entity is
 // returned, with its new ETag.
+//
+// The primary is written whole, as its entries are computed from all of
+// it: opts.Mode 0 means entity.Replace, and Merge (or an unknown mode) is
+// a *ModeError matching entity.ErrInvalid, before any request.
 //
 // Under lost replies Modify is exactly-once: the transaction carries
 // entity's write token, and a resent transaction's refusal is settled by
 // reading the primary back (see entity.Table.WithWriteTokens).
-func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error) (T, error) {
+func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
 	var out T
+	if err := indexset.CheckMode[pkg]("Modify", opts.Mode); err != nil {
+		return out, err
+	}
 	if change == nil {
 		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
 	}
@@ -82,7 +91,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return out, err
 	}
 	w := s.newWrite(pk, rk)
-	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+	err := s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
@@ -126,4 +135,12 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	}
 	w.finish(&out)
 	return out, nil
+}
+
+// retry is the policy of one call: r unless it is zero, else Config.Retry.
+func (s *Set[T]) retry(r entity.RetryPolicy) entity.RetryPolicy {
+	if r == (entity.RetryPolicy{}) {
+		return s.cfg.Retry
+	}
+	return r
 }

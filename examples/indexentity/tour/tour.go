@@ -149,7 +149,7 @@ func (t *story) lookup(ctx context.Context, index, value string) error {
 
 func (t *story) rename(ctx context.Context) error {
 	fmt.Fprintln(t.out, "The rename: the employee, Jones's index entity and Smith's in one transaction, on their ETags.")
-	if _, err := t.s.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil }); err != nil {
+	if _, err := t.s.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{}); err != nil {
 		return err
 	}
 	if err := t.lookup(ctx, "lastname", "Jones"); err != nil {

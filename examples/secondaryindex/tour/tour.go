@@ -133,14 +133,14 @@ func samePartition(ctx context.Context, out io.Writer, meter *cost.Meter, employ
 	if _, err := set.Modify(ctx, "Sales", "empid_000123", func(e *Employee) error {
 		e.Email = "john.jones@contoso.com"
 		return nil
-	}); err != nil {
+	}, entity.ModifyOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "John's new email: the old entry deleted, the new one inserted, with John, in %d requests (a read, a transaction).\n", meter.Snapshot().Sub(before).Total())
 	_, err = set.Modify(ctx, "Sales", "empid_000124", func(e *Employee) error {
 		e.Email = "John.Jones@contoso.com"
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	var ue *secondaryindex.UniqueError
 	if !errors.As(err, &ue) {
 		return fmt.Errorf("mary took john's email: %v", err)
@@ -199,7 +199,7 @@ func otherPartition(ctx context.Context, out io.Writer, env *integration.Env, qu
 	if _, err := set.Modify(ctx, "Sales", "empid_000123", func(e *Employee) error {
 		e.Email = "john.jones@contoso.com"
 		return nil
-	}); err != nil {
+	}, entity.ModifyOptions{}); err != nil {
 		return err
 	}
 	stale, err := set.Lookup(ctx, "email", "Sales", "jonesj@contoso.com", secondaryindex.LookupOptions{})

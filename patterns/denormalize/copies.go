@@ -119,7 +119,7 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 	if c.outbox, err = eventual.NewOutbox(p, c.srcBags, cfg.Outbox); err != nil {
 		return nil, err
 	}
-	if err := eventual.Handle(p, c.kind, c.handle, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p, c.kind, c.handle, eventual.HandleOptions{}); err != nil {
 		return nil, err
 	}
 	return c, nil

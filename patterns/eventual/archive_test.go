@@ -67,7 +67,7 @@ func TestArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eventual.Handle(p, archiveKind, a.handle, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p, archiveKind, a.handle, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var msgs []eventual.Message

@@ -127,7 +127,7 @@ func archiveTablekit(b *testing.B, s archiveBench) {
 	}
 	if err := eventual.Handle(p, archiveKind, func(ctx context.Context, m ArchiveEmployee) error {
 		return eventual.Move(ctx, current, archive, m.Department, m.ID, nil)
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	msgs := make([]eventual.Message, s.n)

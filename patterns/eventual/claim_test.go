@@ -45,7 +45,7 @@ func TestClaimCheck(t *testing.T) {
 		got = append(got, ph)
 		mu.Unlock()
 		return nil
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	big := Photo{Employee: "000123", Data: strings.Repeat("0123456789abcdef", 200<<10/16)}

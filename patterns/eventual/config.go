@@ -54,7 +54,7 @@ type Config struct {
 	// to other workers, renewed halfway through for as long as its handler
 	// runs; after a crash it is how long until the message is delivered
 	// again. Whole seconds, 1 s to 7 days; 0 means 30 s. A kind may set its
-	// own (HandlerOptions.VisibilityTimeout).
+	// own (HandleOptions.VisibilityTimeout).
 	VisibilityTimeout time.Duration
 	// MaxDeliveries is how many times a message is delivered before it is
 	// moved to the poison queue; 0 means 5, as Azure Functions and WebJobs do.

@@ -74,16 +74,16 @@ func TestHandleValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := func(context.Context, int) error { return nil }
-	if err := Handle(p, NewKind[int]("Count.v1"), h, HandlerOptions{}); err != nil {
+	if err := Handle(p, NewKind[int]("Count.v1"), h, HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Handle(p, NewKind[int]("Count.v1"), h, HandlerOptions{}); !errors.Is(err, ErrDuplicateKind) {
+	if err := Handle(p, NewKind[int]("Count.v1"), h, HandleOptions{}); !errors.Is(err, ErrDuplicateKind) {
 		t.Errorf("second handler = %v, want ErrDuplicateKind", err)
 	}
 	for name, err := range map[string]error{
-		"bad name":   Handle(p, NewKind[int]("a b"), h, HandlerOptions{}),
-		"nil":        Handle[int](p, NewKind[int]("Nil.v1"), nil, HandlerOptions{}),
-		"visibility": Handle(p, NewKind[int]("Vis.v1"), h, HandlerOptions{VisibilityTimeout: time.Millisecond}),
+		"bad name":   Handle(p, NewKind[int]("a b"), h, HandleOptions{}),
+		"nil":        Handle[int](p, NewKind[int]("Nil.v1"), nil, HandleOptions{}),
+		"visibility": Handle(p, NewKind[int]("Vis.v1"), h, HandleOptions{VisibilityTimeout: time.Millisecond}),
 	} {
 		if !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)

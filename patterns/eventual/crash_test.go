@@ -52,7 +52,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if err := eventual.Handle(p, archiveKind, a.handle, eventual.HandlerOptions{}); err != nil {
+				if err := eventual.Handle(p, archiveKind, a.handle, eventual.HandleOptions{}); err != nil {
 					return err
 				}
 				return patterntest.Drain(ctx, p, qs)
@@ -100,7 +100,7 @@ func runUntilDone(ctx context.Context, t testing.TB, qs []eventual.Queue, a arch
 	if err != nil {
 		return err
 	}
-	if err := eventual.Handle(p, archiveKind, a.handle, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p, archiveKind, a.handle, eventual.HandleOptions{}); err != nil {
 		return err
 	}
 	rctx, cancel := context.WithCancel(ctx)

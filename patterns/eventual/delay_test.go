@@ -21,7 +21,7 @@ func TestDelayedMessage(t *testing.T) {
 	}
 	ran := make(chan time.Time, 2)
 	kind := eventual.NewKind[int]("Delayed.v1")
-	if err := eventual.Handle(p, kind, func(context.Context, int) error { ran <- time.Now(); return nil }, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p, kind, func(context.Context, int) error { ran <- time.Now(); return nil }, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := kind.Message(1)

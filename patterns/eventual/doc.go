@@ -15,7 +15,7 @@
 //	archive := eventual.NewKind[ArchiveEmployee]("ArchiveEmployee.v1")
 //	err = eventual.Handle(p, archive, func(ctx context.Context, m ArchiveEmployee) error {
 //		return eventual.Move(ctx, current, archived, m.Department, m.ID, nil)
-//	}, eventual.HandlerOptions{})
+//	}, eventual.HandleOptions{})
 //	msg, err := archive.Message(ArchiveEmployee{Department: "Sales", ID: "000123"})
 //	err = p.Enqueue(ctx, msg)
 //	err = p.Run(ctx) // the workers: until ctx ends

@@ -81,7 +81,7 @@ func TestDuplicateCopiesConcurrently(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := eventual.Handle(p, archiveKind, raceHandler(a, meet), eventual.HandlerOptions{}); err != nil {
+		if err := eventual.Handle(p, archiveKind, raceHandler(a, meet), eventual.HandleOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		defer run(t, p)()
@@ -150,7 +150,7 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 	if err := eventual.Handle(first, archiveKind, func(ctx context.Context, m ArchiveEmployee) error {
 		firstRan.Add(1)
 		return h(ctx, m)
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	defer run(t, first)()
@@ -161,7 +161,7 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eventual.Handle(second, archiveKind, h, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(second, archiveKind, h, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	defer run(t, second)()

@@ -7,7 +7,7 @@ import (
 
 // Sentinel errors, for errors.Is.
 var (
-	// ErrInvalidConfig reports a Config, HandlerOptions or OutboxConfig
+	// ErrInvalidConfig reports a Config, HandleOptions or OutboxConfig
 	// that cannot work; nothing was started.
 	ErrInvalidConfig = errors.New("eventual: invalid configuration")
 	// ErrInvalidMessage reports a message that cannot be sent: a kind or id

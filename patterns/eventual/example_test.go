@@ -71,7 +71,7 @@ func Example() {
 	err = eventual.Handle(p, archiveKind, func(ctx context.Context, m ArchiveEmployee) error {
 		defer close(done)
 		return eventual.Move(ctx, current, archive, m.Department, m.ID, nil)
-	}, eventual.HandlerOptions{})
+	}, eventual.HandleOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -82,8 +82,8 @@ func (m Message) check() error {
 	return nil
 }
 
-// HandlerOptions tunes the handling of one kind.
-type HandlerOptions struct {
+// HandleOptions tunes the handling of one kind.
+type HandleOptions struct {
 	// VisibilityTimeout is how long each renewal keeps a message of this
 	// kind invisible while its handler runs (and so, how long until it runs
 	// again after a crash); 0 means Config.VisibilityTimeout. The first
@@ -105,14 +105,14 @@ type registration struct {
 //
 // A payload that does not decode into a T sends the message to the poison
 // queue at once, as does a message whose kind has no handler.
-func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload T) error, opts HandlerOptions) error {
+func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload T) error, opts HandleOptions) error {
 	switch {
 	case !validKind(k.name):
 		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("%q is not a valid kind name", k.name)}
 	case h == nil:
 		return &ConfigError{Field: "handler", Reason: fmt.Sprintf("of %q is nil", k.name)}
 	case opts.VisibilityTimeout != 0 && (opts.VisibilityTimeout < time.Second || opts.VisibilityTimeout > queueproc.MaxVisibility):
-		return &ConfigError{Field: "HandlerOptions.VisibilityTimeout", Reason: fmt.Sprintf("of %q is %v, want 1s to 7 days", k.name, opts.VisibilityTimeout)}
+		return &ConfigError{Field: "HandleOptions.VisibilityTimeout", Reason: fmt.Sprintf("of %q is %v, want 1s to 7 days", k.name, opts.VisibilityTimeout)}
 	}
 	reg := &registration{
 		visibility: opts.VisibilityTimeout,

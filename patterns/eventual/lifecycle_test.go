@@ -37,7 +37,7 @@ func TestShutdownLosesNothing(t *testing.T) {
 		started.Add(1)
 		<-ctx.Done() // a long handler that honours its context
 		return ctx.Err()
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"000001", "000002"} {
@@ -67,7 +67,7 @@ func TestShutdownLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eventual.Handle(p2, archiveKind, func(context.Context, ArchiveEmployee) error { return nil }, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p2, archiveKind, func(context.Context, ArchiveEmployee) error { return nil }, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -114,7 +114,7 @@ func TestVisibilityRenewal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := eventual.Handle(p, archiveKind, slow, eventual.HandlerOptions{}); err != nil {
+		if err := eventual.Handle(p, archiveKind, slow, eventual.HandleOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		procs = append(procs, p)
@@ -165,7 +165,7 @@ func TestRenewalOnTheProcessorsClock(t *testing.T) {
 		close(started)
 		<-release
 		return nil
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	m, _ := archiveKind.Message(ArchiveEmployee{"Sales", "000001"})

@@ -64,7 +64,7 @@ func TestLoadUnderFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eventual.Handle(p, archiveKind, fa.handle, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p, archiveKind, fa.handle, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -63,7 +63,7 @@ func (pr payroll) on(t testing.TB, e *integration.Env, cfg eventual.Config) (*ev
 			return nil
 		})
 		return err
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	o, err := eventual.NewOutbox(p, patterntest.View[Employee](t, e, pr.emps), eventual.OutboxConfig{Grace: -1})

@@ -63,7 +63,7 @@ func TestPoisonAfterMaxDeliveriesAndReplay(t *testing.T) {
 		}
 		n := attempts.Add(1)
 		return errors.New("boom " + string(rune('0'+n)))
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := archiveKind.Message(ArchiveEmployee{"Sales", "000123"})
@@ -145,7 +145,7 @@ func TestPoisonAtOnce(t *testing.T) {
 	}
 	countKind := eventual.NewKind[counted]("Counted.v1")
 	var ran atomic.Int32
-	if err := eventual.Handle(p, countKind, func(context.Context, counted) error { ran.Add(1); return nil }, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p, countKind, func(context.Context, counted) error { ran.Add(1); return nil }, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	texts := map[string]string{

@@ -175,7 +175,7 @@ func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Pro
 	for _, f := range fields {
 		t.props = append(t.props, f.Name)
 	}
-	err = eventual.Handle(p, t.kind, t.dispose, eventual.HandlerOptions{})
+	err = eventual.Handle(p, t.kind, t.dispose, eventual.HandleOptions{})
 	if err != nil && !errors.Is(err, eventual.ErrDuplicateKind) {
 		return nil, err
 	}

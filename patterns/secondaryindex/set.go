@@ -105,7 +105,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
 		return nil, err
 	}
-	if err := eventual.Handle(p, s.kind, s.handle, eventual.HandlerOptions{}); err != nil {
+	if err := eventual.Handle(p, s.kind, s.handle, eventual.HandleOptions{}); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -204,7 +204,7 @@ func (s *story) archive(ctx context.Context) error {
 		fmt.Fprintf(s.out, "Worker 1 copied %s into Archive and crashed before deleting it from Current.\n", m.ID)
 		close(crashed)
 		return errors.New("crashed")
-	}, eventual.HandlerOptions{})
+	}, eventual.HandleOptions{})
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (s *story) archive(ctx context.Context) error {
 			close(done)
 		}
 		return nil
-	}, eventual.HandlerOptions{})
+	}, eventual.HandleOptions{})
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func (s *story) poisonAndReplay(ctx context.Context) error {
 		fmt.Fprintf(s.out, "The new handler notified payroll of %s.\n", n.ID)
 		close(notified)
 		return nil
-	}, eventual.HandlerOptions{}); err != nil {
+	}, eventual.HandleOptions{}); err != nil {
 		return err
 	}
 	n, err := w.p.Replay(ctx, eventual.ReplayOptions{})

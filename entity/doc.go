@@ -76,7 +76,10 @@
 //     ([ModifyOptions], [BulkOptions], [FanOutOptions]), passed last; a
 //     constructor's settings are a value struct Config, passed last to
 //     New… (before any variadic list). The zero value of every field means
-//     its documented default ("0 means …"). The SDK's
+//     its documented default ("0 means …"). Methods of one family share
+//     one options struct (LookupOptions for Lookup, LookupAll and
+//     LookupPrefix); a package's second constructor names its settings
+//     after itself (OutboxConfig for NewOutbox). The SDK's
 //     *aztables.ClientOptions appears only where an Azure client is made.
 //     There are no functional options.
 //   - Transactions: a [Batch] is made by the table that runs it and run by
@@ -88,7 +91,9 @@
 //     DeleteEntity.
 //   - Read-modify-write: Modify(ctx, partitionKey, rowKey, change, opts)
 //     with [ModifyOptions] (Mode 0 means Merge; the zero Retry means
-//     [RetryPolicy]'s defaults).
+//     [RetryPolicy]'s defaults). Types that always write whole entities
+//     (encrypted tables, index sets) read Mode 0 as Replace and refuse
+//     Merge before any request.
 //   - Names: [ErrContention] is an optimistic-concurrency loop that lost
 //     every round; HTTP 409 is [ErrAlreadyExists].
 //   - Concurrency: every "0 means" concurrency field means

@@ -45,7 +45,25 @@ var (
 	ErrEncryptedFilter = errors.New("crypt: filter on an encrypted property")
 	// ErrNoKey: a write on a Table without Config.Key (read-only).
 	ErrNoKey = errors.New("crypt: no key-encryption key to write with")
+	// ErrInvalidConfig: a Config, or an argument of New or NewLocalKey,
+	// that cannot work; nothing was made and nothing was sent. Every
+	// *ConfigError matches it.
+	ErrInvalidConfig = errors.New("crypt: invalid configuration")
 )
+
+// ConfigError names the Config field (or the argument of New or
+// NewLocalKey) that is wrong, and why. It matches ErrInvalidConfig.
+type ConfigError struct {
+	Field  string // "Key", "Table", "BeaconKey", "Beacons"; "tbl", "id", "key" for arguments
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return "crypt: invalid configuration: " + e.Field + " " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrInvalidConfig) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // ReadError reports an entity that cannot be read: ErrTampered,
 // ErrMetadata, ErrUnknownKey, ErrUnwrap, ErrNotEncrypted or ErrPolicy, with

@@ -6,6 +6,7 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // KeyWrapper is a key-encryption key (KEK): it wraps the random content key
@@ -43,10 +44,11 @@ type LocalKey struct {
 
 // NewLocalKey returns a key-encryption key named id (stored with every
 // entity it wraps; name the version too, "orders-2026-01", so a rotated key
-// gets a new id) from 16, 24 or 32 bytes of key material.
+// gets a new id) from 16, 24 or 32 bytes of key material. An empty id or
+// another length is a *ConfigError (matching ErrInvalidConfig).
 func NewLocalKey(id string, key []byte) (*LocalKey, error) {
 	if id == "" {
-		return nil, errors.New("crypt: a local key needs an id")
+		return nil, &ConfigError{Field: "id", Reason: "is empty: a local key needs one"}
 	}
 	var alg string
 	switch len(key) {
@@ -57,7 +59,7 @@ func NewLocalKey(id string, key []byte) (*LocalKey, error) {
 	case 32:
 		alg = AlgA256KW
 	default:
-		return nil, fmt.Errorf("crypt: a local key is 16, 24 or 32 bytes, not %d", len(key))
+		return nil, &ConfigError{Field: "key", Reason: "is " + strconv.Itoa(len(key)) + " bytes, not 16, 24 or 32"}
 	}
 	b, err := aes.NewCipher(key)
 	if err != nil {

@@ -161,8 +161,8 @@ func TestLocalKey(t *testing.T) {
 		id  string
 		key []byte
 	}{{"", make([]byte, 32)}, {"x", make([]byte, 31)}, {"x", nil}} {
-		if _, err := NewLocalKey(bad.id, bad.key); err == nil {
-			t.Errorf("NewLocalKey(%q, %d bytes) accepted", bad.id, len(bad.key))
+		if _, err := NewLocalKey(bad.id, bad.key); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("NewLocalKey(%q, %d bytes): %v, want ErrInvalidConfig", bad.id, len(bad.key), err)
 		}
 	}
 	// A keyring unwraps with any of its keys and wraps with the first.

@@ -2,10 +2,9 @@ package crypt
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"iter"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
@@ -80,13 +79,15 @@ type Table[T any] struct {
 }
 
 // New returns an encrypting view of tbl. Nothing is sent; the type's tags
-// and the Config are checked here.
+// and the Config are checked here: a nil tbl, a nil Config.Key, a table
+// whose name is unknown without Config.Table, or Beacons that cannot work
+// are a *ConfigError (matching ErrInvalidConfig) naming the field.
 func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 	if tbl == nil {
-		return nil, errors.New("crypt: nil *entity.Table")
+		return nil, &ConfigError{Field: "tbl", Reason: "is a nil *entity.Table"}
 	}
 	if cfg.Key == nil {
-		return nil, errors.New("crypt: Config.Key is required")
+		return nil, &ConfigError{Field: "Key", Reason: "is nil: a LocalKey, a keyvault.Key or a Keyring is required"}
 	}
 	cfg = cfg.withDefaults()
 	name := cfg.Table
@@ -94,7 +95,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		name = tbl.Name()
 	}
 	if name == "" {
-		return nil, errors.New("crypt: the table name is bound into every ciphertext and this table does not know it: set Config.Table")
+		return nil, &ConfigError{Field: "Table", Reason: "is empty and the entity table does not know its name, which is bound into every ciphertext: set it"}
 	}
 	hooks := protect.Entity()
 	list, err := hooks.Fields(reflect.TypeFor[T]())
@@ -122,16 +123,16 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 	}
 	if len(cfg.Beacons) > 0 {
 		if len(cfg.BeaconKey) < 32 {
-			return nil, errors.New("crypt: Config.Beacons needs a BeaconKey of at least 32 bytes")
+			return nil, &ConfigError{Field: "BeaconKey", Reason: "is " + strconv.Itoa(len(cfg.BeaconKey)) + " bytes; Beacons need one of at least 32"}
 		}
 		c.beaconKey = append([]byte(nil), cfg.BeaconKey...)
 		c.beacons = make(map[string]bool, len(cfg.Beacons))
 		for _, b := range cfg.Beacons {
 			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
-				return nil, fmt.Errorf("crypt: beacon property %s: the name is too long for its beacon %s%s (255 characters)", b, BeaconPrefix, b)
+				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
 			}
 			if f, ok := t.fields[b]; t.fields != nil && cfg.Encrypt == nil && (!ok || f.Mode&protect.Encrypt == 0) {
-				return nil, fmt.Errorf("crypt: beacon property %s is not a field tagged encrypt", b)
+				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + " is not a field tagged encrypt"}
 			}
 			c.beacons[b] = true
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 )
 
@@ -111,7 +112,7 @@ func BenchmarkWrite(b *testing.B) {
 			_, err := g.copies.ModifySource(ctx, "Sales", empID(i%benchDepts), func(e *Employee) error {
 				e.Phone = fmt.Sprint("tk-", i)
 				return nil
-			})
+			}, entity.ModifyOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -101,7 +101,9 @@ type Relation[T, S any] struct {
 // each field says what 0 means.
 type Config struct {
 	// Retry bounds the read-write rounds lost to concurrent writers; the
-	// zero value is entity.RetryPolicy's defaults (10 rounds).
+	// zero value is entity.RetryPolicy's defaults (10 rounds). A
+	// ModifySource or ModifyTarget whose ModifyOptions.Retry is not zero
+	// uses that instead.
 	Retry entity.RetryPolicy
 	// Kind is the name of the message kind that fans out OtherPartition
 	// copies; "" means "denormalize.<source table>.<target table>.v1". Two

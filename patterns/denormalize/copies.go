@@ -133,6 +133,14 @@ func (c *Copies[T, S]) ok() error {
 	return nil
 }
 
+// retry is the policy of one call: r unless it is zero, else Config.Retry.
+func (c *Copies[T, S]) retry(r entity.RetryPolicy) entity.RetryPolicy {
+	if r == (entity.RetryPolicy{}) {
+		return c.cfg.Retry
+	}
+	return r
+}
+
 // Relay sends the fan-out messages of source changes whose writer died
 // after its transaction and before the enqueue, in the given partitions of
 // the sources' table or, with none, in all of them (see

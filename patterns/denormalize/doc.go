@@ -21,8 +21,10 @@
 //				return denormalize.Targets{Keys: []denormalize.Key{{PartitionKey: e.PartitionKey, RowKey: "department"}}}
 //			},
 //		})
-//	e, err := managers.ModifySource(ctx, "Sales", "empid 000123", func(e *Employee) error { e.Phone = "425-555-0199"; return nil })
-//	d, err := managers.ModifyTarget(ctx, "Sales", "department", func(d *Department) error { d.ManagerID = "empid 000124"; return nil })
+//	e, err := managers.ModifySource(ctx, "Sales", "empid 000123", func(e *Employee) error { e.Phone = "425-555-0199"; return nil },
+//		entity.ModifyOptions{}) // Mode 0 means Replace: sources and targets are written whole
+//	d, err := managers.ModifyTarget(ctx, "Sales", "department", func(d *Department) error { d.ManagerID = "empid 000124"; return nil },
+//		entity.ModifyOptions{})
 //	d, err = departments.Get(ctx, "Sales", "department") // one point query: the manager's name and phone included
 //
 // Sources and targets are written through the [Copies] (InsertSource,

@@ -135,7 +135,7 @@ func TestDriftWhileFanningOut(t *testing.T) {
 	d := newDirectory(t, env)
 	d.seed(t, "Sales", 3, "CC-1")
 	p, managers, centers := d.over(t, env, patterntest.Crashy(), denormalize.Config{})
-	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }); err != nil {
+	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var stale []drift.Finding

@@ -46,6 +46,36 @@ func (e *ConfigError) Error() string {
 // Is makes errors.Is(err, entity.ErrInvalid) true.
 func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
 
+// ModeError reports a ModifySource or ModifyTarget whose
+// entity.ModifyOptions.Mode is Merge (or unknown), refused before any
+// request and before the change function runs. Copies writes sources and
+// targets whole: a copy is computed from the source as written, and a
+// copy whose source is gone is removed, which a merge cannot do; use
+// entity.Replace (or 0). It matches entity.ErrInvalid.
+type ModeError struct {
+	Op   string // "ModifySource" or "ModifyTarget"
+	Mode entity.UpdateMode
+}
+
+func (e *ModeError) Error() string {
+	mode := "Merge"
+	if e.Mode != entity.Merge {
+		mode = "mode " + strconv.Itoa(int(e.Mode))
+	}
+	return "denormalize: " + e.Op + " with " + mode + ": Copies writes sources and targets whole; use Replace"
+}
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *ModeError) Is(target error) bool { return target == entity.ErrInvalid }
+
+// checkMode returns a *ModeError unless mode is 0 or entity.Replace.
+func checkMode(op string, mode entity.UpdateMode) error {
+	if mode == 0 || mode == entity.Replace {
+		return nil
+	}
+	return &ModeError{Op: op, Mode: mode}
+}
+
 // StepError reports a failed step of a write or a fan-out: which step,
 // on which entity, for which relation. It unwraps to the cause, an entity
 // error (entity.ErrPreconditionFailed, entity.ErrOutcomeUnknown, …) or one

@@ -48,7 +48,7 @@ func Example() {
 	if _, err := managers.ModifySource(ctx, "Sales", jeff.RowKey, func(e *Employee) error {
 		e.Phone = "425-555-0199"
 		return nil
-	}); err != nil {
+	}, entity.ModifyOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}

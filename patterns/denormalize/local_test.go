@@ -110,7 +110,7 @@ func TestGuideDepartment(t *testing.T) {
 		e.Phone = "425-555-0199"
 		e.Edits++
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestGuideDepartment(t *testing.T) {
 	// alone: no read of it, no write.
 	dept, _ := g.depts.Get(ctx, "Sales", "dept Sales")
 	before = meter.Snapshot()
-	if _, err := g.copies.ModifySource(ctx, "Sales", empID(123), func(e *Employee) error { e.Title = "VP"; return nil }); err != nil {
+	if _, err := g.copies.ModifySource(ctx, "Sales", empID(123), func(e *Employee) error { e.Title = "VP"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := meter.Snapshot().Sub(before).Total(); n != 2 {
@@ -141,7 +141,7 @@ func TestGuideDepartment(t *testing.T) {
 
 	// A change that leaves the reference alone reads no employee.
 	before = meter.Snapshot()
-	if _, err := g.copies.ModifyTarget(ctx, "Sales", "dept Sales", func(d *Department) error { d.Budget += 10; return nil }); err != nil {
+	if _, err := g.copies.ModifyTarget(ctx, "Sales", "dept Sales", func(d *Department) error { d.Budget += 10; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := meter.Snapshot().Sub(before).Total(); n != 2 {
@@ -153,7 +153,7 @@ func TestGuideDepartment(t *testing.T) {
 		d.ManagerID = empID(124)
 		d.ManagerName = "not a copy" // overwritten by the copy
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestGuideDepartment(t *testing.T) {
 	g.check(t, "Sales")
 
 	// The old manager's changes no longer reach it.
-	if _, err := g.copies.ModifySource(ctx, "Sales", empID(123), func(e *Employee) error { e.Phone = "000"; return nil }); err != nil {
+	if _, err := g.copies.ModifySource(ctx, "Sales", empID(123), func(e *Employee) error { e.Phone = "000"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	g.check(t, "Sales")
@@ -310,7 +310,7 @@ func TestConcurrentWriters(t *testing.T) {
 						e.Phone = fmt.Sprintf("w%d-%d", w, i)
 						e.Edits++
 						return nil
-					})
+					}, entity.ModifyOptions{})
 					if err != nil {
 						t.Errorf("ModifySource: %v", err)
 						continue
@@ -322,7 +322,7 @@ func TestConcurrentWriters(t *testing.T) {
 						d.ManagerID = empID(rng.IntN(emps))
 						d.Budget++
 						return nil
-					})
+					}, entity.ModifyOptions{})
 					if err != nil {
 						t.Errorf("ModifyTarget: %v", err)
 						continue
@@ -387,14 +387,14 @@ func TestLostReplies(t *testing.T) {
 				e.Name = fmt.Sprint("emp-", i)
 				e.Edits++
 				return nil
-			})
+			}, entity.ModifyOptions{})
 		case 2:
 			k = fmt.Sprint(deptPrefix, rng.IntN(depts))
 			_, err = h.copies.ModifyTarget(ctx, "Sales", k, func(d *Department) error {
 				d.ManagerID = empID(rng.IntN(emps))
 				d.Budget++
 				return nil
-			})
+			}, entity.ModifyOptions{})
 		}
 		switch {
 		case err == nil:
@@ -435,10 +435,10 @@ func TestRefusals(t *testing.T) {
 	if err := g.copies.InsertSource(ctx, &Employee{PartitionKey: "Sa/les", RowKey: "x"}); !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("a key with '/': %v", err)
 	}
-	if _, err := g.copies.ModifySource(ctx, "Sales", "x#", func(*Employee) error { return nil }); !errors.Is(err, entity.ErrInvalid) {
+	if _, err := g.copies.ModifySource(ctx, "Sales", "x#", func(*Employee) error { return nil }, entity.ModifyOptions{}); !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("a key with '#': %v", err)
 	}
-	if _, err := g.copies.ModifySource(ctx, "Sales", "x", nil); !errors.Is(err, entity.ErrInvalid) {
+	if _, err := g.copies.ModifySource(ctx, "Sales", "x", nil, entity.ModifyOptions{}); !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("a nil change: %v", err)
 	}
 	if err := g.copies.InsertTarget(ctx, nil); !errors.Is(err, entity.ErrInvalid) {
@@ -453,7 +453,7 @@ func TestRefusals(t *testing.T) {
 	if err := g.copies.InsertSource(ctx, &Employee{PartitionKey: "Sales", RowKey: empID(1), Name: "Ann"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.copies.ModifySource(ctx, "Sales", empID(1), func(e *Employee) error { e.RowKey = empID(2); return nil }); !errors.Is(err, denormalize.ErrKeysChanged) {
+	if _, err := g.copies.ModifySource(ctx, "Sales", empID(1), func(e *Employee) error { e.RowKey = empID(2); return nil }, entity.ModifyOptions{}); !errors.Is(err, denormalize.ErrKeysChanged) {
 		t.Errorf("a change of the keys: %v", err)
 	}
 	bad := Department{PartitionKey: "Sales", RowKey: "dept X", ManagerID: empID(1)}
@@ -468,7 +468,7 @@ func TestRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c2.ModifyTarget(ctx, "Sales", "dept X", func(*Department) error { return nil }); !errors.Is(err, denormalize.ErrPlacement) {
+	if _, err := c2.ModifyTarget(ctx, "Sales", "dept X", func(*Department) error { return nil }, entity.ModifyOptions{}); !errors.Is(err, denormalize.ErrPlacement) {
 		t.Errorf("a SamePartition source in another partition: %v", err)
 	}
 	var se *denormalize.StepError
@@ -532,9 +532,9 @@ func TestNil(t *testing.T) {
 			c.InsertTarget(ctx, &Department{}),
 			c.Repair(ctx, drift.Finding{}),
 		}
-		_, err := c.ModifySource(ctx, "a", "b", func(*Employee) error { return nil })
+		_, err := c.ModifySource(ctx, "a", "b", func(*Employee) error { return nil }, entity.ModifyOptions{})
 		errs = append(errs, err)
-		_, err = c.ModifyTarget(ctx, "a", "b", func(*Department) error { return nil })
+		_, err = c.ModifyTarget(ctx, "a", "b", func(*Department) error { return nil }, entity.ModifyOptions{})
 		errs = append(errs, err)
 		_, err = c.Refresh(ctx, "a", "b")
 		errs = append(errs, err)

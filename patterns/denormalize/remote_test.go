@@ -166,7 +166,7 @@ func TestDirectory(t *testing.T) {
 
 	// The manager's phone: one message, one entry written.
 	before := meter.Snapshot()
-	if _, err := managers.ModifySource(ctx, "Sales", empID(0), func(e *Employee) error { e.Phone = "555"; return nil }); err != nil {
+	if _, err := managers.ModifySource(ctx, "Sales", empID(0), func(e *Employee) error { e.Phone = "555"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := d.entries.Get(ctx, "departments", "Sales"); got.ManagerPhone != "0" {
@@ -176,11 +176,11 @@ func TestDirectory(t *testing.T) {
 	t.Logf("a manager's change and its fan-out: %v", meter.Snapshot().Sub(before))
 
 	// A new manager, copied at once.
-	if e, err := managers.ModifyTarget(ctx, "departments", "Sales", func(e *Entry) error { e.Manager = empID(1); return nil }); err != nil || e.ManagerName != "Bob" {
+	if e, err := managers.ModifyTarget(ctx, "departments", "Sales", func(e *Entry) error { e.Manager = empID(1); return nil }, entity.ModifyOptions{}); err != nil || e.ManagerName != "Bob" {
 		t.Fatalf("ModifyTarget: %+v, %v", e, err)
 	}
 	// The cost center fans out to every employee of the department.
-	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }); err != nil {
+	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	run()
@@ -204,7 +204,7 @@ func TestFanOut(t *testing.T) {
 	meter := cost.NewMeter()
 	p, _, centers := d.over(t, env.With(meter.Policy()), patterntest.Crashy(), denormalize.Config{})
 	before := meter.Snapshot()
-	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }); err != nil {
+	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }, entity.ModifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -244,7 +244,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 					}
 				}
 				p, _, centers := d.over(t, kenv, cfg, denormalize.Config{})
-				if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }); err != nil {
+				if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }, entity.ModifyOptions{}); err != nil {
 					return err
 				}
 				rctx, cancel := context.WithCancel(ctx)
@@ -320,19 +320,19 @@ func TestLostRepliesFanOut(t *testing.T) {
 						e.Phone = fmt.Sprint("w", i)
 						e.Edits++
 						return nil
-					})
+					}, entity.ModifyOptions{})
 					record(dept+"/"+id, err)
 				case 1:
 					_, err := managers.ModifyTarget(ctx, "departments", dept, func(e *Entry) error {
 						e.Manager = empID(rng.IntN(staff))
 						return nil
-					})
+					}, entity.ModifyOptions{})
 					record("entry "+dept, err)
 				case 2:
 					_, err := centers.ModifySource(ctx, "departments", dept, func(e *Entry) error {
 						e.CostCenter = fmt.Sprint("CC-", i+1)
 						return nil
-					})
+					}, entity.ModifyOptions{})
 					record("center "+dept, err)
 				}
 			}

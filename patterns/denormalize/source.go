@@ -53,9 +53,15 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 // ModifySource reads the source with keys pk, rk, lets change edit it, and
 // writes it back with the copies that depend on it, on condition that
 // neither it nor any target written changed since they were read; when one
-// did, it starts again from a fresh read, at most Config.Retry.Attempts
-// times. change may return an error to give up (returned as is); it must
-// not change the keys. The written source is returned, with its new ETag.
+// did, it starts again from a fresh read, at most opts.Retry.Attempts
+// times (the zero opts.Retry means Config.Retry), then
+// entity.ErrContention. change may return an error to give up (returned
+// as is); it must not change the keys. The written source is returned,
+// with its new ETag.
+//
+// The source is written whole, as its copies are computed from all of
+// it: opts.Mode 0 means entity.Replace, and Merge (or an unknown mode) is
+// a *ModeError matching entity.ErrInvalid, before any request.
 //
 // When no copied property changes, no target is read or written: a read
 // and a transaction of one operation. Otherwise: the source's read, one
@@ -68,12 +74,14 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 // transaction's refusal is settled by reading back (applied, refused, or
 // entity.ErrOutcomeUnknown), never guessed, and the change is applied at
 // most once.
-func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error) (S, error) {
-	if err := c.ok(); err != nil {
-		var zero S
-		return zero, err
-	}
+func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error, opts entity.ModifyOptions) (S, error) {
 	var out S
+	if err := c.ok(); err != nil {
+		return out, err
+	}
+	if err := checkMode("ModifySource", opts.Mode); err != nil {
+		return out, err
+	}
 	if change == nil {
 		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
 	}
@@ -81,7 +89,7 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 	if err := validKey(key); err != nil {
 		return out, err
 	}
-	err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+	err := c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, err := read[S](ctx, c.srcRaw, key)
 		if err != nil {
 			return &StepError{Step: "read source", Key: key, Err: err}

@@ -45,17 +45,22 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 	if err := w.result(t, key); err != nil {
 		return err
 	}
-	return c.settle(ctx, key, w)
+	return c.settle(ctx, key, w, c.cfg.Retry)
 }
 
 // ModifyTarget reads the target with keys pk, rk, lets change edit it, and
 // writes it back with its copies, on condition that nobody wrote it in
 // between (and, for SamePartition relations, that its sources did not
 // change since they were read); when somebody did, it starts again from a
-// fresh read, at most Config.Retry.Attempts times. change may return an
+// fresh read, at most opts.Retry.Attempts times (the zero opts.Retry
+// means Config.Retry), then entity.ErrContention. change may return an
 // error to give up (returned as is); it must not change the keys, and
 // whatever it does to the copied fields is overwritten. The written target
 // is returned, with its copies and new ETag.
+//
+// The target is written whole, so that a copy it no longer holds is
+// removed: opts.Mode 0 means entity.Replace, and Merge (or an unknown
+// mode) is a *ModeError matching entity.ErrInvalid, before any request.
 //
 // When the change makes the target refer to another source (a department's
 // new manager), that source is read and copied; when it refers to the same
@@ -66,12 +71,14 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 // target is written; if it changed in between, the copy is refreshed
 // (Refresh), so that a change the fan-out missed — it read the target
 // before this write made it refer to the source — is not lost.
-func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error) (T, error) {
-	if err := c.ok(); err != nil {
-		var zero T
-		return zero, err
-	}
+func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
 	var out T
+	if err := c.ok(); err != nil {
+		return out, err
+	}
+	if err := checkMode("ModifyTarget", opts.Mode); err != nil {
+		return out, err
+	}
 	if change == nil {
 		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
 	}
@@ -80,7 +87,7 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 		return out, err
 	}
 	var w *targetWrite[S]
-	err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+	err := c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, err := read[T](ctx, c.tgtRaw, key)
 		if err != nil {
 			return &StepError{Step: "read target", Key: key, Err: err}
@@ -107,7 +114,7 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 	if err := w.result(&out, key); err != nil {
 		return out, err
 	}
-	return out, c.settle(ctx, key, w)
+	return out, c.settle(ctx, key, w, c.retry(opts.Retry))
 }
 
 // Refresh copies again, into the target with keys pk, rk, what its sources
@@ -126,7 +133,7 @@ func (c *Copies[T, S]) Refresh(ctx context.Context, pk, rk string) (T, error) {
 	if err := validKey(key); err != nil {
 		return out, err
 	}
-	w, err := c.refresh(ctx, key, true)
+	w, err := c.refresh(ctx, key, true, c.cfg.Retry)
 	if err != nil {
 		return out, err
 	}
@@ -236,8 +243,9 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, key Key, old *doc[T], cu
 
 // settle makes sure that the OtherPartition sources a target write copied
 // did not change before the target was written: otherwise the fan-out of
-// that change may have missed the target, and the copy is refreshed.
-func (c *Copies[T, S]) settle(ctx context.Context, key Key, w *targetWrite[S]) error {
+// that change may have missed the target, and the copy is refreshed
+// (under the write's retry policy).
+func (c *Copies[T, S]) settle(ctx context.Context, key Key, w *targetWrite[S], retry entity.RetryPolicy) error {
 	if len(w.remote) == 0 {
 		return nil
 	}
@@ -245,7 +253,7 @@ func (c *Copies[T, S]) settle(ctx context.Context, key Key, w *targetWrite[S]) e
 	if err != nil || ok {
 		return err
 	}
-	_, err = c.refresh(ctx, key, true)
+	_, err = c.refresh(ctx, key, true, retry)
 	return err
 }
 
@@ -266,11 +274,11 @@ func (c *Copies[T, S]) unchanged(ctx context.Context, w *targetWrite[S]) (bool, 
 
 // refresh copies the sources into target key until a second read of its
 // OtherPartition sources shows them unchanged. It returns nil for a
-// missing target.
-func (c *Copies[T, S]) refresh(ctx context.Context, key Key, force bool) (*targetWrite[S], error) {
+// missing target. retry bounds the ETag rounds of each write.
+func (c *Copies[T, S]) refresh(ctx context.Context, key Key, force bool, retry entity.RetryPolicy) (*targetWrite[S], error) {
 	for range maxRounds {
 		var w *targetWrite[S]
-		err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Retry(ctx, func(ctx context.Context) error {
 			old, err := read[T](ctx, c.tgtRaw, key)
 			if err != nil {
 				return &StepError{Step: "read target", Key: key, Err: err}

@@ -138,7 +138,7 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 	if _, err := managers.ModifySource(ctx, "Sales", "empid 000123", func(e *Employee) error {
 		e.Phone = "425-555-0199"
 		return nil
-	}); err != nil {
+	}, entity.ModifyOptions{}); err != nil {
 		return err
 	}
 	used := meter.Snapshot().Sub(before)
@@ -149,7 +149,7 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 	d, err = managers.ModifyTarget(ctx, "Sales", "department", func(d *Department) error {
 		d.ManagerID = "empid 000124"
 		return nil
-	})
+	}, entity.ModifyOptions{})
 	if err != nil {
 		return err
 	}
@@ -230,10 +230,10 @@ func fanOut(ctx context.Context, out io.Writer, meter *cost.Meter, client, dirCl
 	fmt.Fprintf(out, "Directory: Sales, manager %s, cost center %s; employees: %s\n", entry.ManagerName, entry.CostCenter, centersOf(ctx, employees))
 
 	before := meter.Snapshot()
-	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-200"; return nil }); err != nil {
+	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-200"; return nil }, entity.ModifyOptions{}); err != nil {
 		return err
 	}
-	if _, err := managers.ModifySource(ctx, "Sales", "empid 000123", func(e *Employee) error { e.Name = "Jones, Jeffrey"; return nil }); err != nil {
+	if _, err := managers.ModifySource(ctx, "Sales", "empid 000123", func(e *Employee) error { e.Name = "Jones, Jeffrey"; return nil }, entity.ModifyOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Changed the cost center and Jeff's name; before the worker runs, employees: %s\n", centersOf(ctx, employees))

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
+	"github.com/tablekit/tablekit/entity/crypt/keyvault"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/entity/sas"
 	"github.com/tablekit/tablekit/keys"
@@ -95,6 +96,7 @@ func TestErrorsReadAlike(t *testing.T) {
 		{"resolver", "resolver: ", must(resolver.RowKeyOf[counted](nil, "x")), nil},
 		{"crypt", "crypt: ", must(crypt.NewLocalKey("k", []byte("short"))), crypt.ErrInvalidConfig},
 		{"crypt config", "crypt: ", must(crypt.New[counted](nil, crypt.Config{})), crypt.ErrInvalidConfig},
+		{"keyvault", "keyvault: ", must(keyvault.New(nil, "https://v.vault.azure.net/", "k", keyvault.Config{})), keyvault.ErrInvalidConfig},
 		{"sas", "sas: ", must(sas.OpenTable[counted]("not a SAS URL", nil)), sas.ErrInvalid},
 		{"bucket", "bucket: ", must(bucket.New[counted](nil, bucket.Config{})), nil},
 		{"bucket config", "bucket: ", must(bucket.New(&entity.Table[counted]{}, bucket.Config{Buckets: -1})), bucket.ErrInvalid},

@@ -64,18 +64,22 @@ type Key struct {
 	cfg    Config
 }
 
+// ErrInvalidConfig reports an argument of New that cannot work: a nil
+// client, a vault URL that is not https, a bad key name. Nothing was sent.
+var ErrInvalidConfig = errors.New("keyvault: invalid configuration")
+
 // New returns the key named name of the vault at vaultURL, reached through
 // client (made for the same vault). Nothing is sent.
 func New(client *azkeys.Client, vaultURL, name string, cfg Config) (*Key, error) {
 	if client == nil {
-		return nil, errors.New("keyvault: nil *azkeys.Client")
+		return nil, fmt.Errorf("%w: nil *azkeys.Client", ErrInvalidConfig)
 	}
 	u, err := url.Parse(vaultURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("keyvault: vault URL %q is not https://NAME.vault.azure.net/", vaultURL)
+		return nil, fmt.Errorf("%w: vault URL %q is not https://NAME.vault.azure.net/", ErrInvalidConfig, vaultURL)
 	}
 	if name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("keyvault: invalid key name %q", name)
+		return nil, fmt.Errorf("%w: key name %q is empty or has a /", ErrInvalidConfig, name)
 	}
 	return &Key{client: client, host: strings.ToLower(u.Host), name: name, cfg: cfg.withDefaults()}, nil
 }

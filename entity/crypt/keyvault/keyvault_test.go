@@ -171,9 +171,12 @@ func TestRecorded(t *testing.T) {
 		t.Errorf("served %d of %d recorded exchanges", len(rec.served), len(rec.exchanges))
 	}
 	for _, bad := range []struct{ url, name string }{{"http://myvault.vault.azure.net/", "k"}, {vaultURL, ""}, {vaultURL, "a/b"}, {"::", "k"}} {
-		if _, err := keyvault.New(&azkeys.Client{}, bad.url, bad.name, keyvault.Config{}); err == nil {
-			t.Errorf("New(%q, %q) accepted", bad.url, bad.name)
+		if _, err := keyvault.New(&azkeys.Client{}, bad.url, bad.name, keyvault.Config{}); !errors.Is(err, keyvault.ErrInvalidConfig) || !strings.HasPrefix(err.Error(), "keyvault: invalid configuration: ") {
+			t.Errorf("New(%q, %q): %v; want ErrInvalidConfig", bad.url, bad.name, err)
 		}
+	}
+	if _, err := keyvault.New(nil, vaultURL, "k", keyvault.Config{}); !errors.Is(err, keyvault.ErrInvalidConfig) {
+		t.Errorf("New(nil client): %v; want ErrInvalidConfig", err)
 	}
 }
 

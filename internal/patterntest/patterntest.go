@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
@@ -203,4 +204,21 @@ func Parallel(t testing.TB, workers, n int, f func(i int) error) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// FaultyRetries is the azcore retry budget of a [Faulty] view: with 5% of
+// replies lost, spending it on one request has a chance of 0.05^9 (about
+// 2e-12), so a test under injected faults sees what lost replies do to
+// outcomes, not a retry budget spent on a read.
+const FaultyRetries = 8
+
+// Faulty is env.With(policies...) (a fault injector, a meter) with
+// [FaultyRetries] retries a few milliseconds apart instead of the test
+// default of 2.
+func Faulty(env *integration.Env, policies ...policy.Policy) *integration.Env {
+	return env.With(policies...).WithOptions(func(o *azcore.ClientOptions) {
+		o.Retry.MaxRetries = FaultyRetries
+		o.Retry.RetryDelay = 5 * time.Millisecond
+		o.Retry.MaxRetryDelay = 100 * time.Millisecond
+	})
 }

@@ -372,7 +372,7 @@ func TestLostReplies(t *testing.T) {
 		}
 	}
 	f := faults.New(faults.Config{LoseReply: 0.2, Seed: 11})
-	h := g.over(t, env.With(f), denormalize.Config{Retry: entity.RetryPolicy{Attempts: 30}})
+	h := g.over(t, patterntest.Faulty(env, f), denormalize.Config{Retry: entity.RetryPolicy{Attempts: 30}})
 	var done counter
 	unknown := 0
 	rng := rand.New(rand.NewPCG(3, 4))

@@ -291,7 +291,7 @@ func TestLostRepliesFanOut(t *testing.T) {
 		d.seed(t, fmt.Sprint("D", i), staff, "CC-0")
 	}
 	f := faults.New(faults.Config{LoseReply: 0.1, Seed: 5})
-	p, managers, centers := d.over(t, env.With(f), patterntest.Crashy(), denormalize.Config{Retry: entity.RetryPolicy{Attempts: 50}})
+	p, managers, centers := d.over(t, patterntest.Faulty(env, f), patterntest.Crashy(), denormalize.Config{Retry: entity.RetryPolicy{Attempts: 50}})
 	pctx, stopWorkers := context.WithCancel(ctx)
 	workers := make(chan error, 1)
 	go func() { workers <- p.Run(pctx) }()

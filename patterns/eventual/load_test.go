@@ -52,7 +52,7 @@ func TestLoadUnderFaults(t *testing.T) {
 
 	meter := cost.NewMeter()
 	f := faults.New(faults.Config{FailBefore: 0.05, LoseReply: 0.05, Seed: 10})
-	faulty := env.With(f, meter.Policy())
+	faulty := patterntest.Faulty(env, f, meter.Policy())
 	fa := archiver{patterntest.View[Employee](t, faulty, a.current), patterntest.View[Employee](t, faulty, a.archive), patterntest.View[Department](t, faulty, a.depts)}
 	rec := newOutcomes()
 	cfg := patterntest.Fast()

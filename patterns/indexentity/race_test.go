@@ -158,7 +158,7 @@ func TestLocalLoad(t *testing.T) {
 		}
 	}
 	f := faults.New(faults.Config{LoseReply: 0.05, Seed: 3})
-	s, err := indexentity.New(patterntest.View[Employee](t, env.With(f), emps), nil, indexentity.Config{Retry: hot},
+	s, err := indexentity.New(patterntest.View[Employee](t, patterntest.Faulty(env, f), emps), nil, indexentity.Config{Retry: hot},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)

@@ -250,7 +250,7 @@ func remoteLoad(t *testing.T, placement indexentity.Placement) {
 	w.seedRemote(t, seed...)
 
 	f := faults.New(faults.Config{FailBefore: 0.05, LoseReply: 0.05, Seed: 11})
-	faulty := env.With(f)
+	faulty := patterntest.Faulty(env, f)
 	cfg := patterntest.Fast()
 	// A lost reply to a visibility renewal loses the message to another
 	// delivery: under 5% lost replies a message is delivered several

@@ -36,7 +36,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	f := faults.New(faults.Config{LoseReply: 0.05, Seed: 7})
 	meter := cost.NewMeter()
-	fs := localSet(t, patterntest.View[Employee](t, env.With(meter.Policy(), f), tbl))
+	fs := localSet(t, patterntest.View[Employee](t, patterntest.Faulty(env, meter.Policy(), f), tbl))
 
 	var mu sync.Mutex
 	count := map[string]int{}

@@ -47,7 +47,7 @@ func TestLoadOtherPartition(t *testing.T) {
 
 	meter := cost.NewMeter()
 	f := faults.New(faults.Config{FailBefore: 0.05, LoseReply: 0.05, Seed: 11})
-	faulty := env.With(meter.Policy(), f)
+	faulty := patterntest.Faulty(env, meter.Policy(), f)
 	fs, _ := remoteSet(t, faulty, qs, tbl, nil, fast())
 
 	// Workers, killed after 20 to 120 requests each, and replaced.

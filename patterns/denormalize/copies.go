@@ -188,6 +188,31 @@ func decode[V any](raw []byte) (*doc[V], error) {
 }
 
 // read reads the entity k of bags' table; nil when there is none.
+// readChanged is the read half of a read-modify-write round: it reads the
+// entity at k (what names it in errors: "source" or "target"), lets change
+// edit a fresh copy, and checks that change kept the keys. A change's own
+// error is returned as is.
+func readChanged[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key, what string, change func(*V) error) (*doc[V], V, error) {
+	var cur V
+	old, err := read[V](ctx, rows, k)
+	if err != nil {
+		return nil, cur, &StepError{Step: "read " + what, Key: k, Err: err}
+	}
+	if old == nil {
+		return nil, cur, &StepError{Step: "read " + what, Key: k, Err: entity.ErrNotFound}
+	}
+	if cur, err = old.fresh(); err != nil {
+		return nil, cur, &StepError{Step: "read " + what, Key: k, Err: err}
+	}
+	if err := change(&cur); err != nil {
+		return nil, cur, err
+	}
+	if got, err := keyOf(&cur); err != nil || got != k {
+		return nil, cur, &StepError{Step: "change", Key: k, Err: ErrKeysChanged}
+	}
+	return old, cur, nil
+}
+
 func read[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key) (*doc[V], error) {
 	raw, err := rows.Get(ctx, k.PartitionKey, k.RowKey)
 	if errors.Is(err, entity.ErrNotFound) {

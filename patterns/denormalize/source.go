@@ -90,22 +90,9 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 		return out, err
 	}
 	err := c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
-		old, err := read[S](ctx, c.srcRaw, key)
+		old, cur, err := readChanged(ctx, c.srcRaw, key, "source", change)
 		if err != nil {
-			return &StepError{Step: "read source", Key: key, Err: err}
-		}
-		if old == nil {
-			return &StepError{Step: "read source", Key: key, Err: entity.ErrNotFound}
-		}
-		cur, err := old.fresh()
-		if err != nil {
-			return &StepError{Step: "read source", Key: key, Err: err}
-		}
-		if err := change(&cur); err != nil {
 			return err
-		}
-		if k, err := keyOf(&cur); err != nil || k != key {
-			return &StepError{Step: "change", Key: key, Err: ErrKeysChanged}
 		}
 		etag, err := c.writeSource(ctx, key, old, &cur, false)
 		if err != nil {

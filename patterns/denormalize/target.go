@@ -88,22 +88,9 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 	}
 	var w *targetWrite[S]
 	err := c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
-		old, err := read[T](ctx, c.tgtRaw, key)
+		old, cur, err := readChanged(ctx, c.tgtRaw, key, "target", change)
 		if err != nil {
-			return &StepError{Step: "read target", Key: key, Err: err}
-		}
-		if old == nil {
-			return &StepError{Step: "read target", Key: key, Err: entity.ErrNotFound}
-		}
-		cur, err := old.fresh()
-		if err != nil {
-			return &StepError{Step: "read target", Key: key, Err: err}
-		}
-		if err := change(&cur); err != nil {
 			return err
-		}
-		if k, err := keyOf(&cur); err != nil || k != key {
-			return &StepError{Step: "change", Key: key, Err: ErrKeysChanged}
 		}
 		w, err = c.writeTarget(ctx, key, old, &cur, false)
 		return err

@@ -1,13 +1,12 @@
 package entity
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/edmvalue"
 	"github.com/tablekit/tablekit/internal/pipeline"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
@@ -260,7 +259,7 @@ func sameContent(sent []byte, stored *DynamicEntity, merge bool) bool {
 		}
 		n++
 		got, ok := stored.Properties[name]
-		if !ok || !sameValue(v, got) {
+		if !ok || !edmvalue.Equal(v, got) {
 			return false
 		}
 	}
@@ -269,30 +268,4 @@ func sameContent(sent []byte, stored *DynamicEntity, merge bool) bool {
 		m--
 	}
 	return n == m || merge
-}
-
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
-	case []byte:
-		y, ok := b.([]byte)
-		return ok && bytes.Equal(x, y)
-	case uuid.UUID:
-		y, ok := b.(uuid.UUID)
-		return ok && x == y
-	case float64:
-		// A whole-number Double may come back without its annotation.
-		switch y := b.(type) {
-		case float64:
-			return x == y
-		case int32:
-			return x == float64(y)
-		case int64:
-			return x == float64(y)
-		}
-		return false
-	}
-	return a == b
 }

@@ -10,7 +10,7 @@ import (
 
 // fingerprint hashes the properties an entry holds (or should hold): the
 // named properties of props, and the primary's keys. Numbers are hashed by
-// value, as sameValue compares them, so that a whole-number Double the
+// value, as edmvalue.Equal compares them, so that a whole-number Double the
 // service returned as an integer hashes like the Double. names is sorted
 // in place.
 func fingerprint(props map[string]any, names []string, pk, rk string) uint64 {

@@ -1,14 +1,12 @@
 package secondaryindex
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/edmvalue"
 	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -236,7 +234,7 @@ func sameCopy(want, entry *entity.DynamicEntity) bool {
 		}
 		n++
 		w, ok := want.Properties[k]
-		if !ok || !sameValue(w, got) {
+		if !ok || !edmvalue.Equal(w, got) {
 			return false
 		}
 	}
@@ -245,37 +243,6 @@ func sameCopy(want, entry *entity.DynamicEntity) bool {
 		m--
 	}
 	return n == m
-}
-
-// sameValue compares two property values as the service keeps them: a
-// whole-number Double may come back as an integer.
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
-	case []byte:
-		y, ok := b.([]byte)
-		return ok && bytes.Equal(x, y)
-	case uuid.UUID:
-		y, ok := b.(uuid.UUID)
-		return ok && x == y
-	case float64:
-		switch y := b.(type) {
-		case float64:
-			return x == y
-		case int32:
-			return x == float64(y)
-		case int64:
-			return x == float64(y)
-		}
-		return false
-	case int32, int64:
-		if y, ok := b.(float64); ok {
-			return sameValue(y, a)
-		}
-	}
-	return a == b
 }
 
 // keyOf returns the keys of e.

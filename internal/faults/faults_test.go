@@ -53,6 +53,39 @@ func TestLoseNextAppliesThenRetries(t *testing.T) {
 	}
 }
 
+// LoseNextThen runs the second writer after the first try was executed and
+// before azcore's resend: the resend meets the other writer's change.
+func TestLoseNextThenRunsInsideTheRetryWindow(t *testing.T) {
+	f := faults.New(faults.Config{})
+	name, plain := newTable(t)
+	svc, err := env.With(f).NewTableService(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := svc.NewClient(name)
+	ran := 0
+	f.LoseNextThen(1, func(r *http.Request) bool { return r.Method == http.MethodPost }, func(*http.Request) {
+		ran++
+		if !exists(t, plain, "c") {
+			t.Error("then ran before the lost request was executed")
+		}
+		if _, err := plain.DeleteEntity(t.Context(), "p", "c", nil); err != nil {
+			t.Errorf("second writer: %v", err)
+		}
+	})
+	// The resend finds the entity deleted by the second writer: it inserts
+	// it again, so the caller sees success for a write applied twice.
+	if _, err := client.AddEntity(t.Context(), entityBody("c"), nil); err != nil {
+		t.Fatalf("resent insert after the second writer's delete: %v", err)
+	}
+	if ran != 1 {
+		t.Fatalf("then ran %d times, want 1", ran)
+	}
+	if !exists(t, plain, "c") {
+		t.Fatal("the resend did not insert again")
+	}
+}
+
 func TestFailBeforeSendsNothing(t *testing.T) {
 	f := faults.New(faults.Config{FailBefore: 1})
 	svc, err := env.With(f).NewTableService(env.NoRetryClientOptions())

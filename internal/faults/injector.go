@@ -61,6 +61,7 @@ type Injector struct {
 	rng       *rand.Rand
 	loseNext  int
 	nextMatch func(*http.Request) bool
+	nextThen  func(*http.Request)
 	stats     Stats
 }
 
@@ -81,8 +82,18 @@ func (f *Injector) SetEnabled(on bool) { f.enabled.Store(on) }
 // LoseNext drops the replies of the next n requests that match (nil: any
 // request), whatever the configured rates: a deterministic lost reply.
 func (f *Injector) LoseNext(n int, match func(*http.Request) bool) {
+	f.LoseNextThen(n, match, nil)
+}
+
+// LoseNextThen is LoseNext that also calls then after each of those
+// requests was executed and before its lost reply reaches the caller — that
+// is, inside azcore's retry window, before the resend. It is where a test
+// puts a second writer (through a client without this Injector) whose
+// change the resend then meets. then runs on the caller's goroutine; nil
+// means nothing.
+func (f *Injector) LoseNextThen(n int, match func(*http.Request) bool, then func(*http.Request)) {
 	f.mu.Lock()
-	f.loseNext, f.nextMatch = n, match
+	f.loseNext, f.nextMatch, f.nextThen = n, match, then
 	f.mu.Unlock()
 }
 
@@ -101,9 +112,9 @@ const (
 	failBefore
 )
 
-func (f *Injector) decide(r *http.Request) fate {
+func (f *Injector) decide(r *http.Request) (fate, func(*http.Request)) {
 	if !f.enabled.Load() {
-		return pass
+		return pass, nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -111,26 +122,27 @@ func (f *Injector) decide(r *http.Request) fate {
 	if f.loseNext > 0 && (f.nextMatch == nil || f.nextMatch(r)) {
 		f.loseNext--
 		f.stats.LostReplies++
-		return loseReply
+		return loseReply, f.nextThen
 	}
 	if f.cfg.Match != nil && !f.cfg.Match(r) {
-		return pass
+		return pass, nil
 	}
 	x := f.rng.Float64()
 	switch {
 	case x < f.cfg.FailBefore:
 		f.stats.FailedBefore++
-		return failBefore
+		return failBefore, nil
 	case x < f.cfg.FailBefore+f.cfg.LoseReply:
 		f.stats.LostReplies++
-		return loseReply
+		return loseReply, nil
 	}
-	return pass
+	return pass, nil
 }
 
 // Do implements policy.Policy.
 func (f *Injector) Do(req *policy.Request) (*http.Response, error) {
-	switch f.decide(req.Raw()) {
+	fate, then := f.decide(req.Raw())
+	switch fate {
 	case failBefore:
 		return nil, &lostReply{executed: false}
 	case loseReply:
@@ -142,6 +154,9 @@ func (f *Injector) Do(req *policy.Request) (*http.Response, error) {
 		// reply so the connection is reused, and report a reset instead.
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
+		if then != nil {
+			then(req.Raw())
+		}
 		return nil, &lostReply{executed: true}
 	}
 	return req.Next()

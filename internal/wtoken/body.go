@@ -47,7 +47,10 @@ func Set(dst, body []byte, value string) ([]byte, bool) {
 		for end >= 0 && isSpace(body[end]) {
 			end--
 		}
-		if start >= end || body[start] != '{' || body[end] != '}' {
+		// A body that is not a flat object (a nested value, say) is refused
+		// here as below: Find could not read back a member appended to it.
+		if start >= end || body[start] != '{' || body[end] != '}' ||
+			!members(body, func(_, _ []byte, _, _ int) bool { return true }) {
 			return append(dst, body...), false
 		}
 		out := append(dst, body[:end]...)

@@ -13,7 +13,7 @@ AZURITE := integration/node_modules/.bin/azurite
 # Tests and the demo run the Azurite pinned in integration/package-lock.json.
 export TABLEKIT_AZURITE ?= $(CURDIR)/$(AZURITE)
 
-.PHONY: azurite demo lint fmt-check vet staticcheck test bench print-staticcheck
+.PHONY: azurite demo lint fmt-check vet staticcheck test bench fuzz print-staticcheck
 
 ## azurite: install the pinned Azurite into integration/node_modules.
 azurite: $(AZURITE)
@@ -70,3 +70,16 @@ print-staticcheck:
 ## bench: every benchmark, with allocations.
 bench: azurite
 	go test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: run every fuzz target for FUZZTIME each (default 15s; make fuzz FUZZTIME=2m).
+# A failing input is written to the package's testdata/fuzz: fix the bug and
+# commit the input, so `go test` runs it from then on as a seed.
+FUZZTIME ?= 15s
+fuzz:
+	@pkgs=$$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules | xargs -n1 dirname | sort -u); \
+	n=0; for pkg in $$pkgs; do \
+	  for t in $$(grep -h '^func Fuzz' $$pkg/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    n=$$((n+1)); echo "== fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done; echo "fuzz: $$n targets ran $(FUZZTIME) each without a failure"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -28,12 +29,15 @@ func (killed) Temporary() bool { return false }
 // Killer is a per-retry pipeline policy that lets a number of requests
 // through and then fails every later one before it is sent.
 type Killer struct {
-	after  int64 // < 0: until Kill
-	seen   atomic.Int64
-	passed atomic.Int64
-	dead   atomic.Bool
-	once   sync.Once
-	killed chan struct{}
+	after int64 // < 0: until Kill
+	// executed: request after+1 is sent and executed, and the process dies
+	// before its reply is read.
+	executed bool
+	seen     atomic.Int64
+	passed   atomic.Int64
+	dead     atomic.Bool
+	once     sync.Once
+	killed   chan struct{}
 }
 
 // NewKiller returns a Killer that lets after requests through; after < 0
@@ -42,9 +46,25 @@ func NewKiller(after int) *Killer {
 	return &Killer{after: int64(after), killed: make(chan struct{})}
 }
 
+// NewExecutedKiller returns a Killer that lets after requests through,
+// sends request after+1 and kills the process once the service has
+// executed it, before its reply is read: the crash that leaves a change
+// applied with nobody knowing.
+func NewExecutedKiller(after int) *Killer {
+	k := NewKiller(after)
+	k.executed = true
+	return k
+}
+
 // Do implements policy.Policy.
 func (k *Killer) Do(req *policy.Request) (*http.Response, error) {
 	if n := k.seen.Add(1); k.dead.Load() || k.after >= 0 && n > k.after {
+		if k.executed && n == k.after+1 && !k.dead.Load() {
+			if resp, err := req.Next(); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+			}
+		}
 		k.Kill()
 		return nil, killed{}
 	}
@@ -98,9 +118,10 @@ type Run struct {
 }
 
 // EveryStep runs s without a crash, counting its storage requests (n),
-// then once per crash point k = 0 … n-1 in parallel subtests named
-// "crash after k of n": the run is killed before its request k+1,
-// recovered and checked. It returns n.
+// then once per crash point k = 0 … n-1 in parallel subtests, each in two
+// ways: "before k+1 of n" is killed before its request k+1 is sent, and
+// "k+1 of n executed" is killed once the service has executed request k+1,
+// before its reply is read. Each run is recovered and checked. It returns n.
 func EveryStep(t *testing.T, env *integration.Env, s Scenario) int {
 	t.Helper()
 	timeout := s.Timeout
@@ -121,14 +142,22 @@ func EveryStep(t *testing.T, env *integration.Env, s Scenario) int {
 	}
 	t.Run("crash", func(t *testing.T) {
 		for k := range n {
-			t.Run(fmt.Sprintf("after %d of %d", k, n), func(t *testing.T) {
-				t.Parallel()
-				killer := NewKiller(k)
-				runOnce(t, env, s, killer, timeout)
-				if !killer.Fired() {
-					t.Logf("the run made only %d requests and was not killed", killer.Passed())
+			for _, executed := range []bool{false, true} {
+				name := fmt.Sprintf("before %d of %d", k+1, n)
+				newKiller := NewKiller
+				if executed {
+					name = fmt.Sprintf("%d of %d executed", k+1, n)
+					newKiller = NewExecutedKiller
 				}
-			})
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					killer := newKiller(k)
+					runOnce(t, env, s, killer, timeout)
+					if !killer.Fired() {
+						t.Logf("the run made only %d requests and was not killed", killer.Passed())
+					}
+				})
+			}
 		}
 	})
 	return n

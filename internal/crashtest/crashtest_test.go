@@ -76,6 +76,42 @@ func TestKillerStopsEveryLaterRequestUnretried(t *testing.T) {
 	}
 }
 
+// TestExecutedKillerSendsTheLastRequestThenDies checks the second crash
+// model: request k+1 reaches the transport (the service executes it), and
+// the caller still sees ErrKilled, unretried; nothing later is sent.
+func TestExecutedKillerSendsTheLastRequestThenDies(t *testing.T) {
+	k := NewExecutedKiller(1)
+	tr := &countingTransport{}
+	pl := runtime.NewPipeline("crashtest", "v0", runtime.PipelineOptions{PerRetry: []policy.Policy{k}},
+		&policy.ClientOptions{Transport: tr, Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond}})
+	do := func() error {
+		req, err := runtime.NewRequest(context.Background(), http.MethodGet, "http://127.0.0.1:1/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := pl.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := do(); err != nil {
+		t.Fatalf("request 1: %v", err)
+	}
+	if err := do(); !errors.Is(err, ErrKilled) {
+		t.Fatalf("request 2 = %v, want ErrKilled after it was executed", err)
+	}
+	if err := do(); !errors.Is(err, ErrKilled) {
+		t.Fatalf("request 3 = %v, want ErrKilled", err)
+	}
+	if got := tr.sent.Load(); got != 2 {
+		t.Errorf("%d requests reached the transport, want 2 (the second executed, its reply unread)", got)
+	}
+	if k.Passed() != 1 || !k.Fired() {
+		t.Errorf("Passed %d Fired %v, want 1 true", k.Passed(), k.Fired())
+	}
+}
+
 func TestBarrier(t *testing.T) {
 	b := NewBarrier(3)
 	var wg sync.WaitGroup

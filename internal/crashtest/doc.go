@@ -21,7 +21,10 @@
 //	}})
 //
 // [EveryStep] first runs the scenario without a crash and counts its
-// requests, n; then once for each k in 0..n-1, in parallel subtests. The
+// requests, n; then twice for each k in 0..n-1, in parallel subtests: killed
+// before request k+1 is sent ([NewKiller]), and killed once the service has
+// executed request k+1, before its reply is read ([NewExecutedKiller]) — the
+// crash after which a fresh process must find out what was applied. The
 // other failures the guide's patterns must survive have their helpers here
 // too: [Barrier] makes concurrent deliveries or writers meet inside a step,
 // and package faults loses replies and fails requests at a given rate.

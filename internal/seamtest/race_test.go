@@ -134,4 +134,3 @@ func TestEntityWritesAreTruthfulBesideASecondWriter(t *testing.T) {
 		})
 	}
 }
-

@@ -1,0 +1,302 @@
+package backup
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+const csvTime = "2006-01-02T15:04:05.0000000Z"
+
+// typeName is the Storage Explorer type name of a canonical value.
+func typeName(v any) (string, bool) {
+	switch v.(type) {
+	case string:
+		return "String", true
+	case int32:
+		return "Int32", true
+	case int64:
+		return "Int64", true
+	case float64:
+		return "Double", true
+	case bool:
+		return "Boolean", true
+	case time.Time:
+		return "DateTime", true
+	case uuid.UUID:
+		return "Guid", true
+	case []byte:
+		return "Binary", true
+	}
+	return "", false
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "NaN"
+		case math.IsInf(x, 1):
+			return "Infinity"
+		case math.IsInf(x, -1):
+			return "-Infinity"
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return x.UTC().Format(csvTime)
+	case uuid.UUID:
+		return x.String()
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// parseValue reads s as the type named typ ("Edm." prefix optional).
+func parseValue(typ, s string) (any, error) {
+	switch strings.TrimPrefix(typ, "Edm.") {
+	case "String":
+		return s, nil
+	case "Int32":
+		n, err := strconv.ParseInt(s, 10, 32)
+		return int32(n), err
+	case "Int64":
+		return strconv.ParseInt(s, 10, 64)
+	case "Double":
+		switch s {
+		case "NaN":
+			return math.NaN(), nil
+		case "Infinity", "INF":
+			return math.Inf(1), nil
+		case "-Infinity", "-INF":
+			return math.Inf(-1), nil
+		}
+		return strconv.ParseFloat(s, 64)
+	case "Boolean":
+		return strconv.ParseBool(s)
+	case "DateTime":
+		t, err := time.Parse(time.RFC3339Nano, s)
+		return t.UTC(), err
+	case "Guid":
+		return uuid.Parse(s)
+	case "Binary":
+		return base64.StdEncoding.DecodeString(s)
+	}
+	return nil, fmt.Errorf("unknown type %q", typ)
+}
+
+// WriteCSV writes rows as Storage Explorer's typed CSV with the property
+// columns given, in that order (a property of a row that columns does not
+// name is an error).
+func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity, error]) error {
+	cw := csv.NewWriter(w)
+	head := []string{"PartitionKey", "RowKey", "Timestamp"}
+	index := make(map[string]int, len(columns))
+	for i, c := range columns {
+		if c == "PartitionKey" || c == "RowKey" || c == "Timestamp" || strings.HasSuffix(c, "@type") {
+			return &ConfigError{Field: "columns", Reason: fmt.Sprintf("%q is reserved in the CSV", c)}
+		}
+		if _, dup := index[c]; dup {
+			return &ConfigError{Field: "columns", Reason: fmt.Sprintf("%q twice", c)}
+		}
+		index[c] = i
+		head = append(head, c, c+"@type")
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	rec := make([]string, len(head))
+	for d, err := range rows {
+		if err != nil {
+			return err
+		}
+		clear(rec)
+		rec[0], rec[1] = d.PartitionKey, d.RowKey
+		if !d.Timestamp.IsZero() {
+			rec[2] = d.Timestamp.UTC().Format(csvTime)
+		}
+		for name, v := range d.Properties {
+			i, ok := index[name]
+			if !ok {
+				return fmt.Errorf("backup: PartitionKey %q, RowKey %q: property %q has no column", d.PartitionKey, d.RowKey, name)
+			}
+			typ, ok := typeName(v)
+			if !ok {
+				return fmt.Errorf("backup: PartitionKey %q, RowKey %q: property %q has the Go type %T, not one of the eight EDM types", d.PartitionKey, d.RowKey, name, v)
+			}
+			rec[3+2*i], rec[4+2*i] = formatValue(v), typ
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadCSV reads Storage Explorer's typed CSV (or an untyped one: a column
+// without its "@type" partner is String). A value whose type cell is empty
+// takes the type given for its column in an earlier row, else String; an
+// empty value with an empty type is no property. Timestamp is ignored. An
+// unreadable record is a *LineError and ends the sequence.
+func ReadCSV(r io.Reader) iter.Seq2[entity.DynamicEntity, error] {
+	return func(yield func(entity.DynamicEntity, error) bool) {
+		for l, err := range readCSV(r) {
+			if !yield(l.d, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func readCSV(r io.Reader) iter.Seq2[line, error] {
+	return func(yield func(line, error) bool) {
+		cr := csv.NewReader(r)
+		cr.FieldsPerRecord = -1
+		head, err := cr.Read()
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("empty input: no header row")
+			}
+			yield(line{}, &LineError{Line: 1, Err: err})
+			return
+		}
+		type column struct {
+			name       string
+			value      int // index of the value
+			typ        int // index of the type, -1 for none
+			last       string
+			isPK, isRK bool
+		}
+		pk, rk := -1, -1
+		var cols []column
+		typeOf := map[string]int{}
+		for i, h := range head {
+			if name, ok := strings.CutSuffix(h, "@type"); ok {
+				typeOf[name] = i
+			}
+		}
+		for i, h := range head {
+			switch {
+			case strings.HasSuffix(h, "@type"), h == "Timestamp":
+			case h == "PartitionKey":
+				pk = i
+			case h == "RowKey":
+				rk = i
+			default:
+				t, ok := typeOf[h]
+				if !ok {
+					t = -1
+				}
+				cols = append(cols, column{name: h, value: i, typ: t})
+			}
+		}
+		if pk < 0 || rk < 0 {
+			yield(line{}, &LineError{Line: 1, Err: errors.New("the header has no PartitionKey or RowKey column")})
+			return
+		}
+		for n := 2; ; n++ {
+			rec, err := cr.Read()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(line{}, &LineError{Line: n, Err: err})
+				return
+			}
+			if len(rec) != len(head) {
+				yield(line{}, &LineError{Line: n, Err: fmt.Errorf("%d fields, the header has %d", len(rec), len(head))})
+				return
+			}
+			d := entity.DynamicEntity{PartitionKey: rec[pk], RowKey: rec[rk]}
+			for i := range cols {
+				c := &cols[i]
+				val, typ := rec[c.value], ""
+				if c.typ >= 0 {
+					typ = rec[c.typ]
+				}
+				if typ == "" {
+					if val == "" {
+						continue
+					}
+					typ = c.last
+					if typ == "" {
+						typ = "String"
+					}
+				}
+				c.last = typ
+				v, err := parseValue(typ, val)
+				if err != nil {
+					yield(line{}, &LineError{Line: n, Err: fmt.Errorf("column %q: %w", c.name, err)})
+					return
+				}
+				d.Set(c.name, v)
+			}
+			if !yield(line{n: n, d: d}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ExportCSV writes the entities of tbl matching f (empty: all) to w as
+// Storage Explorer's typed CSV, properties in byte order of their names.
+// It reads the table twice: once to learn the columns, once to write.
+func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, f filter.Expr) error {
+	if tbl == nil || w == nil {
+		return &ConfigError{Field: "table or writer", Reason: "nil"}
+	}
+	seen := map[string]bool{}
+	for d, err := range tbl.Query(ctx, entity.Query{Filter: f}) {
+		if err != nil {
+			return fmt.Errorf("backup: read columns: %w", err)
+		}
+		for name := range d.Properties {
+			seen[name] = true
+		}
+	}
+	cols := slices.Sorted(func(yield func(string) bool) {
+		for k := range seen {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	return WriteCSV(w, cols, tbl.Query(ctx, entity.Query{Filter: f}))
+}
+
+// ImportCSV reads Storage Explorer's typed CSV (see ReadCSV) and writes its
+// entities to tbl as Import writes a backup's.
+func ImportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], r io.Reader, opts ImportOptions) (ImportSummary, error) {
+	if tbl == nil || r == nil {
+		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: "nil"}
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return ImportSummary{}, err
+	}
+	cr := &countingReader{r: r}
+	return write(ctx, tbl, readCSV(cr), cr, opts)
+}

@@ -1,0 +1,63 @@
+package backup
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalid reports options or a token that cannot work, found before any
+// request is sent.
+var ErrInvalid = errors.New("backup: invalid argument")
+
+// ErrFormat reports input that is not a backup or a typed CSV this package
+// reads: a bad header, an undecodable line, an unknown type name.
+var ErrFormat = errors.New("backup: malformed input")
+
+// ConfigError names the option or argument that cannot work. It matches
+// ErrInvalid.
+type ConfigError struct {
+	Field, Reason string
+}
+
+func (e *ConfigError) Error() string {
+	if e == nil {
+		return "backup: invalid argument: <nil>"
+	}
+	return fmt.Sprintf("backup: invalid %s: %s", e.Field, e.Reason)
+}
+
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalid }
+
+// LineError is input that could not be read, at a line (a backup's line or
+// a CSV record, counting from 1). It matches ErrFormat and unwraps to the
+// cause.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	if e == nil {
+		return "backup: malformed input: <nil>"
+	}
+	return fmt.Sprintf("backup: line %d: %v", e.Line, e.Err)
+}
+
+func (e *LineError) Is(target error) bool { return target == ErrFormat }
+func (e *LineError) Unwrap() error        { return e.Err }
+
+// EntityError is one entity that Import did not write, with its keys.
+type EntityError struct {
+	Line                 int
+	PartitionKey, RowKey string
+	Err                  error
+}
+
+func (e *EntityError) Error() string {
+	if e == nil {
+		return "backup: entity not written: <nil>"
+	}
+	return fmt.Sprintf("backup: line %d (PartitionKey %q, RowKey %q) not written: %v", e.Line, e.PartitionKey, e.RowKey, e.Err)
+}
+
+func (e *EntityError) Unwrap() error { return e.Err }

@@ -1,0 +1,347 @@
+package backup
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+// header is the first line of every backup.
+const header = `{"tablekit.backup":1}`
+
+// Range is the PartitionKeys from From (inclusive) to To (exclusive); an
+// empty To means no upper bound.
+type Range struct{ From, To string }
+
+// ExportOptions tunes Export. The zero value exports the whole table.
+type ExportOptions struct {
+	// Filter selects entities within each range; empty means all.
+	Filter filter.Expr
+	// Ranges are read in parallel and written in the order given; nil means
+	// one range, the whole table. Give disjoint ranges in key order to get
+	// the table's order.
+	Ranges []Range
+	// Parallel is the most ranges read at once; 0 means 4.
+	Parallel int
+	// SegmentEntities is the most entities per gzip member, and so between
+	// checkpoints; 0 means 1,000.
+	SegmentEntities int
+	// Resume is a Checkpoint's Token: the export goes on after it, and the
+	// output must hold exactly the Checkpoint's Bytes. "" starts over. The
+	// other options must be those of the run that made it.
+	Resume string
+	// Checkpoint, if set, is called after each segment is written to the
+	// output; an error from it ends the export.
+	Checkpoint func(Checkpoint) error
+	// Progress, if set, is called after each segment.
+	Progress func(Progress)
+}
+
+// Checkpoint is a point an export can resume from.
+type Checkpoint struct {
+	Token    string // ExportOptions.Resume of the next run
+	Bytes    int64  // bytes of output written so far, by this run and those it resumed
+	Entities int64  // entities written so far
+}
+
+// Progress is how far an export or import has come.
+type Progress struct {
+	Entities int64         // entities exported or imported so far (with resumed runs)
+	Bytes    int64         // compressed bytes written or read so far
+	Elapsed  time.Duration // since this run started
+	Rate     float64       // entities per second in this run
+}
+
+func progress(entities, bytes, startEntities int64, start time.Time) Progress {
+	p := Progress{Entities: entities, Bytes: bytes, Elapsed: time.Since(start)}
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.Rate = float64(entities-startEntities) / s
+	}
+	return p
+}
+
+// Summary is what an export did.
+type Summary struct {
+	Entities int64 // entities in the backup (with the runs this one resumed)
+	Bytes    int64 // bytes of output (likewise)
+	Elapsed  time.Duration
+}
+
+func (o ExportOptions) withDefaults() (ExportOptions, error) {
+	switch {
+	case o.Parallel < 0:
+		return o, &ConfigError{Field: "ExportOptions.Parallel", Reason: fmt.Sprintf("%d is negative (0 means 4)", o.Parallel)}
+	case o.SegmentEntities < 0:
+		return o, &ConfigError{Field: "ExportOptions.SegmentEntities", Reason: fmt.Sprintf("%d is negative (0 means 1,000)", o.SegmentEntities)}
+	}
+	if o.Parallel == 0 {
+		o.Parallel = 4
+	}
+	if o.SegmentEntities == 0 {
+		o.SegmentEntities = 1000
+	}
+	if len(o.Ranges) == 0 {
+		o.Ranges = []Range{{}}
+	}
+	for i, r := range o.Ranges {
+		if r.To != "" && r.To <= r.From {
+			return o, &ConfigError{Field: fmt.Sprintf("ExportOptions.Ranges[%d]", i), Reason: fmt.Sprintf("To %q is not above From %q", r.To, r.From)}
+		}
+	}
+	return o, nil
+}
+
+// Export writes the entities of tbl to w as a backup (see the package doc
+// for the format and the guarantee).
+func Export(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, opts ExportOptions) (Summary, error) {
+	if tbl == nil {
+		return Summary{}, &ConfigError{Field: "table", Reason: "nil"}
+	}
+	if w == nil {
+		return Summary{}, &ConfigError{Field: "writer", Reason: "nil"}
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Summary{}, err
+	}
+	pos := position{Ranges: len(opts.Ranges)}
+	if opts.Resume != "" {
+		if pos, err = parseToken(opts.Resume); err != nil {
+			return Summary{}, err
+		}
+		if pos.Ranges != len(opts.Ranges) {
+			return Summary{}, &ConfigError{Field: "ExportOptions.Resume", Reason: fmt.Sprintf("made by an export of %d ranges, not %d", pos.Ranges, len(opts.Ranges))}
+		}
+	}
+	return export(ctx, tbl, w, opts, pos)
+}
+
+// export runs from pos; w holds pos.Bytes bytes already.
+func export(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, opts ExportOptions, pos position) (Summary, error) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rd := newReader(ctx, tbl, opts, pos)
+	seg := segmenter{w: w, pos: pos, fresh: pos.Bytes == 0 && pos.Entities == 0, startEntities: pos.Entities}
+	for {
+		batch, more, err := rd.next()
+		if err != nil {
+			return seg.summary(start), err
+		}
+		for _, d := range batch.items {
+			if err := seg.add(&d); err != nil {
+				return seg.summary(start), err
+			}
+			seg.pos.Range, seg.pos.Started, seg.pos.PK, seg.pos.RK = batch.rng, true, d.PartitionKey, d.RowKey
+			if seg.n >= opts.SegmentEntities {
+				if err := seg.flush(opts, start); err != nil {
+					return seg.summary(start), err
+				}
+			}
+		}
+		if batch.last {
+			// The range is done: the position moves to the next one.
+			seg.pos.Range, seg.pos.Started, seg.pos.PK, seg.pos.RK = batch.rng+1, false, "", ""
+		}
+		if !more {
+			break
+		}
+	}
+	if seg.n > 0 || seg.fresh {
+		if err := seg.flush(opts, start); err != nil {
+			return seg.summary(start), err
+		}
+	}
+	return seg.summary(start), nil
+}
+
+// segmenter gathers lines into gzip members.
+type segmenter struct {
+	w     io.Writer
+	pos   position // after the last entity added
+	fresh bool     // nothing written yet: the header comes first
+	buf   bytes.Buffer
+	n     int // entities in buf
+
+	startEntities int64 // entities written before this run
+}
+
+func (s *segmenter) add(d *entity.DynamicEntity) error {
+	d.ETag, d.Timestamp = "", time.Time{}
+	line, err := entity.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("backup: encode PartitionKey %q, RowKey %q: %w", d.PartitionKey, d.RowKey, err)
+	}
+	s.buf.Write(line)
+	s.buf.WriteByte('\n')
+	s.n++
+	return nil
+}
+
+// flush writes the gathered lines as one gzip member and checkpoints.
+func (s *segmenter) flush(opts ExportOptions, start time.Time) error {
+	cw := &countingWriter{w: s.w}
+	gz := gzip.NewWriter(cw)
+	if s.fresh {
+		if _, err := io.WriteString(gz, header+"\n"); err != nil {
+			return err
+		}
+		s.fresh = false
+	}
+	if _, err := gz.Write(s.buf.Bytes()); err != nil {
+		return fmt.Errorf("backup: write: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return fmt.Errorf("backup: write: %w", err)
+	}
+	s.pos.Bytes += cw.n
+	s.pos.Entities += int64(s.n)
+	s.buf.Reset()
+	s.n = 0
+	if opts.Checkpoint != nil {
+		if err := opts.Checkpoint(Checkpoint{Token: s.pos.token(), Bytes: s.pos.Bytes, Entities: s.pos.Entities}); err != nil {
+			return err
+		}
+	}
+	if opts.Progress != nil {
+		opts.Progress(progress(s.pos.Entities, s.pos.Bytes, s.startEntities, start))
+	}
+	return nil
+}
+
+func (s *segmenter) summary(start time.Time) Summary {
+	return Summary{Entities: s.pos.Entities, Bytes: s.pos.Bytes, Elapsed: time.Since(start)}
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// batch is some entities of one range; last marks the range's end.
+type batch struct {
+	rng   int
+	items []entity.DynamicEntity
+	last  bool
+}
+
+// reader reads the ranges from pos on, up to Parallel at a time, and hands
+// their batches over in range order.
+type reader struct {
+	ctx    context.Context
+	tbl    *entity.Table[entity.DynamicEntity]
+	opts   ExportOptions
+	pos    position
+	chans  map[int]chan result
+	cursor int // the range being handed over
+	ahead  int // ranges started
+}
+
+type result struct {
+	b   batch
+	err error
+}
+
+func newReader(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], opts ExportOptions, pos position) *reader {
+	r := &reader{ctx: ctx, tbl: tbl, opts: opts, pos: pos, chans: map[int]chan result{}, cursor: pos.Range, ahead: pos.Range}
+	r.fill()
+	return r
+}
+
+// fill starts ranges until Parallel are in flight.
+func (r *reader) fill() {
+	for r.ahead < len(r.opts.Ranges) && r.ahead-r.cursor < r.opts.Parallel {
+		ch := make(chan result, 8)
+		r.chans[r.ahead] = ch
+		go r.read(r.ahead, ch)
+		r.ahead++
+	}
+}
+
+// next returns the next batch in order; more is false after the last one.
+func (r *reader) next() (batch, bool, error) {
+	if r.cursor >= len(r.opts.Ranges) {
+		return batch{last: false, rng: r.cursor}, false, nil
+	}
+	ch := r.chans[r.cursor]
+	var res result
+	select {
+	case res = <-ch:
+	case <-r.ctx.Done():
+		return batch{}, false, r.ctx.Err()
+	}
+	if res.err != nil {
+		return batch{}, false, res.err
+	}
+	if res.b.last {
+		delete(r.chans, r.cursor)
+		r.cursor++
+		r.fill()
+	}
+	return res.b, r.cursor < len(r.opts.Ranges) || !res.b.last, nil
+}
+
+// rangeFilter is range i's filter, after the resume position if it is in
+// that range.
+func (r *reader) rangeFilter(i int) filter.Expr {
+	rg := r.opts.Ranges[i]
+	var parts []filter.Expr
+	if rg.From != "" {
+		parts = append(parts, filter.Ge(filter.PartitionKeyProperty, filter.String(rg.From)))
+	}
+	if rg.To != "" {
+		parts = append(parts, filter.Lt(filter.PartitionKeyProperty, filter.String(rg.To)))
+	}
+	if i == r.pos.Range && r.pos.Started {
+		parts = append(parts, filter.Or(
+			filter.And(filter.PK(r.pos.PK), filter.Gt(filter.RowKeyProperty, filter.String(r.pos.RK))),
+			filter.Gt(filter.PartitionKeyProperty, filter.String(r.pos.PK)),
+		))
+	}
+	if !r.opts.Filter.IsEmpty() {
+		parts = append(parts, r.opts.Filter)
+	}
+	if len(parts) == 0 {
+		return filter.Expr{}
+	}
+	return filter.And(parts...)
+}
+
+func (r *reader) read(i int, ch chan<- result) {
+	send := func(res result) bool {
+		select {
+		case ch <- res:
+			return true
+		case <-r.ctx.Done():
+			return false
+		}
+	}
+	const per = 100
+	items := make([]entity.DynamicEntity, 0, per)
+	for d, err := range r.tbl.Query(r.ctx, entity.Query{Filter: r.rangeFilter(i)}) {
+		if err != nil {
+			send(result{err: fmt.Errorf("backup: read range %d: %w", i, err)})
+			return
+		}
+		items = append(items, d)
+		if len(items) == per {
+			if !send(result{b: batch{rng: i, items: items}}) {
+				return
+			}
+			items = make([]entity.DynamicEntity, 0, per)
+		}
+	}
+	send(result{b: batch{rng: i, items: items, last: true}})
+}

@@ -1,0 +1,244 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+)
+
+// The service's scale targets for a storage account's tables.
+const (
+	// PartitionTarget is about the most entities per second one partition
+	// serves.
+	PartitionTarget = 2000
+	// AccountTarget is about the most requests per second one account serves.
+	AccountTarget = 20000
+)
+
+// Config sets a Limiter's targets. The zero value paces to the service's.
+type Config struct {
+	// PartitionRate is the most entities per second sent to one table +
+	// PartitionKey; 0 means PartitionTarget.
+	PartitionRate float64
+	// AccountRate is the most requests per second sent to one account; 0
+	// means AccountTarget.
+	AccountRate float64
+	// Floor is the least share of a target that throttling brings a rate
+	// down to; 0 means 1/100.
+	Floor float64
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.PartitionRate < 0 || c.AccountRate < 0 || c.Floor < 0 || c.Floor > 1 {
+		return c, fmt.Errorf("throttle: invalid Config %+v: rates must be 0 or more, Floor 0 to 1", c)
+	}
+	if c.PartitionRate == 0 {
+		c.PartitionRate = PartitionTarget
+	}
+	if c.AccountRate == 0 {
+		c.AccountRate = AccountTarget
+	}
+	if c.Floor == 0 {
+		c.Floor = 0.01
+	}
+	return c, nil
+}
+
+// Limiter paces requests to the scale targets and adapts to throttling; see
+// the package doc. It is a per-retry azcore policy, safe for concurrent
+// use by any number of clients.
+type Limiter struct {
+	cfg   Config
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+
+	mu     sync.Mutex
+	pacers map[string]*pacer
+	stats  Stats
+}
+
+// Stats counts what a Limiter saw.
+type Stats struct {
+	Requests  int64         // tries paced
+	Throttled int64         // answered 503 Server Busy or 500 Operation Timeout
+	Waited    time.Duration // total time tries waited for their turn
+}
+
+// pacer is one key's rate and schedule.
+type pacer struct {
+	target, rate float64
+	next         time.Time // when the next unit of work may start
+	hold         time.Time // nothing starts before (Retry-After)
+	raised       time.Time // last additive increase
+	lowered      time.Time // last multiplicative decrease
+}
+
+// NewLimiter returns a Limiter with cfg's targets.
+func NewLimiter(cfg Config) (*Limiter, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Limiter{cfg: cfg, now: time.Now, sleep: sleepCtx, pacers: map[string]*pacer{}}, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats returns the counts so far.
+func (l *Limiter) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stats
+}
+
+// Rate returns the current rate for a table's partition on an account host
+// (entities per second), or the target if nothing was sent there yet.
+func (l *Limiter) Rate(account, table, partitionKey string) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p := l.pacers[work{account: account, table: table, partition: partitionKey}.partitionKey()]; p != nil {
+		return p.rate
+	}
+	return l.cfg.PartitionRate
+}
+
+func (l *Limiter) pacer(key string, target float64) *pacer {
+	p := l.pacers[key]
+	if p == nil {
+		p = &pacer{target: target, rate: target}
+		l.pacers[key] = p
+	}
+	return p
+}
+
+// Do implements policy.Policy.
+func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
+	w := workOf(req)
+	wait := l.reserve(w)
+	if wait > 0 {
+		if err := l.sleep(req.Raw().Context(), wait); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := req.Next()
+	l.observe(w, resp)
+	return resp, err
+}
+
+// reserve books w's turn on its keys and returns how long to wait for it.
+func (l *Limiter) reserve(w work) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	keys := []*pacer{l.pacer(w.account, l.cfg.AccountRate)}
+	costs := []float64{1}
+	if w.table != "" {
+		keys = append(keys, l.pacer(w.partitionKey(), l.cfg.PartitionRate))
+		costs = append(costs, float64(w.entities))
+	}
+	// Each key keeps its own schedule (GCRA): a request waiting for its
+	// partition does not hold up the account's other partitions.
+	start := now
+	for i, p := range keys {
+		s := later(now, p.next, p.hold)
+		p.next = s.Add(time.Duration(costs[i] / p.rate * float64(time.Second)))
+		start = later(start, s)
+	}
+	l.stats.Requests++
+	wait := start.Sub(now)
+	l.stats.Waited += wait
+	return wait
+}
+
+func later(ts ...time.Time) time.Time {
+	var m time.Time
+	for _, t := range ts {
+		if t.After(m) {
+			m = t
+		}
+	}
+	return m
+}
+
+// observe adapts w's keys to the answer: halve on throttling (at most once
+// per 200 ms: the answers to requests already in flight say nothing new),
+// add back a twentieth of the target per second without.
+func (l *Limiter) observe(w work, resp *http.Response) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	p := l.pacers[w.account]
+	if w.table != "" {
+		p = l.pacers[w.partitionKey()]
+	}
+	if p == nil {
+		return
+	}
+	if throttled(resp) {
+		l.stats.Throttled++
+		if now.Sub(p.lowered) >= 200*time.Millisecond {
+			p.rate = max(p.rate/2, p.target*l.cfg.Floor)
+			p.lowered, p.raised = now, now
+		}
+		if d := retryAfter(resp, now); d > 0 {
+			p.hold = later(p.hold, now.Add(d))
+		}
+		return
+	}
+	if resp != nil && p.rate < p.target && now.Sub(p.raised) >= time.Second {
+		p.rate = min(p.target, p.rate+p.target/20)
+		p.raised = now
+	}
+}
+
+// throttled reports a 503 Server Busy, or a 500 Operation Timeout.
+func throttled(resp *http.Response) bool {
+	if resp == nil {
+		return false
+	}
+	switch resp.StatusCode {
+	case http.StatusServiceUnavailable:
+		return true
+	case http.StatusInternalServerError:
+		return resp.Header.Get("x-ms-error-code") == "OperationTimedOut"
+	}
+	return false
+}
+
+// retryAfter reads Retry-After (seconds or an HTTP date), or the
+// millisecond form some Azure services send.
+func retryAfter(resp *http.Response, now time.Time) time.Duration {
+	if ms := resp.Header.Get("retry-after-ms"); ms != "" {
+		if n, err := strconv.Atoi(ms); err == nil && n > 0 {
+			return time.Duration(n) * time.Millisecond
+		}
+	}
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
+}

@@ -66,7 +66,6 @@ func TestExportBlobResumesAfterACrashAtEveryRequest(t *testing.T) {
 	}
 }
 
-
 func containerName(u string) string {
 	// .../devstoreaccount1/<container>
 	for i := len(u) - 1; i >= 0; i-- {

@@ -53,11 +53,11 @@
 // entity rate or per-account request rate with the service's 503 Server
 // Busy — status, x-ms-error-code header and JSON body — without sending
 // them. Its Stats count what it let through and refused.
-package throttle
-
+//
 // Measured (BenchmarkBulkWriteThrottled, 10 partitions at a simulated 200
 // entities/s each): with a Limiter, 115% of the simulated limit (its
 // one-second burst included) and no request throttled; with azcore's
 // default retry alone, 98% and a third of the requests throttled.
 // TestLimiterKeepsBulkWriteUnderTheSimulatedTargets checks the first: every
 // entity written, under 1% of requests throttled.
+package throttle

@@ -1,0 +1,323 @@
+package resolver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+)
+
+// MigrateOptions tunes Migrate. The zero value migrates the whole table.
+type MigrateOptions struct {
+	// Filter narrows the rows read (a partition, a range); empty means all.
+	Filter filter.Expr
+	// PageSize is the rows read per request, 1 to 1000; 0 means 1000.
+	PageSize int
+	// Concurrency is the most partitions of a page written at once; 0
+	// means 4.
+	Concurrency int
+	// Attempts bounds how often one row is read again and its upgrade
+	// written again after a concurrent change; 0 means 10.
+	Attempts int
+	// Resume is a MigrateCheckpoint's Token: the scan goes on after the
+	// pages already migrated. "" starts at the beginning.
+	Resume string
+	// Checkpoint, if set, is called after each page is migrated; an error
+	// from it ends the migration.
+	Checkpoint func(MigrateCheckpoint) error
+	// Progress, if set, is called with the report so far after each page.
+	Progress func(MigrateReport)
+}
+
+// MigrateCheckpoint is a point a migration can resume from.
+type MigrateCheckpoint struct {
+	Token  string // MigrateOptions.Resume of the next run; "" once the scan is complete
+	Report MigrateReport
+}
+
+// MigrateReport counts what a migration did with the rows it read.
+type MigrateReport struct {
+	Read     int64 // rows read
+	Upgraded int64 // old-version rows this run replaced by their upgrade
+	Current  int64 // rows already of a current type (when read, or when read again after a concurrent change)
+	Unknown  int64 // rows of a type the schema does not know: left as they are
+	Gone     int64 // rows deleted between the read and the write
+	Raced    int64 // rows whose write met a concurrent change and were read again
+	// Failed are rows left as they were, with why: an upgrade function's
+	// error, an undecodable row, attempts spent on a row that kept changing.
+	Failed  []MigrateFailure
+	Elapsed time.Duration
+}
+
+// MigrateFailure is one row a migration could not upgrade.
+type MigrateFailure struct {
+	PartitionKey, RowKey string
+	Err                  error
+}
+
+func (f MigrateFailure) Error() string {
+	return fmt.Sprintf("resolver: migrate PartitionKey %q, RowKey %q: %v", f.PartitionKey, f.RowKey, f.Err)
+}
+
+func (f MigrateFailure) Unwrap() error { return f.Err }
+
+// MigrateError reports a migration that finished with rows it could not
+// upgrade; the report names them.
+type MigrateError struct {
+	Failed int
+	First  MigrateFailure
+}
+
+func (e *MigrateError) Error() string {
+	if e == nil {
+		return "resolver: migrate: <nil>"
+	}
+	return fmt.Sprintf("resolver: migrate: %d rows not upgraded; first: %v", e.Failed, e.First)
+}
+
+func (e *MigrateError) Unwrap() error { return e.First }
+
+func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
+	switch {
+	case o.PageSize < 0 || o.PageSize > entity.MaxPageSize:
+		return o, fmt.Errorf("resolver: migrate: PageSize %d: want 0 to 1000: %w", o.PageSize, entity.ErrInvalid)
+	case o.Concurrency < 0:
+		return o, fmt.Errorf("resolver: migrate: Concurrency %d is negative: %w", o.Concurrency, entity.ErrInvalid)
+	case o.Attempts < 0:
+		return o, fmt.Errorf("resolver: migrate: Attempts %d is negative: %w", o.Attempts, entity.ErrInvalid)
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 4
+	}
+	if o.Attempts == 0 {
+		o.Attempts = 10
+	}
+	return o, nil
+}
+
+// Migrate reads every row (of opts.Filter) and replaces each row of an old
+// version by its upgrade, on condition of the ETag it was read with: the
+// schema migration that Config.WriteBackUpgrades does one read at a time,
+// for a whole table.
+//
+// Rows of a partition are written together, up to 100 in one entity group
+// transaction. A row changed by another writer between the read and the
+// write fails its condition: it is read again and, if it is still of an old
+// version, upgraded from what is stored now and written again — a
+// concurrent change is never overwritten (TestMigrateBesideConcurrentWriters).
+// A row that is current when read again counts as Current.
+//
+// A migration is resumable — after each page Checkpoint gets a token that
+// MigrateOptions.Resume takes — and idempotent: run again, it upgrades
+// nothing and counts every row Current. Pace it with a throttle.Limiter in
+// the client's pipeline on a live account.
+func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport, error) {
+	start := time.Now()
+	var rep MigrateReport
+	if err := t.ok(); err != nil {
+		return rep, err
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return rep, err
+	}
+	q := entity.Query{Filter: opts.Filter, PageSize: opts.PageSize}
+	token := opts.Resume
+	for {
+		page, err := t.raw.QueryPage(ctx, q, token)
+		if err != nil {
+			rep.Elapsed = time.Since(start)
+			return rep, fmt.Errorf("resolver: migrate: read page: %w", err)
+		}
+		if err := t.migratePage(ctx, page.Items, opts, &rep); err != nil {
+			rep.Elapsed = time.Since(start)
+			return rep, err
+		}
+		token = page.Next
+		rep.Elapsed = time.Since(start)
+		if opts.Checkpoint != nil {
+			if err := opts.Checkpoint(MigrateCheckpoint{Token: token, Report: rep}); err != nil {
+				return rep, err
+			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(rep)
+		}
+		if token == "" {
+			break
+		}
+	}
+	if len(rep.Failed) > 0 {
+		return rep, &MigrateError{Failed: len(rep.Failed), First: rep.Failed[0]}
+	}
+	return rep, nil
+}
+
+// pending is one old-version row to write: its upgrade as a bag, with the
+// ETag it was read with.
+type pending struct {
+	bag *entity.DynamicEntity
+}
+
+// migratePage decodes a page and writes its upgrades, a partition at a time.
+func (t *Table) migratePage(ctx context.Context, bodies []json.RawMessage, opts MigrateOptions, rep *MigrateReport) error {
+	byPK := map[string][]pending{}
+	var order []string
+	for _, body := range bodies {
+		rep.Read++
+		p, outcome, fail := t.classify(body)
+		switch {
+		case fail != nil:
+			rep.Failed = append(rep.Failed, *fail)
+		case outcome == outcomeUpgrade:
+			if _, seen := byPK[p.bag.PartitionKey]; !seen {
+				order = append(order, p.bag.PartitionKey)
+			}
+			byPK[p.bag.PartitionKey] = append(byPK[p.bag.PartitionKey], p)
+		case outcome == outcomeCurrent:
+			rep.Current++
+		case outcome == outcomeUnknown:
+			rep.Unknown++
+		}
+	}
+	var mu sync.Mutex
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for _, pk := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(rows []pending) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var part MigrateReport
+			t.writePartition(ctx, rows, opts, &part)
+			mu.Lock()
+			rep.Upgraded += part.Upgraded
+			rep.Current += part.Current
+			rep.Gone += part.Gone
+			rep.Raced += part.Raced
+			rep.Failed = append(rep.Failed, part.Failed...)
+			mu.Unlock()
+		}(byPK[pk])
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+type outcome uint8
+
+const (
+	outcomeCurrent outcome = iota
+	outcomeUpgrade
+	outcomeUnknown
+)
+
+// classify decodes one row: current, unknown, or an upgrade to write.
+func (t *Table) classify(body []byte) (pending, outcome, *MigrateFailure) {
+	v, info, err := t.s.decode(body)
+	if err != nil {
+		pk, rk := keysOf(body)
+		return pending{}, 0, &MigrateFailure{PartitionKey: pk, RowKey: rk, Err: err}
+	}
+	if _, bag := v.(*entity.DynamicEntity); bag {
+		return pending{}, outcomeUnknown, nil
+	}
+	if !info.upgraded {
+		return pending{}, outcomeCurrent, nil
+	}
+	b, _, err := t.s.prepare(v)
+	if err != nil {
+		pk, rk := keysOf(body)
+		return pending{}, 0, &MigrateFailure{PartitionKey: pk, RowKey: rk, Err: err}
+	}
+	b.ETag = info.etag
+	return pending{bag: b}, outcomeUpgrade, nil
+}
+
+func keysOf(body []byte) (pk, rk string) {
+	var k struct{ PartitionKey, RowKey string }
+	_ = json.Unmarshal(body, &k)
+	return k.PartitionKey, k.RowKey
+}
+
+// writePartition writes one partition's upgrades in transactions of up to
+// 100; a row whose condition fails is taken out and done on its own.
+func (t *Table) writePartition(ctx context.Context, rows []pending, opts MigrateOptions, rep *MigrateReport) {
+	for len(rows) > 0 {
+		n := min(len(rows), 100)
+		chunk := slices.Clone(rows[:n])
+		rows = rows[n:]
+		for len(chunk) > 0 {
+			b := t.bags.NewBatch()
+			for _, p := range chunk {
+				b.Update(p.bag, entity.Replace)
+			}
+			_, err := t.bags.Submit(ctx, b)
+			if err == nil {
+				rep.Upgraded += int64(len(chunk))
+				break
+			}
+			var te *entity.TransactionError
+			if errors.As(err, &te) && te.Index >= 0 && te.Index < len(chunk) &&
+				(errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrNotFound)) {
+				// That row changed: on its own, the others again.
+				rep.Raced++
+				t.writeRow(ctx, chunk[te.Index].bag, opts, rep)
+				chunk = slices.Delete(chunk, te.Index, te.Index+1)
+				continue
+			}
+			// Anything else (an unknown outcome, a refusal of the whole
+			// transaction): row by row, each from a fresh read.
+			for _, p := range chunk {
+				t.writeRow(ctx, p.bag, opts, rep)
+			}
+			break
+		}
+	}
+}
+
+// writeRow upgrades one row from a fresh read, again on each concurrent
+// change, at most opts.Attempts times.
+func (t *Table) writeRow(ctx context.Context, old *entity.DynamicEntity, opts MigrateOptions, rep *MigrateReport) {
+	pk, rk := old.PartitionKey, old.RowKey
+	var last error
+	for range opts.Attempts {
+		body, err := t.raw.Get(ctx, pk, rk)
+		if errors.Is(err, entity.ErrNotFound) {
+			rep.Gone++
+			return
+		}
+		if err != nil {
+			last = err
+			continue
+		}
+		p, out, fail := t.classify(body)
+		switch {
+		case fail != nil:
+			rep.Failed = append(rep.Failed, *fail)
+			return
+		case out != outcomeUpgrade:
+			rep.Current++ // current now (or of a type no longer known: left)
+			return
+		}
+		err = t.bags.Update(ctx, p.bag, entity.Replace)
+		switch {
+		case err == nil:
+			rep.Upgraded++
+			return
+		case errors.Is(err, entity.ErrPreconditionFailed), errors.Is(err, entity.ErrNotFound):
+			last = err
+			rep.Raced++
+			continue // changed again: read again
+		default:
+			last = err
+		}
+	}
+	rep.Failed = append(rep.Failed, MigrateFailure{PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("after %d attempts: %w", opts.Attempts, last)})
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	backuptour "github.com/tablekit/tablekit/examples/backup/tour"
 	bloblogtour "github.com/tablekit/tablekit/examples/bloblog/tour"
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
 	compoundtour "github.com/tablekit/tablekit/examples/compound/tour"
@@ -68,6 +69,7 @@ func steps() []step {
 		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},
 		{"Large entities: an employee with a 5 MiB photo in a blob, checked by its SHA-256", largetour.Tour},
 		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
+		{"Backup, restore and migration: orders exported, restored byte for byte, moved through CSV, migrated v1 to v2", backuptour.Tour},
 	}
 }
 

@@ -66,7 +66,7 @@
 // Service errors match ErrNotFound, ErrTableNotFound, ErrAlreadyExists and
 // ErrPreconditionFailed with errors.Is, and unwrap to the
 // *azcore.ResponseError.
-
+//
 // # Conventions
 //
 // The API of tablekit keeps to these rules, in this package, in package

@@ -423,3 +423,70 @@ func TestLateRecordOfForgottenPeriod(t *testing.T) {
 		t.Fatalf("blob metadata %+v (%v), want its range widened to 18:45", blobs, err)
 	}
 }
+
+// AppendContext waits through failing flushes instead of refusing: records
+// appended while every flush fails are held back, and all land exactly once
+// when the storage comes back; with a deadline, a record that finds no room
+// in time is refused (matching the deadline) and not buffered.
+func TestAppendContextWaitsThroughFailingFlushes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	name := newContainer(t)
+	inj := faults.New(faults.Config{FailBefore: 1})
+	cfg := bloblog.Config{Service: "w", MaxBlockBytes: 1024, FlushBytes: 1024, MaxBufferBytes: 4096, FlushInterval: 50 * time.Millisecond}
+	l, err := bloblog.New(ctx, containerOf(env.With(inj), name), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill the buffer while every flush fails, until Append refuses.
+	written := 0
+	for i := 0; ; i++ {
+		err := l.Append(hourBase.Add(time.Duration(i)*time.Millisecond), []byte(fmt.Sprintf("%062d", i)))
+		if err != nil {
+			break
+		}
+		written++
+	}
+	// With a short deadline: refused, matching the deadline, not buffered.
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	err = l.AppendContext(short, hourBase.Add(time.Hour-time.Millisecond), []byte("never"))
+	cancel()
+	var fe *bloblog.FlushError
+	if !errors.As(err, &fe) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, faults.ErrInjected) {
+		t.Fatalf("AppendContext past its deadline: %v, want a FlushError matching the deadline and the flush's error", err)
+	}
+	// Without a deadline: 200 more records wait, then land once the
+	// storage is back.
+	done := make(chan error, 1)
+	go func() {
+		for i := range 200 {
+			if err := l.AppendContext(ctx, hourBase.Add(time.Duration(written+i)*time.Millisecond), []byte(fmt.Sprintf("%062d", written+i))); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("AppendContext returned (%v) while every flush fails and the buffer is full", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	inj.SetEnabled(false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := bloblog.NewReader(containerOf(env, name), cfg)
+	got := readAll(t, r, hourBase, hourBase.Add(time.Hour))
+	if len(got) != written+200 {
+		t.Fatalf("read %d records, want %d: none lost, none twice", len(got), written+200)
+	}
+	for i, rec := range got {
+		if string(rec.Data) != fmt.Sprintf("%062d", i) {
+			t.Fatalf("record %d is %q", i, rec.Data)
+		}
+	}
+}

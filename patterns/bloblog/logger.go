@@ -2,6 +2,7 @@ package bloblog
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -87,14 +88,40 @@ func New(ctx context.Context, c *container.Client, cfg Config) (*Logger, error) 
 // years 0001 to 9999), after the Logger has stopped (ErrClosed), or when the
 // buffer is full and flushes are failing (wrapping the flush's error; the
 // record is not buffered). When the buffer is full and a flush is under way,
-// Append waits for it.
+// Append waits for it. To wait through failing flushes too, use
+// AppendContext.
 func (l *Logger) Append(t time.Time, data []byte) error {
+	return l.append(nil, t, data)
+}
+
+// AppendContext is Append that, when the buffer is full and flushes are
+// failing, waits for the Logger's retries to make room until ctx ends,
+// instead of refusing at once: a burst during an outage is held back
+// rather than dropped. When ctx ends first the record is not buffered and
+// the error is a *FlushError matching ctx's error and the flush's.
+func (l *Logger) AppendContext(ctx context.Context, t time.Time, data []byte) error {
+	if ctx == nil {
+		return &RecordError{Reason: "nil context"}
+	}
+	return l.append(ctx, t, data)
+}
+
+func (l *Logger) append(ctx context.Context, t time.Time, data []byte) error {
 	if !validTime(t) {
 		return &RecordError{Reason: "time " + t.String() + " outside the years 0001 to 9999"}
 	}
 	size := headerLen(len(data)) + len(data)
 	if size > l.cfg.MaxBlockBytes {
 		return &RecordError{Reason: "record of " + strconv.Itoa(len(data)) + " bytes does not fit in a block of " + strconv.Itoa(l.cfg.MaxBlockBytes) + " bytes with its " + strconv.Itoa(size-len(data)) + "-byte framing"}
+	}
+	if ctx != nil {
+		// Wake the wait below when ctx ends.
+		stop := context.AfterFunc(ctx, func() {
+			l.mu.Lock()
+			l.space.Broadcast()
+			l.mu.Unlock()
+		})
+		defer stop()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -105,8 +132,11 @@ func (l *Logger) Append(t time.Time, data []byte) error {
 		if l.bytes+size <= l.cfg.MaxBufferBytes {
 			break
 		}
-		if l.failing != nil {
+		if l.failing != nil && ctx == nil {
 			return &FlushError{Records: 1, Bytes: size, Err: l.failing}
+		}
+		if ctx != nil && ctx.Err() != nil {
+			return &FlushError{Records: 1, Bytes: size, Err: errors.Join(ctx.Err(), l.failing)}
 		}
 		l.space.Wait()
 	}

@@ -58,8 +58,10 @@
 // lost reply to 1 makes the retry find the blob, and its metadata says
 // whose it is. A failed flush keeps the records at the front of the
 // buffer, tried again after a pause; while flushes fail and the buffer is
-// full, Append returns a *FlushError instead of waiting. Close reports the
-// records it could not write as a *FlushError.
+// full, Append returns a *FlushError instead of waiting, and
+// [Logger.AppendContext] waits for the retries to make room until its
+// context ends (TestAppendContextWaitsThroughFailingFlushes). Close reports
+// the records it could not write as a *FlushError.
 //
 // # Azurite and Cosmos DB
 //

@@ -35,12 +35,17 @@ func (e *ArgError) Unwrap() error { return e.Err }
 
 // Error is a failed storage call of an operation on one spread partition
 // (all its buckets). It unwraps to entity's errors: an *entity.BulkError
-// naming the entries of a Write that were not written, entity.ErrNotFound
-// for Get, the *azcore.ResponseError behind a service error.
+// for a Write of several entries, entity.ErrNotFound for Get, the
+// *azcore.ResponseError behind a service error.
 type Error struct {
 	Op   string // "Write", "Get", "Query", "Tail"
 	Name string // the spread partition's name
 	Err  error
+	// NotWritten are a Write's entries that were not written, in input
+	// order, each with its keys and its own error (an error matching
+	// entity.ErrOutcomeUnknown when it may have been written). Every other
+	// entry was written, and its ETag set.
+	NotWritten []entity.Outcome
 }
 
 func (e *Error) Error() string {

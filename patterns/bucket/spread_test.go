@@ -176,3 +176,55 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 		}
 	}
 }
+
+// Stamped is an entry whose type keeps its ETag.
+type Stamped struct {
+	PartitionKey, RowKey string
+	ETag                 string
+	N                    int32
+}
+
+// One entry among many that cannot be written (Insert mode, the entry is
+// already stored): Write names exactly that entry, with its keys and its
+// own error, writes every other entry and gives each its ETag.
+func TestWriteNamesTheEntriesNotWritten(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl, err := entity.NewTable[Stamped](env.Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spread, err := bucket.New(tbl, bucket.Config{Buckets: 4, Mode: entity.OpInsert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := &Stamped{RowKey: "r-017", N: -1}
+	if err := spread.Write(ctx, "log", taken); err != nil {
+		t.Fatal(err)
+	}
+	events := make([]*Stamped, 40)
+	for i := range events {
+		events[i] = &Stamped{RowKey: fmt.Sprintf("r-%03d", i), N: int32(i)}
+	}
+	err = spread.Write(ctx, "log", events...)
+	var be *bucket.Error
+	if !errors.As(err, &be) || len(be.NotWritten) != 1 {
+		t.Fatalf("Write: %v, want an *Error naming one entry", err)
+	}
+	nw := be.NotWritten[0]
+	if nw.RowKey != "r-017" || nw.PartitionKey != spread.Partition("log", "r-017") || !errors.Is(nw.Err, entity.ErrAlreadyExists) {
+		t.Fatalf("not written: %+v", nw)
+	}
+	for i, e := range events {
+		got, gerr := tbl.Get(ctx, spread.Partition("log", e.RowKey), e.RowKey)
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		switch {
+		case i == 17 && got.N != -1:
+			t.Errorf("the stored entry r-017 was overwritten: N %d", got.N)
+		case i != 17 && (got.N != int32(i) || e.ETag == "" || e.ETag != got.ETag):
+			t.Errorf("entry %d: stored N %d ETag %q, the entry's ETag %q", i, got.N, got.ETag, e.ETag)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
@@ -17,9 +18,10 @@ import (
 // atomic, the call as a whole not. Spreading costs batching: n entries in a
 // call make up to min(n, Buckets) transactions instead of n/100.
 //
-// Every entry is validated before anything is sent. A failure is an *Error
-// wrapping the *entity.BulkError (several entries) or the service error
-// (one entry).
+// Every entry is validated before anything is sent. Each entry written
+// gets its new ETag. A failure is an *Error whose NotWritten names each
+// entry that was not written, with its own error, wrapping the
+// *entity.BulkError (several entries) or the service error (one entry).
 func (s *Spread[T]) Write(ctx context.Context, name string, entries ...*T) error {
 	if err := s.checkName("Write", name); err != nil {
 		return err
@@ -52,12 +54,34 @@ func (s *Spread[T]) Write(ctx context.Context, name string, entries ...*T) error
 		default:
 			err = s.tbl.Upsert(ctx, entries[0], entity.Replace)
 		}
-		return wrap("Write", name, err)
+		if err != nil {
+			sys, _ := entity.SystemOf(entries[0])
+			return &Error{Op: "Write", Name: name, Err: err, NotWritten: []entity.Outcome{{PartitionKey: sys.PartitionKey, RowKey: sys.RowKey, Err: err}}}
+		}
+		return nil
 	}
 	values := make([]T, len(entries))
 	for i, e := range entries {
 		values[i] = *e
 	}
-	_, err := s.tbl.BulkWrite(ctx, values, entity.BulkOptions{Mode: s.cfg.Mode, Concurrency: s.cfg.Concurrency})
-	return wrap("Write", name, err)
+	outs, err := s.tbl.BulkWrite(ctx, values, entity.BulkOptions{Mode: s.cfg.Mode, Concurrency: s.cfg.Concurrency})
+	var notWritten []entity.Outcome
+	for i, o := range outs {
+		if o.Err != nil {
+			notWritten = append(notWritten, o)
+			continue
+		}
+		if sys, serr := entity.SystemOf(entries[i]); serr == nil && o.ETag != "" {
+			sys.ETag = o.ETag
+			_ = entityfields.SetSystem(entries[i], entityfields.System(sys))
+		}
+	}
+	if err != nil {
+		var ae *ArgError
+		if errors.As(err, &ae) {
+			return err
+		}
+		return &Error{Op: "Write", Name: name, Err: err, NotWritten: notWritten}
+	}
+	return nil
 }

@@ -137,6 +137,14 @@
 // keys unique per writer; with several writers, add a writer id after the
 // key (or in the PartitionKey) as well.
 //
+// A Sequencer is for events stamped as they happen (time.Now()): it never
+// goes back, so a time earlier than one it already gave comes back as that
+// later time. Do not key given timestamps with it — an order dated last
+// week, a replayed import — or they are keyed "now". For those, use
+// InvertedTicks(t) (or TicksKey(t)) followed by something unique to the
+// record, such as its id: keys.Compound(keys.InvertedTicks(order.Placed),
+// order.ID).
+//
 // # Key length
 //
 // MaxKeyLength is 512 UTF-16 code units (1 KiB of UTF-16): the REST

@@ -36,7 +36,41 @@ func run(w io.Writer) error {
 	}
 	prefixRange(w)
 	buckets(w)
+	givenTimes(w)
 	return nil
+}
+
+// givenTimes keys orders by their own timestamps, one of them back-dated:
+// the inverted ticks of each order's time and its id, so the newest comes
+// first and two orders of the same instant both keep their keys. A
+// Sequencer is for events stamped now: it never goes back, so it would key
+// the back-dated order as the latest time it gave.
+func givenTimes(w io.Writer) {
+	fmt.Fprintln(w, "== given timestamps: inverted ticks of the record's own time + its id")
+	march := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	orders := []struct {
+		id     string
+		placed time.Time
+	}{
+		{"A-1001", march},
+		{"A-1002", march},                    // the same instant
+		{"A-0999", march.AddDate(0, 0, -10)}, // back-dated: entered late
+	}
+	type row struct{ rowKey, id string }
+	var rows []row
+	for _, o := range orders {
+		rows = append(rows, row{keys.Compound(keys.InvertedTicks(o.placed), o.id), o.id})
+	}
+	slices.SortFunc(rows, func(a, b row) int { return keys.Compare(a.rowKey, b.rowKey) })
+	for _, r := range rows {
+		parts, _ := keys.SplitCompound(r.rowKey)
+		t, _ := keys.ParseInvertedTicks(parts[0])
+		fmt.Fprintf(w, "  %s  %s  %s\n", r.rowKey, t.Format(time.DateTime), r.id)
+	}
+	var seq keys.Sequencer
+	seq.Next(march)
+	wrong, _ := seq.Next(orders[2].placed)
+	fmt.Fprintf(w, "  (a Sequencer would have keyed A-0999 at %s, not %s)\n", wrong.Format(time.DateTime), orders[2].placed.Format(time.DateTime))
 }
 
 // logTail writes log entries with inverted-ticks RowKeys, some in the same

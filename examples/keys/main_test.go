@@ -20,6 +20,9 @@ func TestRun(t *testing.T) {
 		"RowKey ge 'name O''Brien,! Mary'",
 		"RowKey ge 'email_j' and RowKey lt 'email_k'",
 		"   email_jonesj@contoso.com",
+		"== given timestamps",
+		"  2516298551999999999 A-1001  2026-03-02 10:00:00  A-1001\n  2516298551999999999 A-1002  2026-03-02 10:00:00  A-1002\n  2516307191999999999 A-0999  2026-02-20 10:00:00  A-0999\n",
+		"(a Sequencer would have keyed A-0999 at 2026-03-02 10:00:00, not 2026-02-20 10:00:00)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -184,11 +184,10 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 			return
 		}
 		type column struct {
-			name       string
-			value      int // index of the value
-			typ        int // index of the type, -1 for none
-			last       string
-			isPK, isRK bool
+			name  string
+			value int    // index of the value
+			typ   int    // index of the type, -1 for none
+			last  string // the type of the column's last typed cell
 		}
 		pk, rk := -1, -1
 		var cols []column

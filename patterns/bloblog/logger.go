@@ -91,7 +91,7 @@ func New(ctx context.Context, c *container.Client, cfg Config) (*Logger, error) 
 // Append waits for it. To wait through failing flushes too, use
 // AppendContext.
 func (l *Logger) Append(t time.Time, data []byte) error {
-	return l.append(nil, t, data)
+	return l.append(context.Background(), false, t, data)
 }
 
 // AppendContext is Append that, when the buffer is full and flushes are
@@ -103,10 +103,12 @@ func (l *Logger) AppendContext(ctx context.Context, t time.Time, data []byte) er
 	if ctx == nil {
 		return &RecordError{Reason: "nil context"}
 	}
-	return l.append(ctx, t, data)
+	return l.append(ctx, true, t, data)
 }
 
-func (l *Logger) append(ctx context.Context, t time.Time, data []byte) error {
+// append buffers a record; wait says whether to wait through failing
+// flushes until ctx ends.
+func (l *Logger) append(ctx context.Context, wait bool, t time.Time, data []byte) error {
 	if !validTime(t) {
 		return &RecordError{Reason: "time " + t.String() + " outside the years 0001 to 9999"}
 	}
@@ -114,7 +116,7 @@ func (l *Logger) append(ctx context.Context, t time.Time, data []byte) error {
 	if size > l.cfg.MaxBlockBytes {
 		return &RecordError{Reason: "record of " + strconv.Itoa(len(data)) + " bytes does not fit in a block of " + strconv.Itoa(l.cfg.MaxBlockBytes) + " bytes with its " + strconv.Itoa(size-len(data)) + "-byte framing"}
 	}
-	if ctx != nil {
+	if wait {
 		// Wake the wait below when ctx ends.
 		stop := context.AfterFunc(ctx, func() {
 			l.mu.Lock()
@@ -132,10 +134,10 @@ func (l *Logger) append(ctx context.Context, t time.Time, data []byte) error {
 		if l.bytes+size <= l.cfg.MaxBufferBytes {
 			break
 		}
-		if l.failing != nil && ctx == nil {
+		if l.failing != nil && !wait {
 			return &FlushError{Records: 1, Bytes: size, Err: l.failing}
 		}
-		if ctx != nil && ctx.Err() != nil {
+		if wait && ctx.Err() != nil {
 			return &FlushError{Records: 1, Bytes: size, Err: errors.Join(ctx.Err(), l.failing)}
 		}
 		l.space.Wait()

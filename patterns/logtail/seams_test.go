@@ -407,3 +407,42 @@ func TestAppendReportsEntriesNotWritten(t *testing.T) {
 		t.Fatalf("%d entries written", n)
 	}
 }
+
+// Stamped is an entry type with an ETag field.
+type Stamped struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string `table:",etag"`
+	N            int32
+}
+
+// Append of one entry and of several stores each written entry's ETag
+// into it: the stored entity's, as aztables reads it.
+func TestAppendSetsETags(t *testing.T) {
+	t.Parallel()
+	name := sharedTable(t)
+	raw := env.TableService.NewClient(name)
+	tbl, err := entity.NewTable[Stamped](raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := logtail.New(tbl, logtail.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3} {
+		entries := make([]*Stamped, n)
+		for i := range entries {
+			entries[i] = &Stamped{N: int32(i)}
+		}
+		if err := l.Append(t.Context(), "p", entries...); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range entries {
+			resp, err := raw.GetEntity(t.Context(), "p", e.RowKey, nil)
+			if err != nil || e.ETag == "" || string(resp.ETag) != e.ETag {
+				t.Fatalf("%d entries: entry %d has ETag %q, stored %q (%v)", n, i, e.ETag, resp.ETag, err)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -316,52 +317,55 @@ func TestLostReplySeams(t *testing.T) {
 	other := wrap[Counted](t, plain, wide.Config{})
 	for _, op := range seamOps {
 		for _, c := range competitors {
-			t.Run(op.name+"/"+c.name, func(t *testing.T) {
-				t.Parallel()
-				ctx := t.Context()
-				f := faults.New(faults.Config{})
-				w := wrap[Counted](t, env.With(f).TableService.NewClient(name), wide.Config{})
-				const pk = "seam"
-				id := op.name + "-" + c.name
-				base := Counted{PartitionKey: pk, RowKey: id}
-				if op.exists {
-					base = versionOf(base, 1)
-					if err := other.Insert(ctx, &base); err != nil {
-						t.Fatal(err)
+			for _, lost := range []int{1, 3} { // one reply lost; every try's (the test clients retry twice)
+				t.Run(fmt.Sprintf("%s/%s/%d lost", op.name, c.name, lost), func(t *testing.T) {
+					t.Parallel()
+					ctx := t.Context()
+					f := faults.New(faults.Config{})
+					w := wrap[Counted](t, env.With(f).TableService.NewClient(name), wide.Config{})
+					const pk = "seam"
+					id := fmt.Sprintf("%s-%s-%d", op.name, c.name, lost)
+					base := Counted{PartitionKey: pk, RowKey: id}
+					if op.exists {
+						base = versionOf(base, 1)
+						if err := other.Insert(ctx, &base); err != nil {
+							t.Fatal(err)
+						}
 					}
-				}
-				var otherErr error
-				f.LoseNextThen(1, isBatch, func(*http.Request) {
-					otherErr = c.run(context.Background(), other, pk, id)
+					var otherErr error
+					var once sync.Once
+					f.LoseNextThen(lost, isBatch, func(*http.Request) {
+						once.Do(func() { otherErr = c.run(context.Background(), other, pk, id) })
+					})
+					got, err := op.run(ctx, w, base)
+					if f.Stats().LostReplies == 0 {
+						t.Fatal("no reply was lost")
+					}
+					t.Logf("%s: %v; the other writer's %s: %v", op.name, err, c.name, otherErr)
+					if err != nil && !errors.Is(err, entity.ErrOutcomeUnknown) {
+						t.Fatalf("%s applied, reply lost, another %s before the resend: %v, want success or ErrOutcomeUnknown", op.name, c.name, err)
+					}
+					n := wholeOrGone(t, plain, pk, id)
+					stored, gerr := other.Get(ctx, pk, id)
+					if (n < 0) != errors.Is(gerr, entity.ErrNotFound) || (n >= 0 && gerr != nil) {
+						t.Fatalf("raw rows %d, a fresh Table's Get: %v", n, gerr)
+					}
+					if n >= 0 {
+						if msg := consistent(stored); msg != "" {
+							t.Fatalf("stored: %s", msg)
+						}
+					}
+					if err != nil || got == nil {
+						return
+					}
+					if got.ETag != "" && (gerr != nil || stored.ETag != got.ETag || stored.Count != got.Count || stored.Writer != got.Writer) {
+						t.Fatalf("%s reported ETag %q (writer %d, count %d); stored %q (writer %d, count %d, %v)", op.name, got.ETag, got.Writer, got.Count, stored.ETag, stored.Writer, stored.Count, gerr)
+					}
+					if op.name == "Modify" && got.Count != base.Count+1 {
+						t.Fatalf("Modify returned count %d, want %d", got.Count, base.Count+1)
+					}
 				})
-				got, err := op.run(ctx, w, base)
-				if f.Stats().LostReplies != 1 {
-					t.Fatal("no reply was lost")
-				}
-				t.Logf("%s: %v; the other writer's %s: %v", op.name, err, c.name, otherErr)
-				if err != nil && !errors.Is(err, entity.ErrOutcomeUnknown) {
-					t.Fatalf("%s applied, reply lost, another %s before the resend: %v, want success or ErrOutcomeUnknown", op.name, c.name, err)
-				}
-				n := wholeOrGone(t, plain, pk, id)
-				stored, gerr := other.Get(ctx, pk, id)
-				if (n < 0) != errors.Is(gerr, entity.ErrNotFound) || (n >= 0 && gerr != nil) {
-					t.Fatalf("raw rows %d, a fresh Table's Get: %v", n, gerr)
-				}
-				if n >= 0 {
-					if msg := consistent(stored); msg != "" {
-						t.Fatalf("stored: %s", msg)
-					}
-				}
-				if err != nil || got == nil {
-					return
-				}
-				if got.ETag != "" && (gerr != nil || stored.ETag != got.ETag || stored.Count != got.Count || stored.Writer != got.Writer) {
-					t.Fatalf("%s reported ETag %q (writer %d, count %d); stored %q (writer %d, count %d, %v)", op.name, got.ETag, got.Writer, got.Count, stored.ETag, stored.Writer, stored.Count, gerr)
-				}
-				if op.name == "Modify" && got.Count != base.Count+1 {
-					t.Fatalf("Modify returned count %d, want %d", got.Count, base.Count+1)
-				}
-			})
+			}
 		}
 	}
 }

@@ -36,7 +36,8 @@
 //
 //  1. Get: one range query, PartitionKey eq pk and RowKey from
 //     Compound(id, "00") to past Compound(id, "99") (one storage
-//     transaction for up to 1,000 rows, the service's page).
+//     transaction for up to 1,000 rows, the service's page; Config.PageSize
+//     makes pages smaller).
 //  2. Insert: one transaction inserting the head and upserting the rows.
 //  3. Replace: one transaction merging the head on condition of the ETag
 //     Get returned, upserting every row, deleting the rows beyond the new
@@ -85,7 +86,10 @@
 // writer inserted again after the targeted version was deleted, which the
 // resend then meets (TestDeleteLostReplyThenAnotherInsert): that entity
 // is left alone. Lives of an entity are told apart by their sequence
-// numbers, which start at a random 52-bit number at each insert.
+// numbers, which start at a random 52-bit number at each insert. A Delete
+// without a certain answer that finds its version still there is
+// entity.ErrOutcomeUnknown (it may yet arrive); one that finds a later
+// version of the same life was refused (entity.ErrPreconditionFailed).
 //
 // The certainty of a refusal comes from package entity: a client built
 // with entity.ClientOptions (as tablekit's constructors build them) tells

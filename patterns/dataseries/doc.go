@@ -22,7 +22,16 @@
 // that when azcore resends a merge whose reply was lost, the 412 of the
 // resend is told apart from another writer's: an applied increment is
 // reported done and never applied again. The slots of one entity change
-// together, so a reader never sees half of an AddMany on one entity.
+// together, so a reader never sees half of an AddMany on one entity
+// (TestCrashAtEveryRequest).
+//
+// Add returns the value its own increment produced: the slot right after
+// it, as its write stored it. When another writer's increment lands
+// between this one's lost reply and azcore's resend, this one still
+// returns its own value and the other the next: a counter used for
+// sequence numbers never hands one out twice (TestAddReturnsItsOwnValue,
+// TestLostReplySeams). When that value cannot be proved (below), Add
+// returns entity.ErrOutcomeUnknown, never another writer's value.
 //
 // An increment that fails (entity.ErrContention after Config.Retry's rounds,
 // ErrOverflow, ErrStoredType) changed nothing. One whose outcome could not
@@ -38,7 +47,10 @@
 //     no properties creates it (harmless to repeat, and harmless when a
 //     concurrent writer created it first), then step 1.
 //  3. Get: one point query; for a series of several entities, one range
-//     query over them.
+//     query over them. Add with a delta of 0 is one point query.
+//  4. AddMany over several entities first reads them (one range query)
+//     and refuses, before writing anything, a slot that cannot take its
+//     delta (ErrStoredType, ErrOverflow); then step 1 for each entity.
 //
 // # Longer series
 //
@@ -59,10 +71,19 @@
 // A crash between the steps leaves either an empty series entity (step 2
 // done, which reads as zeros) or an entity with or without the increment:
 // the service applies a merge entirely or not at all. A crash in the middle
-// of an AddMany over several entities leaves the earlier entities
-// incremented and the later ones not; the caller that must not lose the rest
-// repeats only the entities the error did not reach (*Error names the
-// entity).
+// of an AddMany over several entities leaves the first entities (in slot
+// order) incremented and the later ones not (TestCrashAtEveryRequest).
+// A process that failed with an error learns from the *Error which entity
+// was not changed, and repeats only that one and those after it; a fresh
+// process after a crash cannot tell from the counters alone whether its
+// predecessor's increments landed — a caller that needs exactly-once
+// across crashes keeps its own record of what it has counted.
+//
+// One slot that cannot take its delta fails the whole AddMany before
+// anything is written, naming its entity (TestAddManyOneBadSlotWritesNothing),
+// unless another program changes that slot between the check and the
+// write: then the entities before it keep their increments, as after any
+// failure mid-way.
 //
 // # Contention
 //

@@ -3,25 +3,34 @@ package logtail
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
+	"github.com/tablekit/tablekit/keys"
 )
 
 // Append adds entries to the log of partition, in argument order: each gets
 // the instant of Config.Clock and a RowKey that sorts before every earlier
 // entry of this Log, so the last argument is the newest. Append writes the
-// PartitionKey and RowKey into the entries (any keys they had are replaced).
+// PartitionKey and RowKey into the entries (any keys they had are replaced),
+// and the new ETag into those written, when T has an ETag field.
 //
 // One entry is one upsert; several are written by entity.Table.BulkWrite in
-// transactions of up to 100 (each atomic, the call as a whole not). Because
-// a RowKey is unique to this Log, an upsert never replaces another entry,
-// and a write that azcore retries after its reply was lost lands on the
-// same entry again: nothing is duplicated. With PlainKeys the writes are
-// inserts, so that two writers that collide on a tick are told
+// transactions of up to 100 (each atomic, the call as a whole not), oldest
+// first. Because a RowKey is unique to this Log, an upsert never replaces
+// another entry, and a write that azcore retries after its reply was lost
+// lands on the same entry again: nothing is duplicated. With PlainKeys the
+// writes are inserts, so that two writers that collide on a tick are told
 // (entity.ErrAlreadyExists).
 //
-// Every entry is validated before anything is sent.
+// Every entry is validated, and every instant Config.Clock gives checked
+// to lie in .NET's DateTime range (years 1 to 9999, which the keys can
+// hold), before anything is sent: an *ArgError names the first that is
+// not, and nothing is written. An entry the service then refuses fails
+// alone: of several entries, the others are still written, and the error
+// (an *Error) holds an *AppendError listing each entry not written with
+// its error.
 func (l *Log[T]) Append(ctx context.Context, partition string, entries ...*T) error {
 	if err := checkPartition("Append", partition); err != nil {
 		return err
@@ -32,7 +41,12 @@ func (l *Log[T]) Append(ctx context.Context, partition string, entries ...*T) er
 		}
 	}
 	for i, e := range entries {
-		rk := l.nextKey(l.cfg.Clock())
+		now := l.cfg.Clock()
+		if _, err := keys.InvertedTicksChecked(now); err != nil {
+			return &ArgError{Op: "Append", Arg: "time of entry " + strconv.Itoa(i), Value: now.Format(time.RFC3339Nano),
+				Reason: "outside .NET DateTime's range, years 1 to 9999 (Config.Clock)", Err: err}
+		}
+		rk := l.nextKey(now)
 		if err := entityfields.SetSystem(e, entityfields.System{PartitionKey: partition, RowKey: rk}); err != nil {
 			return &ArgError{Op: "Append", Arg: "entry", Value: strconv.Itoa(i), Reason: "its keys cannot be set", Err: err}
 		}
@@ -57,6 +71,22 @@ func (l *Log[T]) Append(ctx context.Context, partition string, entries ...*T) er
 	if l.cfg.PlainKeys {
 		mode = entity.OpInsert
 	}
-	_, err := l.tbl.BulkWrite(ctx, values, entity.BulkOptions{Mode: mode, Concurrency: 1})
-	return wrap("Append", partition, err)
+	outcomes, err := l.tbl.BulkWrite(ctx, values, entity.BulkOptions{Mode: mode, Concurrency: 1})
+	if len(outcomes) != len(entries) {
+		return wrap("Append", partition, err)
+	}
+	ae := &AppendError{Total: len(entries)}
+	for i, o := range outcomes {
+		switch {
+		case o.Err != nil:
+			ae.NotWritten = append(ae.NotWritten, EntryError{Index: i, RowKey: o.RowKey, Err: o.Err})
+		case o.ETag != "":
+			_ = entityfields.SetWritten(entries[i], o.ETag)
+		}
+	}
+	if len(ae.NotWritten) == 0 {
+		return wrap("Append", partition, err)
+	}
+	ae.bulk = err
+	return wrap("Append", partition, ae)
 }

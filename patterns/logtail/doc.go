@@ -37,12 +37,24 @@
 //
 // Every entry Append reports written is stored exactly once, under a key
 // no other writer makes, and a lost reply retried by azcore cannot store it
-// twice (the write is an upsert of that unique key). Tail(n) returns the n
+// twice (the write is an upsert of that unique key; with PlainKeys an
+// insert, whose refused resend is settled by reading the entry back):
+// Append never reports an entry it wrote as refused, only as written or
+// of unknown outcome (TestAppendLostReplySeams). Tail(n) returns the n
 // entries with the smallest keys — the newest by their writers' clocks, ties
 // in one tick broken by sequence then writer id — newest first. A reader
 // sees each append (up to 100 entries in one transaction) entirely or not at
-// all; a Trim in progress removes the oldest entries first, so a reader sees
-// a log whose oldest part is missing, never a hole in the middle.
+// all, and the transactions of one Append land oldest first, so a crash
+// leaves the newest part of it missing, never a hole (TestAppendCrash).
+// A Trim in progress, or crashed, has removed the oldest entries first: a
+// reader sees a log whose oldest part is missing, never a hole in the
+// middle (TestTrimCrashLeavesNoHole).
+//
+// Those orders hold for entries whose writers' clocks move forward. An
+// entry appended with an instant before the cut of a Trim running at the
+// same time (a clock behind) may be kept, or, when the Trim deletes it
+// between its lost reply and azcore's resend, written again by the resend
+// (an upsert): keep Trim's cut behind every clock that still appends.
 //
 // Order between writers is only as good as their clocks: two machines whose
 // clocks disagree by a second interleave their entries by what each clock
@@ -54,18 +66,28 @@
 //     through [entity.Table.BulkWrite] (several entries).
 //  2. Tail: one range query in the partition with $top=n.
 //  3. Since, Between, Page: one range query, one request per page.
-//  4. Trim: one key-only range query per 1,000 entries, one delete
-//     transaction per 100.
+//  4. Trim: key-only range queries, one per 1,000 entries (for more than
+//     1,000, each page but the oldest is listed again when its turn
+//     comes), and one delete transaction per 100, oldest first.
 //
 // # Failure and recovery
 //
-// A crash during Append leaves every transaction of it written or not;
-// appending again writes new entries (new keys), so a caller that must not
-// duplicate a retried append stores its own id in the entry. A crash during
-// Trim leaves the oldest part deleted; calling Trim again finishes. A delete
-// transaction that meets an entry deleted meanwhile (a concurrent Trim, or
-// its own retried, already applied attempt) re-reads what is left of its
-// entries and deletes those; nothing is reported twice.
+// A crash during Append leaves every transaction of it written or not, the
+// oldest first; appending again writes new entries (new keys), so a caller
+// that must not duplicate a retried append stores its own id in the entry.
+// An entry the service refuses (a PlainKeys key another writer took) fails
+// alone: the others are written, and the *AppendError in the error lists
+// every entry not written with its error (TestAppendReportsEntriesNotWritten).
+// Bad input — an invalid entry, an instant Config.Clock gives outside .NET
+// DateTime's range (years 1 to 9999, which the keys cannot hold) — is an
+// *ArgError before anything is sent.
+//
+// A crash during Trim leaves the oldest part deleted; calling Trim again, in
+// a fresh process, finishes. A delete transaction that meets an entry
+// deleted meanwhile (a concurrent Trim, or its own retried, already applied
+// attempt), or written again meanwhile, re-reads what is left of its
+// entries and deletes those; every entry is counted once
+// (TestTrimLostReplySeams).
 //
 // # Azurite and Cosmos DB
 //

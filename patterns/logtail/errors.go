@@ -3,13 +3,15 @@ package logtail
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 )
 
 // ErrInvalid reports an argument refused before any request was sent:
-// a partition that is not a valid key, a count out of range, a time outside
-// .NET's DateTime range, a malformed RowKey. Every *ArgError matches it, and
+// a partition that is not a valid key, a count out of range, an entry's
+// time (Config.Clock) outside .NET's DateTime range, a malformed RowKey. Every *ArgError matches it, and
 // entity.ErrInvalid too.
 var ErrInvalid = errors.New("logtail: invalid argument")
 
@@ -50,7 +52,52 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("logtail: %s in partition %q: %v", e.Op, e.Partition, e.Err)
+	// The package's own errors say "logtail:" once.
+	return fmt.Sprintf("logtail: %s in partition %q: %s", e.Op, e.Partition, strings.TrimPrefix(fmt.Sprint(e.Err), "logtail: "))
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// AppendError reports an Append of several entries in which the service
+// refused some, or left their outcome unknown: NotWritten lists each, in
+// argument order, with its error; every other entry was written. It comes
+// inside an *Error. errors.Is matches what any entry's error matches
+// (entity.ErrAlreadyExists for a PlainKeys collision,
+// entity.ErrOutcomeUnknown for an entry that may be stored), and
+// errors.As finds the *entity.BulkError of the write.
+type AppendError struct {
+	Total      int          // the entries of the Append
+	NotWritten []EntryError // the entries not written, in argument order
+	bulk       error
+}
+
+// EntryError is one entry an Append did not write.
+type EntryError struct {
+	Index  int    // its position among Append's entries
+	RowKey string // the RowKey Append gave it
+	Err    error  // why; entity.ErrOutcomeUnknown when it may be stored
+}
+
+func (e *AppendError) Error() string {
+	if e == nil || len(e.NotWritten) == 0 {
+		return "logtail: Append: every entry written"
+	}
+	first := e.NotWritten[0]
+	return fmt.Sprintf("logtail: %d of %d entries not written; the first, entry %d (RowKey %s): %v",
+		len(e.NotWritten), e.Total, first.Index, strconv.Quote(first.RowKey), first.Err)
+}
+
+// Unwrap returns the write's *entity.BulkError and every entry's error.
+func (e *AppendError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
+	out := make([]error, 0, len(e.NotWritten)+1)
+	if e.bulk != nil {
+		out = append(out, e.bulk)
+	}
+	for _, n := range e.NotWritten {
+		out = append(out, n.Err)
+	}
+	return out
+}

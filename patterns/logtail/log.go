@@ -72,6 +72,8 @@ type Log[T any] struct {
 	mu        sync.Mutex // plain keys: the last tick handed out
 	lastPlain int64
 	usedPlain bool
+
+	trimPage int // the page size of Trim's listings; 0 means the service's 1,000
 }
 
 // New returns a log over tbl, whose type T must have PartitionKey and

@@ -389,6 +389,10 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	_, tailErr := l.Tail(ctx, "p", 0)
 	_, tailPK := l.Tail(ctx, "p?", 10)
 	_, pageErr := l.Page(ctx, "p", 1001, "")
+	at := func(t time.Time) logtail.Config { return logtail.Config{Clock: func() time.Time { return t }} }
+	year10000 := newLog(t, tbl, at(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)))
+	year0 := newLog(t, tbl, at(time.Date(0, 12, 31, 23, 59, 59, 0, time.UTC)))
+	plain10000 := newLog(t, tbl, logtail.Config{PlainKeys: true, Clock: at(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)).Clock})
 	cases := map[string]error{
 		"writer id with '_'": badCfg,
 		"nil table":          nilTable,
@@ -400,6 +404,10 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 		"Tail n = 0":         tailErr,
 		"Tail partition":     tailPK,
 		"Page size 1001":     pageErr,
+		"Clock year 10000":   year10000.Append(ctx, "p", &Attempt{}),
+		"Clock year 0":       year0.Append(ctx, "p", &Attempt{}),
+		"Clock year 0, many": year0.Append(ctx, "p", &Attempt{}, &Attempt{}),
+		"plain, year 10000":  plain10000.Append(ctx, "p", &Attempt{}),
 	}
 	for name, err := range cases {
 		var ae *logtail.ArgError

@@ -3,7 +3,6 @@ package logtail
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
@@ -16,12 +15,22 @@ import (
 const trimRounds = 5
 
 // Trim deletes the entries of partition made before `before` (to the 100 ns
-// tick) and returns how many entries it found and saw removed.
+// tick; a time past year 9999 means every entry) and returns how many
+// entries it found and saw removed.
 //
-// Steps, repeated page by page: one range query lists up to 1,000 RowKeys
-// of the oldest entries (keys only, no properties), then transactions of up
-// to 100 deletes remove them (design guide §6.8 notes that a table per
-// period deletes faster; Trim is for a log that lives in one table).
+// It deletes the oldest entries first, in the order a reader loses them
+// from the old end of the log, so that a reader during a Trim, and the log
+// a crash leaves, is missing only its oldest part, never a stretch in the
+// middle. The service lists keys newest first, so Trim lists before it
+// deletes. Steps: range queries list the RowKeys of the entries to delete,
+// up to 1,000 per request (keys only, no properties), remembering the
+// first key of each page and the keys of the last (the oldest); then, page
+// by page from the oldest, transactions of up to 100 deletes remove them,
+// oldest first, and each page but the last is listed again (one query)
+// when its turn comes. A Trim of up to 1,000 entries is one query and one
+// transaction per 100; of n more, about 2n/1,000 queries. (Design guide
+// §6.8 notes that a table per period deletes faster; Trim is for a log
+// that lives in one table.)
 //
 // A delete transaction fails as a whole when one of its entries is already
 // gone (another Trim got there first), and its outcome is unknown when
@@ -31,36 +40,75 @@ const trimRounds = 5
 // work that was done. Entries it counted may
 // therefore have been removed by a concurrent Trim, never twice by this one.
 // A crash leaves a partly trimmed log, oldest entries gone first; running
-// Trim again finishes it.
+// Trim again, in this process or a fresh one, finishes it. An entry
+// appended during a Trim with an instant before `before` (a writer's clock
+// behind) may be kept.
 func (l *Log[T]) Trim(ctx context.Context, partition string, before time.Time) (int, error) {
 	if err := checkPartition("Trim", partition); err != nil {
 		return 0, err
 	}
-	q := entity.Query{Filter: rangeFilter(partition, 0, keys.Ticks(before)), Select: []string{"RowKey"}}
-	removed := 0
+	f := rangeFilter(partition, 0, keys.Ticks(before))
+	q := entity.Query{Filter: f, Select: []string{"RowKey"}, PageSize: l.trimPage}
+	// The first key of each page, newest page first; the last page's rows.
+	var starts []string
+	var oldest []entity.DynamicEntity
 	token := ""
 	for {
 		page, err := l.rows.QueryPage(ctx, q, token)
 		if err != nil {
-			return removed, wrap("Trim", partition, err)
+			return 0, wrap("Trim", partition, err)
 		}
-		for chunk := range slices.Chunk(page.Items, entity.MaxBatchOperations) {
-			n, err := l.deleteRows(ctx, partition, chunk)
+		if len(page.Items) > 0 {
+			starts = append(starts, page.Items[0].RowKey)
+			oldest = page.Items
+		}
+		if page.Next == "" {
+			break
+		}
+		token = page.Next
+	}
+	removed := 0
+	for i := len(starts) - 1; i >= 0; i-- {
+		rows := oldest
+		if i < len(starts)-1 {
+			var err error
+			if rows, err = l.listRange(ctx, f, starts[i], starts[i+1]); err != nil {
+				return removed, wrap("Trim", partition, err)
+			}
+		}
+		// rows sort newest first: delete from the end.
+		for end := len(rows); end > 0; end -= entity.MaxBatchOperations {
+			n, err := l.deleteRows(ctx, partition, rows[max(0, end-entity.MaxBatchOperations):end])
 			removed += n
 			if err != nil {
 				return removed, wrap("Trim", partition, err)
 			}
 		}
-		if page.Next == "" {
-			return removed, nil
-		}
-		token = page.Next
 	}
+	return removed, nil
+}
+
+// listRange lists the RowKeys of the entries f selects from `from` up to
+// (not including) `to`, in key order.
+func (l *Log[T]) listRange(ctx context.Context, f filter.Expr, from, to string) ([]entity.DynamicEntity, error) {
+	q := entity.Query{
+		Filter: f.And(filter.Ge(filter.RowKeyProperty, from), filter.Lt(filter.RowKeyProperty, to)),
+		Select: []string{"RowKey"}, PageSize: l.trimPage,
+	}
+	var rows []entity.DynamicEntity
+	for r, err := range l.rows.Query(ctx, q) {
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
 }
 
 // deleteRows deletes rows, at most 100 of one partition, in one
 // transaction, and reports how many of them are gone.
 func (l *Log[T]) deleteRows(ctx context.Context, partition string, rows []entity.DynamicEntity) (int, error) {
+	all := len(rows) // each round deletes what is left of them
 	for range trimRounds {
 		b := l.tbl.NewBatch()
 		for _, r := range rows {
@@ -68,7 +116,7 @@ func (l *Log[T]) deleteRows(ctx context.Context, partition string, rows []entity
 		}
 		_, err := l.tbl.Submit(ctx, b)
 		if err == nil {
-			return len(rows), nil
+			return all, nil
 		}
 		// An entry already gone (404), or an answer that may be about a
 		// resent, applied transaction (outcome unknown): what is left of
@@ -81,7 +129,7 @@ func (l *Log[T]) deleteRows(ctx context.Context, partition string, rows []entity
 			return 0, err
 		}
 		if len(left) == 0 {
-			return len(rows), nil
+			return all, nil
 		}
 		rows = left
 	}

@@ -55,8 +55,7 @@ func TestConcurrentWritersAndReader(t *testing.T) {
 	t.Parallel()
 	client := env.Table(t)
 	w := wrap[Counted](t, client, wide.Config{})
-	reader := wrap[Counted](t, client, wide.Config{ReadAttempts: 100})
-	wide.SetPageSize(reader, 1)
+	reader := wrap[Counted](t, client, wide.Config{ReadAttempts: 100, PageSize: 1})
 	ctx := t.Context()
 	const pk, id = "p", "contended"
 	first := Counted{PartitionKey: pk, RowKey: id, Writer: 0, Props: bagOf(pk, id, 0, size(0)).Props}
@@ -163,8 +162,8 @@ func sharedTable(t *testing.T) string {
 func hookedPair(t *testing.T, cfg wide.Config, h hook) (w, reader *wide.Table[Counted]) {
 	t.Helper()
 	name := sharedTable(t)
+	cfg.PageSize = 1
 	reader = wrap[Counted](t, env.With(h).TableService.NewClient(name), cfg)
-	wide.SetPageSize(reader, 1)
 	return wrap[Counted](t, env.TableService.NewClient(name), wide.Config{}), reader
 }
 

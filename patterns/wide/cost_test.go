@@ -1,6 +1,7 @@
 package wide_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -52,5 +53,47 @@ func TestStorageTransactions(t *testing.T) {
 		if used.Total() != total {
 			t.Errorf("%s: %v, want %d transactions", s.name, used, total)
 		}
+	}
+}
+
+// Config.PageSize is the $top of a read: a 1,000-property entity (a head
+// and 5 rows) is one query by default, three with two rows per page, and
+// reads back the same. New refuses a page size out of range, and a nil
+// table, with a *wide.ConfigError before any request.
+func TestPageSize(t *testing.T) {
+	t.Parallel()
+	m := cost.NewMeter()
+	client := env.With(m.Policy()).Table(t)
+	ctx := t.Context()
+	v := Thousand{PK: "Sales", ID: "paged"}
+	fill(&v, rand.New(rand.NewPCG(5, 6)))
+	if err := wrap[Thousand](t, client, wide.Config{}).Insert(ctx, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ page, queries int }{{0, 1}, {1000, 1}, {6, 1}, {2, 3}, {1, 6}} {
+		w := wrap[Thousand](t, client, wide.Config{PageSize: c.page})
+		before := m.Snapshot()
+		got, err := w.Get(ctx, v.PK, v.ID)
+		used := m.Snapshot().Sub(before)
+		if err != nil || got.ETag != v.ETag || got.C4.S != v.C4.S {
+			t.Fatalf("PageSize %d: read %q (%v), want the version written", c.page, got.ETag, err)
+		}
+		if n := used.Count(cost.Table, cost.OpQuery); n != int64(c.queries) {
+			t.Errorf("PageSize %d: %d queries, want %d", c.page, n, c.queries)
+		}
+	}
+	tbl, err := entity.NewTable[Thousand](client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []wide.Config{{PageSize: -1}, {PageSize: entity.MaxPageSize + 1}} {
+		var ce *wide.ConfigError
+		if _, err := wide.New(tbl, cfg); !errors.As(err, &ce) || ce.Field != "PageSize" || !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("New with PageSize %d: %v, want a *ConfigError naming PageSize", cfg.PageSize, err)
+		}
+	}
+	var ce *wide.ConfigError
+	if _, err := wide.New[Thousand](nil, wide.Config{}); !errors.As(err, &ce) || ce.Field != "table" {
+		t.Errorf("New with a nil table: %v, want a *ConfigError", err)
 	}
 }

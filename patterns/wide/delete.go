@@ -17,7 +17,10 @@ import (
 // writers keep changing it).
 //
 // Deleting is idempotent: an entity that is not there is not an error.
-// That is also what a delete retried after a lost reply finds.
+// That is also what a delete retried after a lost reply finds; and when
+// the resend finds the entity inserted again by another writer (a new
+// life, told by its sequence numbers), the version this Delete targeted
+// is gone too: Delete reports success and leaves the new entity alone.
 func (w *Table[T]) Delete(ctx context.Context, pk, id, etag string) error {
 	err := w.delete(ctx, pk, id, etag)
 	if err != nil {
@@ -31,11 +34,11 @@ func (w *Table[T]) delete(ctx context.Context, pk, id, etag string) error {
 		return err
 	}
 	if etag != entity.AnyETag {
-		n, _, headETag, err := parseETag(etag)
+		n, seq, headETag, err := parseETag(etag)
 		if err != nil {
 			return err
 		}
-		return w.remove(ctx, pk, id, headETag, n)
+		return w.remove(ctx, pk, id, headETag, seq, n)
 	}
 	return w.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		st, err := w.read(ctx, pk, id)
@@ -45,12 +48,13 @@ func (w *Table[T]) delete(ctx context.Context, pk, id, etag string) error {
 		if err != nil {
 			return err
 		}
-		return w.remove(ctx, pk, id, st.head.etag, len(st.rows))
+		return w.remove(ctx, pk, id, st.head.etag, st.head.seq, len(st.rows))
 	})
 }
 
-// remove deletes the head, on condition of its ETag, and rows 01 … n.
-func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) error {
+// remove deletes the head, on condition of its ETag (the version with
+// sequence number seq), and rows 01 … n.
+func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, seq int64, n int) error {
 	b := w.rows.NewBatch().Delete(pk, rowKey(id, 0), headETag)
 	for k := 1; k <= n; k++ {
 		b.Delete(pk, rowKey(id, k), entity.AnyETag)
@@ -62,6 +66,7 @@ func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) e
 	case err == nil:
 		return nil
 	case errors.As(err, &te):
+		// Certain (see settle): the service refused this transaction.
 		if te.Index == 0 && errors.Is(err, entity.ErrNotFound) {
 			return nil // gone: deleted by another, or by this transaction before its reply was lost
 		}
@@ -71,14 +76,24 @@ func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, n int) e
 	case ctx.Err() != nil:
 		return errline.Join(entity.ErrOutcomeUnknown, err)
 	}
-	// No answer: the head says whether the entity is gone, or changed by
-	// another writer so that this delete can no longer apply.
-	d, gerr := w.rows.Get(ctx, pk, rowKey(id, 0))
+	// No certain answer: the head says whether the version is gone, or
+	// was followed by another writer's so that this delete can no longer
+	// apply.
+	h, gerr := w.readHead(ctx, pk, id)
 	switch {
-	case errors.Is(gerr, entity.ErrNotFound):
+	case gerr != nil:
+		return errline.Join(entity.ErrOutcomeUnknown, err, gerr)
+	case h == nil:
 		return nil
-	case gerr == nil && d.ETag != headETag:
+	case h.etag == headETag:
+		return errline.Join(entity.ErrOutcomeUnknown, err) // it may yet arrive
+	case sameLife(h, seq) && h.seq > seq:
+		// Another write followed the version in its life, which a
+		// delete would have ended: this delete was not applied.
 		return fmt.Errorf("%w (found by reading the head after: %v)", entity.ErrPreconditionFailed, err)
 	}
-	return errline.Join(entity.ErrOutcomeUnknown, err, gerr)
+	// The entity there is of another life: the version this delete
+	// targeted was deleted — by this delete before its reply was lost, or
+	// by another — and another writer inserted the entity again.
+	return nil
 }

@@ -36,7 +36,8 @@
 //
 //  1. Get: one range query, PartitionKey eq pk and RowKey from
 //     Compound(id, "00") to past Compound(id, "99") (one storage
-//     transaction for up to 1,000 rows, the service's page).
+//     transaction for up to 1,000 rows, the service's page; Config.PageSize
+//     makes pages smaller).
 //  2. Insert: one transaction inserting the head and upserting the rows.
 //  3. Replace: one transaction merging the head on condition of the ETag
 //     Get returned, upserting every row, deleting the rows beyond the new
@@ -53,27 +54,49 @@
 // # Failure and recovery
 //
 // A transaction is all or nothing, so a crash at any point leaves either
-// the old version or the new one, never a mix, and needs no recovery.
+// the old version or the new one, never a mix, and needs no recovery: a
+// fresh Table reads one whole version and writes over it
+// (TestCrashAtEveryRequest).
 //
 // A lost reply is the one doubt. azcore resends a transaction whose reply
 // was lost, and the resent one fails at its first operation (the head's
 // condition, or its insert) although the first was applied. Each write
 // stores a random version token in the head, which remembers the tokens of
-// its last 16 versions; a write refused at the head, or left without any
-// reply, reads the head and reports success exactly when its token is
-// there (if another writer has replaced that version meanwhile, the ETag
-// stored into the caller's value is empty: read before a conditional
-// write). Otherwise, if the head has moved on since the write read it, the
-// write's condition can never hold again and it reports the refusal —
-// entity.ErrPreconditionFailed, entity.ErrAlreadyExists, or
-// entity.ErrNotFound for an entity deleted meanwhile (even if the write had
-// been applied before the delete). Only when the head is as the write
-// found it and no reply came (the transaction may yet arrive), or 16 other
-// versions were committed in between, is the error
-// entity.ErrOutcomeUnknown. So a write is never reported failed when it
-// was applied, and Modify never applies a change twice. Delete is
-// idempotent: an entity already gone, which is also what a resent delete
-// finds, is not an error.
+// its last 16 versions; a write refused at the head, or left without a
+// certain answer, reads the head and reports success exactly when its
+// token is there (if another writer has replaced that version meanwhile,
+// the ETag stored into the caller's value is empty: read before a
+// conditional write). A refusal the service gave this transaction itself
+// stands: entity.ErrPreconditionFailed, entity.ErrAlreadyExists, or
+// entity.ErrNotFound for an entity deleted before the write was sent, each
+// alone (TestWriteAfterAnotherDeleteIsNotFound). Without a certain answer
+// the write is reported refused (entity.ErrPreconditionFailed) only when
+// the head proves that another write took the version it was conditional
+// on; when the head is as the write found it (the transaction may yet
+// arrive), when 16 other versions were committed in between, or when the
+// entity was deleted since, perhaps inserted again (the write may have
+// been applied before the delete, and its trace went with it), the error
+// is entity.ErrOutcomeUnknown — except for Upsert, which then writes again
+// over what is there, and Delete (below). So an applied write is never
+// reported refused, and Modify never applies a change twice
+// (TestLostReplySeams, TestLostRepliesReportTheTruth, TestNoReplyAtAll).
+//
+// Delete is idempotent: an entity already gone, which is also what a
+// resent delete finds, is not an error; nor is an entity that another
+// writer inserted again after the targeted version was deleted, which the
+// resend then meets (TestDeleteLostReplyThenAnotherInsert): that entity
+// is left alone. Lives of an entity are told apart by their sequence
+// numbers, which start at a random 52-bit number at each insert. A Delete
+// without a certain answer that finds its version still there is
+// entity.ErrOutcomeUnknown (it may yet arrive); one that finds a later
+// version of the same life was refused (entity.ErrPreconditionFailed).
+//
+// The certainty of a refusal comes from package entity: a client built
+// with entity.ClientOptions (as tablekit's constructors build them) tells
+// an answer to a resent transaction from one to the first try. A client
+// built without reports a resend's refusal as the service gave it; the
+// head's history still turns a refused write found applied into success,
+// but a write applied and then overtaken by a delete is reported refused.
 //
 // # Azurite and Cosmos DB differences
 //

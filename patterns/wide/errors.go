@@ -83,6 +83,19 @@ func (e *ETagError) Is(target error) bool {
 	return target == ErrInvalidETag || target == entity.ErrInvalid
 }
 
+// ConfigError reports an argument of New that cannot work: Field names
+// it, Reason says what is wanted. It matches entity.ErrInvalid; nothing
+// was sent.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "wide: invalid " + e.Field + ": " + e.Reason }
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 }

@@ -206,17 +206,19 @@ func TestOutcome(t *testing.T) {
 		w    written
 		want verdict
 	}{
-		{"gone", nil, mine, notApplied},
+		{"gone", nil, mine, overtaken},
 		{"current", h(seq, 1, "E1", map[int64]string{seq: "mine"}), mine, applied},
 		{"replaced since", h(seq+5, 1, "E6", map[int64]string{seq: "mine", seq + 5: "b"}), mine, applied},
 		{"another took the version", h(seq+3, 1, "E4", map[int64]string{seq: "other"}), mine, notApplied},
 		{"slot reused since", h(seq+historyLen, 1, "E9", map[int64]string{seq + historyLen: "z"}), mine, unknown},
-		{"another life", h(77, 70, "F", nil), mine, notApplied},
+		{"another life", h(77, 70, "F", nil), mine, overtaken},
+		{"another life, later numbers", h(seq+2, seq+1, "F", nil), mine, overtaken},
+		{"same sequence number, another head", h(seq-1, 1, "F", nil), mine, overtaken},
 		{"head unchanged", h(seq-1, 1, "E0", nil), mine, pending},
 		{"insert not there", nil, insert, pending},
 		{"insert current", h(seq, seq, "E1", map[int64]string{seq: "mine"}), insert, applied},
 		{"insert long replaced", h(seq+40, seq, "E2", nil), insert, applied},
-		{"insert lost to another", h(5, 5, "F", map[int64]string{5: "other"}), insert, notApplied},
+		{"insert lost to another", h(5, 5, "F", map[int64]string{5: "other"}), insert, overtaken},
 	} {
 		if got := outcome(c.h, c.w); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)

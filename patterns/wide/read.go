@@ -53,7 +53,7 @@ func (s *state) bag() *entity.DynamicEntity {
 // A missing entity is an error matching entity.ErrNotFound.
 func (w *Table[T]) read(ctx context.Context, pk, id string) (*state, error) {
 	from, to := rowRange(id)
-	q := entity.Query{Filter: filter.PK(pk).And(filter.RowKeyRange(from, to)), PageSize: w.pageSize}
+	q := entity.Query{Filter: filter.PK(pk).And(filter.RowKeyRange(from, to)), PageSize: w.cfg.PageSize}
 	var last error
 	for attempt := 1; attempt <= w.cfg.ReadAttempts; attempt++ {
 		if attempt > 2 {

@@ -11,8 +11,14 @@ import (
 // Upsert writes v whatever the stored version ("last writer wins"):
 // it inserts the logical entity, or replaces it, properties v does not hold
 // removed. It reads the current version first (to know its rows), so it
-// costs one read and one transaction; when another writer commits in
-// between it reads again (Config.Retry). The new ETag is stored into v.
+// costs one read and one transaction; when another writer commits,
+// deletes or inserts in between it reads again (Config.Retry). The new
+// ETag is stored into v.
+//
+// An Upsert whose reply was lost while another writer deleted the entity
+// writes it again, as a resent upsert of one entity would: whether its
+// first try was applied before the delete cannot be told, and its result
+// is the same either way.
 func (w *Table[T]) Upsert(ctx context.Context, v *T) error {
 	bag, err := toBag(v)
 	if err != nil {
@@ -30,8 +36,21 @@ func (w *Table[T]) Upsert(ctx context.Context, v *T) error {
 			old = st.base()
 		}
 		res, err = w.commit(ctx, bag, old)
-		if old == nil && errors.Is(err, entity.ErrAlreadyExists) {
+		var ot *overtakenError
+		switch {
+		case errors.As(err, &ot):
+			// Deleted since, perhaps inserted again: whether this write
+			// came before the delete is unknown, and does not matter to
+			// a write of this version whatever the stored one — write
+			// it over what is there now.
+			return errline.Join(entity.ErrPreconditionFailed, err)
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			return err
+		case old == nil && errors.Is(err, entity.ErrAlreadyExists):
 			// Inserted by another writer since the read: replace it.
+			return errline.Join(entity.ErrPreconditionFailed, err)
+		case old != nil && errors.Is(err, entity.ErrNotFound):
+			// Deleted by another writer since the read: insert it.
 			return errline.Join(entity.ErrPreconditionFailed, err)
 		}
 		return err

@@ -114,24 +114,33 @@ const (
 	notApplied         // and never will be: the head has moved on without it
 	pending            // the head is as the write found it: it may yet arrive
 	unknown            // its trace may have left the head's history
+	overtaken          // the entity was deleted (and maybe inserted again) since: its history is gone with it
 )
 
 // outcome tells from the head as it is now (nil: there is none) whether w
 // was applied. The head remembers the tokens of its last historyLen
 // versions, so a write is applied exactly when its token is there or, for
 // an insert, when the entity's first sequence number is the insert's.
-// Otherwise, a head that changed since the write read it means the write's
-// condition can no longer hold: it was not applied and never will be —
-// unless its version may have left the history (historyLen versions
-// since), which leaves the answer unknown.
+//
+// Otherwise the head must prove that the write was not applied: it is of
+// the same life as the version the write replaced (inserted with a first
+// sequence number at most the write's base, and at or past the write's
+// sequence number, which exactly one write of that life takes) and recent
+// enough that version w.seq is still in its history — then another write
+// took that version, and the write's condition can never hold again.
+//
+// A head unchanged since the write read it leaves the write pending (it
+// may yet arrive); a head of another life, or none, leaves it overtaken:
+// the entity was deleted since, and the write may have been applied before
+// the delete, with no trace left. Delete and insert again give a new
+// random first sequence number, so the sequence numbers of two lives do
+// not meet (two random 52-bit ranges of a few versions each).
 func outcome(h *head, w written) verdict {
 	if h == nil {
 		if w.insert {
 			return pending
 		}
-		// Gone: the write was refused, or applied and deleted since by
-		// another writer; either way none of it is left.
-		return notApplied
+		return overtaken
 	}
 	for _, t := range h.history {
 		if t == w.token {
@@ -142,14 +151,21 @@ func outcome(h *head, w written) verdict {
 	case w.insert && h.born == w.seq:
 		return applied // its entity, changed more than historyLen times since
 	case w.insert:
-		return notApplied // another writer's entity
+		return overtaken // another writer's entity: this insert refused, or applied and deleted before it
 	case h.etag == w.guard:
 		return pending
-	case h.born <= w.seq && w.seq <= h.seq && h.seq-w.seq >= historyLen:
+	case !sameLife(h, w.seq-1) || w.seq > h.seq:
+		return overtaken
+	case h.seq-w.seq >= historyLen:
 		return unknown
 	}
 	return notApplied
 }
+
+// sameLife reports whether the version with sequence number seq belongs to
+// the life of the entity whose head is h: between its first and its
+// current sequence numbers.
+func sameLife(h *head, seq int64) bool { return h.born <= seq && seq <= h.seq }
 
 // ETag of a logical entity: the number of rows, the sequence number and the
 // head's ETag, in the form "n;seq;etag". It is opaque to users; a write

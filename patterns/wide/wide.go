@@ -1,6 +1,8 @@
 package wide
 
 import (
+	"fmt"
+
 	"github.com/tablekit/tablekit/entity"
 )
 
@@ -14,6 +16,13 @@ type Config struct {
 	// entity.AnyETag; the zero value means entity.RetryPolicy's defaults.
 	// Modify takes its own.
 	Retry entity.RetryPolicy
+	// PageSize is the most rows a read asks for in one request (the
+	// query's $top), 1 to entity.MaxPageSize; 0 means entity.MaxPageSize,
+	// so that a logical entity (at most MaxRows+1 rows) is one request.
+	// A smaller page reads a wide entity in several requests, between
+	// which writers may commit (the read then reads again, see
+	// ReadAttempts): useful to bound the size of one reply, and to test.
+	PageSize int
 }
 
 func (c Config) withDefaults() Config {
@@ -28,16 +37,21 @@ func (c Config) withDefaults() Config {
 type Table[T any] struct {
 	rows *entity.Table[entity.DynamicEntity] // the physical rows, any shape
 	cfg  Config
-	// pageSize is the $top of reads; 0 means the service's maximum. Tests
-	// make it small to read a logical entity in several pages.
-	pageSize int
 }
 
 // New returns a Table storing T's logical entities in table's table.
 // T is a struct with `table` tags (or entity.DynamicEntity): its
 // PartitionKey is the logical entity's partition and its RowKey the
 // logical entity's id, from which the rows' keys are made.
+//
+// A nil table, or a Config field out of its range, is a *ConfigError.
 func New[T any](table *entity.Table[T], cfg Config) (*Table[T], error) {
+	if table == nil {
+		return nil, &ConfigError{Field: "table", Reason: "nil; want an *entity.Table"}
+	}
+	if cfg.PageSize < 0 || cfg.PageSize > entity.MaxPageSize {
+		return nil, &ConfigError{Field: "PageSize", Reason: fmt.Sprintf("%d; want 1 to %d, or 0 for %d", cfg.PageSize, entity.MaxPageSize, entity.MaxPageSize)}
+	}
 	rows, err := entity.NewTable[entity.DynamicEntity](table.Client())
 	if err != nil {
 		return nil, err

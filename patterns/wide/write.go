@@ -157,31 +157,37 @@ func fullWrite(pk, id string, props map[string]any, layout [][]string, oldRows i
 
 // settle decides the outcome of a transaction that failed after it was
 // sent (or, err nil, that Submit found applied without learning its
-// ETags). A refusal at an operation other than the head means the head's
-// condition held, so no earlier try of this transaction was applied, and
-// this one was not: the refusal stands. Otherwise the head tells (see
-// outcome): a refusal at the head stands unless the write is found
-// applied; a transaction without a certain answer is refused when the
-// head has moved on without it, and in doubt while the head is unchanged.
+// ETags).
+//
+// A *entity.TransactionError is the service's refusal of this transaction,
+// certain: on a client built with entity.ClientOptions, Submit settles a
+// refusal answered to a resent transaction itself and returns it as a
+// TransactionError only when the transaction was not applied. A refusal at
+// an operation other than the head means the head's condition held, and
+// stands. A refusal at the head stands too, unless the head's history
+// shows the write applied (a client without entity.ClientOptions reports a
+// resend's refusal as it came).
+//
+// Without a certain answer (ErrOutcomeUnknown, a transport failure) the
+// head tells (see outcome): applied; refused, as the service would have
+// answered, when the head proves another write took the version; in doubt
+// otherwise — an *overtakenError when the entity was deleted since.
 func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err error) (result, error) {
 	var te *entity.TransactionError
 	refused := errors.As(err, &te)
 	if refused && te.Index != 0 {
 		return result{}, err
 	}
-	if err != nil && ctx.Err() != nil {
+	if err != nil && !refused && ctx.Err() != nil {
 		return result{}, errline.Join(entity.ErrOutcomeUnknown, err)
 	}
-	var h *head
-	d, gerr := w.rows.Get(ctx, pk, rowKey(id, 0))
-	switch {
-	case errors.Is(gerr, entity.ErrNotFound):
-	case gerr == nil:
-		h, gerr = parseHead(&d)
-	}
+	h, gerr := w.readHead(ctx, pk, id)
 	if gerr != nil {
-		if err == nil {
+		switch {
+		case err == nil:
 			return result{}, nil // applied; its ETag unknown
+		case refused:
+			return result{}, err
 		}
 		return result{}, errline.Join(entity.ErrOutcomeUnknown, err, gerr)
 	}
@@ -191,21 +197,44 @@ func (w *Table[T]) settle(ctx context.Context, pk, id string, wr written, err er
 		return result{etag: formatETag(len(h.tokens), h.seq, h.etag), ts: h.ts}, nil
 	case v == applied || err == nil:
 		return result{}, nil // applied, and already replaced by another writer's version
-	case refused && v != unknown:
+	case refused:
 		return result{}, err
 	case v == notApplied:
-		// No certain answer, but the head moved on without this write:
-		// the answer the service would have given.
-		why := entity.ErrPreconditionFailed
-		if h == nil {
-			why = entity.ErrNotFound
-		} else if wr.insert {
-			why = entity.ErrAlreadyExists
-		}
-		return result{}, fmt.Errorf("%w (found by reading the head after: %v)", why, err)
+		// No certain answer, but another write took the version this one
+		// was conditional on: the answer the service would have given.
+		return result{}, fmt.Errorf("%w (found by reading the head after: %v)", entity.ErrPreconditionFailed, err)
+	case v == overtaken:
+		return result{}, &overtakenError{err: err}
 	}
 	return result{}, errline.Join(entity.ErrOutcomeUnknown, err)
 }
+
+// readHead reads the head row: nil, nil when there is none.
+func (w *Table[T]) readHead(ctx context.Context, pk, id string) (*head, error) {
+	d, err := w.rows.Get(ctx, pk, rowKey(id, 0))
+	switch {
+	case errors.Is(err, entity.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return parseHead(&d)
+}
+
+// overtakenError is a write without a certain answer whose entity was
+// deleted since (and perhaps inserted again by another writer): whether
+// it was applied before the delete cannot be told. It matches
+// entity.ErrOutcomeUnknown; Upsert, whose write is the same whatever the
+// stored version, goes on from a fresh read.
+type overtakenError struct{ err error }
+
+func (e *overtakenError) Error() string {
+	return fmt.Sprintf("%v: the entity was deleted since this write was sent, which may have been applied before (%v)", entity.ErrOutcomeUnknown, e.err)
+}
+
+func (e *overtakenError) Is(target error) bool { return target == entity.ErrOutcomeUnknown }
+
+func (e *overtakenError) Unwrap() error { return e.err }
 
 // sameRow reports whether a row read holds exactly the properties names of
 // props, with equal values.

@@ -81,7 +81,12 @@ func (e *MigrateError) Error() string {
 	return fmt.Sprintf("resolver: migrate: %d rows not upgraded; first: %v", e.Failed, e.First)
 }
 
-func (e *MigrateError) Unwrap() error { return e.First }
+func (e *MigrateError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.First
+}
 
 func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 	switch {

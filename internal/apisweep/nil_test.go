@@ -424,7 +424,10 @@ func TestNoPanicOnNil(t *testing.T) {
 				"Config": reflect.TypeFor[resolver.Config](), "Registration": reflect.TypeFor[resolver.Registration](), "Props": reflect.TypeFor[resolver.Props](),
 				"ResolveFunc": reflect.TypeFor[resolver.ResolveFunc](), "RowError": reflect.TypeFor[resolver.RowError](),
 				"Schema": reflect.TypeFor[resolver.Schema](), "StampFunc": reflect.TypeFor[resolver.StampFunc](),
-				"Table": reflect.TypeFor[resolver.Table](),
+				"Table":             reflect.TypeFor[resolver.Table](),
+				"MigrateCheckpoint": reflect.TypeFor[resolver.MigrateCheckpoint](), "MigrateError": reflect.TypeFor[resolver.MigrateError](),
+				"MigrateFailure": reflect.TypeFor[resolver.MigrateFailure](), "MigrateOptions": reflect.TypeFor[resolver.MigrateOptions](),
+				"MigrateReport": reflect.TypeFor[resolver.MigrateReport](),
 			},
 			working: map[string]reflect.Value{
 				"Schema": reflect.ValueOf(schema),

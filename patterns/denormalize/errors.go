@@ -101,3 +101,17 @@ func (e *StepError) Unwrap() error { return e.Err }
 // errAgain makes entity.RetryPolicy.Retry start a write again from a fresh
 // read: an entity it depends on changed since it was read.
 var errAgain = errline.Join(errors.New("denormalize: changed since read"), entity.ErrPreconditionFailed)
+
+// unsettled is an outcome left unknown by one round of a write that the
+// rounds after it could not settle: it says both, and unwraps to both.
+type unsettled struct{ unknown, last error }
+
+func (e *unsettled) Error() string {
+	line := func(err error) string {
+		s, _, _ := strings.Cut(err.Error(), "\n")
+		return strings.TrimPrefix(s, "denormalize: ")
+	}
+	return line(e.unknown) + "; then " + line(e.last)
+}
+
+func (e *unsettled) Unwrap() []error { return []error{e.unknown, e.last} }

@@ -110,6 +110,12 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 // deleted, so that a repeated call (after a crash, or an outcome left
 // unknown by lost replies) is harmless.
 //
+// Lost replies: a transaction whose outcome is left unknown is settled by
+// the next round's read (the source gone: deleted, copies and all). When
+// that round fails too, the error matches entity.ErrOutcomeUnknown (and
+// the later failure): the delete may have been applied, and is never
+// reported refused (TestDeleteSourceUnknownThenReadFails).
+//
 // Steps: the source's read, one point query per candidate target of the
 // SamePartition relations, and one transaction (with OtherPartition
 // relations, its fan-out message's intent too).
@@ -121,7 +127,7 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 	if err := validKey(key); err != nil {
 		return err
 	}
-	var last error
+	var unknown error // the first round whose outcome is unknown
 	for range maxRounds {
 		err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 			old, err := read[S](ctx, c.srcRaw, key)
@@ -134,14 +140,32 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 			_, err = c.writeSource(ctx, key, old, nil, false)
 			return err
 		})
-		if !errors.Is(err, entity.ErrOutcomeUnknown) {
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			// The read of the next round tells: a source still there was
+			// not deleted (try again), a source gone was, copies and all.
+			if unknown == nil {
+				unknown = err
+			}
+		case unknown != nil:
+			// A round that may have deleted the source came first: what
+			// failed since does not undo it.
+			return stillUnknown("delete source", key, unknown, err)
+		default:
 			return err
 		}
-		// The read of the next round tells: a source still there was not
-		// deleted (try again), a source gone was, copies and all.
-		last = err
 	}
-	return last
+	return unknown
+}
+
+// stillUnknown reports the step of a write whose round left its outcome unknown
+// (unknown) and whose later rounds could not settle it (last, the
+// failure that ended them): it matches entity.ErrOutcomeUnknown, and the
+// causes of both.
+func stillUnknown(step string, key Key, unknown, last error) error {
+	return &StepError{Step: step, Key: key, Err: &unsettled{unknown: unknown, last: last}}
 }
 
 // Push writes the copies of the source with keys pk, rk, as it is now,

@@ -1,0 +1,147 @@
+package denormalize_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/patterns/denormalize"
+)
+
+// rawGet reads one entity with a plain aztables client of env (no
+// tablekit decoding): its properties as JSON values, and whether it
+// exists.
+func rawGet(t testing.TB, table, pk, rk string) (map[string]any, bool) {
+	t.Helper()
+	resp, err := env.TableService.NewClient(table).GetEntity(context.Background(), pk, rk, nil)
+	if patterntest.IsNotFound(err) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatalf("raw read of %s/%s in %s: %v", pk, rk, table, err)
+	}
+	var props map[string]any
+	if err := json.Unmarshal(resp.Value, &props); err != nil {
+		t.Fatal(err)
+	}
+	return props, true
+}
+
+// rawRows lists the entities of one partition of table whose RowKey
+// starts with prefix, with a plain aztables client.
+func rawRows(t testing.TB, table, pk, prefix string) []map[string]any {
+	t.Helper()
+	filter := "PartitionKey eq '" + strings.ReplaceAll(pk, "'", "''") + "'"
+	var out []map[string]any
+	for p := env.TableService.NewClient(table).NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &filter}); p.More(); {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range page.Entities {
+			var props map[string]any
+			if err := json.Unmarshal(raw, &props); err != nil {
+				t.Fatal(err)
+			}
+			if rk, _ := props["RowKey"].(string); strings.HasPrefix(rk, prefix) {
+				out = append(out, props)
+			}
+		}
+	}
+	return out
+}
+
+// loseFrom loses the reply of every request to table from the first
+// $batch on (a $batch names no table in its path: the view it is used in
+// must send transactions to table only): the transaction is executed and its replies are lost, and so
+// are those of every read that could settle it.
+func loseFrom(table string) (*faults.Injector, *atomic.Bool) {
+	var armed atomic.Bool
+	inj := faults.New(faults.Config{LoseReply: 1, Match: func(r *http.Request) bool {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/$batch") {
+			armed.Store(true) // the view's only transactions are on table
+			return true
+		}
+		return armed.Load() && strings.Contains(r.URL.Path, table)
+	}})
+	return inj, &armed
+}
+
+// TestDeleteSourceUnknownThenReadFails loses the replies of DeleteSource's
+// transaction, which the service executes, and of every read after it:
+// the call cannot tell whether the source was deleted, and must say so
+// (entity.ErrOutcomeUnknown) rather than report the failed read of its
+// next round as if nothing had been tried. The delete was applied: the
+// source is gone and, once the fan-out has run, so are its copies.
+func TestDeleteSourceUnknownThenReadFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("SamePartition", func(t *testing.T) {
+		t.Parallel()
+		g := newGuide(t, env, denormalize.Config{})
+		seedGuide(t, g)
+		inj, armed := loseFrom(g.emps.Name())
+		h := g.over(t, env.With(inj), denormalize.Config{})
+		err := h.copies.DeleteSource(ctx, "Sales", empID(1))
+		if !armed.Load() || inj.Stats().LostReplies == 0 {
+			t.Fatal("no transaction reply was lost")
+		}
+		if !errors.Is(err, entity.ErrOutcomeUnknown) {
+			t.Errorf("DeleteSource: %v, want an error matching entity.ErrOutcomeUnknown", err)
+		}
+		t.Logf("DeleteSource: %v", err)
+		if _, ok := rawGet(t, g.emps.Name(), "Sales", empID(1)); ok {
+			t.Error("the source is still there")
+		}
+		d, ok := rawGet(t, g.emps.Name(), "Sales", "dept Sales")
+		if !ok {
+			t.Fatal("the department is gone")
+		}
+		if _, has := d["ManagerName"]; has || d["ManagerID"] != empID(1) {
+			t.Errorf("the department of the deleted manager holds %v", d)
+		}
+	})
+	t.Run("OtherPartition", func(t *testing.T) {
+		t.Parallel()
+		d := newDirectory(t, env)
+		d.seed(t, "Sales", 3, "CC-1")
+		inj, armed := loseFrom(d.emps.Name())
+		_, managers, _ := d.over(t, env.With(inj), patterntest.Crashy(), denormalize.Config{})
+		err := managers.DeleteSource(ctx, "Sales", empID(0))
+		if !armed.Load() || inj.Stats().LostReplies == 0 {
+			t.Fatal("no transaction reply was lost")
+		}
+		if !errors.Is(err, entity.ErrOutcomeUnknown) {
+			t.Errorf("DeleteSource: %v, want an error matching entity.ErrOutcomeUnknown", err)
+		}
+		t.Logf("DeleteSource: %v", err)
+		if _, ok := rawGet(t, d.emps.Name(), "Sales", empID(0)); ok {
+			t.Error("the source is still there")
+		}
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := d.recover(rctx, t); err != nil {
+			t.Fatal(err)
+		}
+		e, ok := rawGet(t, d.entries.Name(), "departments", "Sales")
+		if !ok {
+			t.Fatal("the entry is gone")
+		}
+		if _, has := e["ManagerName"]; has {
+			t.Errorf("the entry of the deleted manager holds %v", e)
+		}
+		if left := rawRows(t, d.emps.Name(), "Sales", "tablekit.outbox_"); len(left) != 0 {
+			t.Errorf("intents left: %v", left)
+		}
+		d.check(t)
+	})
+}

@@ -106,7 +106,10 @@ type Config struct {
 	// uses that instead.
 	Retry entity.RetryPolicy
 	// Kind is the name of the message kind that fans out OtherPartition
-	// copies; "" means "denormalize.<source table>.<target table>.v1". Two
+	// copies: 1 to 128 ASCII letters, digits, '.', '_' and '-'. "" means
+	// "denormalize.<source table>.<target table>.v1" or, when the tables'
+	// names make that longer than 128 bytes, both names cut to 47
+	// characters and followed by 16 hex digits of a hash of the pair. Two
 	// Copies of one pair of tables on one processor need distinct kinds.
 	Kind string
 	// Outbox tunes the outbox that makes a source's change and its fan-out

@@ -3,8 +3,12 @@ package denormalize
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -113,16 +117,59 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 		if sources.Name() == "" || targets.Name() == "" {
 			return nil, &ConfigError{Field: "Kind", Reason: "is empty and a table's name is unknown (build its client with entity.ClientOptions)"}
 		}
-		name = "denormalize." + sources.Name() + "." + targets.Name() + ".v1"
+		name = kindName(sources.Name(), targets.Name())
+	} else if why := checkKind(name); why != "" {
+		return nil, &ConfigError{Field: "Kind", Reason: why}
 	}
 	c.kind = eventual.NewKind[fanout](name)
 	if c.outbox, err = eventual.NewOutbox(p, c.srcBags, cfg.Outbox); err != nil {
+		var ce *eventual.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &ConfigError{Field: "Outbox", Reason: strings.TrimPrefix(ce.Field, "OutboxConfig.") + " " + ce.Reason}
+		}
 		return nil, err
 	}
 	if err := eventual.Handle(p, c.kind, c.handle, eventual.HandleOptions{}); err != nil {
+		if errors.Is(err, eventual.ErrDuplicateKind) {
+			return nil, &ConfigError{Field: "Kind", Reason: strconv.Quote(name) + " has a handler on the processor already: give each Copies of one pair of tables on one processor its own Config.Kind"}
+		}
+		var ce *eventual.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &ConfigError{Field: "Kind", Reason: strconv.Quote(name) + ": " + ce.Field + " " + ce.Reason}
+		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// kindName is the default message kind of the Copies from table src into
+// table tgt: "denormalize.<src>.<tgt>.v1", or, when that is longer than a
+// kind name may be, both names cut short and followed by a hash of the
+// whole pair, so that every process derives the same name and two pairs
+// never share one.
+func kindName(src, tgt string) string {
+	name := "denormalize." + src + "." + tgt + ".v1"
+	if len(name) <= eventual.MaxKindLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(src + "\x00" + tgt))
+	const keep = (eventual.MaxKindLength - len("denormalize...v1") - 1 - 16) / 2
+	return "denormalize." + src[:min(len(src), keep)] + "." + tgt[:min(len(tgt), keep)] + "." + hex.EncodeToString(sum[:8]) + ".v1"
+}
+
+// checkKind returns why name cannot be a message kind (eventual's rule),
+// or "".
+func checkKind(name string) string {
+	if len(name) > eventual.MaxKindLength {
+		return strconv.Quote(name) + " is longer than " + strconv.Itoa(eventual.MaxKindLength) + " bytes"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return strconv.Quote(name) + " has characters other than ASCII letters, digits, '.', '_' and '-'"
+		}
+	}
+	return ""
 }
 
 // ok refuses a nil or zero Copies, which New never returns.

@@ -15,6 +15,7 @@ import (
 	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/denormalize"
+	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
 // rawGet reads one entity with a plain aztables client of env (no
@@ -144,4 +145,80 @@ func TestDeleteSourceUnknownThenReadFails(t *testing.T) {
 		}
 		d.check(t)
 	})
+}
+
+// longTable creates a table whose name is 63 characters long, the most
+// the service allows, deleted when the test ends.
+func longTable[T any](t *testing.T) *entity.Table[T] {
+	t.Helper()
+	name := (env.QueueName(t) + strings.Repeat("x", 63))[:63]
+	name = strings.ReplaceAll(name, "-", "x")
+	if _, err := env.TableService.CreateTable(context.Background(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = env.TableService.DeleteTable(context.Background(), name, nil) })
+	tbl, err := entity.NewTableFromService[T](env.TableService, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// TestKind checks the fan-out's message kind: tables with the longest
+// names get a derived kind that works, and a Kind that cannot work, or
+// is taken on the processor, is this package's *ConfigError naming
+// Config.Kind (matching entity.ErrInvalid), before anything is sent.
+func TestKind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	emps, entries := longTable[Employee](t), longTable[Entry](t)
+	qs := patterntest.Queues(t, env, 1)
+	p, err := eventual.New(qs, nil, patterntest.Fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := denormalize.New(entries, emps, p, denormalize.Config{Outbox: eventual.OutboxConfig{Grace: -1}}, directoryRel())
+	if err != nil {
+		t.Fatalf("New with two 63-character table names: %v", err)
+	}
+	if err := c.InsertSource(ctx, &Employee{PartitionKey: "Sales", RowKey: empID(0), Name: "Ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.InsertTarget(ctx, &Entry{PartitionKey: "departments", RowKey: "Sales", Manager: empID(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ModifySource(ctx, "Sales", empID(0), func(e *Employee) error { e.Name = "Anne"; return nil }, entity.ModifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := patterntest.Drain(dctx, p, qs); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := rawGet(t, entries.Name(), "departments", "Sales"); e["ManagerName"] != "Anne" {
+		t.Errorf("the fan-out of the derived kind did not run: the entry holds %v", e)
+	}
+
+	for name, c := range map[string]struct {
+		cfg    denormalize.Config
+		reason string
+	}{
+		"taken":      {denormalize.Config{}, "has a handler on the processor already"},
+		"too long":   {denormalize.Config{Kind: strings.Repeat("k", 129)}, "longer than 128 bytes"},
+		"bad char":   {denormalize.Config{Kind: "a kind"}, "has characters other than"},
+		"bad outbox": {denormalize.Config{Kind: "other.v1", Outbox: eventual.OutboxConfig{Prefix: "a/b"}}, "Prefix"},
+	} {
+		_, err := denormalize.New(entries, emps, p, c.cfg, directoryRel())
+		var ce *denormalize.ConfigError
+		switch {
+		case !errors.As(err, &ce) || !errors.Is(err, entity.ErrInvalid):
+			t.Errorf("%s: %v, want a *denormalize.ConfigError", name, err)
+		case errors.Is(err, eventual.ErrInvalidConfig):
+			t.Errorf("%s: %v matches eventual.ErrInvalidConfig", name, err)
+		case !strings.HasPrefix(err.Error(), "denormalize: invalid ") || strings.Contains(err.Error(), "eventual: ") || !strings.Contains(err.Error(), c.reason):
+			t.Errorf("%s: %q, want one prefix and %q", name, err, c.reason)
+		case name != "bad outbox" && ce.Field != "Kind", name == "bad outbox" && ce.Field != "Outbox":
+			t.Errorf("%s: field %q", name, ce.Field)
+		}
+	}
 }

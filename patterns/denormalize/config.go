@@ -90,7 +90,10 @@ type Relation[T, S any] struct {
 	// Targets returns where the targets that may refer to s live: for the
 	// guide's department, the department entity of the manager's partition.
 	// It is called with the source as it was before and after a change,
-	// and must name every target that refers to s.
+	// and must name every target that refers to s. OtherPartition: a
+	// change's fan-out carries what it names, before and after, in
+	// messages of 40 KiB, at most 48 (about 50,000 keys; a Range counts
+	// as one entry): more is refused with ErrFanOutTooLarge.
 	Targets func(s *S) Targets
 	// Placement is where the targets live; the zero value is
 	// SamePartition.

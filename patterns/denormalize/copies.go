@@ -50,6 +50,16 @@ type Copies[T, S any] struct {
 // when every relation is SamePartition. Build the tables' clients with
 // entity.ClientOptions (tablekit's constructors and integration.Env do), so
 // that a lost reply is never misreported.
+//
+// What OtherPartition relations need of p: its queues, with room for
+// messages of 56 KB of text (40 KiB of target keys and ranges each, base64
+// or plain): p needs no blob container, as no fan-out message is ever
+// claim-checked; and the kind Config.Kind (or the one derived from the
+// tables' names), which no other handler on p may have. A change names
+// its targets in up to 48 messages, all committed with it (at most 100
+// operations in its transaction with its own writes); Relation.Targets
+// that names more keys than that (about 50,000) is refused at that
+// change with ErrFanOutTooLarge: name many targets by Range.
 func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventual.Processor, cfg Config, relations ...Relation[T, S]) (*Copies[T, S], error) {
 	if targets == nil || sources == nil {
 		return nil, &ConfigError{Field: "tables", Reason: "are nil"}

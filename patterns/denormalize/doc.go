@@ -49,11 +49,17 @@
 // OtherPartition (targets in other partitions or another table: a
 // directory of departments, or a department's cost center copied into
 // each of its employees): eventually consistent. The source's change and
-// its fan-out message are one transaction (an outbox intent of package
+// its fan-out messages are one transaction (outbox intents of package
 // [github.com/tablekit/tablekit/patterns/eventual]), so no change loses its
-// fan-out; the message runs at least once, reads the source as it is
-// then, and writes the copy into every target that refers to it, ETag
-// guarded. Once the queue has drained and no write is under way, every
+// fan-out; each message runs at least once, reads the source as it is
+// then, and writes the copy into every target it names that refers to
+// it, ETag guarded. A message names at most 40 KiB of targets, so that
+// it fits any queue message once enveloped and base64-encoded, without a
+// blob; a change whose targets need more is fanned out by several, up to
+// 48, committed with it (TestLargeFanOut), and one that needs more than
+// its transaction holds is refused before anything is written
+// (ErrFanOutTooLarge): a change is never committed with a message that
+// cannot be sent. Once the queue has drained and no write is under way, every
 // target holds its source's copy. Meanwhile a copy may be behind its
 // source; it is never a copy of another source than the one the target
 // refers to.
@@ -74,12 +80,14 @@
 //     the change, and keep those that refer to the source.
 //  3. One entity group transaction: the source's write (If-Match its ETag),
 //     each target whose copy changes (If-Match its ETag) and, if an
-//     OtherPartition copy changes, the outbox intent of the fan-out message.
+//     OtherPartition copy changes, the outbox intents of the fan-out
+//     messages (one per 40 KiB of target keys and ranges).
 //     A 412 starts again at step 1. An insert also fences every target it
 //     read, so that a target made to refer to it meanwhile is not missed.
-//  4. With an intent: enqueue the message and delete the intent.
+//  4. With intents: enqueue the messages and delete the intents.
 //  5. The fan-out (a worker of the processor): read the source; read the
-//     targets the message and Relation.Targets name; replace each that
+//     targets the message names and, for a change that fits one message,
+//     those Relation.Targets names for the source as read; replace each that
 //     refers to the source and does not hold its copy, If-Match its ETag
 //     (a 412 reads it again); read the source again and start over if it
 //     changed meanwhile.

@@ -18,6 +18,11 @@ var (
 	// more copies than one entity group transaction holds (99 besides the
 	// source). Nothing was written.
 	ErrTooManyCopies = errors.New("denormalize: too many copies for one transaction")
+	// ErrFanOutTooLarge reports a change whose OtherPartition targets
+	// (what Relation.Targets names, before and after the change) take
+	// more fan-out messages than one transaction commits with it: see
+	// FanOutError. Nothing was written.
+	ErrFanOutTooLarge = errors.New("denormalize: fan-out too large for one change")
 	// ErrKeysChanged reports a change function that changed the entity's
 	// keys. Nothing was written.
 	ErrKeysChanged = errors.New("denormalize: the change moved the entity to other keys")
@@ -75,6 +80,26 @@ func checkMode(op string, mode entity.UpdateMode) error {
 	}
 	return &ModeError{Op: op, Mode: mode}
 }
+
+// FanOutError reports a change whose fan-out needs more messages than
+// one transaction commits with it. A fan-out message names at most 40 KiB
+// of targets (about 1,000 keys); a change commits at most 48 of them, and
+// at most as many as its transaction has room for besides its own
+// writes (100 operations in all). Name targets by Range rather than by
+// key: a range is one entry however many targets it holds. It matches
+// ErrFanOutTooLarge; nothing was written.
+type FanOutError struct {
+	Messages int // the messages the fan-out needs
+	Limit    int // the most this change can commit
+}
+
+func (e *FanOutError) Error() string {
+	return "denormalize: the fan-out needs " + strconv.Itoa(e.Messages) + " messages of 40 KiB of target keys, more than the " +
+		strconv.Itoa(e.Limit) + " one change can commit: name the targets by Range"
+}
+
+// Is makes errors.Is(err, ErrFanOutTooLarge) true.
+func (e *FanOutError) Is(target error) bool { return target == ErrFanOutTooLarge }
 
 // StepError reports a failed step of a write or a fan-out: which step,
 // on which entity, for which relation. It unwraps to the cause, an entity

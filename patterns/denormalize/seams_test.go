@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -220,5 +221,114 @@ func TestKind(t *testing.T) {
 		case name != "bad outbox" && ce.Field != "Kind", name == "bad outbox" && ce.Field != "Outbox":
 			t.Errorf("%s: field %q", name, ce.Field)
 		}
+	}
+}
+
+// keyedCostCenterRel is costCenterRel naming its targets key by key: n
+// employees of the department, most of which need not exist.
+func keyedCostCenterRel(n int) denormalize.Relation[Employee, Entry] {
+	r := costCenterRel()
+	r.Targets = func(d *Entry) denormalize.Targets {
+		ks := make([]denormalize.Key, n)
+		for i := range ks {
+			ks[i] = denormalize.Key{PartitionKey: d.RowKey, RowKey: empID(i)}
+		}
+		return denormalize.Targets{Keys: ks}
+	}
+	return r
+}
+
+// TestLargeFanOut changes a source whose relation names 1,250 target keys
+// (about 50 KiB of them, more than one queue message holds once
+// enveloped and base64-encoded): the change's fan-out is split into
+// messages that each fit, all committed with it, and once they have run
+// every target holds the new copy. A fan-out too large for one
+// transaction is refused with ErrFanOutTooLarge before anything is
+// written.
+func TestLargeFanOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newDirectory(t, env)
+	const n = 1250
+	var exist []string
+	var emps []Employee
+	for i := 0; i < n; i += 125 {
+		exist = append(exist, empID(i))
+	}
+	exist = append(exist, empID(n-1))
+	for _, id := range exist {
+		emps = append(emps, Employee{PartitionKey: "Sales", RowKey: id, Name: id, CostCenter: "CC-1"})
+	}
+	if _, err := d.emps.BulkWrite(ctx, emps, entity.BulkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.entries.Insert(ctx, &Entry{PartitionKey: "departments", RowKey: "Sales", CostCenter: "CC-1"}); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		hookErrs []error
+	)
+	cfg := patterntest.Crashy()
+	cfg.Hooks.Error = func(err error) { mu.Lock(); hookErrs = append(hookErrs, err); mu.Unlock() }
+	p, err := eventual.New(patterntest.SameQueues(t, env, d.qs), nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	centers, err := denormalize.New(d.emps, d.entries, p, denormalize.Config{Outbox: eventual.OutboxConfig{Grace: -1}}, keyedCostCenterRel(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }, entity.ModifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(hookErrs) > 0 {
+		t.Errorf("the fan-out's send failed: %v", hookErrs)
+	}
+	mu.Unlock()
+	queued, err := patterntest.MessageCount(ctx, d.qs[0].Work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queued < 2 {
+		t.Errorf("%d fan-out messages queued, want the change split into several", queued)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := patterntest.Drain(dctx, p, d.qs); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range exist {
+		if e, _ := rawGet(t, d.emps.Name(), "Sales", id); e["CostCenter"] != "CC-2" {
+			t.Errorf("employee %s holds %v after the fan-out", id, e["CostCenter"])
+		}
+	}
+	if left := rawRows(t, d.entries.Name(), "departments", "tablekit.outbox_"); len(left) != 0 {
+		t.Errorf("%d intents left", len(left))
+	}
+	if n, err := patterntest.MessageCount(ctx, d.qs[0].Poison); err != nil || n != 0 {
+		t.Errorf("%d poisoned messages (%v)", n, err)
+	}
+
+	// 60,000 keys take more messages than one change commits: refused,
+	// nothing written.
+	huge, err := denormalize.New(d.emps, d.entries, p, denormalize.Config{Kind: "huge.v1"}, keyedCostCenterRel(60000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rawGet(t, d.entries.Name(), "departments", "Sales")
+	_, err = huge.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-3"; return nil }, entity.ModifyOptions{})
+	var fe *denormalize.FanOutError
+	if !errors.Is(err, denormalize.ErrFanOutTooLarge) || !errors.As(err, &fe) || fe.Messages <= fe.Limit {
+		t.Errorf("a fan-out to 60,000 keys: %v, want a *FanOutError", err)
+	} else {
+		t.Log(err)
+	}
+	if after, _ := rawGet(t, d.entries.Name(), "departments", "Sales"); after["Timestamp"] != before["Timestamp"] || before["Timestamp"] == nil || after["CostCenter"] != "CC-2" {
+		t.Errorf("the refused change was written: %v", after)
+	}
+	if left := rawRows(t, d.entries.Name(), "departments", "tablekit.outbox_"); len(left) != 0 {
+		t.Errorf("the refused change left %d intents", len(left))
 	}
 }

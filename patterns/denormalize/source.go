@@ -275,7 +275,10 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 		}
 	}
 
-	// OtherPartition copies: a fan-out message, committed with the change.
+	// OtherPartition copies: fan-out messages, committed with the change,
+	// each small enough for any queue message (checked before the
+	// transaction: a change is never committed with a message that cannot
+	// be sent).
 	var msgs []eventual.Message
 	if len(c.remote) > 0 {
 		m := fanout{PK: key.PartitionKey, RK: key.RowKey, Targets: map[string]Targets{}}
@@ -286,12 +289,21 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 			m.Targets[r.Name] = union(c.targetsOf(r, old, cur)...)
 		}
 		if len(m.Targets) > 0 {
-			msg, err := c.kind.Message(m)
+			parts, err := m.split(maxFanoutPayload)
 			if err != nil {
 				return "", &StepError{Step: "fan-out message", Key: key, Err: err}
 			}
-			msg.Key = key.PartitionKey + "/" + key.RowKey // one queue per source
-			msgs = append(msgs, msg)
+			if len(parts) > maxFanoutMessages || ops.len()+len(parts) > entity.MaxBatchOperations {
+				return "", &StepError{Step: "fan-out message", Key: key, Err: &FanOutError{Messages: len(parts), Limit: min(maxFanoutMessages, entity.MaxBatchOperations-ops.len())}}
+			}
+			for _, p := range parts {
+				msg, err := c.kind.Message(p)
+				if err != nil {
+					return "", &StepError{Step: "fan-out message", Key: key, Err: err}
+				}
+				msg.Key = key.PartitionKey + "/" + key.RowKey // one queue per source
+				msgs = append(msgs, msg)
+			}
 		}
 	}
 

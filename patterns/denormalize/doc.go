@@ -84,6 +84,9 @@
 //     messages (one per 40 KiB of target keys and ranges).
 //     A 412 starts again at step 1. An insert also fences every target it
 //     read, so that a target made to refer to it meanwhile is not missed.
+//     Copies and fences count against the 99 operations the transaction
+//     has besides the source's: more is a *CopiesError (ErrTooManyCopies),
+//     before anything is written (TestInsertSourceCountsFences).
 //  4. With intents: enqueue the messages and delete the intents.
 //  5. The fan-out (a worker of the processor): read the source; read the
 //     targets the message names and, for a change that fits one message,

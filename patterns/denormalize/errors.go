@@ -15,8 +15,8 @@ var (
 	// hold both. Nothing was written.
 	ErrPlacement = errors.New("denormalize: source and target are not in one partition")
 	// ErrTooManyCopies reports a SamePartition change that would write
-	// more copies than one entity group transaction holds (99 besides the
-	// source). Nothing was written.
+	// more targets than one entity group transaction holds besides the
+	// source: see CopiesError for what counts. Nothing was written.
 	ErrTooManyCopies = errors.New("denormalize: too many copies for one transaction")
 	// ErrFanOutTooLarge reports a change whose OtherPartition targets
 	// (what Relation.Targets names, before and after the change) take
@@ -80,6 +80,39 @@ func checkMode(op string, mode entity.UpdateMode) error {
 	}
 	return &ModeError{Op: op, Mode: mode}
 }
+
+// CopiesError reports a SamePartition change of a source whose
+// transaction would write more targets than it holds besides the source
+// (99, less one per fan-out message of OtherPartition relations). What
+// counts, among the targets that Relation.Targets names and that exist:
+//
+//   - Copies: each that refers to the source and whose copy changes;
+//   - Fences: for InsertSource only, each other one. An insert writes a
+//     change of nothing into every target it read, conditional on the
+//     version read, so that a writer making one of them refer to the new
+//     source meanwhile (having read it missing) fails and reads again,
+//     rather than leave a target that refers to it without its copy.
+//
+// So an InsertSource fails when the targets Relation.Targets names hold
+// 100 or more entities, whichever source they refer to; narrow
+// Relation.Targets (a Range per source rather than per partition) to
+// insert there. It matches ErrTooManyCopies; nothing was written.
+type CopiesError struct {
+	Copies int // targets whose copy the change writes
+	Fences int // other targets an insert fences
+	Limit  int // the most the transaction holds besides the source
+}
+
+func (e *CopiesError) Error() string {
+	s := "denormalize: the change writes " + strconv.Itoa(e.Copies) + " copies"
+	if e.Fences > 0 {
+		s += " and fences " + strconv.Itoa(e.Fences) + " other targets (an insert fences every existing target Relation.Targets names)"
+	}
+	return s + ", more than the " + strconv.Itoa(e.Limit) + " targets one transaction holds besides the source"
+}
+
+// Is makes errors.Is(err, ErrTooManyCopies) true.
+func (e *CopiesError) Is(target error) bool { return target == ErrTooManyCopies }
 
 // FanOutError reports a change whose fan-out needs more messages than
 // one transaction commits with it. A fan-out message names at most 40 KiB

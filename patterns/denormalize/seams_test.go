@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -330,5 +331,41 @@ func TestLargeFanOut(t *testing.T) {
 	}
 	if left := rawRows(t, d.entries.Name(), "departments", "tablekit.outbox_"); len(left) != 0 {
 		t.Errorf("the refused change left %d intents", len(left))
+	}
+}
+
+// TestInsertSourceCountsFences inserts a source into a partition whose
+// departments, which its relation's Targets names, refer to other
+// managers: an insert fences each, so 99 work, and 100 are refused with a
+// *CopiesError that says what it counted, nothing written.
+func TestInsertSourceCountsFences(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, n := range []int{99, 100} {
+		g := newGuide(t, env, denormalize.Config{})
+		depts := make([]entity.DynamicEntity, n)
+		for i := range depts {
+			depts[i] = entity.DynamicEntity{PartitionKey: "Sales", RowKey: fmt.Sprintf("%s%03d", deptPrefix, i), Properties: map[string]any{"ManagerID": "someone else", "Budget": int64(i)}}
+		}
+		if _, err := g.bags.BulkWrite(ctx, depts, entity.BulkOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err := g.copies.InsertSource(ctx, &Employee{PartitionKey: "Sales", RowKey: empID(1), Name: "Ann"})
+		_, inserted := rawGet(t, g.emps.Name(), "Sales", empID(1))
+		if n == 99 {
+			if err != nil || !inserted {
+				t.Errorf("%d departments: %v, inserted %v", n, err, inserted)
+			}
+			continue
+		}
+		var ce *denormalize.CopiesError
+		if !errors.Is(err, denormalize.ErrTooManyCopies) || !errors.As(err, &ce) || ce.Copies != 0 || ce.Fences != 100 || ce.Limit != 99 {
+			t.Errorf("%d departments: %v, want a *CopiesError counting 0 copies and 100 fences over 99", n, err)
+		} else if !strings.Contains(err.Error(), "fences 100 other targets") {
+			t.Errorf("the error does not say what it counted: %v", err)
+		}
+		if inserted {
+			t.Errorf("%d departments: the refused insert was written", n)
+		}
 	}
 }

@@ -24,7 +24,12 @@ const maxRounds = 16
 // lost reply: read it again before a conditional write).
 //
 // Steps: one point query per candidate target (Relation.Targets) of the
-// SamePartition relations, then one transaction.
+// SamePartition relations, then one transaction. That transaction writes
+// every candidate that exists: the copy into each that refers to s, and a
+// fence (a conditional change of nothing) into each other, so that none
+// is made to refer to s unseen. More than 99 of them (less one per
+// fan-out message) is a *CopiesError matching ErrTooManyCopies, whatever
+// source they refer to: narrow Relation.Targets to insert there.
 func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 	if err := c.ok(); err != nil {
 		return err
@@ -261,12 +266,14 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 			switch {
 			case changed:
 				ops.add(entity.OpReplace, nb)
+				ops.copies++
 			case old == nil:
 				// A target that refers to no existing source holds no
 				// copy: a writer about to make it refer to this one
 				// read the source missing, and must fail, not miss the
 				// insert.
 				ops.add(entity.OpMerge, fence(t))
+				ops.fences++
 			}
 			return nil
 		})
@@ -293,7 +300,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 			if err != nil {
 				return "", &StepError{Step: "fan-out message", Key: key, Err: err}
 			}
-			if len(parts) > maxFanoutMessages || ops.len()+len(parts) > entity.MaxBatchOperations {
+			if ops.len() < entity.MaxBatchOperations && (len(parts) > maxFanoutMessages || ops.len()+len(parts) > entity.MaxBatchOperations) {
 				return "", &StepError{Step: "fan-out message", Key: key, Err: &FanOutError{Messages: len(parts), Limit: min(maxFanoutMessages, entity.MaxBatchOperations-ops.len())}}
 			}
 			for _, p := range parts {
@@ -311,7 +318,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 		return old.etag, nil // every copy is current: nothing to write
 	}
 	if ops.len()+len(msgs) > entity.MaxBatchOperations {
-		return "", &StepError{Step: "submit", Key: key, Err: ErrTooManyCopies}
+		return "", &StepError{Step: "submit", Key: key, Err: &CopiesError{Copies: ops.copies, Fences: ops.fences, Limit: entity.MaxBatchOperations - 1 - len(msgs)}}
 	}
 	var err error
 	if len(msgs) > 0 {
@@ -453,6 +460,8 @@ type ops struct {
 	bags    []*entity.DynamicEntity
 	del     *Key // the source's delete, first
 	delETag string
+	copies  int // targets whose copy is written
+	fences  int // targets an insert fences
 }
 
 func (o *ops) add(k entity.OpKind, bag *entity.DynamicEntity) {

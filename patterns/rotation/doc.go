@@ -21,9 +21,11 @@
 //     again.
 //   - A table that is gone or being deleted is never an error to a reader:
 //     it has expired, and Query skips it.
-//   - New tables start cold: each write that opens a period creates the
-//     next Config.Ahead periods' tables too, and [Rotation.Prepare] creates
-//     them ahead of time.
+//   - New tables start cold: each write that opens a period — also one
+//     whose table was created ahead — creates the next Config.Ahead
+//     periods' tables too, so every period's table exists before its first
+//     write (TestAheadEveryPeriod); [Rotation.Prepare] creates them ahead of
+//     time.
 //   - Table names (3–63 ASCII letters and digits, starting with a letter)
 //     are checked, with every other argument, before any request.
 //
@@ -39,7 +41,8 @@
 //
 // # Steps
 //
-// Writing to a period not yet known to the process:
+// Writing to a period the process has not opened yet (a period it only
+// created ahead of another is opened on its first write):
 //  1. Read the catalog's entries for the period and the next Ahead, and the
 //     rotation's meta entry (its period and expiry mark): one query.
 //  2. Insert the missing entries, with a random table name each, in one
@@ -62,9 +65,11 @@
 // by the next round's read (the entries are there). A crash after step 3
 // leaves a created table that the next Expire of its period deletes. An
 // Expire that crashes after moving the mark leaves expired tables that no
-// reader or writer uses, deleted by the next Expire call. Every step can
-// be repeated: creating a table that exists, or deleting one that is gone,
-// counts as done.
+// reader or writer uses, deleted by the next Expire call, with any time, of
+// any Rotation: a fresh one learns the stored mark from the catalog
+// (TestExpireCrashRecoveredByFreshRotation). Every step can be repeated:
+// creating a table that exists, or deleting one that is gone, counts as
+// done.
 //
 // A write that races the expiry of its own period either lands before the
 // table is deleted (and goes with it) or fails with ErrExpired. One

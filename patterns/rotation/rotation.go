@@ -99,6 +99,10 @@ type Rotation[T any] struct {
 	// tables caches the live periods' tables by period start (Unix
 	// seconds): a period's table never changes while it lives.
 	tables map[int64]*entity.Table[T]
+	// opened marks the periods loaded for a write or Prepare, whose
+	// periods ahead were claimed and created with them: a period only
+	// created ahead is loaded again on its first write.
+	opened map[int64]bool
 	// expiredBefore is the highest expiry mark seen: periods that start
 	// before it are gone.
 	expiredBefore time.Time
@@ -130,7 +134,7 @@ func New[T any](svc *aztables.ServiceClient, catalog *aztables.Client, cfg Confi
 	if err != nil {
 		return nil, err
 	}
-	return &Rotation[T]{svc: svc, catalog: cat, cfg: cfg, format: labelFormat(cfg.Period), tables: map[int64]*entity.Table[T]{}}, nil
+	return &Rotation[T]{svc: svc, catalog: cat, cfg: cfg, format: labelFormat(cfg.Period), tables: map[int64]*entity.Table[T]{}, opened: map[int64]bool{}}, nil
 }
 
 // PeriodOf returns the start of the period that holds t.

@@ -157,6 +157,10 @@ func (r *Rotation[T]) goneErr(ctx context.Context, p time.Time, table string, er
 // tableFor returns the table of period p from the cache, or loads it from
 // the catalog (claiming the period when it is new). refresh skips the cache
 // and makes sure the table exists: the cached one was found gone.
+//
+// A period known only as one created ahead of another is loaded on its
+// first write like a new one, so that the periods ahead of it are created
+// in turn: every period is created Ahead periods before it is written.
 func (r *Rotation[T]) tableFor(ctx context.Context, p time.Time, refresh bool) (*entity.Table[T], error) {
 	if !refresh {
 		if tbl, err := r.cached(p); tbl != nil || err != nil {
@@ -166,11 +170,16 @@ func (r *Rotation[T]) tableFor(ctx context.Context, p time.Time, refresh bool) (
 	return r.load(ctx, p, refresh)
 }
 
+// cached returns the table of period p if this Rotation has loaded it
+// (with the periods ahead of it), nil if not.
 func (r *Rotation[T]) cached(p time.Time) (*entity.Table[T], error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p.Before(r.expiredBefore) {
 		return nil, &PeriodError{Op: "write", Start: p, Err: ErrExpired}
+	}
+	if !r.opened[p.Unix()] {
+		return nil, nil
 	}
 	return r.tables[p.Unix()], nil
 }
@@ -253,5 +262,6 @@ func (r *Rotation[T]) load(ctx context.Context, p time.Time, create bool) (*enti
 	if p.Before(r.expiredBefore) {
 		return nil, &PeriodError{Op: "write", Start: p, Err: ErrExpired}
 	}
+	r.opened[p.Unix()] = true
 	return tables[0], nil
 }

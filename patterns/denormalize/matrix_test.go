@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/denormalize"
+	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
 // The seams of every public write of Copies, for a hostile reviewer:
@@ -366,5 +370,141 @@ func TestLostReplyMatrixOtherPartition(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCrashMatrix kills every write of an OtherPartition Copies, and the
+// worker that fans it out, after each of their storage requests in turn;
+// then a fresh Copies and processor, knowing only what is stored, relay
+// and drain (and run a crashed repair again: Push, or Rebuild for
+// Refresh), and plain clients read every entry agreeing with its
+// manager, no intent or message left, and no change applied twice.
+func TestCrashMatrix(t *testing.T) {
+	t.Parallel()
+	type op struct {
+		name string
+		msgs bool // the operation commits a fan-out message
+		prep func(ctx context.Context, d directory) error
+		run  func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error
+	}
+	ops := []op{
+		{name: "InsertSource", msgs: true, run: func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error {
+			return c.InsertSource(ctx, &Employee{PartitionKey: "Mkt", RowKey: empID(1), Name: "Eve", Phone: "5", Edits: 1})
+		}},
+		{name: "ModifySource", msgs: true, run: func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error {
+			_, err := c.ModifySource(ctx, "Sales", empID(0), func(e *Employee) error { e.Phone = "op"; e.Edits++; return nil }, entity.ModifyOptions{})
+			return err
+		}},
+		{name: "DeleteSource", msgs: true, run: func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error {
+			return c.DeleteSource(ctx, "Sales", empID(0))
+		}},
+		{name: "Push", msgs: true, prep: func(ctx context.Context, d directory) error {
+			return rawWrite(ctx, d.emps.Name(), "Sales", empID(0), map[string]any{"Phone": "behind"})
+		}, run: func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error {
+			return c.Push(ctx, "Sales", empID(0))
+		}},
+		{name: "InsertTarget", run: func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error {
+			return c.InsertTarget(ctx, &Entry{PartitionKey: "departments", RowKey: "Mkt", Manager: empID(1)})
+		}},
+		{name: "ModifyTarget", run: func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error {
+			_, err := c.ModifyTarget(ctx, "departments", "Sales", func(e *Entry) error { e.Manager = empID(1); return nil }, entity.ModifyOptions{})
+			return err
+		}},
+		{name: "Refresh", prep: func(ctx context.Context, d directory) error {
+			return rawWrite(ctx, d.entries.Name(), "departments", "Sales", map[string]any{"ManagerName": "stale"})
+		}, run: func(ctx context.Context, c *denormalize.Copies[Entry, Employee]) error {
+			_, err := c.Refresh(ctx, "departments", "Sales")
+			return err
+		}},
+	}
+	for _, o := range ops {
+		t.Run(o.name, func(t *testing.T) {
+			t.Parallel()
+			crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
+				ctx := context.Background()
+				d := newDirectory(t, env)
+				d.seed(t, "Sales", 2, "CC-1")
+				if o.prep != nil {
+					if err := o.prep(ctx, d); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// A department whose manager is hired later.
+				if err := d.entries.Insert(ctx, &Entry{PartitionKey: "departments", RowKey: "Mkt", Manager: empID(1)}); err != nil && o.name != "InsertTarget" {
+					t.Fatal(err)
+				}
+				if o.name == "InsertTarget" {
+					if err := d.entries.Delete(ctx, "departments", "Mkt", entity.AnyETag); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := d.emps.BulkWrite(ctx, []Employee{{PartitionKey: "Mkt", RowKey: empID(1), Name: "Mo", Phone: "m1"}}, entity.BulkOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return crashtest.Run{
+					Work: func(ctx context.Context, kenv *integration.Env) error {
+						cfg := patterntest.Crashy()
+						cfg.Workers, cfg.BatchSize = 1, 1
+						finished := make(chan struct{})
+						var once sync.Once
+						cfg.Hooks.Outcome = func(o eventual.Outcome) {
+							if o.Result == eventual.Done {
+								once.Do(func() { close(finished) })
+							}
+						}
+						p, managers, _ := d.over(t, kenv, cfg, denormalize.Config{})
+						if err := o.run(ctx, managers); err != nil || !o.msgs {
+							return err
+						}
+						rctx, cancel := context.WithCancel(ctx)
+						done := make(chan error, 1)
+						go func() { done <- p.Run(rctx) }()
+						select {
+						case <-finished:
+						case <-ctx.Done():
+						}
+						cancel()
+						return <-done
+					},
+					Recover: func(ctx context.Context) error {
+						if err := d.recover(ctx, t); err != nil {
+							return err
+						}
+						// A repair that crashed is repaired by running a
+						// repair again: Push, or a Rebuild (Check and
+						// Refresh) of the targets.
+						_, managers, _ := d.over(t, env, patterntest.Crashy(), denormalize.Config{})
+						switch o.name {
+						case "Push":
+							if err := managers.Push(ctx, "Sales", empID(0)); err != nil {
+								return err
+							}
+							return d.recover(ctx, t)
+						case "Refresh":
+							_, err := managers.Rebuild(ctx, denormalize.CheckOptions{})
+							return err
+						}
+						return nil
+					},
+					Check: func(t *testing.T) {
+						rawCheckDirectory(t, d)
+						for _, q := range []string{"work", "poison"} {
+							c := d.qs[0].Work
+							if q == "poison" {
+								c = d.qs[0].Poison
+							}
+							if n, err := patterntest.MessageCount(context.Background(), c); err != nil || n != 0 {
+								t.Errorf("%d messages left in the %s queue (%v)", n, q, err)
+							}
+						}
+						for _, k := range []denormalize.Key{{"Sales", empID(0)}, {"Mkt", empID(1)}} {
+							if row, ok := rawGet(t, d.emps.Name(), k.PartitionKey, k.RowKey); ok && count(row, "Edits") > 1 {
+								t.Errorf("%s applied twice: Edits %d", o.name, count(row, "Edits"))
+							}
+						}
+					},
+				}
+			}})
+		})
 	}
 }

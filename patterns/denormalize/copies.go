@@ -236,12 +236,32 @@ func decode[V any](raw []byte) (*doc[V], error) {
 	if err := entity.Unmarshal(raw, &d.bag); err != nil {
 		return nil, err
 	}
-	if err := entity.Unmarshal(raw, &d.val); err != nil {
-		return nil, err
-	}
 	d.key = Key{d.bag.PartitionKey, d.bag.RowKey}
+	if err := entity.Unmarshal(raw, &d.val); err != nil {
+		return nil, &rowError{key: d.key, err: err}
+	}
 	d.etag = d.bag.ETag
 	return d, nil
+}
+
+// rowError is an entity that was read but does not decode as its type:
+// one bad row, named by its keys, among the others of a range.
+type rowError struct {
+	key Key
+	err error
+}
+
+func (e *rowError) Error() string { return e.err.Error() }
+func (e *rowError) Unwrap() error { return e.err }
+
+// badRow returns the keys of the row err is about, if it is one that was
+// read but does not decode.
+func badRow(err error) (Key, bool) {
+	var re *rowError
+	if errors.As(err, &re) {
+		return re.key, true
+	}
+	return Key{}, false
 }
 
 // read reads the entity k of bags' table; nil when there is none.
@@ -281,14 +301,25 @@ func read[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key
 	return decode[V](raw)
 }
 
-// queryRange reads the entities of r.
-func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, yield func(*doc[V]) error) error {
+// queryRange reads the entities of r. A row that does not decode is
+// bad(its keys, the error) when bad is not nil, and the query goes on;
+// else it ends the query with a *StepError naming it.
+func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, yield func(*doc[V]) error, bad func(Key, error) error) error {
 	q := entity.Query{Filter: filter.PK(r.PartitionKey).And(filter.RowKeyRange(r.From, r.To))}
 	for raw, err := range rows.Query(ctx, q) {
 		if err != nil {
 			return err
 		}
 		d, err := decode[V](raw)
+		if k, ok := badRow(err); ok {
+			if bad == nil {
+				return &StepError{Step: "read target", Key: k, Err: err}
+			}
+			if err := bad(k, err); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}

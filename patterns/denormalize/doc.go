@@ -115,7 +115,25 @@
 //   - Crash between steps 3 and 4: the intent is committed with the
 //     change; [Copies.Relay] (run it now and then) sends it.
 //   - Crash in step 5: the message reappears and runs again; each target
-//     that holds the copy already is skipped.
+//     that holds the copy already is skipped (TestCrashAtEveryStep,
+//     TestCrashMatrix: every write killed after each request, recovered by
+//     a fresh Copies and processor).
+//   - One target that fails in step 5 (it does not decode, as another
+//     program wrote it; its write fails) fails alone: every other target
+//     is written, and the message runs again, then goes to the poison queue
+//     with an error naming the targets that failed (TestBadTargetFanOut).
+//     Check names such a target by its keys and goes on past it; Rebuild
+//     repairs the others and reports it (TestBadTargetCheck).
+//   - A SamePartition change whose step 2 reads a target that does not
+//     decode is refused before anything is written, with an error naming
+//     it: its transaction cannot tell whether that target refers to the
+//     source, so it fails closed (TestBadTargetSamePartition). Fix the
+//     target, or narrow Relation.Targets.
+//   - A reply lost to a transaction that was executed, with another writer
+//     changing the same entity before azcore's resend: the write is
+//     reported applied or entity.ErrOutcomeUnknown, never refused, and its
+//     change is applied at most once (TestLostReplyMatrix,
+//     TestLostReplyMatrixOtherPartition).
 //   - A target written without this package (or a copy found wrong):
 //     Refresh copies again what its sources hold; a source written without
 //     it: Push writes its copies wherever they differ. An entity that is

@@ -200,18 +200,26 @@ func (c *Copies[T, S]) handle(ctx context.Context, m fanout) error {
 }
 
 // fanOut writes src's copies of relations rels into the targets cands
-// names, at most Config.Concurrency at once.
+// names, at most Config.Concurrency at once. A target that fails — it
+// does not decode, or its write fails — fails alone: the others are
+// written, and the error names the targets that failed (at most
+// maxNamed of them), so that the message runs again for those.
 func (c *Copies[T, S]) fanOut(ctx context.Context, key Key, src *doc[S], rels []*relation[T, S], cands Targets) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		sem   = make(chan struct{}, c.cfg.Concurrency)
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []error
+		more   int
+		sem    = make(chan struct{}, c.cfg.Concurrency)
 	)
 	fail := func(err error) {
-		once.Do(func() { first = err; cancel() })
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failed) < maxNamed {
+			failed = append(failed, err)
+		} else {
+			more++
+		}
 	}
 	spawn := func(tk Key, t *doc[T]) error {
 		select {
@@ -228,18 +236,32 @@ func (c *Copies[T, S]) fanOut(ctx context.Context, key Key, src *doc[S], rels []
 		}()
 		return nil
 	}
-	err := c.walkTargets(ctx, key, cands, spawn)
-	wg.Wait()
-	if first != nil {
-		return first
+	bad := func(tk Key, err error) error {
+		fail(&StepError{Step: "read target", Key: tk, Err: err})
+		return nil
 	}
-	return err
+	err := c.walkTargets(ctx, key, cands, spawn, bad)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	if more > 0 {
+		failed = append(failed, fmt.Errorf("denormalize: and %d more targets failed", more))
+	}
+	return errline.Join(failed...)
 }
+
+// maxNamed is the most failed targets one fan-out error names.
+const maxNamed = 10
 
 // walkTargets calls each for every target cands names, each once, the
 // source itself aside: with the key only for a point read still to make,
-// with the entity for one a range query read.
-func (c *Copies[T, S]) walkTargets(ctx context.Context, source Key, cands Targets, each func(Key, *doc[T]) error) error {
+// with the entity for one a range query read; and bad for a target a
+// range query read that does not decode.
+func (c *Copies[T, S]) walkTargets(ctx context.Context, source Key, cands Targets, each func(Key, *doc[T]) error, bad func(Key, error) error) error {
 	var mu sync.Mutex
 	seen := map[Key]bool{source: true}
 	first := func(k Key) bool {
@@ -264,6 +286,11 @@ func (c *Copies[T, S]) walkTargets(ctx context.Context, source Key, cands Target
 				return nil
 			}
 			return each(t.key, t)
+		}, func(k Key, err error) error {
+			if !first(k) {
+				return nil
+			}
+			return bad(k, err)
 		})
 		if err != nil {
 			return &StepError{Step: "read targets", Key: Key{rg.PartitionKey, rg.From}, Err: err}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,5 +368,143 @@ func TestInsertSourceCountsFences(t *testing.T) {
 		if inserted {
 			t.Errorf("%d departments: the refused insert was written", n)
 		}
+	}
+}
+
+// TestBadTargetFanOut fans a department's cost center out to ten
+// employees, one of which does not decode (its Name stored as a number
+// by another program): the nine others get the new copy, and the bad
+// one fails alone — the message is retried and then poisoned, with an
+// error naming it — instead of ending the fan-out where it stands.
+func TestBadTargetFanOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newDirectory(t, env)
+	d.seed(t, "Sales", 10, "CC-1")
+	if err := rawWrite(ctx, d.emps.Name(), "Sales", empID(3), map[string]any{"Name": 5}); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		poisoned []error
+	)
+	cfg := patterntest.Crashy()
+	cfg.Hooks.Outcome = func(o eventual.Outcome) {
+		if o.Result == eventual.Poison {
+			mu.Lock()
+			poisoned = append(poisoned, o.Err)
+			mu.Unlock()
+		}
+	}
+	p, _, centers := d.over(t, env, cfg, denormalize.Config{})
+	if _, err := centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }, entity.ModifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := patterntest.Drain(dctx, p, d.qs); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		e, _ := rawGet(t, d.emps.Name(), "Sales", empID(i))
+		switch want := "CC-2"; {
+		case i == 3 && e["CostCenter"] != "CC-1":
+			t.Errorf("the undecodable employee was written: %v", e)
+		case i != 3 && e["CostCenter"] != want:
+			t.Errorf("employee %d holds %v: one bad target kept it from its copy", i, e["CostCenter"])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(poisoned) != 1 || !strings.Contains(poisoned[0].Error(), "Sales/"+empID(3)) {
+		t.Errorf("poisoned with %v, want one message whose error names Sales/%s", poisoned, empID(3))
+	}
+	if n, err := patterntest.MessageCount(ctx, d.qs[0].Poison); err != nil || n != 1 {
+		t.Errorf("%d messages in the poison queue (%v), want 1", n, err)
+	}
+}
+
+// TestBadTargetCheck puts a department that does not decode, and one whose
+// manager does not decode, beside a stale copy: Check names each bad one
+// by its keys and goes on, and Rebuild repairs the stale copy, completes,
+// and reports the two it could not check.
+func TestBadTargetCheck(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	seedGuide(t, g)
+	for _, d := range []Department{
+		{PartitionKey: "Sales", RowKey: "dept A", ManagerID: empID(1)},
+		{PartitionKey: "Sales", RowKey: "dept D", ManagerID: empID(9)},
+	} {
+		if err := g.copies.InsertTarget(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.copies.InsertSource(ctx, &Employee{PartitionKey: "Sales", RowKey: empID(9), Name: "Nine"}); err != nil {
+		t.Fatal(err)
+	}
+	table := g.emps.Name()
+	for _, w := range []struct {
+		rk    string
+		props map[string]any
+	}{
+		{"dept A", map[string]any{"ManagerID": 5}},             // does not decode as a Department
+		{empID(9), map[string]any{"Name": 6}},                  // its manager does not decode
+		{"dept Sales", map[string]any{"ManagerName": "stale"}}, // a stale copy
+	} {
+		if err := rawWrite(ctx, table, "Sales", w.rk, w.props); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var bad []string
+	var found []string
+	for f, err := range g.copies.Check(ctx, denormalize.CheckOptions{}) {
+		var se *denormalize.StepError
+		switch {
+		case errors.As(err, &se):
+			bad = append(bad, se.Key.RowKey)
+		case err != nil:
+			t.Fatal(err)
+		default:
+			found = append(found, f.Entry.RowKey)
+		}
+	}
+	if !slices.Equal(bad, []string{"dept A", empID(9)}) || !slices.Equal(found, []string{"dept Sales"}) {
+		t.Errorf("Check: errors for %v and findings for %v; want dept A and %s named, dept Sales found", bad, found, empID(9))
+	}
+	sum, err := g.copies.Rebuild(ctx, denormalize.CheckOptions{})
+	if sum.Repaired != 1 || sum.Next != "" || err == nil || !strings.Contains(err.Error(), "Sales/dept A") || !strings.Contains(err.Error(), "Sales/"+empID(9)) {
+		t.Errorf("Rebuild: %+v, %v; want the stale copy repaired, the scan complete, both bad rows named", sum, err)
+	}
+	if d, _ := rawGet(t, table, "Sales", "dept Sales"); d["ManagerName"] != "Jones, Jeff" {
+		t.Errorf("the stale copy was not repaired: %v", d)
+	}
+}
+
+// TestBadTargetSamePartition puts a department that does not decode in
+// the range a manager's change reads: the change is refused before
+// anything is written, with an error naming that department — the
+// transaction cannot tell whether it refers to the manager, so it fails
+// closed rather than leave it behind.
+func TestBadTargetSamePartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	seedGuide(t, g)
+	if err := g.copies.InsertTarget(ctx, &Department{PartitionKey: "Sales", RowKey: "dept A", ManagerID: empID(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rawWrite(ctx, g.emps.Name(), "Sales", "dept A", map[string]any{"ManagerID": 5}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rawGet(t, g.emps.Name(), "Sales", empID(1))
+	_, err := g.copies.ModifySource(ctx, "Sales", empID(1), func(e *Employee) error { e.Phone = "new"; return nil }, entity.ModifyOptions{})
+	var se *denormalize.StepError
+	if !errors.As(err, &se) || se.Key != (denormalize.Key{PartitionKey: "Sales", RowKey: "dept A"}) || se.Step != "read target" {
+		t.Errorf("ModifySource beside an undecodable target: %v, want a *StepError naming Sales/dept A", err)
+	}
+	if after, _ := rawGet(t, g.emps.Name(), "Sales", empID(1)); after["Phone"] != before["Phone"] || after["Timestamp"] != before["Timestamp"] {
+		t.Errorf("the refused change was written: %v", after)
 	}
 }

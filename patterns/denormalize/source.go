@@ -405,7 +405,7 @@ func (c *Copies[T, S]) readTargets(ctx context.Context, source Key, cands Target
 			}
 			seen[t.key] = true
 			return each(t)
-		})
+		}, nil)
 		if err != nil {
 			var se *StepError
 			if errors.As(err, &se) {

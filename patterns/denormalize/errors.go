@@ -23,6 +23,13 @@ var (
 	// more fan-out messages than one transaction commits with it: see
 	// FanOutError. Nothing was written.
 	ErrFanOutTooLarge = errors.New("denormalize: fan-out too large for one change")
+	// ErrCopyUnverified reports an InsertTarget or ModifyTarget whose
+	// write was applied — the target returned is what was written — but
+	// whose second read of an OtherPartition source, which makes sure no
+	// change of that source was missed meanwhile, failed: the copy may be
+	// behind. Do not apply the change again; Refresh the target (a Check
+	// finds it Stale otherwise). It comes joined with the cause.
+	ErrCopyUnverified = errors.New("denormalize: target written; its copy of an OtherPartition source was not verified")
 	// ErrKeysChanged reports a change function that changed the entity's
 	// keys. Nothing was written.
 	ErrKeysChanged = errors.New("denormalize: the change moved the entity to other keys")

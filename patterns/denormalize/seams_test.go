@@ -508,3 +508,33 @@ func TestBadTargetSamePartition(t *testing.T) {
 		t.Errorf("the refused change was written: %v", after)
 	}
 }
+
+// TestVerifyCopyFails makes the second read of an OtherPartition source,
+// after ModifyTarget wrote the target, fail: the write stands and is
+// reported as written (ErrCopyUnverified, with the target returned), not
+// as a failure the caller would apply again.
+func TestVerifyCopyFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newDirectory(t, env)
+	d.seed(t, "Sales", 3, "CC-1")
+	var written atomic.Bool
+	inj := faults.New(faults.Config{LoseReply: 1, Match: func(r *http.Request) bool {
+		if isBatch(r) {
+			written.Store(true)
+			return false
+		}
+		return written.Load() && r.Method == http.MethodGet && strings.Contains(r.URL.Path, d.emps.Name())
+	}})
+	_, managers, _ := d.over(t, env.With(inj), patterntest.Crashy(), denormalize.Config{})
+	got, err := managers.ModifyTarget(ctx, "departments", "Sales", func(e *Entry) error { e.Manager = empID(1); return nil }, entity.ModifyOptions{})
+	if !errors.Is(err, denormalize.ErrCopyUnverified) || errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Errorf("ModifyTarget whose second read of the source failed: %v, want ErrCopyUnverified", err)
+	}
+	if got.Manager != empID(1) || got.ManagerName != "Sales-1" {
+		t.Errorf("ModifyTarget returned %+v, want what it wrote", got)
+	}
+	if e, _ := rawGet(t, d.entries.Name(), "departments", "Sales"); e["Manager"] != empID(1) || e["ManagerName"] != "Sales-1" {
+		t.Errorf("the entry holds %v", e)
+	}
+}

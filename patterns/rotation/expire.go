@@ -33,6 +33,9 @@ import (
 // them (TestExpireCrashRecoveredByFreshRotation). Every step may be
 // repeated.
 func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTable, error) {
+	if err := r.ok(); err != nil {
+		return nil, err
+	}
 	if err := r.checkTime("before", before); err != nil {
 		return nil, err
 	}

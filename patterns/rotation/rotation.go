@@ -137,8 +137,22 @@ func New[T any](svc *aztables.ServiceClient, catalog *aztables.Client, cfg Confi
 	return &Rotation[T]{svc: svc, catalog: cat, cfg: cfg, format: labelFormat(cfg.Period), tables: map[int64]*entity.Table[T]{}, opened: map[int64]bool{}}, nil
 }
 
-// PeriodOf returns the start of the period that holds t.
-func (r *Rotation[T]) PeriodOf(t time.Time) time.Time { return t.UTC().Truncate(r.cfg.Period) }
+// PeriodOf returns the start of the period that holds t (t itself, in
+// UTC, for a nil or zero Rotation).
+func (r *Rotation[T]) PeriodOf(t time.Time) time.Time {
+	if r == nil || r.cfg.Period <= 0 {
+		return t.UTC()
+	}
+	return t.UTC().Truncate(r.cfg.Period)
+}
+
+// ok refuses a nil or zero Rotation, which New never returns.
+func (r *Rotation[T]) ok() error {
+	if r == nil || r.catalog == nil || r.svc == nil {
+		return &ConfigError{Field: "Rotation", Reason: "is nil or the zero value: make it with New"}
+	}
+	return nil
+}
 
 // labelFormat is the layout of a period's start in table names and catalog
 // keys: as short as the period allows, fixed width for a given period so
@@ -185,6 +199,9 @@ func (r *Rotation[T]) checkTime(field string, t time.Time) error {
 
 // timeOf returns the time of e, checked.
 func (r *Rotation[T]) timeOf(e *T) (time.Time, error) {
+	if e == nil {
+		return time.Time{}, &ConfigError{Field: "entity", Reason: "is nil"}
+	}
 	t := r.cfg.Time(e)
 	return t, r.checkTime("entity time", t)
 }

@@ -3,6 +3,7 @@ package rotation
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
@@ -13,6 +14,9 @@ import (
 // when it is new: for operations this package does not wrap (Get, Update,
 // Submit, Delete). A period that has expired is ErrExpired.
 func (r *Rotation[T]) Table(ctx context.Context, t time.Time) (*entity.Table[T], error) {
+	if err := r.ok(); err != nil {
+		return nil, err
+	}
 	if err := r.checkTime("time", t); err != nil {
 		return nil, err
 	}
@@ -24,6 +28,9 @@ func (r *Rotation[T]) Table(ctx context.Context, t time.Time) (*entity.Table[T],
 // Azure Storage: call it ahead of time (an hour before midnight for daily
 // tables) so the first writes of a period do not wait.
 func (r *Rotation[T]) Prepare(ctx context.Context, t time.Time) error {
+	if err := r.ok(); err != nil {
+		return err
+	}
 	if err := r.checkTime("time", t); err != nil {
 		return err
 	}
@@ -39,7 +46,13 @@ func (r *Rotation[T]) Insert(ctx context.Context, e *T) error {
 
 // Upsert inserts e into the table of its period or merges or replaces the
 // entity with its keys there.
+//
+// mode is entity.Merge or entity.Replace; any other is a *ConfigError
+// before any request.
 func (r *Rotation[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if mode != entity.Merge && mode != entity.Replace {
+		return &ConfigError{Field: "mode", Reason: "UpdateMode(" + strconv.Itoa(int(mode)) + "): want entity.Merge or entity.Replace"}
+	}
 	return r.write(ctx, e, func(ctx context.Context, tbl *entity.Table[T]) error { return tbl.Upsert(ctx, e, mode) })
 }
 
@@ -47,7 +60,21 @@ func (r *Rotation[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) 
 // writes each group with entity.Table.BulkWrite into its period's table.
 // It returns one Outcome per entity in input order; entities of an expired
 // period fail with ErrExpired.
+//
+// opts.Mode is 0 (upsert-replace), OpInsert, OpUpsertMerge or
+// OpUpsertReplace; any other is a *ConfigError before any request. One
+// entity that cannot be written (its time out of range, its period
+// expired, invalid for the service) fails alone, in its Outcome; the
+// others are written (TestBulkWriteBadItems).
 func (r *Rotation[T]) BulkWrite(ctx context.Context, entities []T, opts entity.BulkOptions) ([]entity.Outcome, error) {
+	if err := r.ok(); err != nil {
+		return nil, err
+	}
+	switch opts.Mode {
+	case 0, entity.OpInsert, entity.OpUpsertMerge, entity.OpUpsertReplace:
+	default:
+		return nil, &ConfigError{Field: "BulkOptions.Mode", Reason: opts.Mode.String() + ": want 0, OpInsert, OpUpsertMerge or OpUpsertReplace"}
+	}
 	outcomes := make([]entity.Outcome, len(entities))
 	groups := map[time.Time][]int{}
 	var order []time.Time
@@ -124,6 +151,9 @@ func bulkErr(outcomes []entity.Outcome) error {
 // ErrExpired, a period whose table is missing gets it created, and op runs
 // once more.
 func (r *Rotation[T]) write(ctx context.Context, e *T, op func(context.Context, *entity.Table[T]) error) error {
+	if err := r.ok(); err != nil {
+		return err
+	}
 	t, err := r.timeOf(e)
 	if err != nil {
 		return err

@@ -23,9 +23,9 @@ func TestBadArguments(t *testing.T) {
 	r := f.open(t, env.With(meter.Policy()), rotation.Config[Attempt]{})
 	a := attempts(hour(0), 1, 1)[0]
 	calls := map[string]func(r *rotation.Rotation[Attempt]) error{
-		"Insert nil":       func(r *rotation.Rotation[Attempt]) error { return r.Insert(ctx, nil) },
-		"Upsert nil":       func(r *rotation.Rotation[Attempt]) error { return r.Upsert(ctx, nil, entity.Replace) },
-		"Upsert mode 7":    func(r *rotation.Rotation[Attempt]) error { b := a; return r.Upsert(ctx, &b, 7) },
+		"Insert nil":    func(r *rotation.Rotation[Attempt]) error { return r.Insert(ctx, nil) },
+		"Upsert nil":    func(r *rotation.Rotation[Attempt]) error { return r.Upsert(ctx, nil, entity.Replace) },
+		"Upsert mode 7": func(r *rotation.Rotation[Attempt]) error { b := a; return r.Upsert(ctx, &b, 7) },
 		"BulkWrite delete": func(r *rotation.Rotation[Attempt]) error {
 			_, err := r.BulkWrite(ctx, []Attempt{a}, entity.BulkOptions{Mode: entity.OpDelete})
 			return err
@@ -45,13 +45,16 @@ func TestBadArguments(t *testing.T) {
 	}
 	for _, z := range []*rotation.Rotation[Attempt]{nil, {}} {
 		for name, call := range map[string]func(r *rotation.Rotation[Attempt]) error{
-			"Insert":    func(r *rotation.Rotation[Attempt]) error { b := a; return r.Insert(ctx, &b) },
-			"Upsert":    func(r *rotation.Rotation[Attempt]) error { b := a; return r.Upsert(ctx, &b, entity.Replace) },
-			"BulkWrite": func(r *rotation.Rotation[Attempt]) error { _, err := r.BulkWrite(ctx, []Attempt{a}, entity.BulkOptions{}); return err },
-			"Prepare":   func(r *rotation.Rotation[Attempt]) error { return r.Prepare(ctx, hour(0)) },
-			"Table":     func(r *rotation.Rotation[Attempt]) error { _, err := r.Table(ctx, hour(0)); return err },
-			"Expire":    func(r *rotation.Rotation[Attempt]) error { _, err := r.Expire(ctx, hour(0)); return err },
-			"Periods":   func(r *rotation.Rotation[Attempt]) error { _, err := r.Periods(ctx, hour(0), hour(1)); return err },
+			"Insert": func(r *rotation.Rotation[Attempt]) error { b := a; return r.Insert(ctx, &b) },
+			"Upsert": func(r *rotation.Rotation[Attempt]) error { b := a; return r.Upsert(ctx, &b, entity.Replace) },
+			"BulkWrite": func(r *rotation.Rotation[Attempt]) error {
+				_, err := r.BulkWrite(ctx, []Attempt{a}, entity.BulkOptions{})
+				return err
+			},
+			"Prepare": func(r *rotation.Rotation[Attempt]) error { return r.Prepare(ctx, hour(0)) },
+			"Table":   func(r *rotation.Rotation[Attempt]) error { _, err := r.Table(ctx, hour(0)); return err },
+			"Expire":  func(r *rotation.Rotation[Attempt]) error { _, err := r.Expire(ctx, hour(0)); return err },
+			"Periods": func(r *rotation.Rotation[Attempt]) error { _, err := r.Periods(ctx, hour(0), hour(1)); return err },
 			"Query": func(r *rotation.Rotation[Attempt]) error {
 				for _, err := range r.Query(ctx, hour(0), hour(1), entity.Query{}) {
 					return err

@@ -49,7 +49,10 @@
 //     transaction that also merges the meta entry on condition of its ETag,
 //     so that no period is claimed after Expire marked it; on a conflict
 //     (another writer, or Expire) start again from 1.
-//  3. Create the tables of the periods this writer claimed.
+//  3. Create the tables of the periods ahead, and of the period itself if
+//     this writer claimed it (one that exists counts as created): a
+//     claimer that crashed before creating a table ahead leaves it to the
+//     next writer (TestCrashMatrix).
 //  4. Read the expiry mark again; if a table it created belongs to an
 //     expired period (Expire ran between 2 and 3), delete it: ErrExpired.
 //  5. Write the entity; later writes to the period go straight to its table.

@@ -215,8 +215,9 @@ func (r *Rotation[T]) cached(p time.Time) (*entity.Table[T], error) {
 }
 
 // load claims period p and the next Ahead periods in the catalog, creates
-// the tables of the periods this call claimed (and of all of them when
-// create is set), and caches them.
+// the tables of the periods ahead and of p if this call claimed it (all of
+// them when create is set; a table that exists counts as created), and
+// caches them.
 //
 // Creating a table races Expire: a period claimed before Expire moved its
 // mark may have its table created after Expire deleted it. So after
@@ -248,7 +249,12 @@ func (r *Rotation[T]) load(ctx context.Context, p time.Time, create bool) (*enti
 		if tables[i], err = r.table(c.Table); err != nil {
 			return nil, err
 		}
-		if !create && !inserted[c.RowKey] {
+		if !create && !inserted[c.RowKey] && i == 0 {
+			// Another writer claimed the period and created its table
+			// (or crashed first: the write finds it missing and loads it
+			// again with create). A period ahead is created whoever
+			// claimed it: its claimer may have crashed before creating
+			// it, and it must be warm before its first write.
 			continue
 		}
 		err := tables[i].CreateTable(ctx)

@@ -59,10 +59,13 @@
 // 48, committed with it (TestLargeFanOut), and one that needs more than
 // its transaction holds is refused before anything is written
 // (ErrFanOutTooLarge): a change is never committed with a message that
-// cannot be sent. Once the queue has drained and no write is under way, every
-// target holds its source's copy. Meanwhile a copy may be behind its
-// source; it is never a copy of another source than the one the target
-// refers to.
+// cannot be sent. Once the queue has drained and no write is under way,
+// every target holds its source's copy — except a target that a poisoned
+// fan-out message names as failed (it does not decode, or could not be
+// written), and one whose InsertTarget or ModifyTarget returned
+// ErrCopyUnverified, until Refresh (or Rebuild) copies again. Meanwhile a
+// copy may be behind its source; it is never a copy of another source
+// than the one the target refers to.
 //
 // Lost replies: every write carries entity's write token
 // (entity.Table.WithWriteTokens), and the outbox its attempt id, so a

@@ -72,10 +72,21 @@
 // any Rotation: a fresh one learns the stored mark from the catalog
 // (TestExpireCrashRecoveredByFreshRotation). Every step can be repeated:
 // creating a table that exists, or deleting one that is gone, counts as
-// done.
+// done. TestCrashMatrix kills Insert, BulkWrite and Prepare after each
+// request and lets a fresh Rotation write again; TestLostReplyMatrix loses
+// the reply to each kind of write while another process writes the same
+// keys: each leaves exactly the tables its catalog names.
+//
+// Entities are written with entity's single-entity and batch calls on the
+// period's table, whose lost-reply rules apply: an Insert whose reply was
+// lost is settled by reading back (applied, or entity.ErrOutcomeUnknown),
+// but when another process deletes the entity before azcore's resend, the
+// resend inserts it again and Insert reports success.
 //
 // A write that races the expiry of its own period either lands before the
-// table is deleted (and goes with it) or fails with ErrExpired. One
+// table is deleted (and goes with it) or fails with ErrExpired — also a
+// write that landed, whose reply was lost and whose resend found the table
+// gone: its entity went with the table either way. One
 // interleaving can create the expiring period's table again for a moment,
 // on a service that allows a deleted name back at once (Azurite does): a
 // writer claimed the period before Expire moved the mark, and creates the

@@ -3,10 +3,12 @@ package denormalize
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/scantoken"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -49,6 +51,11 @@ func parseToken(s string) (token, error) {
 // without this package; OtherPartition copies are reported while their
 // fan-out is under way. Each page of targets costs one query, plus one
 // point query per distinct source its targets refer to.
+//
+// A target (or the source it refers to) that does not decode as its
+// type yields a *StepError naming its keys, and the scan goes on past it
+// unless the caller stops (TestBadTargetCheck); any other error ends the
+// scan.
 func (c *Copies[T, S]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
 	if err := c.ok(); err != nil {
 		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
@@ -83,6 +90,14 @@ func (c *Copies[T, S]) check(ctx context.Context, opts CheckOptions, sum *drift.
 			sources := map[Key]*doc[S]{}
 			for _, raw := range page.Items {
 				t, err := decode[T](raw)
+				if k, ok := badRow(err); ok {
+					// One target that does not decode is reported, with its
+					// keys, and the scan goes on past it.
+					if !yield(drift.Finding{}, &StepError{Step: "check: read target", Key: k, Err: err}) {
+						return
+					}
+					continue
+				}
 				if err != nil {
 					yield(drift.Finding{}, &StepError{Step: "check: read target", Err: err})
 					return
@@ -92,6 +107,12 @@ func (c *Copies[T, S]) check(ctx context.Context, opts CheckOptions, sum *drift.
 				}
 				for _, f := range c.findings(ctx, t, sources) {
 					if f.err != nil {
+						if _, ok := badRow(f.err); ok {
+							if !yield(drift.Finding{}, f.err) {
+								return
+							}
+							continue
+						}
 						yield(drift.Finding{}, f.err)
 						return
 					}
@@ -154,7 +175,12 @@ func (c *Copies[T, S]) findings(ctx context.Context, t *doc[T], sources map[Key]
 		if !seen {
 			var err error
 			if src, err = read[S](ctx, c.srcRaw, k); err != nil {
-				return []finding{{err: &StepError{Step: "check: read source", Relation: r.Name, Key: k, Err: err}}}
+				err = &StepError{Step: "check: read source", Relation: r.Name, Key: k, Err: err}
+				if _, ok := badRow(err); ok {
+					out = append(out, finding{err: err}) // this target's copy cannot be checked; the others can
+					continue
+				}
+				return []finding{{err: err}}
 			}
 			sources[k] = src
 		}
@@ -193,7 +219,10 @@ func (c *Copies[T, S]) Repair(ctx context.Context, f drift.Finding) error {
 
 // Rebuild checks and repairs as it goes; the Summary counts what it found
 // and repaired, and its Next resumes a rebuild that stopped on an error
-// ("" once complete).
+// ("" once complete). A target that cannot be checked or repaired because
+// it, or its source, does not decode fails alone: the rebuild goes on, and
+// its error names those targets (at most 10) once the scan is complete,
+// with Next "".
 func (c *Copies[T, S]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
 	if err := c.ok(); err != nil {
 		return drift.Summary{}, err
@@ -207,16 +236,36 @@ func (c *Copies[T, S]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Su
 			user(t)
 		}
 	}
+	var bad []error
+	more := 0
+	badOne := func(err error) {
+		if len(bad) < maxNamed {
+			bad = append(bad, err)
+		} else {
+			more++
+		}
+	}
 	for f, err := range c.check(ctx, opts, &sum) {
+		if _, ok := badRow(err); ok {
+			badOne(err)
+			continue
+		}
 		if err != nil {
 			sum.Next = last
 			return sum, err
 		}
 		if err := c.Repair(ctx, f); err != nil {
+			if _, ok := badRow(err); ok {
+				badOne(err)
+				continue
+			}
 			sum.Next = f.Resume
 			return sum, err
 		}
 		sum.Repaired++
 	}
-	return sum, nil
+	if more > 0 {
+		bad = append(bad, fmt.Errorf("denormalize: and %d more", more))
+	}
+	return sum, errline.Join(bad...)
 }

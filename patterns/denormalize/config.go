@@ -90,7 +90,10 @@ type Relation[T, S any] struct {
 	// Targets returns where the targets that may refer to s live: for the
 	// guide's department, the department entity of the manager's partition.
 	// It is called with the source as it was before and after a change,
-	// and must name every target that refers to s.
+	// and must name every target that refers to s. OtherPartition: a
+	// change's fan-out carries what it names, before and after, in
+	// messages of 40 KiB, at most 48 (about 50,000 keys; a Range counts
+	// as one entry): more is refused with ErrFanOutTooLarge.
 	Targets func(s *S) Targets
 	// Placement is where the targets live; the zero value is
 	// SamePartition.
@@ -106,7 +109,10 @@ type Config struct {
 	// uses that instead.
 	Retry entity.RetryPolicy
 	// Kind is the name of the message kind that fans out OtherPartition
-	// copies; "" means "denormalize.<source table>.<target table>.v1". Two
+	// copies: 1 to 128 ASCII letters, digits, '.', '_' and '-'. "" means
+	// "denormalize.<source table>.<target table>.v1" or, when the tables'
+	// names make that longer than 128 bytes, both names cut to 47
+	// characters and followed by 16 hex digits of a hash of the pair. Two
 	// Copies of one pair of tables on one processor need distinct kinds.
 	Kind string
 	// Outbox tunes the outbox that makes a source's change and its fan-out

@@ -3,8 +3,12 @@ package denormalize
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,6 +50,16 @@ type Copies[T, S any] struct {
 // when every relation is SamePartition. Build the tables' clients with
 // entity.ClientOptions (tablekit's constructors and integration.Env do), so
 // that a lost reply is never misreported.
+//
+// What OtherPartition relations need of p: its queues, with room for
+// messages of 56 KB of text (40 KiB of target keys and ranges each, base64
+// or plain): p needs no blob container, as no fan-out message is ever
+// claim-checked; and the kind Config.Kind (or the one derived from the
+// tables' names), which no other handler on p may have. A change names
+// its targets in up to 48 messages, all committed with it (at most 100
+// operations in its transaction with its own writes); Relation.Targets
+// that names more keys than that (about 50,000) is refused at that
+// change with ErrFanOutTooLarge: name many targets by Range.
 func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventual.Processor, cfg Config, relations ...Relation[T, S]) (*Copies[T, S], error) {
 	if targets == nil || sources == nil {
 		return nil, &ConfigError{Field: "tables", Reason: "are nil"}
@@ -113,16 +127,59 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 		if sources.Name() == "" || targets.Name() == "" {
 			return nil, &ConfigError{Field: "Kind", Reason: "is empty and a table's name is unknown (build its client with entity.ClientOptions)"}
 		}
-		name = "denormalize." + sources.Name() + "." + targets.Name() + ".v1"
+		name = kindName(sources.Name(), targets.Name())
+	} else if why := checkKind(name); why != "" {
+		return nil, &ConfigError{Field: "Kind", Reason: why}
 	}
 	c.kind = eventual.NewKind[fanout](name)
 	if c.outbox, err = eventual.NewOutbox(p, c.srcBags, cfg.Outbox); err != nil {
+		var ce *eventual.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &ConfigError{Field: "Outbox", Reason: strings.TrimPrefix(ce.Field, "OutboxConfig.") + " " + ce.Reason}
+		}
 		return nil, err
 	}
 	if err := eventual.Handle(p, c.kind, c.handle, eventual.HandleOptions{}); err != nil {
+		if errors.Is(err, eventual.ErrDuplicateKind) {
+			return nil, &ConfigError{Field: "Kind", Reason: strconv.Quote(name) + " has a handler on the processor already: give each Copies of one pair of tables on one processor its own Config.Kind"}
+		}
+		var ce *eventual.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &ConfigError{Field: "Kind", Reason: strconv.Quote(name) + ": " + ce.Field + " " + ce.Reason}
+		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// kindName is the default message kind of the Copies from table src into
+// table tgt: "denormalize.<src>.<tgt>.v1", or, when that is longer than a
+// kind name may be, both names cut short and followed by a hash of the
+// whole pair, so that every process derives the same name and two pairs
+// never share one.
+func kindName(src, tgt string) string {
+	name := "denormalize." + src + "." + tgt + ".v1"
+	if len(name) <= eventual.MaxKindLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(src + "\x00" + tgt))
+	const keep = (eventual.MaxKindLength - len("denormalize...v1") - 1 - 16) / 2
+	return "denormalize." + src[:min(len(src), keep)] + "." + tgt[:min(len(tgt), keep)] + "." + hex.EncodeToString(sum[:8]) + ".v1"
+}
+
+// checkKind returns why name cannot be a message kind (eventual's rule),
+// or "".
+func checkKind(name string) string {
+	if len(name) > eventual.MaxKindLength {
+		return strconv.Quote(name) + " is longer than " + strconv.Itoa(eventual.MaxKindLength) + " bytes"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return strconv.Quote(name) + " has characters other than ASCII letters, digits, '.', '_' and '-'"
+		}
+	}
+	return ""
 }
 
 // ok refuses a nil or zero Copies, which New never returns.
@@ -179,12 +236,32 @@ func decode[V any](raw []byte) (*doc[V], error) {
 	if err := entity.Unmarshal(raw, &d.bag); err != nil {
 		return nil, err
 	}
-	if err := entity.Unmarshal(raw, &d.val); err != nil {
-		return nil, err
-	}
 	d.key = Key{d.bag.PartitionKey, d.bag.RowKey}
+	if err := entity.Unmarshal(raw, &d.val); err != nil {
+		return nil, &rowError{key: d.key, err: err}
+	}
 	d.etag = d.bag.ETag
 	return d, nil
+}
+
+// rowError is an entity that was read but does not decode as its type:
+// one bad row, named by its keys, among the others of a range.
+type rowError struct {
+	key Key
+	err error
+}
+
+func (e *rowError) Error() string { return e.err.Error() }
+func (e *rowError) Unwrap() error { return e.err }
+
+// badRow returns the keys of the row err is about, if it is one that was
+// read but does not decode.
+func badRow(err error) (Key, bool) {
+	var re *rowError
+	if errors.As(err, &re) {
+		return re.key, true
+	}
+	return Key{}, false
 }
 
 // read reads the entity k of bags' table; nil when there is none.
@@ -224,14 +301,25 @@ func read[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key
 	return decode[V](raw)
 }
 
-// queryRange reads the entities of r.
-func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, yield func(*doc[V]) error) error {
+// queryRange reads the entities of r. A row that does not decode is
+// bad(its keys, the error) when bad is not nil, and the query goes on;
+// else it ends the query with a *StepError naming it.
+func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, yield func(*doc[V]) error, bad func(Key, error) error) error {
 	q := entity.Query{Filter: filter.PK(r.PartitionKey).And(filter.RowKeyRange(r.From, r.To))}
 	for raw, err := range rows.Query(ctx, q) {
 		if err != nil {
 			return err
 		}
 		d, err := decode[V](raw)
+		if k, ok := badRow(err); ok {
+			if bad == nil {
+				return &StepError{Step: "read target", Key: k, Err: err}
+			}
+			if err := bad(k, err); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}

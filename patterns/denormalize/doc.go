@@ -49,14 +49,23 @@
 // OtherPartition (targets in other partitions or another table: a
 // directory of departments, or a department's cost center copied into
 // each of its employees): eventually consistent. The source's change and
-// its fan-out message are one transaction (an outbox intent of package
+// its fan-out messages are one transaction (outbox intents of package
 // [github.com/tablekit/tablekit/patterns/eventual]), so no change loses its
-// fan-out; the message runs at least once, reads the source as it is
-// then, and writes the copy into every target that refers to it, ETag
-// guarded. Once the queue has drained and no write is under way, every
-// target holds its source's copy. Meanwhile a copy may be behind its
-// source; it is never a copy of another source than the one the target
-// refers to.
+// fan-out; each message runs at least once, reads the source as it is
+// then, and writes the copy into every target it names that refers to
+// it, ETag guarded. A message names at most 40 KiB of targets, so that
+// it fits any queue message once enveloped and base64-encoded, without a
+// blob; a change whose targets need more is fanned out by several, up to
+// 48, committed with it (TestLargeFanOut), and one that needs more than
+// its transaction holds is refused before anything is written
+// (ErrFanOutTooLarge): a change is never committed with a message that
+// cannot be sent. Once the queue has drained and no write is under way,
+// every target holds its source's copy — except a target that a poisoned
+// fan-out message names as failed (it does not decode, or could not be
+// written), and one whose InsertTarget or ModifyTarget returned
+// ErrCopyUnverified, until Refresh (or Rebuild) copies again. Meanwhile a
+// copy may be behind its source; it is never a copy of another source
+// than the one the target refers to.
 //
 // Lost replies: every write carries entity's write token
 // (entity.Table.WithWriteTokens), and the outbox its attempt id, so a
@@ -74,12 +83,17 @@
 //     the change, and keep those that refer to the source.
 //  3. One entity group transaction: the source's write (If-Match its ETag),
 //     each target whose copy changes (If-Match its ETag) and, if an
-//     OtherPartition copy changes, the outbox intent of the fan-out message.
+//     OtherPartition copy changes, the outbox intents of the fan-out
+//     messages (one per 40 KiB of target keys and ranges).
 //     A 412 starts again at step 1. An insert also fences every target it
 //     read, so that a target made to refer to it meanwhile is not missed.
-//  4. With an intent: enqueue the message and delete the intent.
+//     Copies and fences count against the 99 operations the transaction
+//     has besides the source's: more is a *CopiesError (ErrTooManyCopies),
+//     before anything is written (TestInsertSourceCountsFences).
+//  4. With intents: enqueue the messages and delete the intents.
 //  5. The fan-out (a worker of the processor): read the source; read the
-//     targets the message and Relation.Targets name; replace each that
+//     targets the message names and, for a change that fits one message,
+//     those Relation.Targets names for the source as read; replace each that
 //     refers to the source and does not hold its copy, If-Match its ETag
 //     (a 412 reads it again); read the source again and start over if it
 //     changed meanwhile.
@@ -104,7 +118,25 @@
 //   - Crash between steps 3 and 4: the intent is committed with the
 //     change; [Copies.Relay] (run it now and then) sends it.
 //   - Crash in step 5: the message reappears and runs again; each target
-//     that holds the copy already is skipped.
+//     that holds the copy already is skipped (TestCrashAtEveryStep,
+//     TestCrashMatrix: every write killed after each request, recovered by
+//     a fresh Copies and processor).
+//   - One target that fails in step 5 (it does not decode, as another
+//     program wrote it; its write fails) fails alone: every other target
+//     is written, and the message runs again, then goes to the poison queue
+//     with an error naming the targets that failed (TestBadTargetFanOut).
+//     Check names such a target by its keys and goes on past it; Rebuild
+//     repairs the others and reports it (TestBadTargetCheck).
+//   - A SamePartition change whose step 2 reads a target that does not
+//     decode is refused before anything is written, with an error naming
+//     it: its transaction cannot tell whether that target refers to the
+//     source, so it fails closed (TestBadTargetSamePartition). Fix the
+//     target, or narrow Relation.Targets.
+//   - A reply lost to a transaction that was executed, with another writer
+//     changing the same entity before azcore's resend: the write is
+//     reported applied or entity.ErrOutcomeUnknown, never refused, and its
+//     change is applied at most once (TestLostReplyMatrix,
+//     TestLostReplyMatrixOtherPartition).
 //   - A target written without this package (or a copy found wrong):
 //     Refresh copies again what its sources hold; a source written without
 //     it: Push writes its copies wherever they differ. An entity that is

@@ -15,9 +15,21 @@ var (
 	// hold both. Nothing was written.
 	ErrPlacement = errors.New("denormalize: source and target are not in one partition")
 	// ErrTooManyCopies reports a SamePartition change that would write
-	// more copies than one entity group transaction holds (99 besides the
-	// source). Nothing was written.
+	// more targets than one entity group transaction holds besides the
+	// source: see CopiesError for what counts. Nothing was written.
 	ErrTooManyCopies = errors.New("denormalize: too many copies for one transaction")
+	// ErrFanOutTooLarge reports a change whose OtherPartition targets
+	// (what Relation.Targets names, before and after the change) take
+	// more fan-out messages than one transaction commits with it: see
+	// FanOutError. Nothing was written.
+	ErrFanOutTooLarge = errors.New("denormalize: fan-out too large for one change")
+	// ErrCopyUnverified reports an InsertTarget or ModifyTarget whose
+	// write was applied — the target returned is what was written — but
+	// whose second read of an OtherPartition source, which makes sure no
+	// change of that source was missed meanwhile, failed: the copy may be
+	// behind. Do not apply the change again; Refresh the target (a Check
+	// finds it Stale otherwise). It comes joined with the cause.
+	ErrCopyUnverified = errors.New("denormalize: target written; its copy of an OtherPartition source was not verified")
 	// ErrKeysChanged reports a change function that changed the entity's
 	// keys. Nothing was written.
 	ErrKeysChanged = errors.New("denormalize: the change moved the entity to other keys")
@@ -76,6 +88,59 @@ func checkMode(op string, mode entity.UpdateMode) error {
 	return &ModeError{Op: op, Mode: mode}
 }
 
+// CopiesError reports a SamePartition change of a source whose
+// transaction would write more targets than it holds besides the source
+// (99, less one per fan-out message of OtherPartition relations). What
+// counts, among the targets that Relation.Targets names and that exist:
+//
+//   - Copies: each that refers to the source and whose copy changes;
+//   - Fences: for InsertSource only, each other one. An insert writes a
+//     change of nothing into every target it read, conditional on the
+//     version read, so that a writer making one of them refer to the new
+//     source meanwhile (having read it missing) fails and reads again,
+//     rather than leave a target that refers to it without its copy.
+//
+// So an InsertSource fails when the targets Relation.Targets names hold
+// 100 or more entities, whichever source they refer to; narrow
+// Relation.Targets (a Range per source rather than per partition) to
+// insert there. It matches ErrTooManyCopies; nothing was written.
+type CopiesError struct {
+	Copies int // targets whose copy the change writes
+	Fences int // other targets an insert fences
+	Limit  int // the most the transaction holds besides the source
+}
+
+func (e *CopiesError) Error() string {
+	s := "denormalize: the change writes " + strconv.Itoa(e.Copies) + " copies"
+	if e.Fences > 0 {
+		s += " and fences " + strconv.Itoa(e.Fences) + " other targets (an insert fences every existing target Relation.Targets names)"
+	}
+	return s + ", more than the " + strconv.Itoa(e.Limit) + " targets one transaction holds besides the source"
+}
+
+// Is makes errors.Is(err, ErrTooManyCopies) true.
+func (e *CopiesError) Is(target error) bool { return target == ErrTooManyCopies }
+
+// FanOutError reports a change whose fan-out needs more messages than
+// one transaction commits with it. A fan-out message names at most 40 KiB
+// of targets (about 1,000 keys); a change commits at most 48 of them, and
+// at most as many as its transaction has room for besides its own
+// writes (100 operations in all). Name targets by Range rather than by
+// key: a range is one entry however many targets it holds. It matches
+// ErrFanOutTooLarge; nothing was written.
+type FanOutError struct {
+	Messages int // the messages the fan-out needs
+	Limit    int // the most this change can commit
+}
+
+func (e *FanOutError) Error() string {
+	return "denormalize: the fan-out needs " + strconv.Itoa(e.Messages) + " messages of 40 KiB of target keys, more than the " +
+		strconv.Itoa(e.Limit) + " one change can commit: name the targets by Range"
+}
+
+// Is makes errors.Is(err, ErrFanOutTooLarge) true.
+func (e *FanOutError) Is(target error) bool { return target == ErrFanOutTooLarge }
+
 // StepError reports a failed step of a write or a fan-out: which step,
 // on which entity, for which relation. It unwraps to the cause, an entity
 // error (entity.ErrPreconditionFailed, entity.ErrOutcomeUnknown, …) or one
@@ -101,3 +166,17 @@ func (e *StepError) Unwrap() error { return e.Err }
 // errAgain makes entity.RetryPolicy.Retry start a write again from a fresh
 // read: an entity it depends on changed since it was read.
 var errAgain = errline.Join(errors.New("denormalize: changed since read"), entity.ErrPreconditionFailed)
+
+// unsettled is an outcome left unknown by one round of a write that the
+// rounds after it could not settle: it says both, and unwraps to both.
+type unsettled struct{ unknown, last error }
+
+func (e *unsettled) Error() string {
+	line := func(err error) string {
+		s, _, _ := strings.Cut(err.Error(), "\n")
+		return strings.TrimPrefix(s, "denormalize: ")
+	}
+	return line(e.unknown) + "; then " + line(e.last)
+}
+
+func (e *unsettled) Unwrap() []error { return []error{e.unknown, e.last} }

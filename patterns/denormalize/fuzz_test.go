@@ -33,6 +33,8 @@ func FuzzMessage(f *testing.F) {
 		`{"pk":"Sales","rk":"empid 000123","targets":{"manager":{"keys":[{"pk":"departments","rk":"Sales"}]}}}`,
 		`{"pk":"departments","rk":"Sales","targets":{"costcenter":{"ranges":[{"pk":"Sales","from":"empid ","to":"empid!"}]}}}`,
 		`{"pk":"a/b","rk":""}`,
+		`{"pk":"departments","rk":"Sales","targets":{"costcenter":{"keys":[{"pk":"Sales","rk":"empid 000001"}]}},"part":2,"parts":3}`,
+		`{"pk":"departments","rk":"Sales","part":4,"parts":3}`,
 		`{}`,
 	} {
 		f.Add([]byte(s))

@@ -24,7 +24,12 @@ const maxRounds = 16
 // lost reply: read it again before a conditional write).
 //
 // Steps: one point query per candidate target (Relation.Targets) of the
-// SamePartition relations, then one transaction.
+// SamePartition relations, then one transaction. That transaction writes
+// every candidate that exists: the copy into each that refers to s, and a
+// fence (a conditional change of nothing) into each other, so that none
+// is made to refer to s unseen. More than 99 of them (less one per
+// fan-out message) is a *CopiesError matching ErrTooManyCopies, whatever
+// source they refer to: narrow Relation.Targets to insert there.
 func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 	if err := c.ok(); err != nil {
 		return err
@@ -110,6 +115,12 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 // deleted, so that a repeated call (after a crash, or an outcome left
 // unknown by lost replies) is harmless.
 //
+// Lost replies: a transaction whose outcome is left unknown is settled by
+// the next round's read (the source gone: deleted, copies and all). When
+// that round fails too, the error matches entity.ErrOutcomeUnknown (and
+// the later failure): the delete may have been applied, and is never
+// reported refused (TestDeleteSourceUnknownThenReadFails).
+//
 // Steps: the source's read, one point query per candidate target of the
 // SamePartition relations, and one transaction (with OtherPartition
 // relations, its fan-out message's intent too).
@@ -121,7 +132,7 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 	if err := validKey(key); err != nil {
 		return err
 	}
-	var last error
+	var unknown error // the first round whose outcome is unknown
 	for range maxRounds {
 		err := c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 			old, err := read[S](ctx, c.srcRaw, key)
@@ -134,14 +145,32 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 			_, err = c.writeSource(ctx, key, old, nil, false)
 			return err
 		})
-		if !errors.Is(err, entity.ErrOutcomeUnknown) {
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			// The read of the next round tells: a source still there was
+			// not deleted (try again), a source gone was, copies and all.
+			if unknown == nil {
+				unknown = err
+			}
+		case unknown != nil:
+			// A round that may have deleted the source came first: what
+			// failed since does not undo it.
+			return stillUnknown("delete source", key, unknown, err)
+		default:
 			return err
 		}
-		// The read of the next round tells: a source still there was not
-		// deleted (try again), a source gone was, copies and all.
-		last = err
 	}
-	return last
+	return unknown
+}
+
+// stillUnknown reports the step of a write whose round left its outcome unknown
+// (unknown) and whose later rounds could not settle it (last, the
+// failure that ended them): it matches entity.ErrOutcomeUnknown, and the
+// causes of both.
+func stillUnknown(step string, key Key, unknown, last error) error {
+	return &StepError{Step: step, Key: key, Err: &unsettled{unknown: unknown, last: last}}
 }
 
 // Push writes the copies of the source with keys pk, rk, as it is now,
@@ -237,12 +266,14 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 			switch {
 			case changed:
 				ops.add(entity.OpReplace, nb)
+				ops.copies++
 			case old == nil:
 				// A target that refers to no existing source holds no
 				// copy: a writer about to make it refer to this one
 				// read the source missing, and must fail, not miss the
 				// insert.
 				ops.add(entity.OpMerge, fence(t))
+				ops.fences++
 			}
 			return nil
 		})
@@ -251,7 +282,10 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 		}
 	}
 
-	// OtherPartition copies: a fan-out message, committed with the change.
+	// OtherPartition copies: fan-out messages, committed with the change,
+	// each small enough for any queue message (checked before the
+	// transaction: a change is never committed with a message that cannot
+	// be sent).
 	var msgs []eventual.Message
 	if len(c.remote) > 0 {
 		m := fanout{PK: key.PartitionKey, RK: key.RowKey, Targets: map[string]Targets{}}
@@ -262,12 +296,21 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 			m.Targets[r.Name] = union(c.targetsOf(r, old, cur)...)
 		}
 		if len(m.Targets) > 0 {
-			msg, err := c.kind.Message(m)
+			parts, err := m.split(maxFanoutPayload)
 			if err != nil {
 				return "", &StepError{Step: "fan-out message", Key: key, Err: err}
 			}
-			msg.Key = key.PartitionKey + "/" + key.RowKey // one queue per source
-			msgs = append(msgs, msg)
+			if ops.len() < entity.MaxBatchOperations && (len(parts) > maxFanoutMessages || ops.len()+len(parts) > entity.MaxBatchOperations) {
+				return "", &StepError{Step: "fan-out message", Key: key, Err: &FanOutError{Messages: len(parts), Limit: min(maxFanoutMessages, entity.MaxBatchOperations-ops.len())}}
+			}
+			for _, p := range parts {
+				msg, err := c.kind.Message(p)
+				if err != nil {
+					return "", &StepError{Step: "fan-out message", Key: key, Err: err}
+				}
+				msg.Key = key.PartitionKey + "/" + key.RowKey // one queue per source
+				msgs = append(msgs, msg)
+			}
 		}
 	}
 
@@ -275,7 +318,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 		return old.etag, nil // every copy is current: nothing to write
 	}
 	if ops.len()+len(msgs) > entity.MaxBatchOperations {
-		return "", &StepError{Step: "submit", Key: key, Err: ErrTooManyCopies}
+		return "", &StepError{Step: "submit", Key: key, Err: &CopiesError{Copies: ops.copies, Fences: ops.fences, Limit: entity.MaxBatchOperations - 1 - len(msgs)}}
 	}
 	var err error
 	if len(msgs) > 0 {
@@ -362,7 +405,7 @@ func (c *Copies[T, S]) readTargets(ctx context.Context, source Key, cands Target
 			}
 			seen[t.key] = true
 			return each(t)
-		})
+		}, nil)
 		if err != nil {
 			var se *StepError
 			if errors.As(err, &se) {
@@ -417,6 +460,8 @@ type ops struct {
 	bags    []*entity.DynamicEntity
 	del     *Key // the source's delete, first
 	delETag string
+	copies  int // targets whose copy is written
+	fences  int // targets an insert fences
 }
 
 func (o *ops) add(k entity.OpKind, bag *entity.DynamicEntity) {

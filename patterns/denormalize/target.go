@@ -19,7 +19,8 @@ import (
 // (t's insert and, per SamePartition source, a write conditional on the
 // version read that changes nothing, so that a concurrent change of the
 // source fails and starts again rather than leave t behind); for
-// OtherPartition sources, a second read of each (see ModifyTarget).
+// OtherPartition sources, a second read of each (see ModifyTarget: when
+// it fails, t was inserted and the error matches ErrCopyUnverified).
 func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 	if err := c.ok(); err != nil {
 		return err
@@ -70,7 +71,10 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 // OtherPartition: the source is read and copied, then read again once the
 // target is written; if it changed in between, the copy is refreshed
 // (Refresh), so that a change the fan-out missed — it read the target
-// before this write made it refer to the source — is not lost.
+// before this write made it refer to the source — is not lost. When that
+// second read or refresh fails, the write stands (the target returned is
+// what was written) and the error matches ErrCopyUnverified: do not apply
+// the change again; Refresh the target (TestVerifyCopyFails).
 func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
 	var out T
 	if err := c.ok(); err != nil {
@@ -232,16 +236,21 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, key Key, old *doc[T], cu
 // did not change before the target was written: otherwise the fan-out of
 // that change may have missed the target, and the copy is refreshed
 // (under the write's retry policy).
+//
+// The target's write was applied: a failure here is reported as
+// ErrCopyUnverified (with its cause), never as the write's.
 func (c *Copies[T, S]) settle(ctx context.Context, key Key, w *targetWrite[S], retry entity.RetryPolicy) error {
 	if len(w.remote) == 0 {
 		return nil
 	}
 	ok, err := c.unchanged(ctx, w)
-	if err != nil || ok {
-		return err
+	if err == nil && !ok {
+		_, err = c.refresh(ctx, key, true, retry)
 	}
-	_, err = c.refresh(ctx, key, true, retry)
-	return err
+	if err != nil {
+		return &StepError{Step: "verify copy", Key: key, Err: errline.Join(ErrCopyUnverified, err)}
+	}
+	return nil
 }
 
 // unchanged reads the OtherPartition sources w copied again and reports

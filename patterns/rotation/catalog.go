@@ -113,6 +113,7 @@ func (r *Rotation[T]) observe(wm time.Time) {
 	for k := range r.tables {
 		if time.Unix(k, 0).Before(wm) {
 			delete(r.tables, k)
+			delete(r.opened, k)
 		}
 	}
 }

@@ -21,9 +21,11 @@
 //     again.
 //   - A table that is gone or being deleted is never an error to a reader:
 //     it has expired, and Query skips it.
-//   - New tables start cold: each write that opens a period creates the
-//     next Config.Ahead periods' tables too, and [Rotation.Prepare] creates
-//     them ahead of time.
+//   - New tables start cold: each write that opens a period — also one
+//     whose table was created ahead — creates the next Config.Ahead
+//     periods' tables too, so every period's table exists before its first
+//     write (TestAheadEveryPeriod); [Rotation.Prepare] creates them ahead of
+//     time.
 //   - Table names (3–63 ASCII letters and digits, starting with a letter)
 //     are checked, with every other argument, before any request.
 //
@@ -39,14 +41,18 @@
 //
 // # Steps
 //
-// Writing to a period not yet known to the process:
+// Writing to a period the process has not opened yet (a period it only
+// created ahead of another is opened on its first write):
 //  1. Read the catalog's entries for the period and the next Ahead, and the
 //     rotation's meta entry (its period and expiry mark): one query.
 //  2. Insert the missing entries, with a random table name each, in one
 //     transaction that also merges the meta entry on condition of its ETag,
 //     so that no period is claimed after Expire marked it; on a conflict
 //     (another writer, or Expire) start again from 1.
-//  3. Create the tables of the periods this writer claimed.
+//  3. Create the tables of the periods ahead, and of the period itself if
+//     this writer claimed it (one that exists counts as created): a
+//     claimer that crashed before creating a table ahead leaves it to the
+//     next writer (TestCrashMatrix).
 //  4. Read the expiry mark again; if a table it created belongs to an
 //     expired period (Expire ran between 2 and 3), delete it: ErrExpired.
 //  5. Write the entity; later writes to the period go straight to its table.
@@ -62,12 +68,25 @@
 // by the next round's read (the entries are there). A crash after step 3
 // leaves a created table that the next Expire of its period deletes. An
 // Expire that crashes after moving the mark leaves expired tables that no
-// reader or writer uses, deleted by the next Expire call. Every step can
-// be repeated: creating a table that exists, or deleting one that is gone,
-// counts as done.
+// reader or writer uses, deleted by the next Expire call, with any time, of
+// any Rotation: a fresh one learns the stored mark from the catalog
+// (TestExpireCrashRecoveredByFreshRotation). Every step can be repeated:
+// creating a table that exists, or deleting one that is gone, counts as
+// done. TestCrashMatrix kills Insert, BulkWrite and Prepare after each
+// request and lets a fresh Rotation write again; TestLostReplyMatrix loses
+// the reply to each kind of write while another process writes the same
+// keys: each leaves exactly the tables its catalog names.
+//
+// Entities are written with entity's single-entity and batch calls on the
+// period's table, whose lost-reply rules apply: an Insert whose reply was
+// lost is settled by reading back (applied, or entity.ErrOutcomeUnknown),
+// but when another process deletes the entity before azcore's resend, the
+// resend inserts it again and Insert reports success.
 //
 // A write that races the expiry of its own period either lands before the
-// table is deleted (and goes with it) or fails with ErrExpired. One
+// table is deleted (and goes with it) or fails with ErrExpired — also a
+// write that landed, whose reply was lost and whose resend found the table
+// gone: its entity went with the table either way. One
 // interleaving can create the expiring period's table again for a moment,
 // on a service that allows a deleted name back at once (Azurite does): a
 // writer claimed the period before Expire moved the mark, and creates the

@@ -15,8 +15,10 @@ import (
 // returns the periods it deleted.
 //
 // Steps:
-//  1. Read the rotation's catalog entries older than the new mark, and its
-//     meta entry, in one query.
+//  1. Read the rotation's catalog entries older than the new mark (or the
+//     stored mark, when it is later), and its meta entry, in one query; a
+//     second one when the stored mark turns out later than this Rotation
+//     knew.
 //  2. Move the expiry mark to the start of the period that holds before
 //     (a merge conditional on the meta entry's ETag; from a fresh read on a
 //     conflict). From here on no writer claims or creates those periods and
@@ -26,9 +28,14 @@ import (
 //  4. Delete their catalog entries, in one transaction per 100.
 //
 // A crash after step 2 leaves expired periods with tables: they are invisible
-// to readers and writers, and the next Expire call, with any time, deletes
-// them. Every step may be repeated.
+// to readers and writers, and the next Expire call, with any time, by any
+// Rotation (a fresh one learns the stored mark from the catalog), deletes
+// them (TestExpireCrashRecoveredByFreshRotation). Every step may be
+// repeated.
 func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTable, error) {
+	if err := r.ok(); err != nil {
+		return nil, err
+	}
 	if err := r.checkTime("before", before); err != nil {
 		return nil, err
 	}
@@ -46,6 +53,14 @@ func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTab
 		snap, err := r.readCatalog(ctx, filter.Lt(filter.RowKeyProperty, r.label(upTo)))
 		if err != nil {
 			return err
+		}
+		if stored := snap.expiredBefore(); stored.After(upTo) {
+			// The stored mark is past what this Rotation knew (a fresh
+			// one, or another process's Expire): the entries an Expire
+			// that crashed after moving it left are older than it.
+			if snap, err = r.readCatalog(ctx, filter.Lt(filter.RowKeyProperty, r.label(stored))); err != nil {
+				return err
+			}
 		}
 		rows = snap.rows
 		if !snap.expiredBefore().Before(mark) {

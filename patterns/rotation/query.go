@@ -25,6 +25,9 @@ func (r *Rotation[T]) Periods(ctx context.Context, from, to time.Time) ([]Period
 }
 
 func (r *Rotation[T]) overlapping(ctx context.Context, from, to time.Time) ([]catalogRow, error) {
+	if err := r.ok(); err != nil {
+		return nil, err
+	}
 	if err := r.checkTime("from", from); err != nil {
 		return nil, err
 	}

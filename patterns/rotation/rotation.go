@@ -99,6 +99,10 @@ type Rotation[T any] struct {
 	// tables caches the live periods' tables by period start (Unix
 	// seconds): a period's table never changes while it lives.
 	tables map[int64]*entity.Table[T]
+	// opened marks the periods loaded for a write or Prepare, whose
+	// periods ahead were claimed and created with them: a period only
+	// created ahead is loaded again on its first write.
+	opened map[int64]bool
 	// expiredBefore is the highest expiry mark seen: periods that start
 	// before it are gone.
 	expiredBefore time.Time
@@ -130,11 +134,25 @@ func New[T any](svc *aztables.ServiceClient, catalog *aztables.Client, cfg Confi
 	if err != nil {
 		return nil, err
 	}
-	return &Rotation[T]{svc: svc, catalog: cat, cfg: cfg, format: labelFormat(cfg.Period), tables: map[int64]*entity.Table[T]{}}, nil
+	return &Rotation[T]{svc: svc, catalog: cat, cfg: cfg, format: labelFormat(cfg.Period), tables: map[int64]*entity.Table[T]{}, opened: map[int64]bool{}}, nil
 }
 
-// PeriodOf returns the start of the period that holds t.
-func (r *Rotation[T]) PeriodOf(t time.Time) time.Time { return t.UTC().Truncate(r.cfg.Period) }
+// PeriodOf returns the start of the period that holds t (t itself, in
+// UTC, for a nil or zero Rotation).
+func (r *Rotation[T]) PeriodOf(t time.Time) time.Time {
+	if r == nil || r.cfg.Period <= 0 {
+		return t.UTC()
+	}
+	return t.UTC().Truncate(r.cfg.Period)
+}
+
+// ok refuses a nil or zero Rotation, which New never returns.
+func (r *Rotation[T]) ok() error {
+	if r == nil || r.catalog == nil || r.svc == nil {
+		return &ConfigError{Field: "Rotation", Reason: "is nil or the zero value: make it with New"}
+	}
+	return nil
+}
 
 // labelFormat is the layout of a period's start in table names and catalog
 // keys: as short as the period allows, fixed width for a given period so
@@ -181,6 +199,9 @@ func (r *Rotation[T]) checkTime(field string, t time.Time) error {
 
 // timeOf returns the time of e, checked.
 func (r *Rotation[T]) timeOf(e *T) (time.Time, error) {
+	if e == nil {
+		return time.Time{}, &ConfigError{Field: "entity", Reason: "is nil"}
+	}
 	t := r.cfg.Time(e)
 	return t, r.checkTime("entity time", t)
 }

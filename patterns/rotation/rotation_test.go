@@ -421,7 +421,7 @@ func TestLostReplies(t *testing.T) {
 	}
 	var all []Attempt
 	for h := range 4 {
-		batch.LoseNext(1, isBatch)        // the claim (hours 0 and 2 claim two periods each)
+		batch.LoseNext(1, isBatch)        // the claim (hour 0 claims two periods, each later hour the one after it)
 		createTable.LoseNext(1, isCreate) // the period's table
 		as := attempts(hour(h), 2, 10)
 		for i := range as {
@@ -446,8 +446,8 @@ func TestLostReplies(t *testing.T) {
 	for _, inj := range []*faults.Injector{batch, createTable, mark, deleteTable} {
 		lost += int(inj.Stats().LostReplies)
 	}
-	if lost != 2+2+1+1+1 {
-		t.Fatalf("%d replies lost, want 7", lost)
+	if lost != 4+4+1+1+1 {
+		t.Fatalf("%d replies lost, want 11", lost)
 	}
 	if len(expired) != 2 {
 		t.Fatalf("expired %v, want 2 periods", expired)
@@ -465,8 +465,8 @@ func TestLostReplies(t *testing.T) {
 	if got := tablesOf(t, f.name); !slices.Equal(got, want) {
 		t.Fatalf("tables %v, want the catalog's %v (nothing orphaned, nothing doubled)", got, want)
 	}
-	if len(ps) != 2 { // hours 2 and 3, claimed together
-		t.Fatalf("periods %v, want 2", ps)
+	if len(ps) != 3 { // hours 2 and 3, and hour 4 claimed ahead
+		t.Fatalf("periods %v, want 3", ps)
 	}
 	got := readAll(t, clean, hour(0), hour(10), entity.Query{})
 	if !slices.Equal(keysOf(got), sorted(all[2*20:])) {
@@ -502,9 +502,9 @@ func TestCrashAfterMark(t *testing.T) {
 	if _, err := crashing.Expire(ctx, hour(3)); err == nil {
 		t.Fatal("Expire succeeded although every table deletion failed")
 	}
-	// Hours 0 and 2 were written first and claimed the next hour with them.
-	if n := len(tablesOf(t, f.name)); n != 4 {
-		t.Fatalf("%d tables after the failed Expire, want all 4 still there", n)
+	// Each hour written claimed the next one with it.
+	if n := len(tablesOf(t, f.name)); n != 5 {
+		t.Fatalf("%d tables after the failed Expire, want all 5 still there", n)
 	}
 	// Readers do not see the expired periods, writers cannot write to them.
 	other := f.open(t, env, rotation.Config[Attempt]{})
@@ -523,8 +523,8 @@ func TestCrashAfterMark(t *testing.T) {
 	if len(done) != 3 {
 		t.Fatalf("recovery expired %v, want the 3 left over", done)
 	}
-	if n := len(tablesOf(t, f.name)); n != 1 {
-		t.Fatalf("%d tables after recovery, want 1 (hour 3)", n)
+	if n := len(tablesOf(t, f.name)); n != 2 {
+		t.Fatalf("%d tables after recovery, want 2 (hour 3, and hour 4 ahead)", n)
 	}
 }
 

@@ -3,6 +3,7 @@ package rotation
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
@@ -13,6 +14,9 @@ import (
 // when it is new: for operations this package does not wrap (Get, Update,
 // Submit, Delete). A period that has expired is ErrExpired.
 func (r *Rotation[T]) Table(ctx context.Context, t time.Time) (*entity.Table[T], error) {
+	if err := r.ok(); err != nil {
+		return nil, err
+	}
 	if err := r.checkTime("time", t); err != nil {
 		return nil, err
 	}
@@ -24,6 +28,9 @@ func (r *Rotation[T]) Table(ctx context.Context, t time.Time) (*entity.Table[T],
 // Azure Storage: call it ahead of time (an hour before midnight for daily
 // tables) so the first writes of a period do not wait.
 func (r *Rotation[T]) Prepare(ctx context.Context, t time.Time) error {
+	if err := r.ok(); err != nil {
+		return err
+	}
 	if err := r.checkTime("time", t); err != nil {
 		return err
 	}
@@ -39,7 +46,13 @@ func (r *Rotation[T]) Insert(ctx context.Context, e *T) error {
 
 // Upsert inserts e into the table of its period or merges or replaces the
 // entity with its keys there.
+//
+// mode is entity.Merge or entity.Replace; any other is a *ConfigError
+// before any request.
 func (r *Rotation[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if mode != entity.Merge && mode != entity.Replace {
+		return &ConfigError{Field: "mode", Reason: "UpdateMode(" + strconv.Itoa(int(mode)) + "): want entity.Merge or entity.Replace"}
+	}
 	return r.write(ctx, e, func(ctx context.Context, tbl *entity.Table[T]) error { return tbl.Upsert(ctx, e, mode) })
 }
 
@@ -47,7 +60,21 @@ func (r *Rotation[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) 
 // writes each group with entity.Table.BulkWrite into its period's table.
 // It returns one Outcome per entity in input order; entities of an expired
 // period fail with ErrExpired.
+//
+// opts.Mode is 0 (upsert-replace), OpInsert, OpUpsertMerge or
+// OpUpsertReplace; any other is a *ConfigError before any request. One
+// entity that cannot be written (its time out of range, its period
+// expired, invalid for the service) fails alone, in its Outcome; the
+// others are written (TestBulkWriteBadItems).
 func (r *Rotation[T]) BulkWrite(ctx context.Context, entities []T, opts entity.BulkOptions) ([]entity.Outcome, error) {
+	if err := r.ok(); err != nil {
+		return nil, err
+	}
+	switch opts.Mode {
+	case 0, entity.OpInsert, entity.OpUpsertMerge, entity.OpUpsertReplace:
+	default:
+		return nil, &ConfigError{Field: "BulkOptions.Mode", Reason: opts.Mode.String() + ": want 0, OpInsert, OpUpsertMerge or OpUpsertReplace"}
+	}
 	outcomes := make([]entity.Outcome, len(entities))
 	groups := map[time.Time][]int{}
 	var order []time.Time
@@ -124,6 +151,9 @@ func bulkErr(outcomes []entity.Outcome) error {
 // ErrExpired, a period whose table is missing gets it created, and op runs
 // once more.
 func (r *Rotation[T]) write(ctx context.Context, e *T, op func(context.Context, *entity.Table[T]) error) error {
+	if err := r.ok(); err != nil {
+		return err
+	}
 	t, err := r.timeOf(e)
 	if err != nil {
 		return err
@@ -157,6 +187,10 @@ func (r *Rotation[T]) goneErr(ctx context.Context, p time.Time, table string, er
 // tableFor returns the table of period p from the cache, or loads it from
 // the catalog (claiming the period when it is new). refresh skips the cache
 // and makes sure the table exists: the cached one was found gone.
+//
+// A period known only as one created ahead of another is loaded on its
+// first write like a new one, so that the periods ahead of it are created
+// in turn: every period is created Ahead periods before it is written.
 func (r *Rotation[T]) tableFor(ctx context.Context, p time.Time, refresh bool) (*entity.Table[T], error) {
 	if !refresh {
 		if tbl, err := r.cached(p); tbl != nil || err != nil {
@@ -166,18 +200,24 @@ func (r *Rotation[T]) tableFor(ctx context.Context, p time.Time, refresh bool) (
 	return r.load(ctx, p, refresh)
 }
 
+// cached returns the table of period p if this Rotation has loaded it
+// (with the periods ahead of it), nil if not.
 func (r *Rotation[T]) cached(p time.Time) (*entity.Table[T], error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p.Before(r.expiredBefore) {
 		return nil, &PeriodError{Op: "write", Start: p, Err: ErrExpired}
 	}
+	if !r.opened[p.Unix()] {
+		return nil, nil
+	}
 	return r.tables[p.Unix()], nil
 }
 
 // load claims period p and the next Ahead periods in the catalog, creates
-// the tables of the periods this call claimed (and of all of them when
-// create is set), and caches them.
+// the tables of the periods ahead and of p if this call claimed it (all of
+// them when create is set; a table that exists counts as created), and
+// caches them.
 //
 // Creating a table races Expire: a period claimed before Expire moved its
 // mark may have its table created after Expire deleted it. So after
@@ -209,7 +249,12 @@ func (r *Rotation[T]) load(ctx context.Context, p time.Time, create bool) (*enti
 		if tables[i], err = r.table(c.Table); err != nil {
 			return nil, err
 		}
-		if !create && !inserted[c.RowKey] {
+		if !create && !inserted[c.RowKey] && i == 0 {
+			// Another writer claimed the period and created its table
+			// (or crashed first: the write finds it missing and loads it
+			// again with create). A period ahead is created whoever
+			// claimed it: its claimer may have crashed before creating
+			// it, and it must be warm before its first write.
 			continue
 		}
 		err := tables[i].CreateTable(ctx)
@@ -253,5 +298,6 @@ func (r *Rotation[T]) load(ctx context.Context, p time.Time, create bool) (*enti
 	if p.Before(r.expiredBefore) {
 		return nil, &PeriodError{Op: "write", Start: p, Err: ErrExpired}
 	}
+	r.opened[p.Unix()] = true
 	return tables[0], nil
 }

@@ -134,7 +134,7 @@ func (b *Batch) Delete(partitionKey, rowKey, etag string) *Batch {
 	} else if err := checkKey("RowKey", rowKey); err != nil {
 		b.fail(len(b.ops), err)
 	} else if etag == "" {
-		b.fail(len(b.ops), ErrNoETag)
+		b.fail(len(b.ops), &ETagError{Op: OpDelete.String(), Table: b.table, PartitionKey: partitionKey, RowKey: rowKey})
 	}
 	b.ops = append(b.ops, op)
 	return b
@@ -207,7 +207,7 @@ func (b *Batch) add(kind OpKind, rule etagRule, e any, s protect.Scheme) *Batch 
 		op.etag = AnyETag
 	case etagOwn:
 		if op.etag == "" && op.shape != nil {
-			b.fail(len(b.ops), ErrNoETag)
+			b.fail(len(b.ops), &ETagError{Op: kind.String(), Table: b.table, PartitionKey: op.pk, RowKey: op.rk})
 		}
 	}
 	b.ops = append(b.ops, op)
@@ -280,20 +280,21 @@ func (op *batchOp) size() int {
 // transaction, for a client without tablekit's policies (which sends its
 // own $batch): every operation but an insert is addressed by a URL that
 // aztables builds without escaping quotes in the keys, and refuses to build
-// for an empty PartitionKey.
-func (op *batchOp) checkAddressable() error {
+// for an empty PartitionKey. The *ClientOptionsError says what to do.
+func (op *batchOp) checkAddressable(call, table string) error {
 	if op.kind == OpInsert {
 		return nil
 	}
-	if op.pk == "" {
-		return errEmptyPartitionKey("a transaction's " + op.kind.String())
+	reason := ""
+	switch {
+	case op.pk == "":
+		reason = "aztables cannot address an empty PartitionKey in a transaction's " + op.kind.String()
+	case strings.ContainsRune(op.pk, '\'') || strings.ContainsRune(op.rk, '\''):
+		reason = "aztables v1.4.1 does not escape ' in the keys of a transaction's " + op.kind.String()
+	default:
+		return nil
 	}
-	for _, k := range [2][2]string{{"PartitionKey", op.pk}, {"RowKey", op.rk}} {
-		if strings.ContainsRune(k[1], '\'') {
-			return &ValidationError{Property: k[0], Rule: RuleKey, Limit: "no ' in the keys of a transaction's " + op.kind.String() + " (aztables v1.4.1 does not escape it); use the single-entity call", Value: shorten(k[1])}
-		}
-	}
-	return nil
+	return &ClientOptionsError{Op: call, Table: table, PartitionKey: op.pk, RowKey: op.rk, Reason: reason}
 }
 
 // BatchError reports a Batch that breaks a rule, found before sending.
@@ -413,25 +414,47 @@ func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens
 	if c.kit {
 		results, call, err = c.sendBatch(ctx, ops, bodies)
 	} else {
-		results, err = c.submitSDK(ctx, ops, bodies)
+		results, err = c.submitSDK(ctx, name, ops, bodies)
 	}
+	etags := make([]string, len(ops))
 	if err != nil {
 		if err := c.settleTxn(ctx, call, name, ops, writes, err); err != nil {
 			return nil, err
 		}
-		return make([]string, len(ops)), nil // applied; the ETags are unknown
-	}
-	etags := make([]string, len(ops))
-	for i, op := range ops {
-		if op.kind == OpDelete {
-			continue
+		// Applied, and the reply that held the ETags lost: each entity
+		// still stored exactly as written has its ETag read back.
+		etags = c.storedETags(ctx, writes)
+	} else {
+		for i, op := range ops {
+			if op.kind != OpDelete {
+				etags[i] = results[i].ETag
+			}
 		}
-		etags[i] = results[i].ETag
-		if op.target.IsValid() {
+	}
+	for i, op := range ops {
+		if op.kind != OpDelete && op.target.IsValid() {
 			op.shape.setWritten(op.target, etags[i])
 		}
 	}
 	return etags, nil
+}
+
+// storedETags reads back the entities of an applied transaction whose
+// reply was lost, at most DefaultConcurrency at a time, and returns the
+// stored ETag of each one still stored exactly as written ("" for the
+// others, deletes, and any read that fails).
+func (c *conn) storedETags(ctx context.Context, writes []write) []string {
+	etags := make([]string, len(writes))
+	idx := make([]int, 0, len(writes))
+	for i := range writes {
+		if !writes[i].delete {
+			idx = append(idx, i)
+		}
+	}
+	runEach(idx, DefaultConcurrency, func(i int) {
+		etags[i] = c.ownETag(ctx, &writes[i])
+	})
+	return etags
 }
 
 // settleTxn turns a failed transaction's error into a *TransactionError
@@ -439,7 +462,7 @@ func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens
 // *OutcomeError.
 func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, ops []batchOp, writes []write, err error) error {
 	unknown := func(last error) error {
-		return &OutcomeError{Op: "Submit", Table: name, PartitionKey: ops[0].pk, Last: last}
+		return &OutcomeError{Op: "Submit", Table: name, PartitionKey: ops[0].pk, Last: last, scope: scopePartition}
 	}
 	var te *batch.TransactionError
 	if !errors.As(err, &te) {
@@ -494,10 +517,10 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 
 // submitSDK sends the operations through aztables' SubmitTransaction, for
 // a client without tablekit's policies.
-func (c *conn) submitSDK(ctx context.Context, ops []batchOp, bodies [][]byte) ([]batch.OpResult, error) {
+func (c *conn) submitSDK(ctx context.Context, name string, ops []batchOp, bodies [][]byte) ([]batch.OpResult, error) {
 	actions := make([]aztables.TransactionAction, len(ops))
 	for i, op := range ops {
-		if err := op.checkAddressable(); err != nil {
+		if err := op.checkAddressable("Submit", name); err != nil {
 			return nil, &BatchError{Index: i, Err: err}
 		}
 		a := aztables.TransactionAction{ActionType: actionTypes[op.kind], Entity: bodies[i]}

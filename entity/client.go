@@ -52,6 +52,9 @@ type conn struct {
 	kit      bool
 	endpoint string
 	table    string
+	// base is the escaped path of the table's URL (/account/Table), to
+	// which single-entity writes append the keys.
+	base string
 }
 
 var errNilClient = errors.New("entity: nil *aztables.Client")
@@ -69,12 +72,12 @@ func connect(client *aztables.Client) (*conn, error) {
 		c.table = nameFromSAS(client)
 		return c, nil
 	}
-	table, endpoint := splitProbe(u)
+	table, endpoint, base := splitProbe(u)
 	if table == "" {
 		return c, nil
 	}
 	c.kit = true
-	c.table, c.endpoint = table, endpoint
+	c.table, c.endpoint, c.base = table, endpoint, base
 	return c, nil
 }
 
@@ -101,18 +104,19 @@ func nameFromSAS(client *aztables.Client) string {
 	return base[len(base)-len(tn):]
 }
 
-// splitProbe reads the table name and service endpoint from the probe's
-// URL, ENDPOINT/TABLE(PartitionKey='p',RowKey='r'); "" when it is not
-// of that form.
-func splitProbe(u *url.URL) (table, endpoint string) {
+// splitProbe reads the table name, the service endpoint and the escaped
+// path of the table from the probe's URL,
+// ENDPOINT/TABLE(PartitionKey='p',RowKey='r'); "" when it is not of that
+// form.
+func splitProbe(u *url.URL) (table, endpoint, base string) {
 	path := u.EscapedPath()
 	i := strings.LastIndex(path, "(PartitionKey=")
 	if i < 0 {
-		return "", ""
+		return "", "", ""
 	}
 	slash := strings.LastIndexByte(path[:i], '/')
 	if slash < 0 {
-		return "", ""
+		return "", "", ""
 	}
-	return path[slash+1 : i], u.Scheme + "://" + u.Host + path[:slash+1]
+	return path[slash+1 : i], u.Scheme + "://" + u.Host + path[:slash+1], path[:i]
 }

@@ -76,7 +76,7 @@ func TestUnauthorizedWrongKey(t *testing.T) {
 	if !errors.Is(err, entity.ErrUnauthorized) || errors.Is(err, entity.ErrNotFound) {
 		t.Fatalf("Get with a wrong key: %v; want ErrUnauthorized", err)
 	}
-	oneLine(t, err, "entity: Get on table "+name+": 403 ")
+	oneLine(t, err, "entity: Get on table "+name+` (PartitionKey "p", RowKey "r"): 403 `)
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
 		t.Errorf("Get with a wrong key: the *azcore.ResponseError is not reachable: %v", err)
@@ -86,7 +86,7 @@ func TestUnauthorizedWrongKey(t *testing.T) {
 	if !errors.Is(err, entity.ErrUnauthorized) || errors.Is(err, entity.ErrOutcomeUnknown) {
 		t.Fatalf("Insert with a wrong key: %v; want ErrUnauthorized", err)
 	}
-	oneLine(t, err, "entity: Insert on table "+name+": 403 ")
+	oneLine(t, err, "entity: Insert on table "+name+` (PartitionKey "p", RowKey "r"): 403 `)
 }
 
 // accountName is the account of env's connection string.
@@ -142,7 +142,7 @@ func TestUnreachableClosedPort(t *testing.T) {
 	if n := tries.n.Load(); n != 3 {
 		t.Errorf("Get on a closed port: %d tries; want 3 (azcore's retries)", n)
 	}
-	oneLine(t, err, "entity: Get on table Unreachable: service unreachable: ")
+	oneLine(t, err, `entity: Get on table Unreachable (PartitionKey "p", RowKey "r"): service unreachable: `)
 	if strings.Contains(err.Error(), "http://") {
 		t.Errorf("the error names the URL (a SAS URL would carry its signature): %v", err)
 	}
@@ -155,7 +155,7 @@ func TestUnreachableClosedPort(t *testing.T) {
 	if !errors.Is(err, entity.ErrUnreachable) || errors.Is(err, entity.ErrOutcomeUnknown) {
 		t.Fatalf("Insert on a closed port: %v; want ErrUnreachable (nothing was sent)", err)
 	}
-	oneLine(t, err, "entity: Insert on table Unreachable: service unreachable: ")
+	oneLine(t, err, `entity: Insert on table Unreachable (PartitionKey "p", RowKey "r"): service unreachable: `)
 
 	for _, err := range tbl.Query(ctx, entity.Query{}) {
 		if !errors.Is(err, entity.ErrUnreachable) {
@@ -198,7 +198,7 @@ func TestLostReplyIsNotUnreachable(t *testing.T) {
 	if !errors.Is(err, entity.ErrOutcomeUnknown) || errors.Is(err, entity.ErrUnreachable) {
 		t.Fatalf("Insert whose replies are lost: %v; want ErrOutcomeUnknown and not ErrUnreachable", err)
 	}
-	oneLine(t, err, "entity: Insert on table "+name+": outcome unknown")
+	oneLine(t, err, "entity: Insert on table "+name+` (PartitionKey "p", RowKey "r"): outcome unknown`)
 	if proxy.Resets() == 0 {
 		t.Fatal("the proxy reset no connection")
 	}
@@ -276,7 +276,7 @@ func TestTableNameFromClient(t *testing.T) {
 	if !errors.Is(err, entity.ErrTableNotFound) && !errors.Is(err, entity.ErrNotFound) {
 		t.Fatalf("Get on a missing table: %v", err)
 	}
-	oneLine(t, err, "entity: Get on table "+name+": 404 ")
+	oneLine(t, err, "entity: Get on table "+name+` (PartitionKey "p", RowKey "r"): 404 `)
 }
 
 // TestZeroTimeSaysHowToFix: a zero time.Time in a field without omitempty

@@ -628,16 +628,21 @@ func keysBody(pk, rk string) []byte {
 // operation. When that refusal answers a resent request (the reply to an
 // earlier try was lost), Submit first reads back the entities that can
 // tell (see WithWriteTokens): if the transaction was applied it returns
-// success, with empty ETags (nothing is written back into the entities:
-// read them again before a conditional write); if it cannot tell, the
-// error matches ErrOutcomeUnknown. Any other failure after the request
+// success, with each entity's ETag read back (and written back into it)
+// when the entity is still stored exactly as the transaction wrote it, and
+// "" for one that another writer changed since (read it again before a
+// conditional write); if it cannot tell, the error matches
+// ErrOutcomeUnknown (TestLostReplyReportsStoredETags). Any other failure after the request
 // may have left (a transport failure, an unreadable reply) is
 // ErrOutcomeUnknown too: retrying upserts is harmless; retried inserts may
 // report ErrAlreadyExists.
 //
 // A client built without ClientOptions goes through aztables'
-// SubmitTransaction: operations it cannot address are refused with a
-// *BatchError before sending, and a refusal is reported as answered.
+// SubmitTransaction: operations it cannot address (a merge, replace,
+// upsert or delete whose PartitionKey is empty or whose keys hold ') are
+// refused before sending with a *BatchError wrapping a
+// *ClientOptionsError (ErrNeedsClientOptions) that says what to do, and a
+// refusal is reported as answered.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 	if err := t.okWrite(); err != nil {
 		return nil, err

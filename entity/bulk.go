@@ -60,16 +60,22 @@ func (e *BulkError) Unwrap() error {
 // its transaction is submitted again without it, so one bad entity costs
 // only itself. An outcome is never wrong: a refusal answered to a resent
 // transaction (its first reply lost) is checked by reading back as Submit
-// does, and a transaction found applied is reported written, with an
-// empty ETag; a transaction whose outcome stays unknown (after azcore's
+// does, and a transaction found applied is reported written, each entity
+// with its ETag read back (empty for an entity another writer changed
+// since: that version is not this write's); a transaction whose outcome
+// stays unknown (after azcore's
 // retries of throttling and server errors, a transport failure, or a
 // read-back that cannot tell) is reported for each of its entities with
 // an error matching ErrOutcomeUnknown. When any entity has an error the
 // error is a *BulkError.
 //
 // With a client built with ClientOptions every key the service allows can
-// be written; without, an empty PartitionKey or a ' in a key is refused
-// per entity in the upsert modes (aztables cannot address them).
+// be written in every mode. Without (aztables' transactions cannot address
+// them), an upsert whose keys hold ' goes out as a single-entity upsert
+// (one request for that entity), and one whose PartitionKey is empty is
+// refused for that entity, before any request, with a *ClientOptionsError
+// (ErrNeedsClientOptions) that says to build the client with
+// ClientOptions (TestTransactionsWithoutThePolicies).
 func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions) ([]Outcome, error) {
 	if err := t.okWrite(); err != nil {
 		return nil, err

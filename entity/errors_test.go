@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -305,3 +306,56 @@ func TestZeroTimeSaysHowToFix(t *testing.T) {
 		t.Errorf("a set Hired, zero omitempty Left and nil *time.Time Ended: %v", err)
 	}
 }
+
+// TestSingleEntityErrorsNameTheKeys: every error of a single-entity call
+// names the operation, the table and both keys, quoted (empty ones too),
+// in one line, and still matches its sentinel; the missing-ETag error
+// says what to do instead.
+func TestSingleEntityErrorsNameTheKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	people := kitTable[Person](t)
+	name := people.Name()
+	p := Person{Dept: "Sales", ID: "O'Brien", Name: "a"}
+	if err := people.Insert(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	stale := p
+	stale.ETag = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`
+	keys := func(pk, rk string) string { return fmt.Sprintf(" (PartitionKey %q, RowKey %q): ", pk, rk) }
+	cases := []struct {
+		op, pk, rk string
+		err, is    error
+		tail       string
+	}{
+		{"Insert", "Sales", "O'Brien", people.Insert(ctx, &Person{Dept: "Sales", ID: "O'Brien"}), entity.ErrAlreadyExists, "409 EntityAlreadyExists"},
+		{"Get", "Sales", "nobody", must(people.Get(ctx, "Sales", "nobody")), entity.ErrNotFound, "404 ResourceNotFound"},
+		{"Get", "", "", must(people.Get(ctx, "", "")), entity.ErrNotFound, "404 ResourceNotFound"},
+		{"Update", "Sales", "O'Brien", people.Update(ctx, &stale, entity.Merge), entity.ErrPreconditionFailed, "412 "},
+		{"UpdateAny", "", "x", people.UpdateAny(ctx, &Person{Dept: "", ID: "x"}, entity.Merge), entity.ErrNotFound, "404 "},
+		{"Delete", "Sales", "nobody", people.Delete(ctx, "Sales", "nobody", entity.AnyETag), entity.ErrNotFound, "404 "},
+		{"Update", "Sales", "new", people.Update(ctx, &Person{Dept: "Sales", ID: "new"}, entity.Merge), entity.ErrNoETag,
+			"entity has no etag for a conditional write: read it first, or use UpdateAny to write whatever its version"},
+		{"Delete", "Sales", "new", people.Delete(ctx, "Sales", "new", ""), entity.ErrNoETag,
+			"entity has no etag for a conditional write: read it first, or pass entity.AnyETag to delete whatever its version"},
+		{"Insert", "Sales", "a/b", people.Insert(ctx, &Person{Dept: "Sales", ID: "a/b"}), entity.ErrInvalid, "invalid entity: "},
+		{"Insert", "Sales", "long", people.Insert(ctx, &Person{Dept: "Sales", ID: "long", Name: strings.Repeat("x", 40000)}), entity.ErrInvalid, "invalid entity: property Name: string length"},
+		{"Modify", "Sales", "nobody", must(people.Modify(ctx, "Sales", "nobody", func(*Person) error { return nil }, entity.ModifyOptions{})), entity.ErrNotFound, "404 "},
+	}
+	for _, c := range cases {
+		want := "entity: " + c.op + " on table " + name + keys(c.pk, c.rk) + c.tail
+		if c.err == nil {
+			t.Errorf("%s %q/%q: no error", c.op, c.pk, c.rk)
+			continue
+		}
+		if msg := c.err.Error(); !strings.HasPrefix(msg, want) || strings.Contains(msg, "\n") || strings.Contains(msg, ": entity: ") {
+			t.Errorf("%s: %q\n  want it to start %q, in one line", c.op, msg, want)
+		}
+		if !errors.Is(c.err, c.is) {
+			t.Errorf("%s: %v does not match %v", c.op, c.err, c.is)
+		}
+	}
+}
+
+// must drops a value, keeping the error.
+func must[T any](_ T, err error) error { return err }

@@ -171,6 +171,9 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		var cur T
 		raw, etag, err := t.getRaw(ctx, partitionKey, rowKey)
 		if err != nil {
+			if se, ok := err.(*ServiceError); ok {
+				se.Op = "Modify"
+			}
 			return cur, nil, "", err
 		}
 		rv := reflect.ValueOf(&cur).Elem()

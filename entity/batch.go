@@ -484,36 +484,50 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 	if call == nil || !call.Resent() || !isConflict(te.Op.StatusCode) || errors.Is(out, ErrTableNotFound) {
 		return out
 	}
-	// Entities that can tell whether the transaction was applied: one with
-	// the write token, the failing operation's, an insert's.
-	var tried [3]int
-	n := 0
-	pick := func(i int) {
-		if i < 0 || i >= len(ops) || slices.Contains(tried[:n], i) {
-			return
+	// Entities that can tell whether the transaction was applied (it is
+	// atomic: one entity's verdict is the transaction's): those with the
+	// write token, the failing operation's, the inserts', in that order,
+	// at most maxSettleReads of them, so that another writer's change to
+	// one entity in the retry window leaves the others to tell.
+	var tried []int
+	pick := func(i int) bool {
+		if i < 0 || i >= len(ops) || slices.Contains(tried, i) || len(tried) == maxSettleReads {
+			return false
 		}
-		tried[n] = i
-		n++
+		tried = append(tried, i)
 		switch v, _ := c.judge(ctx, call, &writes[i]); v {
 		case wtoken.Applied:
 			err = nil
+			return true
 		case wtoken.NotApplied:
 			err = out
+			return true
 		}
+		return false
 	}
 	err = unknown(out)
-	for _, find := range []func() int{
-		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.token != "" }) },
-		func() int { return out.Index },
-		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.kind == wInsert }) },
-	} {
-		pick(find())
-		if !errors.Is(err, ErrOutcomeUnknown) {
+	candidates := []int{}
+	for i := range writes {
+		if writes[i].token != "" {
+			candidates = append(candidates, i)
+		}
+	}
+	candidates = append(candidates, out.Index)
+	for i := range writes {
+		if writes[i].kind == wInsert {
+			candidates = append(candidates, i)
+		}
+	}
+	for _, i := range candidates {
+		if pick(i) {
 			break
 		}
 	}
 	return err
 }
+
+// maxSettleReads bounds the entities read back to settle a transaction.
+const maxSettleReads = 4
 
 // submitSDK sends the operations through aztables' SubmitTransaction, for
 // a client without tablekit's policies.

@@ -56,6 +56,12 @@ func (m UpdateMode) sdk() (aztables.UpdateMode, error) {
 // alive. Its writes fail with a *TypeError before any request: write
 // through a Table of a struct type or of DynamicEntity on the same client.
 //
+// Every call addresses every key the service allows — empty keys, quotes,
+// spaces, any Unicode — on a client built with ClientOptions; a client
+// built without refuses a merge, replace, upsert or delete of an empty
+// PartitionKey with a *ClientOptionsError before any request (see
+// ClientOptions).
+//
 // Table is safe for concurrent use.
 type Table[T any] struct {
 	client *aztables.Client

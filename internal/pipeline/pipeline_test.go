@@ -250,7 +250,7 @@ func TestTakeoverReplacesMethodPathAndHeaders(t *testing.T) {
 	}
 	for i, r := range s.sent {
 		if r.Method != http.MethodPut || r.URL.EscapedPath() != path || r.URL.RawQuery != "sig=abc&sv=2019" && r.URL.RawQuery != "sv=2019&sig=abc" ||
-			r.Header.Get("If-Match") != "*" || r.Header.Get("Content-Type") != "application/json" || len(r.Header["x-ms-version"]) == 0 ||
+			r.Header.Get("If-Match") != "*" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json;odata=minimalmetadata" ||
 			string(s.body[i]) != `{"a":1}` {
 			t.Fatalf("try %d: %s %s?%s %v %q", i, r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header, s.body[i])
 		}

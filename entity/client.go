@@ -63,6 +63,9 @@ type conn struct {
 	// base is the escaped path of the table's URL (/account/Table), to
 	// which single-entity writes append the keys.
 	base string
+	// cosmos: the endpoint is Cosmos DB's Table API, which takes a merge
+	// as POST with X-HTTP-Method: MERGE.
+	cosmos bool
 }
 
 var errNilClient = errors.New("entity: nil *aztables.Client")
@@ -86,6 +89,7 @@ func connect(client *aztables.Client) (*conn, error) {
 	}
 	c.kit = true
 	c.table, c.endpoint, c.base = table, endpoint, base
+	c.cosmos = isCosmos(endpoint)
 	return c, nil
 }
 

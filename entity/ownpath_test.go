@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/faults"
@@ -171,5 +174,70 @@ func TestSingleEntityLostReplyEveryKey(t *testing.T) {
 	}
 	if s := f.Stats(); s.LostReplies != 12 {
 		t.Fatalf("faults: %+v", s)
+	}
+}
+
+// recorder is a transport that answers every request with 204 and an
+// ETag, and records it.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (r *recorder) Do(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	return &http.Response{StatusCode: http.StatusNoContent, Header: http.Header{"Etag": {`W/"datetime'2024-01-01T00%3A00%3A00.0000000Z'"`}}, Body: http.NoBody, Request: req}, nil
+}
+
+// TestSingleEntityRequestsAsSent: the requests tablekit builds for
+// single-entity writes, as the transport sees them: method, escaped keys
+// in the path, the SAS query kept, If-Match and Prefer; a merge to Cosmos
+// DB's Table API goes as POST with X-HTTP-Method: MERGE, as aztables
+// sends it there.
+func TestSingleEntityRequestsAsSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, endpoint := range []string{"https://acct.table.core.windows.net", "https://acct.table.cosmos.azure.com"} {
+		rec := &recorder{}
+		opts := entity.ClientOptions(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: rec}})
+		client, err := aztables.NewClientWithNoCredential(endpoint+"/People?sv=2019-02-02&sig=s", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		people, err := entity.NewTable[Person](client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := Person{Dept: "", ID: "Ü'p k", ETag: "W/\"x\"", Name: "n"}
+		_ = people.Insert(ctx, &p)
+		p.ETag = `W/"x"`
+		_ = people.Update(ctx, &p, entity.Merge)
+		_ = people.UpdateAny(ctx, &p, entity.Replace)
+		_ = people.Upsert(ctx, &p, entity.Merge)
+		_ = people.Delete(ctx, "", "Ü'p k", `W/"x"`)
+		keys := "/People(PartitionKey='',RowKey='%C3%9C%27%27p%20k')"
+		merge := "PATCH"
+		if strings.Contains(endpoint, "cosmos") {
+			merge = "POST"
+		}
+		want := []struct{ method, path, ifMatch, prefer, xMethod string }{
+			{"POST", "/People", "", "return-no-content", ""},
+			{merge, keys, `W/"x"`, "", map[bool]string{true: "MERGE"}[merge == "POST"]},
+			{"PUT", keys, "*", "", ""},
+			{merge, keys, "", "", map[bool]string{true: "MERGE"}[merge == "POST"]},
+			{"DELETE", keys, `W/"x"`, "", ""},
+		}
+		if len(rec.reqs) != len(want) {
+			t.Fatalf("%s: %d requests, want %d", endpoint, len(rec.reqs), len(want))
+		}
+		for i, w := range want {
+			r := rec.reqs[i]
+			if r.Method != w.method || r.URL.EscapedPath() != w.path || r.URL.Query().Get("sig") != "s" ||
+				r.Header.Get("If-Match") != w.ifMatch || r.Header.Get("Prefer") != w.prefer || r.Header.Get("X-HTTP-Method") != w.xMethod {
+				t.Errorf("%s: request %d: %s %s?%s %v; want %+v", endpoint, i, r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header, w)
+			}
+		}
 	}
 }

@@ -101,7 +101,9 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // opts.Mode on condition that nobody wrote it in between; when somebody
 // did, it starts again from a fresh read, with backoff, at most
 // opts.Retry.Attempts times (then ErrContention). change may return an
-// error to give up (returned as is). The written entity is returned.
+// error to give up (returned as is); it must not change the keys (a
+// *RowError matching ErrInvalid, before the write). The written entity is
+// returned.
 //
 // With Replace, properties that T does not model are removed (give T an
 // `extra` field to keep them); Merge keeps them, but cannot remove a

@@ -341,6 +341,8 @@ func TestSingleEntityErrorsNameTheKeys(t *testing.T) {
 		{"Insert", "Sales", "a/b", people.Insert(ctx, &Person{Dept: "Sales", ID: "a/b"}), entity.ErrInvalid, "invalid entity: "},
 		{"Insert", "Sales", "long", people.Insert(ctx, &Person{Dept: "Sales", ID: "long", Name: strings.Repeat("x", 40000)}), entity.ErrInvalid, "invalid entity: property Name: string length"},
 		{"Modify", "Sales", "nobody", must(people.Modify(ctx, "Sales", "nobody", func(*Person) error { return nil }, entity.ModifyOptions{})), entity.ErrNotFound, "404 "},
+		{"Modify", "Sales", "O'Brien", must(people.Modify(ctx, "Sales", "O'Brien", func(p *Person) error { p.Name = strings.Repeat("x", 40000); return nil }, entity.ModifyOptions{})), entity.ErrInvalid,
+			"invalid entity: property Name: string length"}, // was a nil-pointer panic
 		{"Modify", "Sales", "O'Brien", must(people.Modify(ctx, "Sales", "O'Brien", func(p *Person) error { p.ID = "other"; return nil }, entity.ModifyOptions{})), entity.ErrInvalid,
 			`invalid entity: key (limit the keys read, unchanged by the change function): got PartitionKey "Sales", RowKey "other"`},
 	}

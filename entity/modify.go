@@ -241,6 +241,9 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 			out = cur
 			return nil
 		}
+		if w.call == nil {
+			return err // refused before sending: the changed entity is invalid
+		}
 		var se *ServiceError
 		switch {
 		case errors.As(err, &se) && se.StatusCode == http.StatusPreconditionFailed:

@@ -134,7 +134,7 @@ func (b *Batch) Delete(partitionKey, rowKey, etag string) *Batch {
 	} else if err := checkKey("RowKey", rowKey); err != nil {
 		b.fail(len(b.ops), err)
 	} else if etag == "" {
-		b.fail(len(b.ops), ErrNoETag)
+		b.fail(len(b.ops), &ETagError{Op: OpDelete.String(), Table: b.table, PartitionKey: partitionKey, RowKey: rowKey})
 	}
 	b.ops = append(b.ops, op)
 	return b
@@ -207,7 +207,7 @@ func (b *Batch) add(kind OpKind, rule etagRule, e any, s protect.Scheme) *Batch 
 		op.etag = AnyETag
 	case etagOwn:
 		if op.etag == "" && op.shape != nil {
-			b.fail(len(b.ops), ErrNoETag)
+			b.fail(len(b.ops), &ETagError{Op: kind.String(), Table: b.table, PartitionKey: op.pk, RowKey: op.rk})
 		}
 	}
 	b.ops = append(b.ops, op)
@@ -280,20 +280,21 @@ func (op *batchOp) size() int {
 // transaction, for a client without tablekit's policies (which sends its
 // own $batch): every operation but an insert is addressed by a URL that
 // aztables builds without escaping quotes in the keys, and refuses to build
-// for an empty PartitionKey.
-func (op *batchOp) checkAddressable() error {
+// for an empty PartitionKey. The *ClientOptionsError says what to do.
+func (op *batchOp) checkAddressable(call, table string) error {
 	if op.kind == OpInsert {
 		return nil
 	}
-	if op.pk == "" {
-		return errEmptyPartitionKey("a transaction's " + op.kind.String())
+	reason := ""
+	switch {
+	case op.pk == "":
+		reason = "aztables cannot address an empty PartitionKey in a transaction's " + op.kind.String()
+	case strings.ContainsRune(op.pk, '\'') || strings.ContainsRune(op.rk, '\''):
+		reason = "aztables v1.4.1 does not escape ' in the keys of a transaction's " + op.kind.String()
+	default:
+		return nil
 	}
-	for _, k := range [2][2]string{{"PartitionKey", op.pk}, {"RowKey", op.rk}} {
-		if strings.ContainsRune(k[1], '\'') {
-			return &ValidationError{Property: k[0], Rule: RuleKey, Limit: "no ' in the keys of a transaction's " + op.kind.String() + " (aztables v1.4.1 does not escape it); use the single-entity call", Value: shorten(k[1])}
-		}
-	}
-	return nil
+	return &ClientOptionsError{Op: call, Table: table, PartitionKey: op.pk, RowKey: op.rk, Reason: reason}
 }
 
 // BatchError reports a Batch that breaks a rule, found before sending.
@@ -413,25 +414,47 @@ func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens
 	if c.kit {
 		results, call, err = c.sendBatch(ctx, ops, bodies)
 	} else {
-		results, err = c.submitSDK(ctx, ops, bodies)
+		results, err = c.submitSDK(ctx, name, ops, bodies)
 	}
+	etags := make([]string, len(ops))
 	if err != nil {
 		if err := c.settleTxn(ctx, call, name, ops, writes, err); err != nil {
 			return nil, err
 		}
-		return make([]string, len(ops)), nil // applied; the ETags are unknown
-	}
-	etags := make([]string, len(ops))
-	for i, op := range ops {
-		if op.kind == OpDelete {
-			continue
+		// Applied, and the reply that held the ETags lost: each entity
+		// still stored exactly as written has its ETag read back.
+		etags = c.storedETags(ctx, writes)
+	} else {
+		for i, op := range ops {
+			if op.kind != OpDelete {
+				etags[i] = results[i].ETag
+			}
 		}
-		etags[i] = results[i].ETag
-		if op.target.IsValid() {
+	}
+	for i, op := range ops {
+		if op.kind != OpDelete && op.target.IsValid() {
 			op.shape.setWritten(op.target, etags[i])
 		}
 	}
 	return etags, nil
+}
+
+// storedETags reads back the entities of an applied transaction whose
+// reply was lost, at most DefaultConcurrency at a time, and returns the
+// stored ETag of each one still stored exactly as written ("" for the
+// others, deletes, and any read that fails).
+func (c *conn) storedETags(ctx context.Context, writes []write) []string {
+	etags := make([]string, len(writes))
+	idx := make([]int, 0, len(writes))
+	for i := range writes {
+		if !writes[i].delete {
+			idx = append(idx, i)
+		}
+	}
+	runEach(idx, DefaultConcurrency, func(i int) {
+		etags[i] = c.ownETag(ctx, &writes[i])
+	})
+	return etags
 }
 
 // settleTxn turns a failed transaction's error into a *TransactionError
@@ -439,7 +462,7 @@ func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens
 // *OutcomeError.
 func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, ops []batchOp, writes []write, err error) error {
 	unknown := func(last error) error {
-		return &OutcomeError{Op: "Submit", Table: name, PartitionKey: ops[0].pk, Last: last}
+		return &OutcomeError{Op: "Submit", Table: name, PartitionKey: ops[0].pk, Last: last, scope: scopePartition}
 	}
 	var te *batch.TransactionError
 	if !errors.As(err, &te) {
@@ -461,43 +484,57 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 	if call == nil || !call.Resent() || !isConflict(te.Op.StatusCode) || errors.Is(out, ErrTableNotFound) {
 		return out
 	}
-	// Entities that can tell whether the transaction was applied: one with
-	// the write token, the failing operation's, an insert's.
-	var tried [3]int
-	n := 0
-	pick := func(i int) {
-		if i < 0 || i >= len(ops) || slices.Contains(tried[:n], i) {
-			return
+	// Entities that can tell whether the transaction was applied (it is
+	// atomic: one entity's verdict is the transaction's): those with the
+	// write token, the failing operation's, the inserts', in that order,
+	// at most maxSettleReads of them, so that another writer's change to
+	// one entity in the retry window leaves the others to tell.
+	var tried []int
+	pick := func(i int) bool {
+		if i < 0 || i >= len(ops) || slices.Contains(tried, i) || len(tried) == maxSettleReads {
+			return false
 		}
-		tried[n] = i
-		n++
+		tried = append(tried, i)
 		switch v, _ := c.judge(ctx, call, &writes[i]); v {
 		case wtoken.Applied:
 			err = nil
+			return true
 		case wtoken.NotApplied:
 			err = out
+			return true
 		}
+		return false
 	}
 	err = unknown(out)
-	for _, find := range []func() int{
-		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.token != "" }) },
-		func() int { return out.Index },
-		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.kind == wInsert }) },
-	} {
-		pick(find())
-		if !errors.Is(err, ErrOutcomeUnknown) {
+	candidates := []int{}
+	for i := range writes {
+		if writes[i].token != "" {
+			candidates = append(candidates, i)
+		}
+	}
+	candidates = append(candidates, out.Index)
+	for i := range writes {
+		if writes[i].kind == wInsert {
+			candidates = append(candidates, i)
+		}
+	}
+	for _, i := range candidates {
+		if pick(i) {
 			break
 		}
 	}
 	return err
 }
 
+// maxSettleReads bounds the entities read back to settle a transaction.
+const maxSettleReads = 4
+
 // submitSDK sends the operations through aztables' SubmitTransaction, for
 // a client without tablekit's policies.
-func (c *conn) submitSDK(ctx context.Context, ops []batchOp, bodies [][]byte) ([]batch.OpResult, error) {
+func (c *conn) submitSDK(ctx context.Context, name string, ops []batchOp, bodies [][]byte) ([]batch.OpResult, error) {
 	actions := make([]aztables.TransactionAction, len(ops))
 	for i, op := range ops {
-		if err := op.checkAddressable(); err != nil {
+		if err := op.checkAddressable("Submit", name); err != nil {
 			return nil, &BatchError{Index: i, Err: err}
 		}
 		a := aztables.TransactionAction{ActionType: actionTypes[op.kind], Entity: bodies[i]}
@@ -605,16 +642,21 @@ func keysBody(pk, rk string) []byte {
 // operation. When that refusal answers a resent request (the reply to an
 // earlier try was lost), Submit first reads back the entities that can
 // tell (see WithWriteTokens): if the transaction was applied it returns
-// success, with empty ETags (nothing is written back into the entities:
-// read them again before a conditional write); if it cannot tell, the
-// error matches ErrOutcomeUnknown. Any other failure after the request
+// success, with each entity's ETag read back (and written back into it)
+// when the entity is still stored exactly as the transaction wrote it, and
+// "" for one that another writer changed since (read it again before a
+// conditional write); if it cannot tell, the error matches
+// ErrOutcomeUnknown (TestLostReplyReportsStoredETags). Any other failure after the request
 // may have left (a transport failure, an unreadable reply) is
 // ErrOutcomeUnknown too: retrying upserts is harmless; retried inserts may
 // report ErrAlreadyExists.
 //
 // A client built without ClientOptions goes through aztables'
-// SubmitTransaction: operations it cannot address are refused with a
-// *BatchError before sending, and a refusal is reported as answered.
+// SubmitTransaction: operations it cannot address (a merge, replace,
+// upsert or delete whose PartitionKey is empty or whose keys hold ') are
+// refused before sending with a *BatchError wrapping a
+// *ClientOptionsError (ErrNeedsClientOptions) that says what to do, and a
+// refusal is reported as answered.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 	if err := t.okWrite(); err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+
+	"github.com/tablekit/tablekit/internal/pipeline"
 )
 
 // BulkOptions tunes BulkWrite.
@@ -58,16 +60,22 @@ func (e *BulkError) Unwrap() error {
 // its transaction is submitted again without it, so one bad entity costs
 // only itself. An outcome is never wrong: a refusal answered to a resent
 // transaction (its first reply lost) is checked by reading back as Submit
-// does, and a transaction found applied is reported written, with an
-// empty ETag; a transaction whose outcome stays unknown (after azcore's
+// does, and a transaction found applied is reported written, each entity
+// with its ETag read back (empty for an entity another writer changed
+// since: that version is not this write's); a transaction whose outcome
+// stays unknown (after azcore's
 // retries of throttling and server errors, a transport failure, or a
 // read-back that cannot tell) is reported for each of its entities with
 // an error matching ErrOutcomeUnknown. When any entity has an error the
 // error is a *BulkError.
 //
 // With a client built with ClientOptions every key the service allows can
-// be written; without, an empty PartitionKey or a ' in a key is refused
-// per entity in the upsert modes (aztables cannot address them).
+// be written in every mode. Without (aztables' transactions cannot address
+// them), an upsert whose keys hold ' goes out as a single-entity upsert
+// (one request for that entity), and one whose PartitionKey is empty is
+// refused for that entity, before any request, with a *ClientOptionsError
+// (ErrNeedsClientOptions) that says to build the client with
+// ClientOptions (TestTransactionsWithoutThePolicies).
 func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions) ([]Outcome, error) {
 	if err := t.okWrite(); err != nil {
 		return nil, err
@@ -79,7 +87,15 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 	outcomes := make([]Outcome, len(entities))
 	order, groups := t.encodeBulk(entities, opts.Mode, outcomes)
 	runEach(order, opts.Concurrency, func(pk string) {
-		for _, chunk := range chunkBulk(groups[pk]) {
+		var batched, singles []pending
+		for _, p := range groups[pk] {
+			if p.single {
+				singles = append(singles, p)
+			} else {
+				batched = append(batched, p)
+			}
+		}
+		for _, chunk := range chunkBulk(batched) {
 			if err := ctx.Err(); err != nil {
 				for _, p := range chunk {
 					outcomes[p.index].Err = err
@@ -87,6 +103,9 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 				continue
 			}
 			t.writeChunk(ctx, chunk, outcomes)
+		}
+		for _, p := range singles {
+			t.writeSingle(ctx, p, outcomes)
 		}
 	})
 	return outcomes, bulkError(outcomes)
@@ -103,10 +122,13 @@ func (o BulkOptions) withDefaults() BulkOptions {
 }
 
 // pending is one entity of a bulk write, encoded: its index in the input
-// and its operation.
+// and its operation. single: it goes out as a single-entity upsert (a
+// client without tablekit's policies cannot address its keys in a
+// transaction).
 type pending struct {
-	index int
-	op    batchOp
+	index  int
+	op     batchOp
+	single bool
 }
 
 // encodeBulk encodes every entity first, so that invalid ones are reported
@@ -124,16 +146,20 @@ func (t *Table[T]) encodeBulk(entities []T, mode OpKind, outcomes []Outcome) (or
 			continue
 		}
 		op := batchOp{kind: mode, pk: pk, rk: rk, body: body}
-		if !t.conn.kit {
-			if err := op.checkAddressable(); err != nil {
+		single := false
+		if !t.conn.kit && op.checkAddressable("BulkWrite", t.name) != nil {
+			// aztables' single-entity upserts escape quotes; nothing of
+			// aztables addresses an empty PartitionKey.
+			if err := t.conn.addressable("BulkWrite", t.name, mode, pk, rk); err != nil {
 				outcomes[i].Err = err
 				continue
 			}
+			single = true
 		}
 		if _, ok := groups[pk]; !ok {
 			order = append(order, pk)
 		}
-		groups[pk] = append(groups[pk], pending{i, op})
+		groups[pk] = append(groups[pk], pending{i, op, single})
 	}
 	return order, groups
 }
@@ -188,10 +214,25 @@ func (t *Table[T]) writeChunk(ctx context.Context, chunk []pending, outcomes []O
 	}
 }
 
+// writeSingle writes one entity of an upsert mode as a single-entity
+// upsert, which a resend repeats harmlessly.
+func (t *Table[T]) writeSingle(ctx context.Context, p pending, outcomes []Outcome) {
+	if err := ctx.Err(); err != nil {
+		outcomes[p.index].Err = err
+		return
+	}
+	w := &write{op: "BulkWrite", kind: wUpsert, pk: p.op.pk, rk: p.op.rk}
+	body, _ := w.withToken(nil, p.op.body, false)
+	cctx, call := pipeline.WithCall(ctx)
+	etag, err := t.conn.writeEntity(cctx, p.op.kind, p.op.pk, p.op.rk, "", body)
+	_, _, err = t.conn.settle(ctx, call, t.name, w, wrapEntityErr("BulkWrite", t.name, p.op.pk, p.op.rk, err))
+	outcomes[p.index].ETag, outcomes[p.index].Err = etag, err
+}
+
 // runEach calls do for every item, at most workers at a time, and returns
 // when all calls have.
-func runEach(items []string, workers int, do func(string)) {
-	work := make(chan string)
+func runEach[E any](items []E, workers int, do func(E)) {
+	work := make(chan E)
 	var wg sync.WaitGroup
 	for range min(workers, len(items)) {
 		wg.Add(1)

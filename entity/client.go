@@ -23,18 +23,26 @@ import (
 // counts azcore's tries of each write, so that an answer to a resent
 // request (after a reply was lost) is never taken for the truth: such a
 // write is checked by reading the entity back, and reported as done, as
-// refused, or as ErrOutcomeUnknown. The other lets transactions go out as
-// tablekit's own $batch request through the client's pipeline (its
-// credential, retries, logging and tracing), which addresses every key the
-// service allows, ' and empty keys included.
+// refused, or as ErrOutcomeUnknown. The other lets writes go out as
+// tablekit's own requests through the client's pipeline (its credential,
+// retries, logging and tracing): transactions as tablekit's $batch, and
+// single-entity writes (Insert, Upsert, Update, UpdateAny, Delete,
+// Modify) as requests tablekit builds, each carried by the aztables call
+// of its kind, so that tracing names it. Together they address every key
+// the service allows, ' and empty keys included, in every call, and send
+// each body as encoded (aztables decodes and re-encodes it).
 //
-// A client built without them still works, with two differences: Batch
-// and BulkWrite go through aztables' SubmitTransaction, which cannot
-// address an empty PartitionKey or a key holding ' in a merge, replace or
-// delete (refused with a ValidationError before sending); and a conflict
-// answered to a resent write is reported as the service answered it, which
-// a lost reply can make wrong. Modify with write tokens is exactly-once
-// either way (see Table.WithWriteTokens).
+// A client built without them still works, with these differences: a
+// merge, replace, upsert or delete addressed by an empty PartitionKey is
+// refused before any request with a *ClientOptionsError
+// (ErrNeedsClientOptions) that says to build the client with
+// ClientOptions, since aztables builds no URL for it; Batch goes through
+// aztables' SubmitTransaction, which also cannot address a key holding '
+// in such an operation (refused the same way), while BulkWrite sends such
+// an upsert as a single-entity upsert; and a conflict answered to a resent
+// write is reported as the service answered it, which a lost reply can
+// make wrong. Modify with write tokens is exactly-once either way (see
+// Table.WithWriteTokens).
 func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
 	var o aztables.ClientOptions
 	if opts != nil {
@@ -52,6 +60,12 @@ type conn struct {
 	kit      bool
 	endpoint string
 	table    string
+	// base is the escaped path of the table's URL (/account/Table), to
+	// which single-entity writes append the keys.
+	base string
+	// cosmos: the endpoint is Cosmos DB's Table API, which takes a merge
+	// as POST with X-HTTP-Method: MERGE.
+	cosmos bool
 }
 
 var errNilClient = errors.New("entity: nil *aztables.Client")
@@ -69,12 +83,13 @@ func connect(client *aztables.Client) (*conn, error) {
 		c.table = nameFromSAS(client)
 		return c, nil
 	}
-	table, endpoint := splitProbe(u)
+	table, endpoint, base := splitProbe(u)
 	if table == "" {
 		return c, nil
 	}
 	c.kit = true
-	c.table, c.endpoint = table, endpoint
+	c.table, c.endpoint, c.base = table, endpoint, base
+	c.cosmos = isCosmos(endpoint)
 	return c, nil
 }
 
@@ -101,18 +116,19 @@ func nameFromSAS(client *aztables.Client) string {
 	return base[len(base)-len(tn):]
 }
 
-// splitProbe reads the table name and service endpoint from the probe's
-// URL, ENDPOINT/TABLE(PartitionKey='p',RowKey='r'); "" when it is not
-// of that form.
-func splitProbe(u *url.URL) (table, endpoint string) {
+// splitProbe reads the table name, the service endpoint and the escaped
+// path of the table from the probe's URL,
+// ENDPOINT/TABLE(PartitionKey='p',RowKey='r'); "" when it is not of that
+// form.
+func splitProbe(u *url.URL) (table, endpoint, base string) {
 	path := u.EscapedPath()
 	i := strings.LastIndex(path, "(PartitionKey=")
 	if i < 0 {
-		return "", ""
+		return "", "", ""
 	}
 	slash := strings.LastIndexByte(path[:i], '/')
 	if slash < 0 {
-		return "", ""
+		return "", "", ""
 	}
-	return path[slash+1 : i], u.Scheme + "://" + u.Host + path[:slash+1]
+	return path[slash+1 : i], u.Scheme + "://" + u.Host + path[:slash+1], path[:i]
 }

@@ -105,6 +105,14 @@
 //     errors with errors.As, and the service's answer stays reachable as
 //     *azcore.ResponseError. Authorization failures match
 //     [ErrUnauthorized], a service that never answered [ErrUnreachable].
+//     Every error of a single-entity call (Get, Insert, Upsert, Update,
+//     UpdateAny, Delete, DeleteEntity, DeleteIfExists, Modify) names both
+//     keys, quoted, empty ones included: `entity: Insert on table People
+//     (PartitionKey "Sales", RowKey "O'Brien"): 409 EntityAlreadyExists`
+//     ([ServiceError], [OutcomeError], [RowError] for an entity that
+//     cannot be encoded or decoded, [ETagError] for a conditional write
+//     without an ETag, which says to use UpdateAny or AnyETag)
+//     (TestSingleEntityErrorsNameTheKeys).
 //   - Raw rows: Table[json.RawMessage] reads each entity's JSON object as
 //     the service sent it (a copy), and refuses writes with a [*TypeError]
 //     before any request: the bytes-level view for pass-through and for
@@ -127,12 +135,59 @@
 // lets the ETag-guarded patterns recognise their own writes, for one
 // property of at most 290 bytes per entity.
 //
-// Transactions go out as tablekit's own $batch on the client's pipeline
-// (same credential, retries, logging, tracing), so every key the service
-// allows can be merged, replaced or deleted in one, and each operation's
-// ETag and the failing operation's index are reported. Reads decode the
-// body the service sent, captured through azcore's pipeline, rather than
-// the re-encoded copy aztables hands out, so every value keeps its stored
-// type. Retries, logging and tracing
-// are azcore's, configured through aztables.ClientOptions.
+// This holds with another writer inside azcore's retry window: for every
+// public write (Insert, Upsert, Update, UpdateAny, Delete, DeleteEntity,
+// DeleteIfExists, Modify, Submit, BulkWrite) whose reply is lost while
+// another client inserts, replaces, merges or deletes the same entity
+// before the resend, a write that was applied is reported done or
+// ErrOutcomeUnknown, never refused, and one that was not is never
+// reported done (TestSeamsLostReplyWithAnotherWriter). A transaction is
+// settled by any of up to four of its entities, since it is atomic. An
+// ETag reported after settling is that of the version the write made,
+// read back — for a transaction, each entity's (Submit writes them back
+// into the entities) — and "" for an entity another writer changed since
+// (TestLostReplyReportsStoredETags); Modify returns the entity as read,
+// with that version's ETag.
+//
+// # Requests of tablekit's own
+//
+// Writes go out as tablekit's own requests on the client's pipeline (same
+// credential, retries, logging, tracing): transactions as tablekit's
+// $batch, single-entity writes as requests carried by the aztables call
+// of their kind, with the keys escaped as the service wants them and the
+// body sent as encoded. So every key the service allows — empty, quotes,
+// spaces, any Unicode — works in every call on a client built with
+// ClientOptions (TestSingleEntityWritesEveryKey,
+// TestTransactionsForEveryKey), and each transaction operation's ETag and
+// the failing operation's index are reported. A client built without
+// ClientOptions refuses, before any request and with a
+// [*ClientOptionsError] that says to build it with ClientOptions, only
+// what aztables cannot address: a merge, replace, upsert or delete of an
+// empty PartitionKey, and in a Batch a key holding ' in one (BulkWrite
+// sends such an upsert on its own) (TestTransactionsWithoutThePolicies).
+// Reads decode the body the service sent, captured through azcore's
+// pipeline, rather than the re-encoded copy aztables hands out, so every
+// value keeps its stored type. Retries, logging and tracing are azcore's,
+// configured through aztables.ClientOptions.
+//
+// # Rows that cannot be read
+//
+// A row that cannot be decoded into T (or, through package crypt,
+// authenticated) is a [*RowError] naming its keys and never a partly
+// filled value. By default it ends a query like any error; with
+// Query.ContinueOnRowError it is yielded in its place and the query goes
+// on (QueryPage: Page.RowErrors), so that whoever can write one row
+// cannot block every listing of its partition
+// (TestQueryContinuesPastBadRows; crypt's
+// TestQueryContinuesPastTamperedRow). A failure of the request itself
+// still ends the sequence.
+//
+// # One bad item among many
+//
+// BulkWrite encodes every entity before any request: one the service
+// would refuse (an invalid key or property, a value too long, an entity
+// over 1 MiB once encoded) fails alone with its error, and the others go
+// out in the transactions they need; Submit refuses a Batch holding one,
+// whole, before any request, naming the operation
+// (TestSeamsOneBadItemAmongMany).
 package entity

@@ -218,3 +218,97 @@ func shorten(s string) string {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// RowError reports an error about one entity, named by its keys: a row of
+// a query that cannot be decoded (or, through package crypt,
+// authenticated), or the entity of a single-entity call that cannot be
+// encoded, addressed or decoded. It unwraps to the cause, so
+// errors.Is(err, ErrDecode), ErrInvalid or crypt.ErrTampered and
+// errors.As(err, &*DecodeError) reach it. A row that fails is never
+// handed out partly filled: the value yielded or returned with a
+// RowError is T's zero value.
+type RowError struct {
+	Op                   string // "Query", "Get", "Insert", …
+	Table                string
+	PartitionKey, RowKey string
+	Err                  error
+}
+
+func (e *RowError) Error() string {
+	if e == nil {
+		return "entity: row error: <nil>"
+	}
+	return where(e.Op, e.Table, scopeEntity, e.PartitionKey, e.RowKey) + ": " + inner(e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *RowError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
+
+// rowErr wraps err (nil stays nil) as a *RowError of op on the entity pk, rk.
+func rowErr(op, table, pk, rk string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &RowError{Op: op, Table: table, PartitionKey: pk, RowKey: rk, Err: err}
+}
+
+// ETagError reports a conditional write asked for an entity without an
+// ETag, before any request; it matches ErrNoETag. Read the entity first,
+// or write whatever its version: UpdateAny, or Delete with AnyETag.
+type ETagError struct {
+	Op                   string // "Update", "Delete", "DeleteEntity", or a transaction's operation kind
+	Table                string
+	PartitionKey, RowKey string
+}
+
+func (e *ETagError) Error() string {
+	if e == nil {
+		return "entity: no etag: <nil>"
+	}
+	hint := "read it first, or use UpdateAny to write whatever its version"
+	if strings.HasPrefix(e.Op, "Delete") || e.Op == OpDelete.String() {
+		hint = "read it first, or pass entity.AnyETag to delete whatever its version"
+	}
+	return where(e.Op, e.Table, scopeEntity, e.PartitionKey, e.RowKey) + ": entity has no etag for a conditional write: " + hint
+}
+
+// Is makes errors.Is(err, ErrNoETag) true.
+func (e *ETagError) Is(target error) bool { return target == ErrNoETag }
+
+// ErrNeedsClientOptions reports a call that only a client built with
+// ClientOptions can make (a merge, replace, upsert or delete addressed by
+// an empty PartitionKey), refused before any request.
+var ErrNeedsClientOptions = errors.New("entity: the client must be built with entity.ClientOptions")
+
+// ClientOptionsError reports a write that the table's client cannot send
+// because it was built without ClientOptions, before any request. It
+// matches ErrNeedsClientOptions and ErrInvalid, and its message says what
+// to do: build the *aztables.Client or *aztables.ServiceClient with
+// entity.ClientOptions(opts), or make the table with tablekit's
+// constructors (NewTableFromConnectionString, NewTableWithCredential),
+// which do.
+type ClientOptionsError struct {
+	Op                   string
+	Table                string
+	PartitionKey, RowKey string
+	Reason               string
+}
+
+func (e *ClientOptionsError) Error() string {
+	if e == nil {
+		return "entity: client options: <nil>"
+	}
+	return where(e.Op, e.Table, scopeEntity, e.PartitionKey, e.RowKey) + ": " + e.Reason +
+		"; build the *aztables.Client or *aztables.ServiceClient with entity.ClientOptions(opts), or make the table with entity.NewTableFromConnectionString or NewTableWithCredential"
+}
+
+// Is makes errors.Is(err, ErrNeedsClientOptions) and errors.Is(err,
+// ErrInvalid) true.
+func (e *ClientOptionsError) Is(target error) bool {
+	return target == ErrNeedsClientOptions || target == ErrInvalid
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -76,7 +77,7 @@ func TestUnauthorizedWrongKey(t *testing.T) {
 	if !errors.Is(err, entity.ErrUnauthorized) || errors.Is(err, entity.ErrNotFound) {
 		t.Fatalf("Get with a wrong key: %v; want ErrUnauthorized", err)
 	}
-	oneLine(t, err, "entity: Get on table "+name+": 403 ")
+	oneLine(t, err, "entity: Get on table "+name+` (PartitionKey "p", RowKey "r"): 403 `)
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
 		t.Errorf("Get with a wrong key: the *azcore.ResponseError is not reachable: %v", err)
@@ -86,7 +87,7 @@ func TestUnauthorizedWrongKey(t *testing.T) {
 	if !errors.Is(err, entity.ErrUnauthorized) || errors.Is(err, entity.ErrOutcomeUnknown) {
 		t.Fatalf("Insert with a wrong key: %v; want ErrUnauthorized", err)
 	}
-	oneLine(t, err, "entity: Insert on table "+name+": 403 ")
+	oneLine(t, err, "entity: Insert on table "+name+` (PartitionKey "p", RowKey "r"): 403 `)
 }
 
 // accountName is the account of env's connection string.
@@ -142,7 +143,7 @@ func TestUnreachableClosedPort(t *testing.T) {
 	if n := tries.n.Load(); n != 3 {
 		t.Errorf("Get on a closed port: %d tries; want 3 (azcore's retries)", n)
 	}
-	oneLine(t, err, "entity: Get on table Unreachable: service unreachable: ")
+	oneLine(t, err, `entity: Get on table Unreachable (PartitionKey "p", RowKey "r"): service unreachable: `)
 	if strings.Contains(err.Error(), "http://") {
 		t.Errorf("the error names the URL (a SAS URL would carry its signature): %v", err)
 	}
@@ -155,7 +156,7 @@ func TestUnreachableClosedPort(t *testing.T) {
 	if !errors.Is(err, entity.ErrUnreachable) || errors.Is(err, entity.ErrOutcomeUnknown) {
 		t.Fatalf("Insert on a closed port: %v; want ErrUnreachable (nothing was sent)", err)
 	}
-	oneLine(t, err, "entity: Insert on table Unreachable: service unreachable: ")
+	oneLine(t, err, `entity: Insert on table Unreachable (PartitionKey "p", RowKey "r"): service unreachable: `)
 
 	for _, err := range tbl.Query(ctx, entity.Query{}) {
 		if !errors.Is(err, entity.ErrUnreachable) {
@@ -198,7 +199,7 @@ func TestLostReplyIsNotUnreachable(t *testing.T) {
 	if !errors.Is(err, entity.ErrOutcomeUnknown) || errors.Is(err, entity.ErrUnreachable) {
 		t.Fatalf("Insert whose replies are lost: %v; want ErrOutcomeUnknown and not ErrUnreachable", err)
 	}
-	oneLine(t, err, "entity: Insert on table "+name+": outcome unknown")
+	oneLine(t, err, "entity: Insert on table "+name+` (PartitionKey "p", RowKey "r"): outcome unknown`)
 	if proxy.Resets() == 0 {
 		t.Fatal("the proxy reset no connection")
 	}
@@ -276,7 +277,7 @@ func TestTableNameFromClient(t *testing.T) {
 	if !errors.Is(err, entity.ErrTableNotFound) && !errors.Is(err, entity.ErrNotFound) {
 		t.Fatalf("Get on a missing table: %v", err)
 	}
-	oneLine(t, err, "entity: Get on table "+name+": 404 ")
+	oneLine(t, err, "entity: Get on table "+name+` (PartitionKey "p", RowKey "r"): 404 `)
 }
 
 // TestZeroTimeSaysHowToFix: a zero time.Time in a field without omitempty
@@ -305,3 +306,60 @@ func TestZeroTimeSaysHowToFix(t *testing.T) {
 		t.Errorf("a set Hired, zero omitempty Left and nil *time.Time Ended: %v", err)
 	}
 }
+
+// TestSingleEntityErrorsNameTheKeys: every error of a single-entity call
+// names the operation, the table and both keys, quoted (empty ones too),
+// in one line, and still matches its sentinel; the missing-ETag error
+// says what to do instead.
+func TestSingleEntityErrorsNameTheKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	people := kitTable[Person](t)
+	name := people.Name()
+	p := Person{Dept: "Sales", ID: "O'Brien", Name: "a"}
+	if err := people.Insert(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	stale := p
+	stale.ETag = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`
+	keys := func(pk, rk string) string { return fmt.Sprintf(" (PartitionKey %q, RowKey %q): ", pk, rk) }
+	cases := []struct {
+		op, pk, rk string
+		err, is    error
+		tail       string
+	}{
+		{"Insert", "Sales", "O'Brien", people.Insert(ctx, &Person{Dept: "Sales", ID: "O'Brien"}), entity.ErrAlreadyExists, "409 EntityAlreadyExists"},
+		{"Get", "Sales", "nobody", must(people.Get(ctx, "Sales", "nobody")), entity.ErrNotFound, "404 ResourceNotFound"},
+		{"Get", "", "", must(people.Get(ctx, "", "")), entity.ErrNotFound, "404 ResourceNotFound"},
+		{"Update", "Sales", "O'Brien", people.Update(ctx, &stale, entity.Merge), entity.ErrPreconditionFailed, "412 "},
+		{"UpdateAny", "", "x", people.UpdateAny(ctx, &Person{Dept: "", ID: "x"}, entity.Merge), entity.ErrNotFound, "404 "},
+		{"Delete", "Sales", "nobody", people.Delete(ctx, "Sales", "nobody", entity.AnyETag), entity.ErrNotFound, "404 "},
+		{"Update", "Sales", "new", people.Update(ctx, &Person{Dept: "Sales", ID: "new"}, entity.Merge), entity.ErrNoETag,
+			"entity has no etag for a conditional write: read it first, or use UpdateAny to write whatever its version"},
+		{"Delete", "Sales", "new", people.Delete(ctx, "Sales", "new", ""), entity.ErrNoETag,
+			"entity has no etag for a conditional write: read it first, or pass entity.AnyETag to delete whatever its version"},
+		{"Insert", "Sales", "a/b", people.Insert(ctx, &Person{Dept: "Sales", ID: "a/b"}), entity.ErrInvalid, "invalid entity: "},
+		{"Insert", "Sales", "long", people.Insert(ctx, &Person{Dept: "Sales", ID: "long", Name: strings.Repeat("x", 40000)}), entity.ErrInvalid, "invalid entity: property Name: string length"},
+		{"Modify", "Sales", "nobody", must(people.Modify(ctx, "Sales", "nobody", func(*Person) error { return nil }, entity.ModifyOptions{})), entity.ErrNotFound, "404 "},
+		{"Modify", "Sales", "O'Brien", must(people.Modify(ctx, "Sales", "O'Brien", func(p *Person) error { p.Name = strings.Repeat("x", 40000); return nil }, entity.ModifyOptions{})), entity.ErrInvalid,
+			"invalid entity: property Name: string length"}, // was a nil-pointer panic
+		{"Modify", "Sales", "O'Brien", must(people.Modify(ctx, "Sales", "O'Brien", func(p *Person) error { p.ID = "other"; return nil }, entity.ModifyOptions{})), entity.ErrInvalid,
+			`invalid entity: key (limit the keys read, unchanged by the change function): got PartitionKey "Sales", RowKey "other"`},
+	}
+	for _, c := range cases {
+		want := "entity: " + c.op + " on table " + name + keys(c.pk, c.rk) + c.tail
+		if c.err == nil {
+			t.Errorf("%s %q/%q: no error", c.op, c.pk, c.rk)
+			continue
+		}
+		if msg := c.err.Error(); !strings.HasPrefix(msg, want) || strings.Contains(msg, "\n") || strings.Contains(msg, ": entity: ") {
+			t.Errorf("%s: %q\n  want it to start %q, in one line", c.op, msg, want)
+		}
+		if !errors.Is(c.err, c.is) {
+			t.Errorf("%s: %v does not match %v", c.op, c.err, c.is)
+		}
+	}
+}
+
+// must drops a value, keeping the error.
+func must[T any](_ T, err error) error { return err }

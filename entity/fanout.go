@@ -40,8 +40,9 @@ type FanOutOptions struct {
 // buckets), each partition's query being q.Filter and PartitionKey eq pk.
 // By default the results are merged in the service's order, PartitionKey
 // then RowKey, as if one query had read them; q.Limit applies to the merged
-// result. The first error is yielded and ends the sequence; stopping early
-// cancels the queries still running.
+// result. The first error is yielded and ends the sequence (but for a row
+// that cannot be decoded, with q.ContinueOnRowError: see Query); stopping
+// early cancels the queries still running.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Query, opts FanOutOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		opts = opts.withDefaults()
@@ -66,7 +67,7 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Q
 		go f.launch(ctx, pks, func(ctx context.Context, pk string, out chan<- item[T]) {
 			t.queryInto(ctx, pk, q, out)
 		})
-		if !f.merge(yield, q.Limit) {
+		if !f.merge(yield, q.Limit, q.ContinueOnRowError) {
 			return
 		}
 		// A worker stopped by the caller's context ends its stream without
@@ -184,23 +185,30 @@ func (t *Table[T]) queryInto(ctx context.Context, pk string, q Query, out chan<-
 		case <-ctx.Done():
 			return
 		}
-		if err != nil {
+		if err != nil && !(q.ContinueOnRowError && isRowError(err)) {
 			return
 		}
 	}
 }
 
+// isRowError reports the error of one row that could not be decoded.
+func isRowError(err error) bool {
+	_, ok := err.(*RowError)
+	return ok
+}
+
 // merge yields the results until they end (true), an error, the caller
-// stops or limit (0: none) results were yielded (false).
-func (f *fanOut[T]) merge(yield func(T, error) bool, limit int) bool {
+// stops or limit (0: none) results were yielded (false). With
+// goOn, a row's *RowError is yielded in its place and counts as a result.
+func (f *fanOut[T]) merge(yield func(T, error) bool, limit int, goOn bool) bool {
 	n := 0
 	emit := func(it item[T]) bool {
-		if it.err != nil {
+		if it.err != nil && !(goOn && isRowError(it.err)) {
 			var zero T
 			yield(zero, it.err)
 			return false
 		}
-		if !yield(it.v, nil) {
+		if !yield(it.v, it.err) {
 			return false
 		}
 		n++

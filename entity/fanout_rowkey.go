@@ -21,19 +21,22 @@ func (t *Table[T]) queryByRowKey(ctx context.Context, partitions []string, q Que
 	slices.SortFunc(pks, keys.Compare)
 	pks = slices.Compact(pks)
 	slots := make(chan struct{}, workers)
-	gate := func(ctx context.Context, c compiled, top int, cont continuation) ([]T, continuation, error) {
+	gate := func(ctx context.Context, c compiled, top int, cont continuation) ([]T, []error, continuation, error) {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			return nil, continuation{}, ctx.Err()
+			return nil, nil, continuation{}, ctx.Err()
 		}
 		defer func() { <-slots }()
 		return t.fetch(ctx, c, top, cont)
 	}
-	// Each entity travels with its RowKey, found once.
+	// Each entity travels with its RowKey, found once; a row that could
+	// not be decoded travels as its *RowError, in its place, when the
+	// query goes on past such rows.
 	type keyed struct {
-		rk string
-		v  T
+		rk     string
+		v      T
+		rowErr *RowError
 	}
 	sources := make([]func(context.Context) iter.Seq2[keyed, error], len(pks))
 	for i, pk := range pks {
@@ -42,8 +45,14 @@ func (t *Table[T]) queryByRowKey(ctx context.Context, partitions []string, q Que
 		sources[i] = func(ctx context.Context) iter.Seq2[keyed, error] {
 			return func(yield func(keyed, error) bool) {
 				for v, err := range iterate(ctx, t, pq, gate) {
+					if re, ok := err.(*RowError); ok && q.ContinueOnRowError {
+						if !yield(keyed{rk: re.RowKey, rowErr: re}, nil) {
+							return
+						}
+						continue
+					}
 					_, rk := t.shape.keyValues(reflect.ValueOf(&v).Elem())
-					if !yield(keyed{rk, v}, err) || err != nil {
+					if !yield(keyed{rk: rk, v: v}, err) || err != nil {
 						return
 					}
 				}
@@ -54,7 +63,12 @@ func (t *Table[T]) queryByRowKey(ctx context.Context, partitions []string, q Que
 	// Sources are in PartitionKey order and equal items come in source
 	// order: ties on RowKey go by PartitionKey.
 	for kv, err := range merge.Sorted(ctx, sources, func(a, b keyed) int { return keys.Compare(a.rk, b.rk) }) {
-		if !yield(kv.v, err) || err != nil {
+		if kv.rowErr != nil {
+			var zero T
+			if !yield(zero, kv.rowErr) {
+				return
+			}
+		} else if !yield(kv.v, err) || err != nil {
 			return
 		}
 		if n++; q.Limit > 0 && n >= q.Limit {

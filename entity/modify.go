@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -102,7 +101,9 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // opts.Mode on condition that nobody wrote it in between; when somebody
 // did, it starts again from a fresh read, with backoff, at most
 // opts.Retry.Attempts times (then ErrContention). change may return an
-// error to give up (returned as is). The written entity is returned.
+// error to give up (returned as is); it must not change the keys (a
+// *RowError matching ErrInvalid, before the write). The written entity is
+// returned.
 //
 // With Replace, properties that T does not model are removed (give T an
 // `extra` field to keep them); Merge keeps them, but cannot remove a
@@ -130,8 +131,17 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	opts = opts.withDefaults()
 	mode, policy := opts.Mode, opts.Retry
-	m, err := mode.sdk()
-	if err != nil {
+	if _, err := mode.sdk(); err != nil {
+		return out, err
+	}
+	kind := OpReplace
+	if mode == Merge {
+		kind = OpMerge
+	}
+	if err := t.checkKeys("Modify", partitionKey, rowKey); err != nil {
+		return out, err
+	}
+	if err := t.conn.addressable("Modify", t.name, kind, partitionKey, rowKey); err != nil {
 		return out, err
 	}
 	var token string
@@ -143,7 +153,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	var pending *write
 	var pendingErr error
 	unknown := func() error {
-		return &OutcomeError{Op: "Modify", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, Last: pendingErr}
+		return &OutcomeError{Op: "Modify", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, Last: pendingErr, scope: scopeEntity}
 	}
 	// settle says what the entity as read (raw, with its etag) proves of
 	// the pending write.
@@ -163,11 +173,15 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		var cur T
 		raw, etag, err := t.getRaw(ctx, partitionKey, rowKey)
 		if err != nil {
+			if se, ok := err.(*ServiceError); ok {
+				se.Op = "Modify"
+			}
 			return cur, nil, "", err
 		}
 		rv := reflect.ValueOf(&cur).Elem()
 		if err := t.shape.decode(raw, rv); err != nil {
-			return cur, nil, "", err
+			var zero T
+			return zero, nil, "", rowErr("Modify", t.name, partitionKey, rowKey, err)
 		}
 		if etag == "" {
 			etag = t.shape.etagValue(rv)
@@ -176,7 +190,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		}
 		return cur, raw, etag, nil
 	}
-	err = policy.Retry(ctx, func(ctx context.Context) error {
+	err := policy.Retry(ctx, func(ctx context.Context) error {
 		cur, raw, etag, err := read(ctx)
 		// The read that settles a pending write is worth a few more tries:
 		// a transport failure here would turn a write that can be settled
@@ -212,12 +226,13 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		}
 		w := &write{op: "Modify", kind: wConditional, pk: partitionKey, rk: rowKey, merge: mode == Merge, base: base, etag: etag, token: token}
 		var newETag string
-		err = t.withBody(&cur, func(body []byte) error {
+		err = t.withBody("Modify", &cur, func(body []byte, pk, rk string) error {
+			if pk != partitionKey || rk != rowKey {
+				return rowErr("Modify", t.name, partitionKey, rowKey, &ValidationError{Rule: RuleKey, Limit: "the keys read, unchanged by the change function", Value: "PartitionKey " + shorten(pk) + ", RowKey " + shorten(rk)})
+			}
 			var err error
 			newETag, err = t.sendOnly(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
-				match := azcore.ETag(etag)
-				resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{UpdateMode: m, IfMatch: &match})
-				return string(resp.ETag), err
+				return t.conn.writeEntity(ctx, kind, partitionKey, rowKey, etag, body)
 			}, false)
 			return err
 		})
@@ -225,6 +240,9 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 			t.setWritten(&cur, azcore.ETag(newETag))
 			out = cur
 			return nil
+		}
+		if w.call == nil {
+			return err // refused before sending: the changed entity is invalid
 		}
 		var se *ServiceError
 		switch {
@@ -245,7 +263,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 			pending, pendingErr = w, err
 			return errRound
 		}
-		return &OutcomeError{Op: "Modify", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, Last: err}
+		return &OutcomeError{Op: "Modify", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, Last: err, scope: scopeEntity}
 	})
 	if pending != nil {
 		// The rounds ran out with the last write unsettled: one more read.

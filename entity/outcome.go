@@ -29,23 +29,25 @@ type OutcomeError struct {
 	Table                string
 	PartitionKey, RowKey string
 	Last                 error
+
+	scope scope
 }
 
 func (e *OutcomeError) Error() string {
 	if e == nil {
 		return "entity: outcome unknown: <nil>"
 	}
-	s := "entity: " + e.Op
-	if e.Table != "" {
-		s += " on table " + e.Table
-	}
-	s += ": outcome unknown"
+	s := where(e.Op, e.Table, e.scope, e.PartitionKey, e.RowKey) + ": outcome unknown"
 	if e.Last != nil {
 		// The last answer in one line: a ServiceError's own, else the
 		// first line (azcore's errors carry the whole HTTP exchange).
 		var se *ServiceError
 		if errors.As(e.Last, &se) {
 			s += " (last answer " + answerLine(se.StatusCode, se.Code, se.Err) + ")"
+		} else if noAnswer(e.Last) {
+			// Without the URL net/http names: a SAS URL carries its
+			// signature.
+			s += " (" + transportLine(e.Last) + ")"
 		} else {
 			s += " (" + inner(e.Last) + ")"
 		}
@@ -161,14 +163,14 @@ func (c *conn) settle(ctx context.Context, call *pipeline.Call, name string, w *
 		if c.kit && !call.Reached() {
 			return false, "", err // no try reached the service
 		}
-		return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: se.Err}
+		return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: se.Err, scope: scopeEntity}
 	}
 	var se *ServiceError
 	if !errors.As(err, &se) {
 		if c.kit && call.Tries() == 0 {
 			return false, "", err // nothing was sent
 		}
-		return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: err}
+		return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: err, scope: scopeEntity}
 	}
 	if !c.kit || !call.Resent() || !isConflict(se.StatusCode) || w.kind == wUpsert || errors.Is(err, ErrTableNotFound) {
 		return false, "", err // the answer is about this request alone
@@ -179,7 +181,7 @@ func (c *conn) settle(ctx context.Context, call *pipeline.Call, name string, w *
 	case wtoken.NotApplied:
 		return false, "", err
 	}
-	return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: err}
+	return false, "", &OutcomeError{Op: w.op, Table: name, PartitionKey: w.pk, RowKey: w.rk, Last: err, scope: scopeEntity}
 }
 
 // judge reads w's entity back and says whether w was applied. A write
@@ -215,6 +217,26 @@ func (c *conn) judge(ctx context.Context, call *pipeline.Call, w *write) (wtoken
 		return wtoken.Applied, stored.ETag
 	}
 	return wtoken.Unknown, ""
+}
+
+// ownETag reads w's entity back and returns its ETag when it is stored
+// exactly as w wrote it (for a merge, with at least w's properties; with
+// a write token, with w's token newest): the version w made, which a
+// conditional write may then name. "" otherwise: another write changed
+// it since, or the read failed.
+func (c *conn) ownETag(ctx context.Context, w *write) string {
+	stored, found, err := c.readBack(ctx, w.pk, w.rk)
+	if err != nil || !found || w.sent == nil || !sameContent(w.sent, stored, w.merge) {
+		return ""
+	}
+	if w.token != "" {
+		v, _ := stored.Properties[wtoken.Property].(string)
+		chain, ok := wtoken.Parse(v)
+		if !ok || len(chain.Tokens) == 0 || chain.Tokens[0] != w.token {
+			return ""
+		}
+	}
+	return stored.ETag
 }
 
 // predates reports a stored version stamped before the call's first try

@@ -39,6 +39,21 @@ type Query struct {
 	PageSize int
 	// Limit is the most entities the whole query yields; 0 means no limit.
 	Limit int
+	// ContinueOnRowError lets a query go on past a row that cannot be
+	// decoded into T (or, through package crypt, authenticated), so that
+	// whoever can write one bad row cannot block every listing of its
+	// partition. Such a row is always reported as a *RowError naming its
+	// keys (matching ErrDecode, or crypt.ErrTampered, through Unwrap),
+	// with T's zero value, never a partly filled one. By default the
+	// first such error ends the sequence, as any error does; with
+	// ContinueOnRowError the row's error is yielded and the rows after it
+	// follow, the caller breaking when it wants. A failed row counts
+	// toward Limit. A failure of the request itself (transport, the
+	// service's answer, a response that cannot be read) still ends the
+	// sequence. QueryPage reports such rows in Page.RowErrors instead of
+	// failing. A Table[json.RawMessage] hands rows out undecoded, so none
+	// fails there (TestQueryContinuesPastBadRows).
+	ContinueOnRowError bool
 }
 
 // Plan tells which of the guide's four query kinds the query is, with the
@@ -52,6 +67,11 @@ type Page[T any] struct {
 	// Next resumes the query after this page, in this process or another;
 	// "" when the query is complete.
 	Next string
+	// RowErrors are the rows of this page that could not be decoded (or
+	// authenticated), in the service's order, when the query has
+	// ContinueOnRowError; they are not in Items. Without it such a row
+	// makes QueryPage fail with its *RowError.
+	RowErrors []*RowError
 }
 
 // compiled is a query checked against T and rendered for the wire.
@@ -102,7 +122,9 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 // Query runs q and yields its entities in the service's order
 // (PartitionKey, then RowKey), following continuation tokens — including
 // those of empty pages — until the results or q.Limit run out. The first
-// error is yielded and ends the sequence.
+// error is yielded and ends the sequence, except, with
+// q.ContinueOnRowError, a row that cannot be decoded: its *RowError is
+// yielded in its place and the sequence goes on.
 func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 	return iterate(ctx, t, q, t.fetch)
 }
@@ -132,8 +154,10 @@ func pageTop(pageSize, limit, yielded int) int {
 	return min(top, MaxPageSize)
 }
 
-// pageFetcher reads one page of at most top entities from cont.
-type pageFetcher[E any] func(ctx context.Context, c compiled, top int, cont continuation) ([]E, continuation, error)
+// pageFetcher reads one page of at most top entities from cont. rowErrs
+// is nil, or holds for each item the *RowError of a row that could not be
+// decoded (the item is then the zero value), nil for the others.
+type pageFetcher[E any] func(ctx context.Context, c compiled, top int, cont continuation) (items []E, rowErrs []error, next continuation, err error)
 
 func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetcher[E]) iter.Seq2[E, error] {
 	return func(yield func(E, error) bool) {
@@ -151,13 +175,17 @@ func iterate[T, E any](ctx context.Context, t *Table[T], q Query, fetch pageFetc
 		yielded := 0
 		for {
 			top := pageTop(q.PageSize, q.Limit, yielded)
-			items, next, err := fetch(ctx, c, top, cont)
+			items, rowErrs, next, err := fetch(ctx, c, top, cont)
 			if err != nil {
 				yield(zero, err)
 				return
 			}
 			for i := range items {
-				if !yield(items[i], nil) {
+				if rowErrs != nil && rowErrs[i] != nil {
+					if !yield(zero, rowErrs[i]) || !q.ContinueOnRowError {
+						return
+					}
+				} else if !yield(items[i], nil) {
 					return
 				}
 				yielded++
@@ -185,30 +213,53 @@ func page[T, E any](ctx context.Context, t *Table[T], q Query, token string, fet
 	if err != nil {
 		return Page[E]{}, err
 	}
-	items, next, err := fetch(ctx, c, pageTop(q.PageSize, q.Limit, 0), cont)
+	items, rowErrs, next, err := fetch(ctx, c, pageTop(q.PageSize, q.Limit, 0), cont)
 	if err != nil {
 		return Page[E]{}, err
 	}
-	return Page[E]{Items: items, Next: next.encode(c.fingerprint)}, nil
-}
-
-// fetch reads one page and decodes it into T.
-func (t *Table[T]) fetch(ctx context.Context, c compiled, top int, cont continuation) ([]T, continuation, error) {
-	bodies, next, err := t.fetchRaw(ctx, c, top, cont)
-	if err != nil {
-		return nil, next, err
+	p := Page[E]{Items: items, Next: next.encode(c.fingerprint)}
+	if rowErrs == nil {
+		return p, nil
 	}
-	items := make([]T, len(bodies))
-	for i, b := range bodies {
-		if err := t.shape.decode(b, reflect.ValueOf(&items[i]).Elem()); err != nil {
-			return nil, continuation{}, err
+	p.Items = make([]E, 0, len(items))
+	for i := range items {
+		switch re, _ := rowErrs[i].(*RowError); {
+		case re == nil:
+			p.Items = append(p.Items, items[i])
+		case !q.ContinueOnRowError:
+			return Page[E]{}, re
+		default:
+			p.RowErrors = append(p.RowErrors, re)
 		}
 	}
-	return items, next, nil
+	return p, nil
 }
 
-// fetchRaw reads one page of entity bodies.
-func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont continuation) ([][]byte, continuation, error) {
+// fetch reads one page and decodes it into T. A row that cannot be
+// decoded is left T's zero value, with its *RowError.
+func (t *Table[T]) fetch(ctx context.Context, c compiled, top int, cont continuation) ([]T, []error, continuation, error) {
+	bodies, _, next, err := t.fetchRaw(ctx, c, top, cont)
+	if err != nil {
+		return nil, nil, next, err
+	}
+	items := make([]T, len(bodies))
+	var rowErrs []error
+	for i, b := range bodies {
+		if err := t.shape.decode(b, reflect.ValueOf(&items[i]).Elem()); err != nil {
+			var zero T
+			items[i] = zero // fail closed: nothing of the row is handed out
+			if rowErrs == nil {
+				rowErrs = make([]error, len(bodies))
+			}
+			s := rawSystem(b)
+			rowErrs[i] = &RowError{Op: "Query", Table: t.name, PartitionKey: s.PartitionKey, RowKey: s.RowKey, Err: err}
+		}
+	}
+	return items, rowErrs, next, nil
+}
+
+// fetchRaw reads one page of entity bodies; none fails on its own.
+func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont continuation) ([][]byte, []error, continuation, error) {
 	opts := &aztables.ListEntitiesOptions{
 		Filter:           c.filter,
 		Select:           c.selectStr,
@@ -223,21 +274,21 @@ func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont conti
 	var raw *http.Response
 	resp, err := t.client.NewListEntitiesPager(opts).NextPage(policy.WithCaptureResponse(ctx, &raw))
 	if err != nil {
-		return nil, continuation{}, wrapErr("Query", t.name, err)
+		return nil, nil, continuation{}, wrapErr("Query", t.name, err)
 	}
 	if raw == nil {
-		return resp.Entities, continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}, nil
+		return resp.Entities, nil, continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}, nil
 	}
 	next := continuationOf(raw.Header)
 	body, err := runtime.Payload(raw)
 	if err != nil {
-		return nil, continuation{}, err
+		return nil, nil, continuation{}, err
 	}
 	bodies, err := entityArray(body, make([][]byte, 0, len(resp.Entities)))
 	if err != nil {
-		return nil, continuation{}, err
+		return nil, nil, continuation{}, err
 	}
-	return bodies, next, nil
+	return bodies, nil, next, nil
 }
 
 // continuation is the service's pair of continuation headers. A header

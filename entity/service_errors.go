@@ -27,6 +27,8 @@ var (
 	ErrPreconditionFailed = errors.New("entity: etag mismatch")
 	// ErrNoETag: a conditional write was asked for an entity with no ETag.
 	// Read it first, or ask for an unconditional write with UpdateAny.
+	// The error that matches it is an *ETagError naming the operation,
+	// the table and the keys.
 	ErrNoETag = errors.New("entity: entity has no etag for a conditional write")
 	// ErrUnauthorized: the service refused the credential or its rights
 	// (401 or 403: AuthenticationFailed, AuthorizationFailure,
@@ -48,21 +50,49 @@ var (
 // own Error() is one line. StatusCode 0 means no answer came (the error
 // matches ErrUnreachable and unwraps to the transport's error).
 type ServiceError struct {
-	Op         string // "Get", "Insert", …
-	Table      string
-	StatusCode int
-	Code       string // the service's error code, e.g. "UpdateConditionNotSatisfied"
-	Err        error  // usually an *azcore.ResponseError
+	Op    string // "Get", "Insert", …
+	Table string
+	// PartitionKey and RowKey name the entity of a single-entity call
+	// (Get, Insert, Upsert, Update, UpdateAny, Delete, Modify): its
+	// message names both, quoted, empty keys included.
+	PartitionKey, RowKey string
+	StatusCode           int
+	Code                 string // the service's error code, e.g. "UpdateConditionNotSatisfied"
+	Err                  error  // usually an *azcore.ResponseError
+
+	scope scope
+}
+
+// scope is what an error's message names besides the operation and table.
+type scope uint8
+
+const (
+	scopeAuto      scope = iota // the keys that are set
+	scopeEntity                 // both keys, even empty ones: one entity
+	scopePartition              // the PartitionKey, even empty: a transaction
+)
+
+// where starts the message of an error about op on table: the package,
+// the operation, the table and the keys the scope names.
+func where(op, table string, sc scope, pk, rk string) string {
+	s := prefix + op
+	if table != "" {
+		s += " on table " + table
+	}
+	switch {
+	case sc == scopeEntity || (sc == scopeAuto && rk != ""):
+		s += " (PartitionKey " + shorten(pk) + ", RowKey " + shorten(rk) + ")"
+	case sc == scopePartition || (sc == scopeAuto && pk != ""):
+		s += " (PartitionKey " + shorten(pk) + ")"
+	}
+	return s
 }
 
 func (e *ServiceError) Error() string {
 	if e == nil {
 		return "entity: service error: <nil>"
 	}
-	where := "entity: " + e.Op
-	if e.Table != "" {
-		where += " on table " + e.Table
-	}
+	where := where(e.Op, e.Table, e.scope, e.PartitionKey, e.RowKey)
 	if e.StatusCode == 0 && e.Code == "" {
 		return where + ": service unreachable: " + transportLine(e.Err)
 	}
@@ -170,6 +200,16 @@ func wrapErr(op, table string, err error) error {
 	}
 	if noAnswer(err) {
 		return &ServiceError{Op: op, Table: table, Err: err}
+	}
+	return err
+}
+
+// wrapEntityErr is wrapErr for a call about the entity pk, rk: the
+// *ServiceError names its keys.
+func wrapEntityErr(op, table, pk, rk string, err error) error {
+	err = wrapErr(op, table, err)
+	if se, ok := err.(*ServiceError); ok {
+		se.PartitionKey, se.RowKey, se.scope = pk, rk, scopeEntity
 	}
 	return err
 }

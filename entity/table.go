@@ -56,6 +56,12 @@ func (m UpdateMode) sdk() (aztables.UpdateMode, error) {
 // alive. Its writes fail with a *TypeError before any request: write
 // through a Table of a struct type or of DynamicEntity on the same client.
 //
+// Every call addresses every key the service allows — empty keys, quotes,
+// spaces, any Unicode — on a client built with ClientOptions; a client
+// built without refuses a merge, replace, upsert or delete of an empty
+// PartitionKey with a *ClientOptionsError before any request (see
+// ClientOptions).
+//
 // Table is safe for concurrent use.
 type Table[T any] struct {
 	client *aztables.Client
@@ -264,6 +270,8 @@ func TimestampFromETag(etag string) (time.Time, bool) {
 // Get reads one entity by its keys (a point query, the fastest kind).
 // A missing entity is an error matching ErrNotFound. Empty keys, which the
 // service allows and aztables' GetEntity refuses, are read with a query.
+// An entity that cannot be decoded into T is a *RowError naming its keys
+// (matching ErrDecode), with T's zero value.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
 	var out T
 	body, etag, err := t.getRaw(ctx, partitionKey, rowKey)
@@ -272,7 +280,8 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, err
 	}
 	rv := reflect.ValueOf(&out).Elem()
 	if err := t.shape.decode(body, rv); err != nil {
-		return out, err
+		var zero T
+		return zero, rowErr("Get", t.name, partitionKey, rowKey, err)
 	}
 	if etag != "" && t.shape.etagValue(rv) == "" { // no metadata: the header has it
 		t.shape.setWritten(rv, etag)
@@ -284,26 +293,35 @@ func (t *Table[T]) getRaw(ctx context.Context, partitionKey, rowKey string) (bod
 	if err := t.ok(); err != nil {
 		return nil, "", err
 	}
-	if err := checkKey("PartitionKey", partitionKey); err != nil {
-		return nil, "", err
-	}
-	if err := checkKey("RowKey", rowKey); err != nil {
+	if err := t.checkKeys("Get", partitionKey, rowKey); err != nil {
 		return nil, "", err
 	}
 	if partitionKey == "" || rowKey == "" {
 		q := Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
 		for body, err := range iterate(ctx, t, q, t.fetchRaw) {
+			if se, ok := err.(*ServiceError); ok {
+				se.Op, se.PartitionKey, se.RowKey, se.scope = "Get", partitionKey, rowKey, scopeEntity
+			}
 			return body, "", err
 		}
-		return nil, "", &ServiceError{Op: "Get", Table: t.name, StatusCode: 404, Code: "ResourceNotFound", Err: errors.New("the specified resource does not exist")}
+		return nil, "", &ServiceError{Op: "Get", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, scope: scopeEntity, StatusCode: 404, Code: "ResourceNotFound", Err: errors.New("the specified resource does not exist")}
 	}
 	var raw *http.Response
 	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, &aztables.GetEntityOptions{Format: &t.readFormat})
 	if err != nil {
-		return nil, "", wrapErr("Get", t.name, err)
+		return nil, "", wrapEntityErr("Get", t.name, partitionKey, rowKey, err)
 	}
 	body, err = rawBody(raw, resp.Value)
 	return body, string(resp.ETag), err
+}
+
+// checkKeys refuses keys the service does not allow, before any request,
+// with a *RowError of op naming them.
+func (t *Table[T]) checkKeys(op, partitionKey, rowKey string) error {
+	if err := checkKey("PartitionKey", partitionKey); err != nil {
+		return rowErr(op, t.name, partitionKey, rowKey, err)
+	}
+	return rowErr(op, t.name, partitionKey, rowKey, checkKey("RowKey", rowKey))
 }
 
 // rawBody returns the response body as the service sent it. aztables hands
@@ -334,17 +352,13 @@ func (t *Table[T]) Insert(ctx context.Context, e *T) error {
 	if err := t.okWrite(); err != nil {
 		return err
 	}
-	return t.withBody(e, func(body []byte) error {
-		pk, rk := t.keysOf(e)
+	return t.withBody("Insert", e, func(body []byte, pk, rk string) error {
 		w := &write{op: "Insert", kind: wInsert, pk: pk, rk: rk}
 		return t.send(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
-			resp, err := t.client.AddEntity(ctx, body, &aztables.AddEntityOptions{Format: &formatNone})
-			return string(resp.ETag), err
+			return t.conn.writeEntity(ctx, OpInsert, pk, rk, "", body)
 		}, e)
 	})
 }
-
-var formatNone = aztables.MetadataFormatNone
 
 // send writes body (with w's write token, or without any TkWrite) through
 // do, settles the outcome and writes the new ETag back into e.
@@ -383,7 +397,7 @@ func (t *Table[T]) sendOnly(ctx context.Context, w *write, body []byte, do func(
 	if err == nil {
 		return etag, nil
 	}
-	err = wrapErr(w.op, t.name, err)
+	err = wrapEntityErr(w.op, t.name, w.pk, w.rk, err)
 	if !settle {
 		w.sent = nil
 		return "", err
@@ -402,21 +416,20 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 	if err := t.okWrite(); err != nil {
 		return err
 	}
-	m, err := mode.sdk()
-	if err != nil {
+	if _, err := mode.sdk(); err != nil {
 		return err
 	}
-	if e != nil {
-		if pk, _ := t.keysOf(e); pk == "" {
-			return errEmptyPartitionKey("Upsert")
-		}
+	kind := OpUpsertReplace
+	if mode == Merge {
+		kind = OpUpsertMerge
 	}
-	return t.withBody(e, func(body []byte) error {
-		pk, rk := t.keysOf(e)
+	return t.withBody("Upsert", e, func(body []byte, pk, rk string) error {
+		if err := t.conn.addressable("Upsert", t.name, kind, pk, rk); err != nil {
+			return err
+		}
 		w := &write{op: "Upsert", kind: wUpsert, pk: pk, rk: rk}
 		return t.send(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
-			resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: m})
-			return string(resp.ETag), err
+			return t.conn.writeEntity(ctx, kind, pk, rk, "", body)
 		}, e)
 	})
 }
@@ -424,8 +437,8 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 // Update merges or replaces an existing entity, on condition that its ETag is
 // still e's: a concurrent change makes it fail with ErrPreconditionFailed,
 // a missing entity with ErrNotFound. An e without an ETag is refused with
-// ErrNoETag before any request; UpdateAny is the explicit unconditional
-// form. The new ETag is written back into e.
+// an *ETagError (ErrNoETag) before any request; UpdateAny is the explicit
+// unconditional form. The new ETag is written back into e.
 //
 // A 412 or 404 answered to a resent request is checked by reading the
 // entity back: Update reports success when its write token is stored,
@@ -441,9 +454,10 @@ func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
 	}
 	etag := t.etagOf(e)
 	if etag == "" {
-		return ErrNoETag
+		pk, rk := t.keysOf(e)
+		return &ETagError{Op: "Update", Table: t.name, PartitionKey: pk, RowKey: rk}
 	}
-	return t.update(ctx, e, mode, etag, wtoken.Base{})
+	return t.update(ctx, "Update", e, mode, etag, wtoken.Base{})
 }
 
 // UpdateAny merges or replaces an existing entity whatever its ETag ("last
@@ -454,71 +468,66 @@ func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode UpdateMode) error {
 	if err := t.okWrite(); err != nil {
 		return err
 	}
-	return t.update(ctx, e, mode, AnyETag, wtoken.Base{})
+	return t.update(ctx, "UpdateAny", e, mode, AnyETag, wtoken.Base{})
 }
 
 // update writes e on condition of etag. base is what the caller read of
 // the version's chain (Modify), else found from e's body.
-func (t *Table[T]) update(ctx context.Context, e *T, mode UpdateMode, etag string, base wtoken.Base) error {
+func (t *Table[T]) update(ctx context.Context, op string, e *T, mode UpdateMode, etag string, base wtoken.Base) error {
 	if e == nil {
 		return errNilEntity[T]()
 	}
-	m, err := mode.sdk()
-	if err != nil {
+	if _, err := mode.sdk(); err != nil {
 		return err
 	}
-	pk, rk := t.keysOf(e)
-	if pk == "" {
-		return errEmptyPartitionKey("Update")
+	kind := OpReplace
+	if mode == Merge {
+		kind = OpMerge
 	}
-	w := &write{op: "Update", kind: wConditional, pk: pk, rk: rk, merge: mode == Merge, base: base, etag: etag}
-	if etag == AnyETag {
-		w.kind = wAny
-	}
-	return t.withBody(e, func(body []byte) error {
+	return t.withBody(op, e, func(body []byte, pk, rk string) error {
+		if err := t.conn.addressable(op, t.name, kind, pk, rk); err != nil {
+			return err
+		}
+		w := &write{op: op, kind: wConditional, pk: pk, rk: rk, merge: mode == Merge, base: base, etag: etag}
+		if etag == AnyETag {
+			w.kind = wAny
+		}
 		return t.send(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
-			match := azcore.ETag(etag)
-			resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{UpdateMode: m, IfMatch: &match})
-			return string(resp.ETag), err
+			return t.conn.writeEntity(ctx, kind, pk, rk, etag, body)
 		}, e)
 	})
 }
 
-// errEmptyPartitionKey: aztables v1.4.1 builds no request for an update or
-// delete addressed by an empty PartitionKey, although the service allows one.
-func errEmptyPartitionKey(op string) error {
-	return &ValidationError{Property: "PartitionKey", Rule: RuleKey, Limit: "non-empty for " + op + " (aztables cannot address an empty PartitionKey)", Value: `""`}
-}
-
 // Delete removes the entity with these keys if its ETag is still etag
 // (ErrPreconditionFailed otherwise; ErrNotFound when it is gone). Pass
-// AnyETag to delete whatever its version. A 404 answered to a resent
-// request is ErrOutcomeUnknown (the first try may have deleted it), as is
-// a 412 unless the stored version predates the first try.
+// AnyETag to delete whatever its version; "" is an *ETagError (ErrNoETag).
+// A 404 answered to a resent request is ErrOutcomeUnknown (the first try
+// may have deleted it), as is a 412 unless the stored version predates
+// the first try.
 func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	return t.delete(ctx, "Delete", partitionKey, rowKey, etag)
+}
+
+func (t *Table[T]) delete(ctx context.Context, op, partitionKey, rowKey, etag string) error {
 	if err := t.okWrite(); err != nil {
 		return err
 	}
 	if etag == "" {
-		return ErrNoETag
+		return &ETagError{Op: op, Table: t.name, PartitionKey: partitionKey, RowKey: rowKey}
 	}
-	if err := checkKey("PartitionKey", partitionKey); err != nil {
+	if err := t.checkKeys(op, partitionKey, rowKey); err != nil {
 		return err
 	}
-	if err := checkKey("RowKey", rowKey); err != nil {
+	if err := t.conn.addressable(op, t.name, OpDelete, partitionKey, rowKey); err != nil {
 		return err
 	}
-	if partitionKey == "" {
-		return errEmptyPartitionKey("Delete")
-	}
-	w := &write{op: "Delete", kind: wConditional, pk: partitionKey, rk: rowKey, delete: true}
+	w := &write{op: op, kind: wConditional, pk: partitionKey, rk: rowKey, delete: true}
 	if etag == AnyETag {
 		w.kind = wAny
 	}
-	match := azcore.ETag(etag)
 	cctx, call := pipeline.WithCall(ctx)
-	_, err := t.client.DeleteEntity(cctx, partitionKey, rowKey, &aztables.DeleteEntityOptions{IfMatch: &match})
-	_, _, err = t.conn.settle(ctx, call, t.name, w, wrapErr("Delete", t.name, err))
+	_, err := t.conn.writeEntity(cctx, OpDelete, partitionKey, rowKey, etag, nil)
+	_, _, err = t.conn.settle(ctx, call, t.name, w, wrapEntityErr(op, t.name, partitionKey, rowKey, err))
 	return err
 }
 
@@ -531,7 +540,7 @@ func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
 		return errNilEntity[T]()
 	}
 	pk, rk := t.keysOf(e)
-	return t.Delete(ctx, pk, rk, t.etagOf(e))
+	return t.delete(ctx, "DeleteEntity", pk, rk, t.etagOf(e))
 }
 
 // DeleteIfExists removes the entity with these keys whatever its version and
@@ -542,7 +551,7 @@ func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
 // this call deleted it is unknown: the entity is gone, and the error
 // matches ErrOutcomeUnknown; repeat the call to settle it.
 func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (deleted bool, err error) {
-	err = t.Delete(ctx, partitionKey, rowKey, AnyETag)
+	err = t.delete(ctx, "DeleteIfExists", partitionKey, rowKey, AnyETag)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
@@ -553,15 +562,20 @@ func errNilEntity[T any]() error {
 	return &TypeError{Type: reflect.TypeFor[*T](), Reason: "nil entity"}
 }
 
-// withBody encodes e into a pooled buffer for the duration of send.
-func (t *Table[T]) withBody(e *T, send func(body []byte) error) error {
+// withBody encodes e into a pooled buffer for the duration of send, which
+// gets e's keys too. An e that cannot be encoded is a *RowError of op
+// naming its keys.
+func (t *Table[T]) withBody(op string, e *T, send func(body []byte, pk, rk string) error) error {
 	if e == nil {
 		return errNilEntity[T]()
 	}
+	pk, rk := t.keysOf(e)
 	bp := bufPool.Get().(*[]byte)
 	body, err := t.shape.encode((*bp)[:0], reflect.ValueOf(e).Elem())
 	if err == nil {
-		err = send(body)
+		err = send(body, pk, rk)
+	} else {
+		err = rowErr(op, t.name, pk, rk, err)
 	}
 	if cap(body) <= 1<<20 {
 		*bp = body[:0]

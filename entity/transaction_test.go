@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -163,17 +164,43 @@ func TestTransactionsWithoutThePolicies(t *testing.T) {
 	if _, err := people.Get(ctx, "", "x"); !errors.Is(err, entity.ErrNotFound) {
 		t.Fatalf("a refused transaction wrote: %v", err)
 	}
-	in := []Person{{Dept: "p", ID: "O'Brien"}, {Dept: "", ID: "x"}, {Dept: "p", ID: "fine"}}
+	// BulkWrite's upserts: a quote in a key goes out as a single-entity
+	// upsert (aztables escapes it there); an empty PartitionKey, which
+	// nothing of aztables addresses, is refused with an error that says
+	// what to do.
+	in := []Person{{Dept: "p", ID: "O'Brien", Name: "q"}, {Dept: "", ID: "x"}, {Dept: "p", ID: "fine"}, {Dept: "Ü'p k", ID: "Ü'p k", Name: "u"}}
 	outcomes, err := people.BulkWrite(ctx, in, entity.BulkOptions{Mode: entity.OpUpsertReplace})
 	var be *entity.BulkError
-	if !errors.As(err, &be) || be.Failed != 2 {
+	if !errors.As(err, &be) || be.Failed != 1 {
 		t.Fatalf("got %v", err)
 	}
-	if !errors.Is(outcomes[0].Err, entity.ErrInvalid) || !errors.Is(outcomes[1].Err, entity.ErrInvalid) || outcomes[2].Err != nil {
+	var ce *entity.ClientOptionsError
+	if outcomes[0].Err != nil || outcomes[2].Err != nil || outcomes[3].Err != nil ||
+		!errors.Is(outcomes[1].Err, entity.ErrNeedsClientOptions) || !errors.As(outcomes[1].Err, &ce) ||
+		!strings.Contains(outcomes[1].Err.Error(), "entity.ClientOptions") {
 		t.Fatalf("outcomes: %+v", outcomes)
 	}
+	for _, i := range []int{0, 3} {
+		got, err := people.Get(ctx, in[i].Dept, in[i].ID)
+		if err != nil || got.Name != in[i].Name || got.ETag != outcomes[i].ETag {
+			t.Fatalf("%q/%q: stored %+v %v; outcome %+v", in[i].Dept, in[i].ID, got, err, outcomes[i])
+		}
+	}
+	// The single-entity writes say the same, before any request.
+	for name, err := range map[string]error{
+		"Upsert": people.Upsert(ctx, &Person{Dept: "", ID: "y"}, entity.Replace),
+		"Delete": people.Delete(ctx, "", "y", entity.AnyETag),
+		"Modify": func() error {
+			_, err := people.Modify(ctx, "", "y", func(*Person) error { return nil }, entity.ModifyOptions{})
+			return err
+		}(),
+	} {
+		if !errors.Is(err, entity.ErrNeedsClientOptions) || !strings.Contains(err.Error(), "entity.ClientOptions") {
+			t.Errorf("%s with an empty PartitionKey on a plain client: %v", name, err)
+		}
+	}
 	// Inserts can carry both.
-	if _, err := people.BulkWrite(ctx, in[:2], entity.BulkOptions{Mode: entity.OpInsert}); err != nil {
+	if _, err := people.BulkWrite(ctx, []Person{{Dept: "p", ID: "O'Neil"}, {Dept: "", ID: "x"}}, entity.BulkOptions{Mode: entity.OpInsert}); err != nil {
 		t.Fatalf("insert mode: %v", err)
 	}
 	// The table's name is known from such a client too (from its URL).

@@ -138,11 +138,23 @@ func notSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// Takeover replaces the body of the request an aztables method builds
-// (the carrier) by tablekit's own. The carrier's method, URL and headers
-// are kept: choose a carrier whose request is the one wanted but for its
-// body (SubmitTransaction for a $batch).
+// Takeover replaces the request an aztables method builds (the carrier)
+// by tablekit's own: its body always, and its method, path and headers
+// when set. What is not replaced is the carrier's: the URL's scheme, host
+// and query (a SAS), the service version and the other headers. Choose a
+// carrier whose request is the one wanted but for what is replaced
+// (SubmitTransaction for a $batch; the single-entity call of the same
+// kind for a single-entity write, whose keys aztables cannot address).
 type Takeover struct {
+	// Method, when not empty, replaces the carrier's HTTP method.
+	Method string
+	// Path, when not empty, replaces the path of the carrier's URL. It is
+	// the escaped form, sent as is: tablekit escapes keys itself.
+	Path string
+	// Header entries replace the carrier's headers of the same name; an
+	// entry with no value removes the header.
+	Header http.Header
+	// Body, when not nil, replaces the carrier's body, with ContentType.
 	Body        []byte
 	ContentType string
 	// CarrierStatus and CarrierBody are what the carrier is handed when
@@ -212,7 +224,7 @@ func (takeoverPolicy) Do(req *policy.Request) (*http.Response, error) {
 		return req.Next()
 	}
 	t.taken = true
-	if err := req.SetBody(streaming.NopCloser(bytes.NewReader(t.Body)), t.ContentType); err != nil {
+	if err := t.apply(req); err != nil {
 		t.err = err
 		return nil, err
 	}
@@ -224,6 +236,34 @@ func (takeoverPolicy) Do(req *policy.Request) (*http.Response, error) {
 		return reply(req, t.CarrierStatus, t.CarrierBody), nil
 	}
 	return t.resp, nil
+}
+
+// apply makes the carrier's request tablekit's.
+func (t *Takeover) apply(req *policy.Request) error {
+	raw := req.Raw()
+	if t.Method != "" {
+		raw.Method = t.Method
+	}
+	if t.Path != "" {
+		p, err := url.PathUnescape(t.Path)
+		if err != nil {
+			return err
+		}
+		u := *raw.URL
+		u.Path, u.RawPath = p, t.Path
+		raw.URL = &u
+	}
+	for name, v := range t.Header {
+		if len(v) == 0 {
+			raw.Header.Del(name)
+		} else {
+			raw.Header[name] = v
+		}
+	}
+	if t.Body == nil {
+		return nil
+	}
+	return req.SetBody(streaming.NopCloser(bytes.NewReader(t.Body)), t.ContentType)
 }
 
 // reply is a response made up for a carrier.

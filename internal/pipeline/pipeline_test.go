@@ -225,6 +225,38 @@ func TestTakeoverSendsTheBody(t *testing.T) {
 	}
 }
 
+// TestTakeoverReplacesMethodPathAndHeaders: a single-entity write carried
+// by an aztables call goes out with tablekit's method, escaped path and
+// headers; the carrier's query (a SAS) and other headers stay, and each
+// resend carries the same request.
+func TestTakeoverReplacesMethodPathAndHeaders(t *testing.T) {
+	s := &script{steps: []func(*http.Request) (*http.Response, error){fail(errors.New("reset")), answer(204, "", "ETag", "W/\"x\"")}}
+	o := azcore.ClientOptions{Transport: s, Retry: policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond}}
+	Install(&o)
+	c, err := aztables.NewClientWithNoCredential("http://127.0.0.1:1/acct/tbl?sv=2019&sig=abc", &aztables.ClientOptions{ClientOptions: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/acct/tbl(PartitionKey='',RowKey='%C3%9C%27%27p%20k')"
+	tk := &Takeover{Method: http.MethodPut, Path: path, Header: http.Header{"If-Match": {"*"}, "Prefer": nil}, Body: []byte(`{"a":1}`), ContentType: "application/json", CarrierStatus: 204}
+	resp, err := Send(context.Background(), tk, func(ctx context.Context) {
+		_, _ = c.DeleteEntity(ctx, "p", "r", nil)
+	})
+	if err != nil || resp.StatusCode != 204 || resp.Header.Get("ETag") != `W/"x"` {
+		t.Fatalf("Send: %v %v", resp, err)
+	}
+	if len(s.sent) != 2 {
+		t.Fatalf("%d tries, want 2", len(s.sent))
+	}
+	for i, r := range s.sent {
+		if r.Method != http.MethodPut || r.URL.EscapedPath() != path || r.URL.RawQuery != "sig=abc&sv=2019" && r.URL.RawQuery != "sv=2019&sig=abc" ||
+			r.Header.Get("If-Match") != "*" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "application/json;odata=minimalmetadata" ||
+			string(s.body[i]) != `{"a":1}` {
+			t.Fatalf("try %d: %s %s?%s %v %q", i, r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header, s.body[i])
+		}
+	}
+}
+
 // TestProbeOverTheNetwork: with net/http's own transport, a probe of a
 // client without the policies reaches no server.
 func TestProbeOverTheNetwork(t *testing.T) {

@@ -6,13 +6,32 @@
 // its user: the fields tagged `table:",blob"` — a []byte, a string or a
 // Stream — are stored as blobs of a container, and the entity keeps, for
 // each, a reference: the blob's name, its size and its SHA-256 (see Ref).
-// The other fields are stored as entity's codec stores them.
+// The other fields are stored as entity's codec stores them. A blob field
+// without a value — a nil or empty []byte, "", a zero Stream or one whose
+// reader yields nothing — has no reference and no blob, and reads back as
+// nil, "" or the zero Stream: an empty []byte comes back nil
+// (TestEmptyValuesAreNoValue).
 //
 // # Guarantee
 //
 // An entity never references a missing blob, and a read never returns a
 // value other than the one written: each blob is checked against the
-// size and SHA-256 its entity recorded. Get returns one committed version
+// size and SHA-256 its entity recorded. A blob is deleted — by the
+// processor's workers or by Sweep — only when its entity, read just
+// before, does not reference it, and only once it is older than
+// Config.Grace, unless it was uploaded by a write that has ended without
+// referencing it; and a write sends no request for its entity later than
+// Grace/2 after its uploads began. So neither a write whose reply was lost
+// and that azcore resends after another process deleted the entity and
+// asked for its blobs' deletion (TestLostReplyBesideAnotherWriter,
+// TestDisposalWaitsUntilBlobsAreOld), nor a write held up on the way
+// while Sweep runs (TestSlowEntityWriteBesideSweep), nor a crash at any
+// request (TestCrashInsert, TestCrashReplace, TestCrashDelete) leaves an
+// entity referencing a deleted blob — provided that a request the client
+// sent reaches the service and is executed within Grace/2, as the Table
+// service executes an entity write within its 30 s server timeout (see
+// Failure and recovery), and that Grace is positive (a negative Grace is
+// for maintenance while no writer runs). Get returns one committed version
 // of the entity with every blob value of that version, or an error — a
 // *BlobError matching [ErrBlobCorrupt] or [ErrBlobMissing] for a blob that
 // storage lost or someone changed, never wrong or partial data.
@@ -28,7 +47,7 @@
 // good. Meanwhile a reader may see either version of an entity being
 // replaced, whole; the blobs of a replaced or deleted version stay for
 // Config.DeleteDelay, so that a reader of that version can still read
-// them.
+// them, and until they are Config.Grace old (an hour by default).
 //
 // # Steps
 //
@@ -44,7 +63,12 @@
 //     keeps its blob, as does a Stream read by Get); the entity's replace
 //     on condition of the ETag read; one Put Message asking the
 //     processor's workers to delete the blobs the new version no longer
-//     references, after Config.DeleteDelay (each a Delete Blob).
+//     references, after Config.DeleteDelay: a worker reads the entity's
+//     references (one query), then deletes each blob it no longer
+//     references with a Delete Blob on condition that the blob is older
+//     than Config.Grace (If-Unmodified-Since); one that is younger goes
+//     into a new message (a Get Blob Properties and a Put Message),
+//     delayed until it is old enough, which does the same again.
 //  3. Get: a point read of the entity, then one Get Blob per []byte or
 //     string field with a value, all at once, hashed as they stream in;
 //     a Stream field's blob is read when it is opened. For an entity the
@@ -61,9 +85,12 @@
 // Storage transactions for an employee with a 5 MiB photo: Insert 2
 // (Put Blob, insert); Get 2 (point read, Get Blob); Replace with a new
 // photo 4 on the caller's path (read, Put Blob, replace, Put Message)
-// and about 2 in the worker (Delete Blob, Delete Message, a share of a
-// Get Messages); Replace of other fields only 2 (read, replace); Delete 3
-// and about 2 in the worker.
+// and about 3 in the worker (the references' read, Delete Blob, Delete
+// Message, a share of a Get Messages) — about 8 when the old photo was
+// younger than Config.Grace (the read, a refused Delete Blob, Get Blob
+// Properties, Put Message and Delete Message, then the delayed message's
+// read, Delete Blob and Delete Message); Replace of other fields only 2
+// (read, replace); Delete 3 and as many in the worker.
 //
 // Speed: checking a value costs its SHA-256, about 4 ms of CPU per 5 MiB
 // (with the SHA extensions), computed on a second goroutine as the bytes
@@ -87,20 +114,43 @@
 //     message survives any crash of a worker (patterns/eventual).
 //
 // A write that fails for certain (a lost race, a refused value) has the
-// blobs it uploaded deleted through the processor. A lost reply is
+// blobs it uploaded deleted through the processor, at once: no request of
+// that write can still reference them. A lost reply is
 // settled: blob uploads and deletes are repeated harmlessly (every name
 // is written by one write only), and the entity's write carries a write
 // token (entity.Table.WithWriteTokens: a String property TkWrite of at most
 // 290 bytes) that proves, by reading the entity back, whether a resent
 // write was applied; when nothing can tell, the
 // error matches entity.ErrOutcomeUnknown, no blob is deleted, and Sweep
-// settles the blobs later, whichever version won.
+// settles the blobs later, whichever version won. A write that replaces
+// a version carries that version's chain of write tokens on, so a write
+// whose reply was lost is still recognised as applied after another
+// writer replaced its version (TestLostReplyBesideAnotherWriter).
 //
-// Sweep's grace period is what makes it safe beside running writers: a
-// write gives up with [ErrUploadExpired] rather than write its entity later
-// than Grace/2 after starting its uploads, so a blob older than Grace can
-// gain no reference. Keep Grace well above the longest upload and the
-// clocks' skew (the default is one hour).
+// A write whose reply was lost is resent by azcore; the resend of an
+// insert (Insert, or Upsert of a missing entity) is not conditional, so
+// it stores the entity again if another process deleted it meanwhile —
+// and that process asked for the blobs' deletion. That is why a worker
+// deletes a blob only once it is older than Config.Grace and its entity,
+// read just before, does not reference it (a younger one is deferred to a
+// new message, delayed until it is old enough): by then no request of the
+// write that uploaded it can arrive.
+//
+// The grace period is what makes Sweep and the workers safe beside
+// running writers. A write sends its entity's request under a deadline,
+// Grace/2 after the first upload it references began, so that no try —
+// neither a slow first one nor one of azcore's resends — leaves the
+// client later: a write that reaches the deadline before sending fails
+// with [ErrUploadExpired] (nothing written, its blobs deleted), one that
+// may have sent a try fails with an error matching
+// entity.ErrOutcomeUnknown (its blobs left to Sweep). A blob older than
+// Grace can then gain a reference only from a request sent before the
+// deadline and executed more than Grace/2 later. The client cannot rule
+// that out — the Table service takes no deadline with a write — but the
+// service answers an insert, update or delete within its server timeout
+// (30 s, which is also the most a request may ask for): keep Grace/2 well
+// above that, the longest time a request may travel, and the clocks' skew
+// (the default Grace is one hour).
 //
 // # Azurite and Cosmos DB differences
 //

@@ -41,7 +41,8 @@ const sweepConcurrency = 8
 //
 // A blob of a property whose stored value is not a reference
 // (ErrBadReference: tampered, or written by other software) is kept:
-// nothing tells which blob that value meant (SweepResult.Unreadable).
+// nothing tells which blob that value meant (SweepResult.Unreadable;
+// TestSweepKeepsTheBlobOfAnUnreadableReference).
 //
 // Why the grace period is safe: a write sends no request for its entity
 // later than Grace/2 after starting its uploads, so a blob older than

@@ -167,7 +167,7 @@ func TestSweepKeepsTheBlobOfAnUnreadableReference(t *testing.T) {
 	orphan := v2.employee()
 	orphan.ID, orphan.ETag = "000456", entity.AnyETag
 	orphan.Photo, orphan.Video = payload(99, 1000), large.Stream{} // one upload
-	killed := f.on(t, env.With(crashtest.NewKiller(2))) // the read and the photo's upload
+	killed := f.on(t, env.With(crashtest.NewKiller(2)))            // the read and the photo's upload
 	if err := killed.emps.Replace(ctx, &orphan); !errors.Is(err, crashtest.ErrKilled) {
 		t.Fatalf("the crashing replace: %v", err)
 	}

@@ -152,6 +152,66 @@
 // above that, the longest time a request may travel, and the clocks' skew
 // (the default Grace is one hour).
 //
+// # Wire format
+//
+// What another language needs to read these entities, write them, and
+// clean up after them.
+//
+// The entity: each blob field with a value is a String property named as
+// the field is stored (its `table` tag's name, else its Go name), whose
+// value is a JSON object with the members "blob", "size" and "sha256", in
+// that order: the blob's name in the container, the value's size in bytes
+// (positive), and its SHA-256 in 64 lower-case hex digits. Readers ignore
+// members they do not know. A field without a value has no property. The
+// other fields are stored as entity's codec stores them, and the entity
+// carries entity's write token, TkWrite (see
+// entity.Table.WithWriteTokens), which every writer should keep.
+//
+// The blob: a block blob holding the value's bytes, never overwritten,
+// named <prefix><partition>/<row>/<property>/<version>. The prefix is
+// Config.Prefix, by default the table's name and "/". Each key is
+// escaped: ASCII letters, digits, '-', '_', and '.' but as its first or
+// last byte stay; any other byte is written '~' and two upper-case hex
+// digits; the empty key is "~"; an escaped key longer than 200 bytes is
+// cut to at most 183 (never inside an escape) and ends with '~' and the
+// first 16 hex digits of the key's SHA-256. The version is a random UUID.
+// Readers go by the metadata, not the name: tablekitpk, tablekitrk and
+// tablekitprop hold the keys and the property's name (their UTF-8 in
+// unpadded base64url; "" for an empty key), tablekitsha256 the value's
+// SHA-256 in lower-case hex.
+//
+// The disposal message, sent to the processor's queues as a
+// patterns/eventual envelope, is of kind
+// tablekit.large.v1.<container>.<hash>, where <hash> is the first 8 hex
+// digits of the SHA-256 of the container's URL (as the container client
+// given to New has it), "\n" and the prefix. Its payload names the entity
+// ("entity", with "pk" and "rk") and the blobs to delete once the entity
+// does not reference them: in "blobs", those of a version of the entity,
+// deleted only once older than Config.Grace; in "own", those the sending
+// write uploaded and does not reference. A payload without "entity" (as
+// older versions sent) is read as "blobs" of the entities their metadata
+// names.
+//
+// For example, with Config.Prefix "employees/", the Usage example's
+// Employee{Dept: "Sales", ID: "Ü'1", Name: "Jones", Photo: []byte("hello")}
+// is stored so, every property a String, and its Delete sends the
+// message shown (TestWireFormat checks that this is exactly what is
+// written; the version, the write token and the container vary):
+//
+//	entity    PartitionKey: Sales
+//	          RowKey: Ü'1
+//	          Name: Jones
+//	          Photo: {"blob":"employees/Sales/~C3~9C~271/Photo/<version>","size":5,"sha256":"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}
+//	          TkWrite: <write token>
+//	blob      employees/Sales/~C3~9C~271/Photo/<version>
+//	          content: hello
+//	          tablekitpk: U2FsZXM
+//	          tablekitrk: w5wnMQ
+//	          tablekitprop: UGhvdG8
+//	          tablekitsha256: 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824
+//	message   kind: tablekit.large.v1.<container>.<hash>
+//	          payload: {"blobs":["employees/Sales/~C3~9C~271/Photo/<version>"],"entity":{"pk":"Sales","rk":"Ü'1"}}
+//
 // # Azurite and Cosmos DB differences
 //
 // Azurite stores blobs in memory (with --inMemoryPersistence) and reports

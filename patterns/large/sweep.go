@@ -19,6 +19,7 @@ type SweepResult struct {
 	Foreign    int // without this package's metadata, or of a property this Table does not know: left alone
 	Referenced int // referenced by their entity: kept
 	Unreadable int // of a property whose stored value is not a reference (ErrBadReference): kept
+	Unchecked  int // whose entity's references could not be read: left for the next Sweep
 	Deleted    int // orphans: deleted
 }
 
@@ -37,7 +38,10 @@ const sweepConcurrency = 8
 // metadata), and for each partition of a page the entities they belong
 // to (one query over their RowKey range, reading only the references),
 // then deletes each orphan. A blob that is young, or not of this package,
-// is left alone.
+// is left alone. A partition whose references cannot be read, or an
+// orphan whose deletion fails, does not stop it: it goes on with the
+// others and returns their errors joined (SweepResult.Unchecked;
+// TestSweepGoesPastABadBlob).
 //
 // A blob of a property whose stored value is not a reference
 // (ErrBadReference: tampered, or written by other software) is kept:
@@ -55,10 +59,11 @@ func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
 		Prefix:  &t.prefix,
 		Include: container.ListBlobsInclude{Metadata: true},
 	})
+	var errs []error // of partitions or blobs that failed: Sweep goes on with the others
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return res, err
+			return res, errline.Join(append(errs, err)...)
 		}
 		now := t.cfg.Now()
 		// candidates by partition, then RowKey
@@ -86,7 +91,14 @@ func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
 		for pk, byRK := range cands {
 			hs, err := t.referenced(ctx, pk, byRK)
 			if err != nil {
-				return res, err
+				if ctx.Err() != nil {
+					return res, errline.Join(append(errs, err)...)
+				}
+				errs = append(errs, err)
+				for _, cs := range byRK {
+					res.Unchecked += len(cs)
+				}
+				continue
 			}
 			for rk, cs := range byRK {
 				h := hs[rk]
@@ -105,10 +117,13 @@ func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
 		n, err := t.deleteAll(ctx, orphans)
 		res.Deleted += n
 		if err != nil {
-			return res, err
+			if ctx.Err() != nil {
+				return res, errline.Join(append(errs, err)...)
+			}
+			errs = append(errs, err)
 		}
 	}
-	return res, nil
+	return res, errline.Join(errs...)
 }
 
 // candidate is an old blob that may be an orphan.

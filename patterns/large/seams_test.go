@@ -443,3 +443,59 @@ func TestDisposalWaitsUntilBlobsAreOld(t *testing.T) {
 		t.Errorf("%d blobs left, want the stored employee's 3", n)
 	}
 }
+
+// A resent insert that lands between a worker's read of the references
+// (none: the entity was deleted) and its Delete Blob: the delete is
+// refused, the blob being younger than Config.Grace, and the disposal
+// deferred; when it runs again the entity references the blob, which
+// stays. (With a negative Grace — no writers running — the blob would go.)
+func TestDisposalRacingAResentInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.Grace = time.Hour
+	f := newFixture(t, cfg)
+	stored(t, f)
+	got, err := f.client.GetEntity(ctx, "Sales", "000123", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(got.Value, &body); err != nil {
+		t.Fatal(err)
+	}
+	for k := range body {
+		if k == "Timestamp" || strings.HasPrefix(k, "odata.") {
+			delete(body, k)
+		}
+	}
+	resend, _ := json.Marshal(body)
+	if err := f.emps.Delete(ctx, "Sales", "000123", entity.AnyETag); err != nil {
+		t.Fatal(err)
+	}
+	h := &holdFirst{op: cost.OpDeleteBlob, before: true, during: func() {
+		if _, err := f.client.AddEntity(ctx, resend, nil); err != nil {
+			t.Error(err)
+		}
+	}}
+	g := *f
+	g.cfg.Now = func() time.Time { return time.Now().Add(cfg.Grace - 2*time.Second) }
+	outcomes := make(chan eventual.Outcome, 16)
+	g.hooks = eventual.Hooks{Outcome: func(o eventual.Outcome) { outcomes <- o }}
+	w := g.on(t, env.With(h))
+	handle(t, w, outcomes, 1)
+	if !h.held.Load() {
+		t.Fatal("the worker deleted no blob")
+	}
+	if m := f.missing(t); len(m) > 0 {
+		t.Fatalf("right after the worker: references to missing blobs %q", m)
+	}
+	if err := w.drain(ctx); err != nil { // the deferred disposal
+		t.Fatal(err)
+	}
+	if m := f.missing(t); len(m) > 0 {
+		t.Errorf("after the deferred disposal: references to missing blobs %q", m)
+	}
+	readsAs(t, f, false, v1)
+	f.checkClean(t)
+}

@@ -499,3 +499,64 @@ func TestDisposalRacingAResentInsert(t *testing.T) {
 	readsAs(t, f, false, v1)
 	f.checkClean(t)
 }
+
+// failingReader yields n bytes, then err.
+type failingReader struct {
+	n   int
+	err error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, r.err
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = byte(i)
+	}
+	r.n -= k
+	return k, nil
+}
+
+// One bad value among an entity's several — a video whose reader fails
+// after three blocks — fails the write alone, with the reader's error:
+// nothing of the entity is written, the photo and résumé uploaded beside
+// it are deleted by the worker at once, the video's blocks were never
+// committed, and a stored version stays whole.
+func TestOneFailingValueAmongSeveral(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	boom := errors.New("camera unplugged")
+	for _, op := range []string{"insert", "replace"} {
+		t.Run(op, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, testConfig())
+			e := v2.employee()
+			e.CV = "a new résumé"
+			e.Video = large.NewStream(&failingReader{n: 3*64<<10 + 100, err: boom})
+			var err error
+			if op == "insert" {
+				err = f.emps.Insert(ctx, &e)
+			} else {
+				stored(t, f)
+				e.ETag = entity.AnyETag
+				err = f.emps.Replace(ctx, &e)
+			}
+			if !errors.Is(err, boom) || !strings.Contains(err.Error(), "Video") {
+				t.Errorf("%s with a failing video: %v, want the reader's error naming the video's blob", op, err)
+			}
+			if err := f.drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if op == "insert" {
+				readsAs(t, f, true)
+				if names := f.blobNames(t); len(names) != 0 {
+					t.Errorf("blobs left %q", names)
+				}
+			} else {
+				readsAs(t, f, false, v1)
+				f.checkClean(t)
+			}
+		})
+	}
+}

@@ -24,10 +24,13 @@
 // Grace/2 after its uploads began. So neither a write whose reply was lost
 // and that azcore resends after another process deleted the entity and
 // asked for its blobs' deletion (TestLostReplyBesideAnotherWriter,
-// TestDisposalWaitsUntilBlobsAreOld), nor a write held up on the way
-// while Sweep runs (TestSlowEntityWriteBesideSweep), nor a crash at any
-// request (TestCrashInsert, TestCrashReplace, TestCrashDelete) leaves an
-// entity referencing a deleted blob — provided that a request the client
+// TestDisposalWaitsUntilBlobsAreOld, TestDisposalRacingAResentInsert),
+// nor a write held up on the way while Sweep runs
+// (TestSlowEntityWriteBesideSweep), nor a crash at any request of a
+// write, a worker or Sweep, recovered by a fresh instance (TestCrashInsert,
+// TestCrashReplace, TestCrashUpsert, TestCrashDelete, TestCrashDisposal,
+// TestCrashSweep) leaves an entity referencing a deleted blob — provided
+// that a request the client
 // sent reaches the service and is executed within Grace/2, as the Table
 // service executes an entity write within its 30 s server timeout (see
 // Failure and recovery), and that Grace is positive (a negative Grace is
@@ -39,7 +42,15 @@
 // Writes are serialised by optimistic concurrency on the entity's ETag,
 // as for any entity: Replace and Delete of a version that changed fail
 // with entity.ErrPreconditionFailed; Upsert and the entity.AnyETag forms
-// read again and retry.
+// read again and retry. A write whose reply was lost while another
+// process wrote the same entity is never reported refused when it was
+// applied: it succeeds or fails with an error matching
+// entity.ErrOutcomeUnknown (TestLostReplyBesideAnotherWriter). One value
+// that cannot be read (a Stream whose reader fails) fails its write
+// alone, and nothing of it stays (TestOneFailingValueAmongSeveral); one
+// bad blob or unreadable partition does not stop Sweep
+// (TestSweepGoesPastABadBlob), and a blob whose reference was tampered
+// with is kept (TestSweepKeepsTheBlobOfAnUnreadableReference).
 //
 // Once the processor's queue has drained and Sweep has run (past the
 // grace period), every blob under the table's prefix is referenced by its
@@ -76,7 +87,8 @@
 //     read, on the names it saw then (Config.Hints), and are used when the
 //     entity still holds those names.
 //  4. Delete: a point read (the blobs' names), the entity's delete on
-//     condition of the ETag read, one Put Message for the blobs.
+//     condition of the ETag read, one Put Message for the blobs (handled
+//     as in step 2).
 //  5. Sweep, now and then: List Blobs with their metadata (the keys and
 //     property each belongs to), one query per partition of a page of
 //     blobs for the references, a Delete Blob per orphan older than
@@ -115,17 +127,17 @@
 //
 // A write that fails for certain (a lost race, a refused value) has the
 // blobs it uploaded deleted through the processor, at once: no request of
-// that write can still reference them. A lost reply is
-// settled: blob uploads and deletes are repeated harmlessly (every name
-// is written by one write only), and the entity's write carries a write
-// token (entity.Table.WithWriteTokens: a String property TkWrite of at most
-// 290 bytes) that proves, by reading the entity back, whether a resent
-// write was applied; when nothing can tell, the
-// error matches entity.ErrOutcomeUnknown, no blob is deleted, and Sweep
-// settles the blobs later, whichever version won. A write that replaces
-// a version carries that version's chain of write tokens on, so a write
-// whose reply was lost is still recognised as applied after another
-// writer replaced its version (TestLostReplyBesideAnotherWriter).
+// that write can still reference them. A lost reply is settled: blob
+// uploads and deletes are repeated harmlessly (every name is written by
+// one write only), and the entity's write carries a write token
+// (entity.Table.WithWriteTokens: a String property TkWrite of at most 290
+// bytes) that proves, by reading the entity back, whether a resent write
+// was applied; when nothing can tell, the error matches
+// entity.ErrOutcomeUnknown, no blob is deleted, and Sweep settles the
+// blobs later, whichever version won. A write that replaces a version
+// carries that version's chain of write tokens on, so a write whose reply
+// was lost is still recognised as applied after another writer replaced
+// its version.
 //
 // A write whose reply was lost is resent by azcore; the resend of an
 // insert (Insert, or Upsert of a missing entity) is not conditional, so
@@ -146,11 +158,13 @@
 // entity.ErrOutcomeUnknown (its blobs left to Sweep). A blob older than
 // Grace can then gain a reference only from a request sent before the
 // deadline and executed more than Grace/2 later. The client cannot rule
-// that out — the Table service takes no deadline with a write — but the
-// service answers an insert, update or delete within its server timeout
-// (30 s, which is also the most a request may ask for): keep Grace/2 well
-// above that, the longest time a request may travel, and the clocks' skew
-// (the default Grace is one hour).
+// that out — the Table service takes no deadline with a write, and a
+// request cut off by the client's deadline may already be on its way —
+// so it is an assumption: the service gives up on an insert, update or
+// delete it has not finished within its server timeout (30 s, also the
+// most a request may ask for); keep Grace/2 well above that plus the
+// longest time a request may travel and the clocks' skew (the default
+// Grace is one hour).
 //
 // # Wire format
 //

@@ -19,7 +19,10 @@ import (
 type Config struct {
 	// Prefix starts the name of every blob of the table's entities, so that
 	// several tables can share a container and Sweep lists only its own.
-	// "" means the table's name and "/". At most 200 characters.
+	// "" means the table's name and "/". At most 200 characters. Two
+	// tables must not share a prefix in one container: the Sweep of one
+	// would take the other's blobs for orphans, since it reads references
+	// in its own table only.
 	Prefix string
 	// ReadAttempts is how many times Get reads the entity again when a
 	// blob it names is gone because a writer replaced the entity between

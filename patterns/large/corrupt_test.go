@@ -3,12 +3,15 @@ package large_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/patterns/large"
 )
 
@@ -142,4 +145,62 @@ func TestMissingBlobAndBadReference(t *testing.T) {
 	readsAs(t, f, false, v2)
 	f.settle(t)
 	f.checkClean(t)
+}
+
+// One employee among several whose photo reference was tampered with (it
+// no longer parses): Sweep cannot tell which blob that value meant, so it
+// keeps that employee's photo blob and counts it Unreadable, while it
+// still deletes the orphans of the others. Once the employee is deleted,
+// the blob is an orphan that goes.
+func TestSweepKeepsTheBlobOfAnUnreadableReference(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, testConfig())
+	stored(t, f)
+	photo := photoBlob(t, f)
+	other := v2.employee()
+	other.ID = "000456"
+	if err := f.emps.Insert(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	// An orphan of the other employee: an upload whose write never came.
+	orphan := v2.employee()
+	orphan.ID, orphan.ETag = "000456", entity.AnyETag
+	orphan.Photo, orphan.Video = payload(99, 1000), large.Stream{} // one upload
+	killed := f.on(t, env.With(crashtest.NewKiller(2)))            // the read and the photo's upload
+	if err := killed.emps.Replace(ctx, &orphan); !errors.Is(err, crashtest.ErrKilled) {
+		t.Fatalf("the crashing replace: %v", err)
+	}
+	body, err := f.client.GetEntity(ctx, "Sales", "000123", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body.Value, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["Photo"] = `{"blob":"` + photo + `","size":-1}` // tampered: not a reference any more
+	tampered, _ := json.Marshal(map[string]any{"PartitionKey": "Sales", "RowKey": "000123", "Photo": m["Photo"], "Resume": m["Resume"], "Video": m["Video"]})
+	if _, err := f.client.UpsertEntity(ctx, tampered, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.emps.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (large.SweepResult{Blobs: 7, Referenced: 5, Unreadable: 1, Deleted: 1}); res != want {
+		t.Errorf("Sweep = %+v, want %+v", res, want)
+	}
+	if _, err := f.cont.NewBlobClient(photo).GetProperties(ctx, nil); err != nil {
+		t.Fatalf("the photo of the unreadable reference: %v", err)
+	}
+	if err := f.emps.Delete(ctx, "Sales", "000123", entity.AnyETag); err != nil {
+		t.Fatal(err)
+	}
+	f.settle(t) // the entity is gone: the photo is an orphan now
+	f.checkClean(t)
+	readsAs(t, f, true)
+	if n := len(f.blobNames(t)); n != 3 {
+		t.Errorf("%d blobs left, want the other employee's 3", n)
+	}
 }

@@ -37,8 +37,8 @@ func TestCostOfA5MiBEmployee(t *testing.T) {
 		t.Fatal(err)
 	}
 	used := meter.Snapshot().Sub(before)
-	if n, m := used.Count(cost.Blob, cost.OpDeleteBlob), used.Count(cost.Queue, cost.OpDeleteMessage); n != 1 || m != 1 {
-		t.Errorf("the worker deleted %d blobs and %d messages, want 1 and 1 (%v)", n, m, used)
+	if r, n, m := used.Count(cost.Table, cost.OpQuery), used.Count(cost.Blob, cost.OpDeleteBlob), used.Count(cost.Queue, cost.OpDeleteMessage); r != 1 || n != 1 || m != 1 {
+		t.Errorf("the worker read the references %d times, deleted %d blobs and %d messages, want 1, 1 and 1 (%v)", r, n, m, used)
 	}
 	count("Delete", 3, func() error { return f.emps.Delete(ctx, "Sales", "000123", e.ETag) })
 	f.settle(t)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/large"
 )
 
@@ -143,4 +145,121 @@ func TestCrashDelete(t *testing.T) {
 	if n != 3 {
 		t.Errorf("delete made %d requests, want 3", n)
 	}
+}
+
+// TestCrashUpsert kills an upsert after each of its requests, over a
+// stored employee (a read, uploads, the replace, the message) and of a
+// missing one (a read, uploads, the insert): the employee reads as before
+// or as written, whole, and recovery leaves no blob over or missing.
+func TestCrashUpsert(t *testing.T) {
+	t.Parallel()
+	t.Run("over v1", func(t *testing.T) {
+		t.Parallel()
+		crashScenario(t, insertV1, func(ctx context.Context, f *fixture) error {
+			e := v2.employee()
+			return f.emps.Upsert(ctx, &e)
+		}, false, v1, v2)
+	})
+	t.Run("missing", func(t *testing.T) {
+		t.Parallel()
+		crashScenario(t, nil, func(ctx context.Context, f *fixture) error {
+			e := v1.employee()
+			return f.emps.Upsert(ctx, &e)
+		}, true, v1)
+	})
+}
+
+// TestCrashDisposal kills a worker after each request of its handling of
+// a disposal whose blobs are young — the read of the references, the
+// refused Delete Blobs, the Get Blob Properties, the Put Message that
+// defers them, the Delete Message: a fresh worker finishes (once the
+// message reappears, and the deferred one comes due), and no blob of the
+// stored version is ever deleted, none of the replaced one is left.
+func TestCrashDisposal(t *testing.T) {
+	t.Parallel()
+	crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
+		ctx := context.Background()
+		cfg := testConfig()
+		cfg.Grace = time.Hour
+		f := newFixture(t, cfg)
+		insertV1(t, f)
+		e := v2.employee()
+		e.ETag = entity.AnyETag
+		if err := f.emps.Replace(ctx, &e); err != nil { // its message waits: no worker runs
+			t.Fatal(err)
+		}
+		// The workers judge ages 2 s short of the grace period: v1's blobs
+		// are young, and old 2 s later.
+		shift := cfg.Grace - 2*time.Second
+		return crashtest.Run{
+			Work: func(ctx context.Context, kenv *integration.Env) error {
+				w, outcomes := f.worker(t, shift)
+				w = w.on(t, kenv)
+				wctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				done := make(chan error, 1)
+				go func() { done <- w.proc.Run(wctx) }()
+				for {
+					select {
+					case o := <-outcomes:
+						if o.Result == eventual.Done {
+							cancel()
+							return <-done
+						}
+					case <-ctx.Done():
+						<-done
+						return ctx.Err()
+					}
+				}
+			},
+			Crashed: func(t *testing.T, passed int) { readsAs(t, f, false, v2) },
+			Recover: func(ctx context.Context) error {
+				w, _ := f.worker(t, shift)
+				if err := w.drain(ctx); err != nil {
+					return err
+				}
+				late, _ := f.worker(t, 2*time.Hour)
+				_, err := late.emps.Sweep(ctx)
+				return err
+			},
+			Check: func(t *testing.T) {
+				if m := f.missing(t); len(m) > 0 {
+					t.Errorf("references to missing blobs %q", m)
+				}
+				readsAs(t, f, false, v2)
+				f.checkClean(t)
+			},
+		}
+	}})
+}
+
+// TestCrashSweep kills a Sweep after each of its requests — the listing,
+// the query of the references, the deletes of the orphans a refused
+// insert left: a fresh Sweep finishes, and the stored employee keeps
+// every blob.
+func TestCrashSweep(t *testing.T) {
+	t.Parallel()
+	crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
+		f := newFixture(t, testConfig())
+		insertV1(t, f)
+		dup := v2.employee()
+		if err := f.emps.Insert(context.Background(), &dup); !errors.Is(err, entity.ErrAlreadyExists) {
+			t.Fatalf("second insert: %v", err)
+		}
+		return crashtest.Run{
+			Work: func(ctx context.Context, kenv *integration.Env) error {
+				_, err := f.on(t, kenv).emps.Sweep(ctx)
+				return err
+			},
+			Crashed: func(t *testing.T, passed int) { readsAs(t, f, false, v1) },
+			Recover: func(ctx context.Context) error {
+				_, err := f.emps.Sweep(ctx)
+				return err
+			},
+			Check: func(t *testing.T) {
+				readsAs(t, f, false, v1)
+				f.checkClean(t)
+			},
+		}
+	}})
 }

@@ -70,6 +70,6 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string
 			names = append(names, r.Blob)
 		}
 	}
-	t.enqueueDisposal(context.WithoutCancel(ctx), names, t.cfg.DeleteDelay)
+	t.enqueueDisposal(context.WithoutCancel(ctx), partitionKey, rowKey, names, nil, t.cfg.DeleteDelay)
 	return nil
 }

@@ -6,13 +6,35 @@
 // its user: the fields tagged `table:",blob"` — a []byte, a string or a
 // Stream — are stored as blobs of a container, and the entity keeps, for
 // each, a reference: the blob's name, its size and its SHA-256 (see Ref).
-// The other fields are stored as entity's codec stores them.
+// The other fields are stored as entity's codec stores them. A blob field
+// without a value — a nil or empty []byte, "", a zero Stream or one whose
+// reader yields nothing — has no reference and no blob, and reads back as
+// nil, "" or the zero Stream: an empty []byte comes back nil
+// (TestEmptyValuesAreNoValue).
 //
 // # Guarantee
 //
 // An entity never references a missing blob, and a read never returns a
 // value other than the one written: each blob is checked against the
-// size and SHA-256 its entity recorded. Get returns one committed version
+// size and SHA-256 its entity recorded. A blob is deleted — by the
+// processor's workers or by Sweep — only when its entity, read just
+// before, does not reference it, and only once it is older than
+// Config.Grace, unless it was uploaded by a write that has ended without
+// referencing it; and a write sends no request for its entity later than
+// Grace/2 after its uploads began. So neither a write whose reply was lost
+// and that azcore resends after another process deleted the entity and
+// asked for its blobs' deletion (TestLostReplyBesideAnotherWriter,
+// TestDisposalWaitsUntilBlobsAreOld, TestDisposalRacingAResentInsert),
+// nor a write held up on the way while Sweep runs
+// (TestSlowEntityWriteBesideSweep), nor a crash at any request of a
+// write, a worker or Sweep, recovered by a fresh instance (TestCrashInsert,
+// TestCrashReplace, TestCrashUpsert, TestCrashDelete, TestCrashDisposal,
+// TestCrashSweep) leaves an entity referencing a deleted blob — provided
+// that a request the client
+// sent reaches the service and is executed within Grace/2, as the Table
+// service executes an entity write within its 30 s server timeout (see
+// Failure and recovery), and that Grace is positive (a negative Grace is
+// for maintenance while no writer runs). Get returns one committed version
 // of the entity with every blob value of that version, or an error — a
 // *BlobError matching [ErrBlobCorrupt] or [ErrBlobMissing] for a blob that
 // storage lost or someone changed, never wrong or partial data.
@@ -20,7 +42,15 @@
 // Writes are serialised by optimistic concurrency on the entity's ETag,
 // as for any entity: Replace and Delete of a version that changed fail
 // with entity.ErrPreconditionFailed; Upsert and the entity.AnyETag forms
-// read again and retry.
+// read again and retry. A write whose reply was lost while another
+// process wrote the same entity is never reported refused when it was
+// applied: it succeeds or fails with an error matching
+// entity.ErrOutcomeUnknown (TestLostReplyBesideAnotherWriter). One value
+// that cannot be read (a Stream whose reader fails) fails its write
+// alone, and nothing of it stays (TestOneFailingValueAmongSeveral); one
+// bad blob or unreadable partition does not stop Sweep
+// (TestSweepGoesPastABadBlob), and a blob whose reference was tampered
+// with is kept (TestSweepKeepsTheBlobOfAnUnreadableReference).
 //
 // Once the processor's queue has drained and Sweep has run (past the
 // grace period), every blob under the table's prefix is referenced by its
@@ -28,7 +58,7 @@
 // good. Meanwhile a reader may see either version of an entity being
 // replaced, whole; the blobs of a replaced or deleted version stay for
 // Config.DeleteDelay, so that a reader of that version can still read
-// them.
+// them, and until they are Config.Grace old (an hour by default).
 //
 // # Steps
 //
@@ -44,7 +74,12 @@
 //     keeps its blob, as does a Stream read by Get); the entity's replace
 //     on condition of the ETag read; one Put Message asking the
 //     processor's workers to delete the blobs the new version no longer
-//     references, after Config.DeleteDelay (each a Delete Blob).
+//     references, after Config.DeleteDelay: a worker reads the entity's
+//     references (one query), then deletes each blob it no longer
+//     references with a Delete Blob on condition that the blob is older
+//     than Config.Grace (If-Unmodified-Since); one that is younger goes
+//     into a new message (a Get Blob Properties and a Put Message),
+//     delayed until it is old enough, which does the same again.
 //  3. Get: a point read of the entity, then one Get Blob per []byte or
 //     string field with a value, all at once, hashed as they stream in;
 //     a Stream field's blob is read when it is opened. For an entity the
@@ -52,7 +87,8 @@
 //     read, on the names it saw then (Config.Hints), and are used when the
 //     entity still holds those names.
 //  4. Delete: a point read (the blobs' names), the entity's delete on
-//     condition of the ETag read, one Put Message for the blobs.
+//     condition of the ETag read, one Put Message for the blobs (handled
+//     as in step 2).
 //  5. Sweep, now and then: List Blobs with their metadata (the keys and
 //     property each belongs to), one query per partition of a page of
 //     blobs for the references, a Delete Blob per orphan older than
@@ -61,13 +97,18 @@
 // Storage transactions for an employee with a 5 MiB photo: Insert 2
 // (Put Blob, insert); Get 2 (point read, Get Blob); Replace with a new
 // photo 4 on the caller's path (read, Put Blob, replace, Put Message)
-// and about 2 in the worker (Delete Blob, Delete Message, a share of a
-// Get Messages); Replace of other fields only 2 (read, replace); Delete 3
-// and about 2 in the worker.
+// and about 3 in the worker (the references' read, Delete Blob, Delete
+// Message, a share of a Get Messages) — about 8 when the old photo was
+// younger than Config.Grace (the read, a refused Delete Blob, Get Blob
+// Properties, Put Message and Delete Message, then the delayed message's
+// read, Delete Blob and Delete Message); Replace of other fields only 2
+// (read, replace); Delete 3 and as many in the worker.
 //
-// Speed: checking a value costs its SHA-256, about 4 ms of CPU per 5 MiB
-// (with the SHA extensions), computed on a second goroutine as the bytes
-// arrive. Where the transfer sets the pace — a storage account serves one
+// Speed: checking a value costs its SHA-256, about 3.5 to 4 ms of CPU per
+// 5 MiB with the SHA extensions — about as much CPU as receiving the
+// bytes, so a verified read costs about twice the client CPU of a plain
+// download (BenchmarkRead's cpu-µs/op) — computed on a second goroutine
+// as the bytes arrive. Where the transfer sets the pace — a storage account serves one
 // blob at up to 60 MiB/s — a read runs at 97% of a plain download of the
 // same blob (BenchmarkReadThrottled). On Azurite, which serves the blob
 // from memory at about 850 MB/s on the same two cores, the hash is the
@@ -87,20 +128,105 @@
 //     message survives any crash of a worker (patterns/eventual).
 //
 // A write that fails for certain (a lost race, a refused value) has the
-// blobs it uploaded deleted through the processor. A lost reply is
-// settled: blob uploads and deletes are repeated harmlessly (every name
-// is written by one write only), and the entity's write carries a write
-// token (entity.Table.WithWriteTokens: a String property TkWrite of at most
-// 290 bytes) that proves, by reading the entity back, whether a resent
-// write was applied; when nothing can tell, the
-// error matches entity.ErrOutcomeUnknown, no blob is deleted, and Sweep
-// settles the blobs later, whichever version won.
+// blobs it uploaded deleted through the processor, at once: no request of
+// that write can still reference them. A lost reply is settled: blob
+// uploads and deletes are repeated harmlessly (every name is written by
+// one write only), and the entity's write carries a write token
+// (entity.Table.WithWriteTokens: a String property TkWrite of at most 290
+// bytes) that proves, by reading the entity back, whether a resent write
+// was applied; when nothing can tell, the error matches
+// entity.ErrOutcomeUnknown, no blob is deleted, and Sweep settles the
+// blobs later, whichever version won. A write that replaces a version
+// carries that version's chain of write tokens on, so a write whose reply
+// was lost is still recognised as applied after another writer replaced
+// its version.
 //
-// Sweep's grace period is what makes it safe beside running writers: a
-// write gives up with [ErrUploadExpired] rather than write its entity later
-// than Grace/2 after starting its uploads, so a blob older than Grace can
-// gain no reference. Keep Grace well above the longest upload and the
-// clocks' skew (the default is one hour).
+// A write whose reply was lost is resent by azcore; the resend of an
+// insert (Insert, or Upsert of a missing entity) is not conditional, so
+// it stores the entity again if another process deleted it meanwhile —
+// and that process asked for the blobs' deletion. That is why a worker
+// deletes a blob only once it is older than Config.Grace and its entity,
+// read just before, does not reference it (a younger one is deferred to a
+// new message, delayed until it is old enough): by then no request of the
+// write that uploaded it can arrive.
+//
+// The grace period is what makes Sweep and the workers safe beside
+// running writers. A write sends its entity's request under a deadline,
+// Grace/2 after the first upload it references began, so that no try —
+// neither a slow first one nor one of azcore's resends — leaves the
+// client later: a write that reaches the deadline before sending fails
+// with [ErrUploadExpired] (nothing written, its blobs deleted), one that
+// may have sent a try fails with an error matching
+// entity.ErrOutcomeUnknown (its blobs left to Sweep). A blob older than
+// Grace can then gain a reference only from a request sent before the
+// deadline and executed more than Grace/2 later. The client cannot rule
+// that out — the Table service takes no deadline with a write, and a
+// request cut off by the client's deadline may already be on its way —
+// so it is an assumption: the service gives up on an insert, update or
+// delete it has not finished within its server timeout (30 s, also the
+// most a request may ask for); keep Grace/2 well above that plus the
+// longest time a request may travel and the clocks' skew (the default
+// Grace is one hour).
+//
+// # Wire format
+//
+// What another language needs to read these entities, write them, and
+// clean up after them.
+//
+// The entity: each blob field with a value is a String property named as
+// the field is stored (its `table` tag's name, else its Go name), whose
+// value is a JSON object with the members "blob", "size" and "sha256", in
+// that order: the blob's name in the container, the value's size in bytes
+// (positive), and its SHA-256 in 64 lower-case hex digits. Readers ignore
+// members they do not know. A field without a value has no property. The
+// other fields are stored as entity's codec stores them, and the entity
+// carries entity's write token, TkWrite (see
+// entity.Table.WithWriteTokens), which every writer should keep.
+//
+// The blob: a block blob holding the value's bytes, never overwritten,
+// named <prefix><partition>/<row>/<property>/<version>. The prefix is
+// Config.Prefix, by default the table's name and "/". Each key is
+// escaped: ASCII letters, digits, '-', '_', and '.' but as its first or
+// last byte stay; any other byte is written '~' and two upper-case hex
+// digits; the empty key is "~"; an escaped key longer than 200 bytes is
+// cut to at most 183 (never inside an escape) and ends with '~' and the
+// first 16 hex digits of the key's SHA-256. The version is a random UUID.
+// Readers go by the metadata, not the name: tablekitpk, tablekitrk and
+// tablekitprop hold the keys and the property's name (their UTF-8 in
+// unpadded base64url; "" for an empty key), tablekitsha256 the value's
+// SHA-256 in lower-case hex.
+//
+// The disposal message, sent to the processor's queues as a
+// patterns/eventual envelope, is of kind
+// tablekit.large.v1.<container>.<hash>, where <hash> is the first 8 hex
+// digits of the SHA-256 of the container's URL (as the container client
+// given to New has it), "\n" and the prefix. Its payload names the entity
+// ("entity", with "pk" and "rk") and the blobs to delete once the entity
+// does not reference them: in "blobs", those of a version of the entity,
+// deleted only once older than Config.Grace; in "own", those the sending
+// write uploaded and does not reference. A payload without "entity" (as
+// older versions sent) is read as "blobs" of the entities their metadata
+// names.
+//
+// For example, with Config.Prefix "employees/", the Usage example's
+// Employee{Dept: "Sales", ID: "Ü'1", Name: "Jones", Photo: []byte("hello")}
+// is stored so, every property a String, and its Delete sends the
+// message shown (TestWireFormat checks that this is exactly what is
+// written; the version, the write token and the container vary):
+//
+//	entity    PartitionKey: Sales
+//	          RowKey: Ü'1
+//	          Name: Jones
+//	          Photo: {"blob":"employees/Sales/~C3~9C~271/Photo/<version>","size":5,"sha256":"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}
+//	          TkWrite: <write token>
+//	blob      employees/Sales/~C3~9C~271/Photo/<version>
+//	          content: hello
+//	          tablekitpk: U2FsZXM
+//	          tablekitrk: w5wnMQ
+//	          tablekitprop: UGhvdG8
+//	          tablekitsha256: 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824
+//	message   kind: tablekit.large.v1.<container>.<hash>
+//	          payload: {"blobs":["employees/Sales/~C3~9C~271/Photo/<version>"],"entity":{"pk":"Sales","rk":"Ü'1"}}
 //
 // # Azurite and Cosmos DB differences
 //

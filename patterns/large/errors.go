@@ -21,9 +21,13 @@ var (
 	// ErrBadReference reports a property where a blob reference should be
 	// that is not one this package wrote. It comes as a *BlobError.
 	ErrBadReference = errors.New("large: not a blob reference")
-	// ErrUploadExpired reports a write whose blobs took longer than half
-	// of Config.Grace to upload: Sweep may take them for orphans, so the
-	// entity is not written. Nothing was changed; the blobs are deleted.
+	// ErrUploadExpired reports a write that could not send its entity's
+	// request within half of Config.Grace of starting its uploads (slow
+	// uploads, or a request held up before it left): Sweep may take its
+	// blobs for orphans, so the entity is not written. Nothing was
+	// changed; the blobs are deleted. (When a request may have left before
+	// the deadline cut it off, the error matches entity.ErrOutcomeUnknown
+	// instead, and the blobs are left to Sweep.)
 	ErrUploadExpired = errors.New("large: upload took longer than half the grace period")
 	// ErrStaleStream reports a write of a Stream field that keeps its
 	// stored value (it has no new reader) when the entity no longer holds

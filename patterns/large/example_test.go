@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -98,7 +99,11 @@ func ExampleTable() {
 		fmt.Println(err)
 		return
 	}
-	staff, err := large.New(tbl, blobs, p, large.Config{DeleteDelay: -1})
+	var later atomic.Int64 // how far the example's clock has been moved on
+	staff, err := large.New(tbl, blobs, p, large.Config{
+		DeleteDelay: -1,
+		Now:         func() time.Time { return time.Now().Add(time.Duration(later.Load())) },
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -136,7 +141,13 @@ func ExampleTable() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("after a new photo, blobs:", waitFor(ctx, blobs, 1))
+	// The worker keeps the old photo's blob until it is Config.Grace (an
+	// hour) old: the insert that wrote it might still be resent. An hour
+	// later, it or Sweep deletes it.
+	fmt.Println("after a new photo, blobs:", blobCount(ctx, blobs))
+	later.Store(int64(time.Hour + time.Minute))
+	res, err := staff.Sweep(ctx)
+	fmt.Println("an hour later, Sweep deleted", res.Deleted, "blob; blobs:", blobCount(ctx, blobs), err)
 
 	if err := staff.Delete(ctx, "Sales", "000123", got.ETag); err != nil {
 		fmt.Println(err)
@@ -146,7 +157,8 @@ func ExampleTable() {
 	// Output:
 	// Jones: 5 MiB photo, intact: true
 	// the entity's Photo: blob Sales/000123/Photo/…, 5242880 bytes, SHA-256 7fb088fa…
-	// after a new photo, blobs: 1
+	// after a new photo, blobs: 2
+	// an hour later, Sweep deleted 1 blob; blobs: 1 <nil>
 	// after the delete, blobs: 0
 }
 

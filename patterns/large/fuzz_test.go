@@ -67,7 +67,7 @@ func FuzzMetadata(f *testing.F) {
 	f.Add("Sales", "000123", "Photo", "U2FsZXM", "")
 	f.Add("", "'", "P", "!!", "Tablekitpk")
 	f.Fuzz(func(t *testing.T, pk, rk, prop, raw, key string) {
-		if keys.Validate(pk) == nil && keys.Validate(rk) == nil && prop != "" {
+		if keys.Validate(pk) == nil && keys.Validate(rk) == nil && prop != "" && utf8.ValidString(prop) { // property names are UTF-8
 			md := metadata(owner{pk, rk, prop}, [32]byte{})
 			o, ok := ownerOf(md)
 			if !ok || o != (owner{pk, rk, prop}) {

@@ -46,6 +46,7 @@ type fixture struct {
 	proc   *eventual.Processor
 	emps   *large.Table[Employee]
 	cfg    large.Config
+	hooks  eventual.Hooks // of the processor on builds
 }
 
 // testConfig deletes at once and sweeps without a grace period: the tests
@@ -105,7 +106,9 @@ func (f *fixture) on(t testing.TB, e *integration.Env) *fixture {
 	}
 	g.client = tbl.Client()
 	g.cont = e.BlobService.ServiceClient().NewContainerClient(f.blobs)
-	if g.proc, err = eventual.New(eventual.QueuesOf(e.QueueService, f.queue), nil, procConfig()); err != nil {
+	pcfg := procConfig()
+	pcfg.Hooks = f.hooks
+	if g.proc, err = eventual.New(eventual.QueuesOf(e.QueueService, f.queue), nil, pcfg); err != nil {
 		t.Fatal(err)
 	}
 	if g.emps, err = large.New(tbl, g.cont, g.proc, f.cfg); err != nil {

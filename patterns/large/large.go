@@ -1,13 +1,11 @@
 package large
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -21,7 +19,10 @@ import (
 type Config struct {
 	// Prefix starts the name of every blob of the table's entities, so that
 	// several tables can share a container and Sweep lists only its own.
-	// "" means the table's name and "/". At most 200 characters.
+	// "" means the table's name and "/". At most 200 characters. Two
+	// tables must not share a prefix in one container: the Sweep of one
+	// would take the other's blobs for orphans, since it reads references
+	// in its own table only.
 	Prefix string
 	// ReadAttempts is how many times Get reads the entity again when a
 	// blob it names is gone because a writer replaced the entity between
@@ -34,13 +35,20 @@ type Config struct {
 	// DeleteDelay is how long the blobs of a replaced or deleted version
 	// are kept, so that a reader that read that version just before can
 	// still read them (Stream.Open in particular); 0 means 1 minute,
-	// negative means none. At most eventual.MaxDelay.
+	// negative means none. At most eventual.MaxDelay. A blob younger than
+	// Grace is kept until it is that old, whatever DeleteDelay says.
 	DeleteDelay time.Duration
-	// Grace is how old an orphan blob must be before Sweep deletes it:
-	// younger ones may belong to a write under way. A write that has not
-	// written its entity within Grace/2 of starting its uploads gives up
-	// (ErrUploadExpired). 0 means 1 hour; negative means no wait and no
-	// limit, for a sweep while no writer runs (maintenance, tests).
+	// Grace is how old a blob that no entity references must be before
+	// Sweep or the processor's workers delete it: a younger one may belong
+	// to a write under way, or be referenced again by an insert that
+	// azcore resends after a lost reply. A write sends no request for its
+	// entity later than Grace/2 after starting its uploads: it gives up
+	// with ErrUploadExpired, or an error matching entity.ErrOutcomeUnknown
+	// when a request may have left. Keep Grace/2 well above the Table
+	// service's 30 s server timeout, the longest a request may travel and
+	// the clocks' skew. 0 means 1 hour; negative means no wait and no
+	// limit, for maintenance while no writer runs, and tests: with writers
+	// running, a blob may then be deleted that a resent write references.
 	Grace time.Duration
 	// BlockSize is the size of the blocks a Stream's value is uploaded in
 	// when it is larger than one block (a value of at most one block, and
@@ -56,8 +64,10 @@ type Config struct {
 	// negative means none. A hint that has gone stale (the entity was
 	// replaced elsewhere) costs a Get Blob that is cancelled.
 	Hints int
-	// Now is Sweep's clock, compared with the blobs' creation times;
-	// nil means time.Now.
+	// Now is the clock that Sweep and the processor's workers compare
+	// with the blobs' creation times (the service's clock) to judge their
+	// age against Grace; nil means time.Now. Writers do not use it: their
+	// Grace/2 deadline runs on the real clock, whatever Now says.
 	Now func() time.Time
 }
 
@@ -116,12 +126,6 @@ type Table[T any] struct {
 	prefix string
 	cfg    Config
 	hints  *hints
-}
-
-// disposal is the message that deletes blobs no entity references any
-// longer: a replaced or deleted version's, or a failed write's.
-type disposal struct {
-	Blobs []string `json:"blobs"`
 }
 
 // New returns a Table storing T's entities in table's table and their
@@ -191,34 +195,4 @@ func kindName(containerURL, prefix string) string {
 	}
 	sum := sha256.Sum256([]byte(containerURL + "\n" + prefix))
 	return "tablekit.large.v1." + name + "." + hex.EncodeToString(sum[:4])
-}
-
-// dispose is the handler of disposal messages: it deletes each blob,
-// a missing one counting as done.
-func (t *Table[T]) dispose(ctx context.Context, d disposal) error {
-	for _, name := range d.Blobs {
-		if !strings.HasPrefix(name, t.prefix) {
-			return fmt.Errorf("large: blob %q is not under the prefix %q", name, t.prefix)
-		}
-		if err := eventual.DeleteBlob(ctx, t.blobs, name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// enqueueDisposal sends the message that deletes names, after delay.
-// A failure leaves them to Sweep: it is not the caller's concern.
-func (t *Table[T]) enqueueDisposal(ctx context.Context, names []string, delay time.Duration) {
-	if len(names) == 0 {
-		return
-	}
-	m, err := t.kind.Message(disposal{Blobs: names})
-	if err != nil {
-		return
-	}
-	if delay > 0 {
-		m.Delay = delay
-	}
-	_ = t.proc.Enqueue(ctx, m)
 }

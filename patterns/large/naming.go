@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/keys"
 )
 
 // Blob names: <prefix><partition>/<row>/<property>/<version>, where the
@@ -81,7 +83,8 @@ func metadata(o owner, sum [32]byte) map[string]*string {
 }
 
 // ownerOf reads a blob's owner from its metadata (names in any case, as
-// services and SDKs change it); ok is false for a blob without them.
+// services and SDKs change it); ok is false for a blob without them, or
+// whose keys are not keys an entity can have.
 func ownerOf(md map[string]*string) (o owner, ok bool) {
 	var got [3]bool
 	for k, v := range md {
@@ -100,5 +103,7 @@ func ownerOf(md map[string]*string) (o owner, ok bool) {
 			o.prop, got[2] = string(b), err == nil && len(b) > 0
 		}
 	}
-	return o, got[0] && got[1] && got[2]
+	// Keys no entity can have (not UTF-8, a '/', …) make a blob foreign.
+	ok = got[0] && got[1] && got[2] && keys.Validate(o.pk) == nil && keys.Validate(o.rk) == nil && utf8.ValidString(o.prop)
+	return o, ok
 }

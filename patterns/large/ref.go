@@ -14,8 +14,9 @@ import (
 //
 //	Photo = {"blob":"employees/Sales/000123/Photo/7b0c…","size":5242880,"sha256":"9f86d0…"}
 //
-// A field without a value (nil, "", a zero Stream) has no property and no
-// blob.
+// A field without a value (a nil or empty []byte, "", a zero Stream or
+// one whose reader yields nothing) has no property and no blob, and reads
+// back as nil, "" or the zero Stream.
 type Ref struct {
 	Blob   string
 	Size   int64

@@ -63,3 +63,38 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("after Delete: blobs %q", names)
 	}
 }
+
+// A non-nil empty []byte, like nil, "" and the zero Stream, is no value:
+// no property, no blob, and it reads back nil. Replacing a photo by an
+// empty one removes the reference, and the worker deletes the old blob.
+func TestEmptyValuesAreNoValue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, testConfig())
+	e := Employee{Dept: "Sales", ID: "000123", Name: "Jones", Photo: []byte{}, CV: ""}
+	if err := f.emps.Insert(ctx, &e); err != nil {
+		t.Fatal(err)
+	}
+	if refs, names := f.rawRefs(t), f.blobNames(t); len(refs) != 0 || len(names) != 0 {
+		t.Errorf("an employee without values stores references %v and blobs %q", refs, names)
+	}
+	got, err := f.emps.Get(ctx, "Sales", "000123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Photo != nil || got.CV != "" || !got.Video.Ref().IsZero() {
+		t.Errorf("read back photo %#v, résumé %q, video %+v; want nil, \"\" and no value", got.Photo, got.CV, got.Video.Ref())
+	}
+	got.Photo = payload(1, 1000)
+	if err := f.emps.Replace(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	got.Photo = []byte{}
+	if err := f.emps.Replace(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	f.settle(t)
+	if refs, names := f.rawRefs(t), f.blobNames(t); len(refs) != 0 || len(names) != 0 {
+		t.Errorf("after an empty photo replaced one: references %v and blobs %q", refs, names)
+	}
+}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
@@ -20,6 +18,8 @@ type SweepResult struct {
 	Young      int // younger than Config.Grace: left alone
 	Foreign    int // without this package's metadata, or of a property this Table does not know: left alone
 	Referenced int // referenced by their entity: kept
+	Unreadable int // of a property whose stored value is not a reference (ErrBadReference): kept
+	Unchecked  int // whose entity's references could not be read: left for the next Sweep
 	Deleted    int // orphans: deleted
 }
 
@@ -38,22 +38,32 @@ const sweepConcurrency = 8
 // metadata), and for each partition of a page the entities they belong
 // to (one query over their RowKey range, reading only the references),
 // then deletes each orphan. A blob that is young, or not of this package,
-// is left alone.
+// is left alone. A partition whose references cannot be read, or an
+// orphan whose deletion fails, does not stop it: it goes on with the
+// others and returns their errors joined (SweepResult.Unchecked;
+// TestSweepGoesPastABadBlob).
 //
-// Why the grace period is safe: a write gives up unless it writes its
-// entity within Grace/2 of starting its uploads, so a blob older than
-// Grace can gain no reference, and one that Sweep finds unreferenced
-// stays so.
+// A blob of a property whose stored value is not a reference
+// (ErrBadReference: tampered, or written by other software) is kept:
+// nothing tells which blob that value meant (SweepResult.Unreadable;
+// TestSweepKeepsTheBlobOfAnUnreadableReference).
+//
+// Why the grace period is safe: a write sends no request for its entity
+// later than Grace/2 after starting its uploads, so a blob older than
+// Grace gains no reference — unless a request sent before that deadline
+// is executed more than Grace/2 later (see the package doc) — and one
+// that Sweep finds unreferenced stays so.
 func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	pager := t.blobs.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
 		Prefix:  &t.prefix,
 		Include: container.ListBlobsInclude{Metadata: true},
 	})
+	var errs []error // of partitions or blobs that failed: Sweep goes on with the others
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return res, err
+			return res, errline.Join(append(errs, err)...)
 		}
 		now := t.cfg.Now()
 		// candidates by partition, then RowKey
@@ -79,15 +89,26 @@ func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
 		}
 		var orphans []string
 		for pk, byRK := range cands {
-			refs, err := t.referenced(ctx, pk, byRK)
+			hs, err := t.referenced(ctx, pk, byRK)
 			if err != nil {
-				return res, err
+				if ctx.Err() != nil {
+					return res, errline.Join(append(errs, err)...)
+				}
+				errs = append(errs, err)
+				for _, cs := range byRK {
+					res.Unchecked += len(cs)
+				}
+				continue
 			}
-			for _, cs := range byRK {
+			for rk, cs := range byRK {
+				h := hs[rk]
 				for _, c := range cs {
-					if refs[c.name] {
+					switch {
+					case h != nil && h.names[c.name]:
 						res.Referenced++
-					} else {
+					case h != nil && h.unreadable[c.prop]:
+						res.Unreadable++
+					default:
 						orphans = append(orphans, c.name)
 					}
 				}
@@ -96,10 +117,13 @@ func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
 		n, err := t.deleteAll(ctx, orphans)
 		res.Deleted += n
 		if err != nil {
-			return res, err
+			if ctx.Err() != nil {
+				return res, errline.Join(append(errs, err)...)
+			}
+			errs = append(errs, err)
 		}
 	}
-	return res, nil
+	return res, errline.Join(errs...)
 }
 
 // candidate is an old blob that may be an orphan.
@@ -121,10 +145,10 @@ func createdBefore(p *container.BlobProperties, t time.Time) bool {
 	return false
 }
 
-// referenced returns the blob names that the entities of partition pk
-// with the RowKeys of byRK reference: one query over their RowKey range,
-// reading only the references.
-func (t *Table[T]) referenced(ctx context.Context, pk string, byRK map[string][]candidate) (map[string]bool, error) {
+// referenced reads what the entities of partition pk with the RowKeys
+// of byRK reference: one query over their RowKey range, reading only the
+// references.
+func (t *Table[T]) referenced(ctx context.Context, pk string, byRK map[string][]candidate) (map[string]*holding, error) {
 	var lo, hi string
 	first := true
 	for rk := range byRK {
@@ -136,27 +160,7 @@ func (t *Table[T]) referenced(ctx context.Context, pk string, byRK map[string][]
 		}
 		first = false
 	}
-	q := entity.Query{
-		Filter: filter.And(filter.PK(pk), filter.Ge(filter.RowKeyProperty, lo), filter.Le(filter.RowKeyProperty, hi)),
-		Select: t.props,
-	}
-	out := map[string]bool{}
-	for d, err := range t.rows.Query(ctx, q) {
-		if err != nil {
-			return nil, err
-		}
-		if _, mine := byRK[d.RowKey]; !mine {
-			continue
-		}
-		for _, p := range t.props {
-			if s, ok := d.Properties[p].(string); ok {
-				if r, err := parseRef(s); err == nil {
-					out[r.Blob] = true
-				}
-			}
-		}
-	}
-	return out, nil
+	return t.holdings(ctx, pk, lo, hi)
 }
 
 // deleteAll deletes the blobs names, sweepConcurrency at once, and

@@ -3,12 +3,20 @@ package large_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/patterns/large"
 )
 
@@ -74,5 +82,69 @@ func TestSlowUploadExpires(t *testing.T) {
 	}
 	if names := f.blobNames(t); len(names) != 0 {
 		t.Errorf("the expired write left %q", names)
+	}
+}
+
+// One bad blob among many does not stop Sweep: a blob under the prefix
+// whose metadata names keys no entity can have (not UTF-8, a '/') is left
+// alone as foreign, and the orphans of other employees are still deleted.
+func TestSweepGoesPastABadBlob(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, testConfig())
+	stored(t, f)
+	dup := v2.employee() // refused: its 3 uploads are orphans (no worker runs)
+	if err := f.emps.Insert(ctx, &dup); !errors.Is(err, entity.ErrAlreadyExists) {
+		t.Fatalf("second insert: %v", err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	for i, pk := range []string{"\xff", "a/b"} {
+		md := map[string]*string{
+			"tablekitpk":   to.Ptr(enc([]byte(pk))),
+			"tablekitrk":   to.Ptr(enc([]byte("x"))),
+			"tablekitprop": to.Ptr(enc([]byte("Photo"))),
+		}
+		name := f.table + "/bad/x/Photo/" + strconv.Itoa(i)
+		if _, err := f.cont.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader([]byte("x"))), &blockblob.UploadOptions{Metadata: md}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := f.emps.Sweep(ctx)
+	if err != nil {
+		t.Fatalf("Sweep beside bad blobs: %v", err)
+	}
+	if want := (large.SweepResult{Blobs: 8, Foreign: 2, Referenced: 3, Deleted: 3}); res != want {
+		t.Errorf("Sweep = %+v, want %+v", res, want)
+	}
+	readsAs(t, f, false, v1)
+
+	// A partition whose references cannot be read (every query for it
+	// fails) is left for the next Sweep; the others' orphans go.
+	for _, dept := range []string{"Sales", "Other"} {
+		e := v2.employee()
+		e.Dept = dept
+		if dept == "Other" {
+			stored := v1.employee()
+			stored.Dept = dept
+			if err := f.emps.Insert(ctx, &stored); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.emps.Insert(ctx, &e); !errors.Is(err, entity.ErrAlreadyExists) {
+			t.Fatalf("second insert in %s: %v", dept, err)
+		}
+	}
+	inj := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool {
+		return cost.Classify(r).Op == cost.OpQuery && strings.Contains(r.URL.RawQuery, "Other")
+	}})
+	res, err = f.on(t, env.With(inj)).emps.Sweep(ctx)
+	if err == nil || !strings.Contains(err.Error(), `"Other"`) {
+		t.Errorf("Sweep with partition Other unreadable: %v, want an error naming it", err)
+	}
+	if want := (large.SweepResult{Blobs: 14, Foreign: 2, Referenced: 3, Unchecked: 6, Deleted: 3}); res != want {
+		t.Errorf("Sweep with partition Other unreadable = %+v, want %+v", res, want)
+	}
+	if res, err = f.emps.Sweep(ctx); err != nil || res.Deleted != 3 {
+		t.Errorf("the next Sweep: %+v, %v; want the 3 orphans of Other deleted", res, err)
 	}
 }

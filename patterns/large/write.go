@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -91,7 +92,7 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 			*s.f.streamOf(rv) = t.stored(d.PartitionKey, d.RowKey, s.f, s.ref)
 		}
 	}
-	var gone []string
+	var gone, own []string
 	for _, r := range w.old {
 		if !r.IsZero() && !final[r.Blob] {
 			gone = append(gone, r.Blob)
@@ -103,11 +104,11 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 	}
 	for _, s := range w.slots {
 		if s.done && !s.up.IsZero() && !final[s.up.Blob] { // uploaded in a round that lost
-			gone = append(gone, s.up.Blob)
+			own = append(own, s.up.Blob)
 		}
 	}
 	t.hints.put(d.PartitionKey, d.RowKey, refs)
-	t.enqueueDisposal(context.WithoutCancel(ctx), gone, delay)
+	t.enqueueDisposal(context.WithoutCancel(ctx), d.PartitionKey, d.RowKey, gone, own, delay)
 	if err := entityfields.SetWritten(e, w.etag); err != nil {
 		return w.fail(err) // cannot happen: New checked T
 	}
@@ -213,12 +214,28 @@ func (w *writer[T]) round(ctx context.Context, c cond, etag string) error {
 	if err := w.upload(ctx, todo); err != nil {
 		return err
 	}
+	// The entity's write must not reach the service later than Grace/2
+	// after the first upload it references began, or Sweep may have taken
+	// that blob for an orphan: the write runs under that deadline, so that
+	// neither a slow first try nor azcore's retries go out after it.
+	var deadline time.Time
 	if t.cfg.Grace > 0 {
 		for _, s := range w.slots {
-			if s.done && s.ref == s.up && !s.up.IsZero() && time.Since(s.started) > t.cfg.Grace/2 {
-				return ErrUploadExpired
+			if s.done && s.ref == s.up && !s.up.IsZero() {
+				if d := s.started.Add(t.cfg.Grace / 2); deadline.IsZero() || d.Before(deadline) {
+					deadline = d
+				}
 			}
 		}
+	}
+	wctx := ctx
+	if !deadline.IsZero() {
+		if !time.Now().Before(deadline) {
+			return ErrUploadExpired
+		}
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
 	body := &entity.DynamicEntity{PartitionKey: pk, RowKey: rk, Properties: maps.Clone(w.d.Properties)}
 	for _, s := range w.slots {
@@ -229,13 +246,19 @@ func (w *writer[T]) round(ctx context.Context, c cond, etag string) error {
 	w.tried = true
 	var err error
 	if cur == nil {
-		err = t.rows.Insert(ctx, body)
+		err = expired(ctx, wctx, t.rows.Insert(wctx, body))
 		if c == condUpsert && errors.Is(err, entity.ErrAlreadyExists) {
 			return &raced{err} // inserted meanwhile: read it and replace it
 		}
 	} else {
 		body.ETag = cur.ETag
-		err = t.rows.Update(ctx, body, entity.Replace)
+		if chain, ok := cur.Properties[wtoken.Property]; ok {
+			// Extend the version's chain of write tokens, so that a write
+			// whose reply was lost is recognised in the version that
+			// replaced it (entity.Table.WithWriteTokens).
+			body.Properties[wtoken.Property] = chain
+		}
+		err = expired(ctx, wctx, t.rows.Update(wctx, body, entity.Replace))
 		if c == condUpsert && errors.Is(err, entity.ErrNotFound) {
 			return &raced{err} // deleted meanwhile: insert it
 		}
@@ -246,6 +269,20 @@ func (w *writer[T]) round(ctx context.Context, c cond, etag string) error {
 	w.etag = body.ETag
 	w.old = have
 	return nil
+}
+
+// expired returns err, the answer to an entity write made with wctx (ctx
+// with the write's deadline), as ErrUploadExpired when the deadline ended
+// the write before anything was sent, and otherwise with the deadline
+// named (an outcome left unknown when a try may have been sent).
+func expired(ctx, wctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || !errors.Is(wctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, entity.ErrOutcomeUnknown) {
+		return fmt.Errorf("large: the entity's write was cut off at its deadline, half of Config.Grace after its uploads began: %w", err)
+	}
+	return fmt.Errorf("%w (the entity's write was not sent: %v)", ErrUploadExpired, err)
 }
 
 // upload writes the blobs of todo, all at once.
@@ -296,5 +333,5 @@ func (w *writer[T]) cleanUp(ctx context.Context, err error) {
 		}
 		names = append(names, s.up.Blob)
 	}
-	w.t.enqueueDisposal(context.WithoutCancel(ctx), names, 0)
+	w.t.enqueueDisposal(context.WithoutCancel(ctx), w.d.PartitionKey, w.d.RowKey, nil, names, 0)
 }

@@ -24,7 +24,7 @@ func TestTour(t *testing.T) {
 		regexp.MustCompile(`Photo = \{"blob":"[^"]+/Engineering/000123/Photo/[0-9a-f-]{36}","size":5242880,"sha256":"[0-9a-f]{8}…`),
 		regexp.MustCompile(`2\. Get: 2 transactions: blob GetBlob=1, table Get=1; photo intact: true`),
 		regexp.MustCompile(`3\. Replace of the title: 2 transactions: table Get=1, table Update=1;`),
-		regexp.MustCompile(`4\. Replace of the photo: 4 transactions: blob PutBlob=1, queue PutMessage=1, table Get=1, table Update=1; then a worker deleted the old photo: 1 blob left\.`),
+		regexp.MustCompile(`4\. Replace of the photo: 4 transactions: blob PutBlob=1, queue PutMessage=1, table Get=1, table Update=1; an hour later \(Config\.Grace\) a worker deleted the old photo: 1 blob left\.`),
 		regexp.MustCompile(`5\. A replace crashed after uploading a new photo: 2 blobs; the employee still reads whole, with the photo of step 4: true\.`),
 		regexp.MustCompile(`Sweep, past the one-hour grace period: 2 blobs listed, 1 referenced, 1 orphan deleted; 1 blob left\.`),
 		regexp.MustCompile(`6\. .*ErrBlobCorrupt = true\.`),

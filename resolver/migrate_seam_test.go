@@ -123,7 +123,7 @@ func TestMigrateSurvivesACrashAtEveryRequest(t *testing.T) {
 	}})
 }
 
-var rowInRequest = regexp.MustCompile(`c0[0-9]`)
+var rowInRequest = regexp.MustCompile(`RowKey(?:='|%27|":")(c0[0-9])`)
 
 // rowsIn are the rows (numbers) a request names, in its URL or body; a
 // query names every row of n.
@@ -136,7 +136,8 @@ func rowsIn(req *http.Request, n int) []int {
 		}
 	}
 	var out []int
-	for _, k := range rowInRequest.FindAllString(text, -1) {
+	for _, m := range rowInRequest.FindAllStringSubmatch(text, -1) {
+		k := m[1]
 		var i int
 		fmt.Sscanf(k, "c%02d", &i)
 		if !slices.Contains(out, i) {

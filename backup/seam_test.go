@@ -646,3 +646,23 @@ type readSeeker struct{ *bytes.Reader }
 func (readSeeker) Close() error { return nil }
 
 func readSeekCloser(b []byte) io.ReadSeekCloser { return readSeeker{bytes.NewReader(b)} }
+
+// Ranges are checked in the service's order of keys, where a supplementary
+// character (a surrogate pair in UTF-16) sorts before U+E000–U+FFFF,
+// unlike Go's byte order: such a range is taken and exports its entity;
+// its inverse is refused before any request.
+func TestExportRangesInTheServicesOrder(t *testing.T) {
+	tbl := newTable(t)
+	d := entity.DynamicEntity{PartitionKey: "😀x", RowKey: "r"}
+	d.Set("S", "emoji")
+	if err := tbl.Insert(t.Context(), &d); err != nil {
+		t.Fatal(err)
+	}
+	got := lines(t, export(t, tbl, backup.ExportOptions{Ranges: []backup.Range{{From: "😀", To: "\uE000"}}}))
+	if len(got) != 2 || !strings.Contains(got[1], "emoji") {
+		t.Fatalf("the range 😀 to U+E000 exported %q, want its one entity", got)
+	}
+	if _, err := backup.Export(t.Context(), tbl, io.Discard, backup.ExportOptions{Ranges: []backup.Range{{From: "\uE000", To: "😀"}}}); !errors.Is(err, backup.ErrInvalid) {
+		t.Fatalf("the inverted range: %v, want ErrInvalid", err)
+	}
+}

@@ -222,7 +222,8 @@ func foreignRecord() []byte {
 	return []byte(hourBase.Add(59*time.Minute).Format("2006-01-02T15:04:05.000000000Z") + " 7 foreign\n")
 }
 
-// Logger with the reply of each request lost in turn and another writer
+// Logger (records buffered by Append and AppendContext in turn) with the
+// reply of each request lost in turn and another writer
 // acting on the same blob before azcore's resend — appending a record of
 // its own (or creating the blob), re-creating it empty, changing its
 // metadata, deleting it: the Logger never stops on it (Close writes every
@@ -244,7 +245,12 @@ func TestLoggerBesideAnotherWriter(t *testing.T) {
 				want = nil
 				for i := range 10 {
 					d := fmt.Sprintf("rec-%02d %s", i, strings.Repeat("x", 30))
-					if err := l.Append(hourBase.Add(time.Duration(i)*time.Second), []byte(d)); err != nil {
+					at := hourBase.Add(time.Duration(i) * time.Second)
+					add := l.Append
+					if i%2 == 1 {
+						add = func(at time.Time, data []byte) error { return l.AppendContext(ctx, at, data) }
+					}
+					if err := add(at, []byte(d)); err != nil {
 						return err
 					}
 					want = append(want, d)

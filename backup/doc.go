@@ -106,6 +106,8 @@
 // alone, as a bad line of a backup does (TestCSVOneBadRecordAmongMany).
 // [ExportCSV] reads the table twice (once to learn the columns): an entity
 // written between the two reads with a property the first did not see
-// fails the export with an error naming its keys and the property.
-// [ImportCSV] writes as Import does.
+// fails the export with an error naming its keys and the property
+// (TestExportCSVNamesAPropertyAddedBetweenItsReads). [ImportCSV] writes as
+// Import does, with the same checkpoints and outcomes (the crash and
+// lost-reply tests above run it too).
 package backup

@@ -16,12 +16,14 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/faults"
@@ -172,19 +174,20 @@ func partOf(i int) string { return string(rune('a' + i%2)) }
 func TestImportSurvivesACrashAtEveryRequest(t *testing.T) {
 	src, data := seamRows(t)
 	want := export(t, src, backup.ExportOptions{})
-	for _, mode := range []backup.Mode{backup.Upsert, backup.Insert} {
-		t.Run(fmt.Sprint("mode ", mode), func(t *testing.T) {
+	for _, tc := range importCases(t, src, data) {
+		mode, importer, data := tc.mode, tc.importer, tc.data
+		t.Run(tc.name, func(t *testing.T) {
 			crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
 				dst := newTable(t)
 				var done int64
 				return crashtest.Run{
 					Work: func(ctx context.Context, v *integration.Env) error {
-						_, err := backup.Import(ctx, viewOf(t, v, dst.Name()), bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 3,
+						_, err := importer(ctx, viewOf(t, v, dst.Name()), bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 3,
 							Checkpoint: func(c backup.ImportCheckpoint) error { done = c.Entities; return nil }})
 						return err
 					},
 					Recover: func(ctx context.Context) error {
-						sum, err := backup.Import(ctx, dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 3, ResumeAfter: done})
+						sum, err := importer(ctx, dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 3, ResumeAfter: done})
 						if err == nil && (len(sum.Conflicts) > 0 || sum.Entities != 8) {
 							err = fmt.Errorf("resumed import %+v", sum)
 						}
@@ -199,6 +202,30 @@ func TestImportSurvivesACrashAtEveryRequest(t *testing.T) {
 			}})
 		})
 	}
+}
+
+// importCase is one way of importing seamRows: a backup or its Storage
+// Explorer CSV, in a mode.
+type importCase struct {
+	name     string
+	mode     backup.Mode
+	importer func(context.Context, *entity.Table[entity.DynamicEntity], io.Reader, backup.ImportOptions) (backup.ImportSummary, error)
+	data     []byte
+}
+
+func importCases(t *testing.T, src *entity.Table[entity.DynamicEntity], data []byte) []importCase {
+	t.Helper()
+	var csvData bytes.Buffer
+	if err := backup.ExportCSV(t.Context(), src, &csvData, filter.Expr{}); err != nil {
+		t.Fatal(err)
+	}
+	var out []importCase
+	for _, mode := range []backup.Mode{backup.Upsert, backup.Insert} {
+		out = append(out,
+			importCase{fmt.Sprintf("backup mode %d", mode), mode, backup.Import, data},
+			importCase{fmt.Sprintf("CSV mode %d", mode), mode, backup.ImportCSV, csvData.Bytes()})
+	}
+	return out
 }
 
 var rowKeyIn = regexp.MustCompile(`r0[0-7]`)
@@ -267,9 +294,10 @@ func storedBy(t *testing.T, raw *aztables.Client, pk, rk string) (by string, n i
 // another is, a failure that the outcome is unknown or the entity is not
 // the backup's.
 func TestImportBesideAnotherWriter(t *testing.T) {
-	_, data := seamRows(t)
-	for _, mode := range []backup.Mode{backup.Upsert, backup.Insert} {
-		t.Run(fmt.Sprint("mode ", mode), func(t *testing.T) {
+	src, data := seamRows(t)
+	for _, tc := range importCases(t, src, data) {
+		mode, importer, data := tc.mode, tc.importer, tc.data
+		t.Run(tc.name, func(t *testing.T) {
 			seamtest.EveryReply(t, env, seamtest.Race{Prepare: func(t *testing.T) seamtest.RaceRun {
 				dst := newTable(t)
 				raw := env.TableService.NewClient(dst.Name())
@@ -277,7 +305,7 @@ func TestImportBesideAnotherWriter(t *testing.T) {
 				return seamtest.RaceRun{
 					Work: func(ctx context.Context, v *integration.Env) error {
 						var err error
-						sum, err = backup.Import(ctx, viewOf(t, v, dst.Name()), bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 3})
+						sum, err = importer(ctx, viewOf(t, v, dst.Name()), bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 3})
 						return err
 					},
 					Compete: func(ctx context.Context, kind string, req *http.Request) error {
@@ -664,5 +692,44 @@ func TestExportRangesInTheServicesOrder(t *testing.T) {
 	}
 	if _, err := backup.Export(t.Context(), tbl, io.Discard, backup.ExportOptions{Ranges: []backup.Range{{From: "\uE000", To: "😀"}}}); !errors.Is(err, backup.ErrInvalid) {
 		t.Fatalf("the inverted range: %v, want ErrInvalid", err)
+	}
+}
+
+// countHook is a per-retry policy that runs fn once, before the request
+// number at (counting from 1) is sent.
+type countHook struct {
+	mu sync.Mutex
+	n  int
+	at int
+	fn func()
+}
+
+func (h *countHook) Do(req *policy.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.n++
+	run := h.n == h.at
+	h.mu.Unlock()
+	if run {
+		h.fn()
+	}
+	return req.Next()
+}
+
+// ExportCSV reads the table twice; an entity written between the two
+// reads with a property the first did not see fails the export with an
+// error naming the entity's keys and the property, rather than writing a
+// CSV without it.
+func TestExportCSVNamesAPropertyAddedBetweenItsReads(t *testing.T) {
+	src, _ := seamRows(t)
+	h := &countHook{at: 2, fn: func() {
+		d := entity.DynamicEntity{PartitionKey: "a", RowKey: "late"}
+		d.Set("Extra", "new")
+		if err := src.Insert(context.Background(), &d); err != nil {
+			t.Error(err)
+		}
+	}}
+	err := backup.ExportCSV(t.Context(), viewOf(t, env.With(h), src.Name()), io.Discard, filter.Expr{})
+	if err == nil || !strings.Contains(err.Error(), `"late"`) || !strings.Contains(err.Error(), `"Extra"`) {
+		t.Fatalf("ExportCSV: %v, want an error naming the entity late and its property Extra", err)
 	}
 }

@@ -67,7 +67,7 @@ func FuzzWorkOfKeys(f *testing.F) {
 		ops := make([]batch.Operation, n)
 		for i := range ops {
 			ops[i] = batch.Operation{Method: batch.MethodMerge, PartitionKey: pk, RowKey: rk, Body: []byte("{}")}
-			if i%3 == 2 {
+			if (i+int(n))%3 == 2 { // deletes anywhere, the first operation too
 				ops[i] = batch.Operation{Method: batch.MethodDelete, PartitionKey: pk, RowKey: rk, IfMatch: "*"}
 			}
 			if insert {

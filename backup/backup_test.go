@@ -239,8 +239,10 @@ func TestImportInsertReportsConflictsAndWritesTheRest(t *testing.T) {
 	}
 }
 
-// Input that is not a backup is refused with the line, before anything
-// after it is written.
+// Input that is not a backup, or a stream that breaks off, is refused with
+// the line, and nothing of the damaged part is written; a line that does
+// not decode fails alone, named with its line and keys, and the lines
+// around it are written.
 func TestImportRefusesMalformedInput(t *testing.T) {
 	gz := func(s string) []byte {
 		var b bytes.Buffer
@@ -249,16 +251,19 @@ func TestImportRefusesMalformedInput(t *testing.T) {
 		w.Close()
 		return b.Bytes()
 	}
+	const head = `{"tablekit.backup":1}` + "\n"
 	cases := map[string]struct {
-		in   []byte
-		line int
+		in      []byte
+		line    int
+		written int  // entities written
+		alone   bool // the line fails alone (an *ImportError), not the stream
 	}{
-		"not gzip":        {[]byte("plain"), 1},
-		"empty":           {gz(""), 1},
-		"other header":    {gz(`{"x":1}` + "\n"), 1},
-		"bad line":        {gz(`{"tablekit.backup":1}` + "\n" + `{"PartitionKey":"p","RowKey":"1"}` + "\n" + `{"PartitionKey":` + "\n"), 3},
-		"no final end":    {gz(`{"tablekit.backup":1}` + "\n" + `{"PartitionKey":"p","RowKey":"1"}`), 2},
-		"wrong type note": {gz(`{"tablekit.backup":1}` + "\n" + `{"PartitionKey":"p","RowKey":"2","N":"x","N@odata.type":"Edm.Int64"}` + "\n"), 2},
+		"not gzip":        {[]byte("plain"), 1, 0, false},
+		"empty":           {gz(""), 1, 0, false},
+		"other header":    {gz(`{"x":1}` + "\n"), 1, 0, false},
+		"no final end":    {gz(head + `{"PartitionKey":"p","RowKey":"1"}`), 2, 0, false},
+		"bad line":        {gz(head + `{"PartitionKey":"p","RowKey":"1"}` + "\n" + `{"PartitionKey":"p","RowKey":"2",` + "\n" + `{"PartitionKey":"p","RowKey":"3"}` + "\n"), 3, 2, true},
+		"wrong type note": {gz(head + `{"PartitionKey":"p","RowKey":"2","N":"x","N@odata.type":"Edm.Int64"}` + "\n" + `{"PartitionKey":"p","RowKey":"3"}` + "\n"), 2, 1, true},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -268,18 +273,36 @@ func TestImportRefusesMalformedInput(t *testing.T) {
 			if !errors.As(err, &le) || le.Line != c.line || !errors.Is(err, backup.ErrFormat) {
 				t.Fatalf("err = %v, want a LineError at line %d", err, c.line)
 			}
-			n := 0
-			for _, err := range dst.Query(t.Context(), entity.Query{}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				n++
+			var ie *backup.ImportError
+			if c.alone != errors.As(err, &ie) {
+				t.Fatalf("err = %v: want the line to fail alone: %v", err, c.alone)
 			}
-			if n != 0 {
-				t.Errorf("%d entities written from malformed input", n)
+			if c.alone {
+				var ee *backup.EntityError
+				if !errors.As(err, &ee) || ee.PartitionKey != "p" || ee.RowKey != "2" || ee.Line != c.line {
+					t.Errorf("err = %v, want the line's keys p/2", err)
+				}
+			}
+			if n := count(t, dst); n != c.written {
+				t.Errorf("%d entities written, want %d", n, c.written)
 			}
 		})
 	}
+}
+
+// count is the number of entities in tbl, read with the raw client.
+func count(t *testing.T, tbl *entity.Table[entity.DynamicEntity]) int {
+	t.Helper()
+	n := 0
+	pager := env.TableService.NewClient(tbl.Name()).NewListEntitiesPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(page.Entities)
+	}
+	return n
 }
 
 func TestOptionsAreCheckedBeforeAnyRequest(t *testing.T) {

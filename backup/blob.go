@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -25,6 +30,16 @@ const MetadataToken = "tablekitexport"
 // resumed by calling it again with the same options (opts.Resume must be
 // empty), and a finished one called again writes nothing. To start over,
 // delete the blob.
+//
+// Every commit is conditional on the blob being as the export left it
+// (its ETag; for the first, that no blob exists), so that two exports to
+// one blob, or anyone else's write to it while an export runs, cannot
+// interleave: the export stops with an error matching ErrBlobChanged rather
+// than commit over another writer. A commit whose reply was lost and whose
+// resend meets its own applied commit is recognised by the token it left
+// (TestExportBlobBesideAnotherWriter). An existing blob is resumed only
+// when it holds exactly the bytes its token counts; one written by anyone
+// else is refused with ErrInvalid.
 func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], dst *blockblob.Client, opts ExportOptions) (Summary, error) {
 	if dst == nil {
 		return Summary{}, &ConfigError{Field: "blob", Reason: "nil"}
@@ -39,20 +54,25 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 	case err != nil:
 		return Summary{}, fmt.Errorf("backup: read the blob's resume token: %w", err)
 	default:
-		var tok *string
-		for k, v := range props.Metadata {
-			// azblob hands metadata keys back in HTTP's canonical case.
-			if strings.EqualFold(k, MetadataToken) {
-				tok = v
-			}
-		}
-		if tok == nil {
+		tok := tokenOf(props.Metadata)
+		if tok == "" {
 			return Summary{}, &ConfigError{Field: "blob", Reason: "exists and was not written by ExportBlob (no " + MetadataToken + " metadata): delete it or choose another"}
 		}
-		opts.Resume = *tok
+		pos, err := parseToken(tok)
+		if err != nil {
+			return Summary{}, &ConfigError{Field: "blob", Reason: "its " + MetadataToken + " metadata is not a token of ExportBlob: delete it or choose another"}
+		}
+		if size := deref(props.ContentLength); size != pos.Bytes {
+			return Summary{}, &ConfigError{Field: "blob", Reason: fmt.Sprintf("holds %d bytes where its token counts %d: written by someone else since; delete it or choose another", size, pos.Bytes)}
+		}
+		opts.Resume = tok
+		bw.etag = props.ETag
 		list, err := dst.GetBlockList(ctx, blockblob.BlockListTypeCommitted, nil)
 		if err != nil {
 			return Summary{}, fmt.Errorf("backup: read the blob's blocks: %w", err)
+		}
+		if list.ETag != nil && bw.etag != nil && *list.ETag != *bw.etag {
+			return Summary{}, fmt.Errorf("backup: blob changed while its blocks were read: %w", ErrBlobChanged)
 		}
 		for _, b := range list.CommittedBlocks {
 			bw.ids = append(bw.ids, *b.Name)
@@ -60,7 +80,7 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 	}
 	user := opts.Checkpoint
 	opts.Checkpoint = func(c Checkpoint) error {
-		if err := bw.commit(ctx, c.Token); err != nil {
+		if err := bw.commit(ctx, c); err != nil {
 			return err
 		}
 		if user != nil {
@@ -71,16 +91,28 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 	return Export(ctx, tbl, bw, opts)
 }
 
+// tokenOf is the resume token in a blob's metadata, "" when there is none.
+func tokenOf(md map[string]*string) string {
+	for k, v := range md {
+		// azblob hands metadata keys back in HTTP's canonical case.
+		if strings.EqualFold(k, MetadataToken) && v != nil {
+			return *v
+		}
+	}
+	return ""
+}
+
 // blockWriter gathers one segment's bytes and stages them as a block.
 type blockWriter struct {
-	dst *blockblob.Client
-	ids []string
-	buf bytes.Buffer
+	dst  *blockblob.Client
+	ids  []string
+	buf  bytes.Buffer
+	etag *azcore.ETag // the blob as the last commit left it; nil: no blob yet
 }
 
 func (w *blockWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
 
-func (w *blockWriter) commit(ctx context.Context, token string) error {
+func (w *blockWriter) commit(ctx context.Context, c Checkpoint) error {
 	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "tablekit-segment-%010d", len(w.ids)))
 	if w.buf.Len() > 0 {
 		if _, err := w.dst.StageBlock(ctx, id, readSeekNopCloser(w.buf.Bytes()), nil); err != nil {
@@ -91,16 +123,52 @@ func (w *blockWriter) commit(ctx context.Context, token string) error {
 	if w.buf.Len() > 0 {
 		ids = append(ids[:len(ids):len(ids)], id)
 	}
-	_, err := w.dst.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{
-		Metadata:    map[string]*string{MetadataToken: &token},
-		HTTPHeaders: &blob.HTTPHeaders{BlobContentType: ptr("application/gzip")},
-	})
-	if err != nil {
-		return fmt.Errorf("backup: commit blocks: %w", err)
+	cond := &blob.ModifiedAccessConditions{}
+	if w.etag == nil {
+		cond.IfNoneMatch = ptr(azcore.ETagAny)
+	} else {
+		cond.IfMatch = w.etag
 	}
+	resp, err := w.dst.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{
+		Metadata:         map[string]*string{MetadataToken: &c.Token},
+		HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: ptr("application/gzip")},
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond},
+	})
+	etag := resp.ETag
+	if err != nil {
+		if !isStatus(err, http.StatusPreconditionFailed, http.StatusConflict) && !bloberror.HasCode(err, bloberror.InvalidBlockList) {
+			return fmt.Errorf("backup: commit blocks: %w", err)
+		}
+		// Refused on its condition, or its blocks are gone: the blob
+		// changed since the last commit — by this very commit when its
+		// first reply was lost and azcore sent it again, or by another
+		// writer (who deleted or overwrote it, and our staged blocks).
+		props, perr := w.dst.GetProperties(ctx, nil)
+		if perr != nil || tokenOf(props.Metadata) != c.Token || deref(props.ContentLength) != c.Bytes {
+			return fmt.Errorf("backup: commit blocks: %w", errors.Join(ErrBlobChanged, err, perr))
+		}
+		etag = props.ETag
+	}
+	w.etag = etag
 	w.ids = ids
 	w.buf.Reset()
 	return nil
+}
+
+func isStatus(err error, codes ...int) bool {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return false
+	}
+	return slices.Contains(codes, re.StatusCode)
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func ptr[T any](v T) *T { return &v }

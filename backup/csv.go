@@ -159,17 +159,30 @@ func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity
 // ReadCSV reads Storage Explorer's typed CSV (or an untyped one: a column
 // without its "@type" partner is String). A value whose type cell is empty
 // takes the type given for its column in an earlier row, else String; an
-// empty value with an empty type is no property. Timestamp is ignored. An
-// unreadable record is a *LineError and ends the sequence.
+// empty value with an empty type is no property. Timestamp is ignored, and
+// so is a UTF-8 byte order mark before the header. A record that cannot be
+// read — a value that does not parse as its type, an unknown type name, a
+// record with another number of fields than the header — is yielded as a
+// *LineError, with the keys it has, and the sequence goes on with the next
+// record: the caller decides whether to stop. Input that is not CSV, and a
+// header without PartitionKey and RowKey or with a column twice, yield a
+// *LineError and end the sequence.
 func ReadCSV(r io.Reader) iter.Seq2[entity.DynamicEntity, error] {
 	return func(yield func(entity.DynamicEntity, error) bool) {
 		for l, err := range readCSV(r) {
-			if !yield(l.d, err) || err != nil {
+			if err != nil {
+				yield(l.d, err)
+				return
+			}
+			if !yield(l.d, l.err) {
 				return
 			}
 		}
 	}
 }
+
+// bom is the UTF-8 byte order mark some tools write before a CSV.
+const bom = "\ufeff"
 
 func readCSV(r io.Reader) iter.Seq2[line, error] {
 	return func(yield func(line, error) bool) {
@@ -183,6 +196,7 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 			yield(line{}, &LineError{Line: 1, Err: err})
 			return
 		}
+		head[0] = strings.TrimPrefix(head[0], bom)
 		type column struct {
 			name  string
 			value int    // index of the value
@@ -192,7 +206,13 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 		pk, rk := -1, -1
 		var cols []column
 		typeOf := map[string]int{}
+		seen := map[string]bool{}
 		for i, h := range head {
+			if seen[h] {
+				yield(line{}, &LineError{Line: 1, Err: fmt.Errorf("the header has the column %q twice", h)})
+				return
+			}
+			seen[h] = true
 			if name, ok := strings.CutSuffix(h, "@type"); ok {
 				typeOf[name] = i
 			}
@@ -216,6 +236,7 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 			yield(line{}, &LineError{Line: 1, Err: errors.New("the header has no PartitionKey or RowKey column")})
 			return
 		}
+	records:
 		for n := 2; ; n++ {
 			rec, err := cr.Read()
 			if err == io.EOF {
@@ -226,8 +247,14 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 				return
 			}
 			if len(rec) != len(head) {
-				yield(line{}, &LineError{Line: n, Err: fmt.Errorf("%d fields, the header has %d", len(rec), len(head))})
-				return
+				l := line{n: n, err: &LineError{Line: n, Err: fmt.Errorf("%d fields, the header has %d", len(rec), len(head))}}
+				if pk < len(rec) && rk < len(rec) {
+					l.d = entity.DynamicEntity{PartitionKey: rec[pk], RowKey: rec[rk]}
+				}
+				if !yield(l, nil) {
+					return
+				}
+				continue
 			}
 			d := entity.DynamicEntity{PartitionKey: rec[pk], RowKey: rec[rk]}
 			for i := range cols {
@@ -245,12 +272,16 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 						typ = "String"
 					}
 				}
-				c.last = typ
 				v, err := parseValue(typ, val)
 				if err != nil {
-					yield(line{}, &LineError{Line: n, Err: fmt.Errorf("column %q: %w", c.name, err)})
-					return
+					l := line{n: n, d: entity.DynamicEntity{PartitionKey: d.PartitionKey, RowKey: d.RowKey},
+						err: &LineError{Line: n, Err: fmt.Errorf("column %q: %w", c.name, err)}}
+					if !yield(l, nil) {
+						return
+					}
+					continue records
 				}
+				c.last = typ
 				d.Set(c.name, v)
 			}
 			if !yield(line{n: n, d: d}, nil) {

@@ -3,6 +3,7 @@ package backup_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -86,6 +87,52 @@ func TestReadCSVRefusesWithTheLine(t *testing.T) {
 		var le *backup.LineError
 		if !errors.As(err, &le) || le.Line != c.line {
 			t.Errorf("%s: %v, want a LineError at line %d", name, err, c.line)
+		}
+	}
+}
+
+// A record that cannot be read fails alone: ReadCSV yields its error, with
+// the line and keys, and goes on with the next record; ImportCSV writes
+// every other record and names the bad ones. A byte order mark before the
+// header is read past; a column named twice is refused before any record.
+func TestCSVOneBadRecordAmongMany(t *testing.T) {
+	const in = "\ufeffPartitionKey,RowKey,N,N@type\n" +
+		"p,1,1,Int32\n" +
+		"p,2,two,Int32\n" +
+		"p,3,3,Decimal\n" +
+		"p,4\n" +
+		"p,5,5,Int32\n"
+	var keys []string
+	var lines []int
+	for d, err := range backup.ReadCSV(strings.NewReader(in)) {
+		var le *backup.LineError
+		if err != nil {
+			if !errors.As(err, &le) {
+				t.Fatalf("record error %v is not a LineError", err)
+			}
+			lines = append(lines, le.Line)
+			continue
+		}
+		keys = append(keys, d.RowKey)
+	}
+	if strings.Join(keys, ",") != "1,5" || len(lines) != 3 || lines[0] != 3 || lines[2] != 5 {
+		t.Fatalf("read %v, errors at lines %v; want 1 and 5 read, lines 3, 4, 5 refused", keys, lines)
+	}
+	dst := newTable(t)
+	sum, err := backup.ImportCSV(t.Context(), dst, strings.NewReader(in), backup.ImportOptions{})
+	var ie *backup.ImportError
+	if !errors.As(err, &ie) || ie.Failed != 3 || sum.Written != 2 || count(t, dst) != 2 {
+		t.Fatalf("import: %+v %v, want 2 written and 3 failed", sum, err)
+	}
+	for i, f := range sum.Failed {
+		if f.PartitionKey != "p" || f.RowKey != fmt.Sprint(i+2) || !errors.Is(f.Err, backup.ErrFormat) {
+			t.Errorf("failure %d: %+v", i, f)
+		}
+	}
+	for _, err := range backup.ReadCSV(strings.NewReader("PartitionKey,RowKey,N,N\np,1,a,b\n")) {
+		var le *backup.LineError
+		if !errors.As(err, &le) || le.Line != 1 {
+			t.Fatalf("a column twice: %v, want a LineError at line 1", err)
 		}
 	}
 }

@@ -45,19 +45,50 @@
 // the byte count written so far: a run that crashes is resumed by
 // truncating the output to that count and passing the token as
 // ExportOptions.Resume, and the result is the same bytes as a run that did
-// not crash (TestExportResumesAfterACrash). [ExportBlob] keeps the token in
+// not crash (TestExportResumesAfterACrash; at every checkpoint, with empty,
+// quoted and unicode keys on the ranges' boundaries:
+// TestExportResumesAtEveryCheckpointWithAwkwardKeys; killed at every read:
+// TestExportSurvivesACrashAtEveryRequest). [ExportBlob] keeps the token in
 // the blob itself (committed blocks and metadata), so a crashed export to a
-// blob is resumed by calling it again.
+// blob is resumed by calling it again
+// (TestExportBlobResumesAfterACrashAtEveryRequest). Its commits are
+// conditional on the blob being as it left it: another writer's change to
+// the blob while it runs (or a second export to the same blob) stops it
+// with ErrBlobChanged instead of being committed over
+// (TestExportBlobBesideAnotherWriter, TestExportBlobTwoAtOnce), and a blob
+// whose bytes no longer match its token is not resumed
+// (TestExportBlobRefusesABlobChangedBySomeoneElse).
 //
 // Import writes the lines with entity's BulkWrite in segments of
-// ImportOptions.SegmentEntities; Checkpoint gets the number of lines done,
-// which ImportOptions.ResumeAfter skips on the next run. In Upsert mode a
-// replayed segment rewrites the same values; in Insert mode an entity that
-// is already stored with the same properties counts as done and one that
-// differs is reported (ImportSummary.Conflicts, with keys), never
-// overwritten (TestImportResumesAfterACrash). An undecodable line is reported
-// with its line number and stops the import before anything after it is
-// written.
+// ImportOptions.SegmentEntities. Checkpoint gets the number of lines
+// settled — written, already there, in conflict, or failed for good —
+// which ImportOptions.ResumeAfter skips on the next run. An entity whose
+// write failed for a reason the next run may not meet (a transport error,
+// an unknown outcome, throttling, a missing table) stops the import after
+// its segment with a *StoppedError, and no checkpoint counts that segment:
+// resuming from the last checkpoint writes it
+// (TestImportSurvivesACrashAtEveryRequest, killed at every request before
+// and after the service executed it; TestImportStopsBeforeTheCheckpointOfAFailedSegment).
+// In Upsert mode a replayed segment rewrites the same values; in Insert
+// mode an entity that is already stored with the same properties (the same
+// encoding) counts as done and one that differs is reported
+// (ImportSummary.Conflicts, with keys), never overwritten
+// (TestImportResumesAfterACrash). What the summary says of each entity is
+// what the table holds, also when a reply is lost and another writer
+// changes the same keys before azcore's resend (TestImportBesideAnotherWriter).
+//
+// One bad entity fails alone: a line that does not decode, an entity too
+// large once encoded, an invalid key or property name, or a value the
+// service refuses is reported in ImportSummary.Failed with its line and
+// keys, and every other entity is written (TestImportOneBadEntityAmongMany).
+// The lines of a gzip member are written only after the member has been
+// read to its end and its checksum verified, so Import holds one member's
+// entities in memory (Export writes at most SegmentEntities per member): a
+// stream that cannot be read on — not gzip, a member damaged or cut short,
+// a last line without its end — stops the import with a *LineError, after
+// the lines of the intact members before it are written and nothing of the
+// damaged member is (TestImportWritesNothingOfADamagedMember,
+// TestImportRefusesMalformedInput).
 //
 // A backup is not a snapshot: entities changed while Export runs are read
 // as they are when their range is read.
@@ -71,6 +102,12 @@
 // Double, Boolean, DateTime, Guid, Binary; "Edm."-prefixed names are
 // accepted on reading), and empty value and type when the entity lacks it.
 // DateTime is RFC 3339 in UTC, Binary is base64. Timestamp is written for
-// reference and ignored on reading. [ExportCSV] reads the table twice (once
-// to learn the columns); [ImportCSV] writes as Import does.
+// reference and ignored on reading. A record that cannot be read fails
+// alone, as a bad line of a backup does (TestCSVOneBadRecordAmongMany).
+// [ExportCSV] reads the table twice (once to learn the columns): an entity
+// written between the two reads with a property the first did not see
+// fails the export with an error naming its keys and the property
+// (TestExportCSVNamesAPropertyAddedBetweenItsReads). [ImportCSV] writes as
+// Import does, with the same checkpoints and outcomes (the crash and
+// lost-reply tests above run it too).
 package backup

@@ -13,6 +13,11 @@ var ErrInvalid = errors.New("backup: invalid argument")
 // reads: a bad header, an undecodable line, an unknown type name.
 var ErrFormat = errors.New("backup: malformed input")
 
+// ErrBlobChanged reports that ExportBlob's blob was written by someone
+// else while the export ran: the export stopped without committing over
+// it.
+var ErrBlobChanged = errors.New("backup: the blob was changed by another writer")
+
 // ConfigError names the option or argument that cannot work. It matches
 // ErrInvalid.
 type ConfigError struct {

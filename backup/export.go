@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
 )
 
 // header is the first line of every backup.
@@ -90,8 +91,10 @@ func (o ExportOptions) withDefaults() (ExportOptions, error) {
 		o.Ranges = []Range{{}}
 	}
 	for i, r := range o.Ranges {
-		if r.To != "" && r.To <= r.From {
-			return o, &ConfigError{Field: fmt.Sprintf("ExportOptions.Ranges[%d]", i), Reason: fmt.Sprintf("To %q is not above From %q", r.To, r.From)}
+		// In the service's order of keys, which differs from Go's for
+		// supplementary characters.
+		if r.To != "" && keys.Compare(r.To, r.From) <= 0 {
+			return o, &ConfigError{Field: fmt.Sprintf("ExportOptions.Ranges[%d]", i), Reason: fmt.Sprintf("To %q is not above From %q in the service's order of keys", r.To, r.From)}
 		}
 	}
 	return o, nil

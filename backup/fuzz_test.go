@@ -60,18 +60,24 @@ func FuzzReadCSV(f *testing.F) {
 	})
 }
 
-// FuzzImportLines: any backup body is read or refused with an error, never
-// a panic. The context is cancelled, so entities that decode reach
-// BulkWrite and fail there without a request.
+// FuzzImportLines: any backup body — gzip-compressed by the fuzzer, or
+// raw bytes taken as the compressed stream itself (several members, damaged
+// ones) — is read or refused with an error, never a panic. The context is
+// cancelled, so entities that decode reach BulkWrite and fail there
+// without a request.
 func FuzzImportLines(f *testing.F) {
-	f.Add(`{"tablekit.backup":1}` + "\n" + `{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":"1"}` + "\n")
-	f.Add(`{"tablekit.backup":1}` + "\n" + `{"PartitionKey":"p"` + "\n")
-	f.Add("")
-	f.Fuzz(func(t *testing.T, body string) {
-		var b bytes.Buffer
-		w := gzip.NewWriter(&b)
-		w.Write([]byte(body))
-		w.Close()
+	f.Add(`{"tablekit.backup":1}`+"\n"+`{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":"1"}`+"\n", false)
+	f.Add(`{"tablekit.backup":1}`+"\n"+`{"PartitionKey":"p"`+"\n", false)
+	f.Add("", false)
+	two := member(`{"tablekit.backup":1}`+"\n"+`{"PartitionKey":"p",`) + member(`"RowKey":"r"}`+"\n")
+	f.Add(two, true)
+	f.Add(two[:len(two)-3], true)
+	f.Add(member(`{"tablekit.backup":1}`+"\n")+"garbage", true)
+	f.Fuzz(func(t *testing.T, body string, raw bool) {
+		in := []byte(body)
+		if !raw {
+			in = []byte(member(body))
+		}
 		// A table over a client that cannot reach anything: entities that
 		// decode are handed to BulkWrite, which fails them without a panic.
 		tbl, err := entity.NewTableFromConnectionString[entity.DynamicEntity](
@@ -81,6 +87,18 @@ func FuzzImportLines(f *testing.F) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // no request is ever made
-		_, _ = backup.Import(ctx, tbl, &b, backup.ImportOptions{})
+		sum, err := backup.Import(ctx, tbl, bytes.NewReader(in), backup.ImportOptions{SegmentEntities: 2})
+		if err == nil && sum.Entities > 0 {
+			t.Fatalf("%d entities imported with a cancelled context", sum.Entities)
+		}
 	})
+}
+
+// member is s as one gzip member.
+func member(s string) string {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Close()
+	return b.String()
 }

@@ -2,16 +2,20 @@ package backup
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
-	"maps"
-	"reflect"
+	"net/http"
+	"regexp"
+	"slices"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/entity"
 )
 
@@ -40,8 +44,8 @@ type ImportOptions struct {
 	// ResumeAfter skips that many entities of the input: an
 	// ImportCheckpoint's Entities from a run that did not finish.
 	ResumeAfter int64
-	// Checkpoint, if set, is called after each segment is written; an error
-	// from it ends the import.
+	// Checkpoint, if set, is called after each segment whose every entity
+	// is settled (see the package doc); an error from it ends the import.
 	Checkpoint func(ImportCheckpoint) error
 	// Progress, if set, is called after each segment.
 	Progress func(Progress)
@@ -60,7 +64,9 @@ type ImportSummary struct {
 	// Conflicts are Insert mode's stored entities whose properties differ
 	// from the input's: left as they are.
 	Conflicts []EntityError
-	// Failed are entities not written for another reason.
+	// Failed are entities not written for another reason, in input order,
+	// each with its line, keys and error: a line that does not decode (a
+	// *LineError), an invalid entity, a refusal by the service.
 	Failed  []EntityError
 	Elapsed time.Duration
 }
@@ -81,6 +87,25 @@ func (e *ImportError) Error() string {
 
 func (e *ImportError) Unwrap() error { return e.First }
 
+// StoppedError reports an import stopped by a failure that another run may
+// not meet (a transport error, an unknown outcome, throttling): the segment
+// starting at Line was written in part, and no checkpoint counts it, so
+// resuming from the last checkpoint writes it again. Err is the first such
+// entity's *EntityError.
+type StoppedError struct {
+	Line int
+	Err  error
+}
+
+func (e *StoppedError) Error() string {
+	if e == nil {
+		return "backup: import stopped: <nil>"
+	}
+	return fmt.Sprintf("backup: import stopped in the segment from line %d (resume from the last checkpoint): %v", e.Line, e.Err)
+}
+
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 func (o ImportOptions) withDefaults() (ImportOptions, error) {
 	switch {
 	case o.Mode != Upsert && o.Mode != Insert:
@@ -98,10 +123,13 @@ func (o ImportOptions) withDefaults() (ImportOptions, error) {
 	return o, nil
 }
 
-// line is one entity of the input with its line number.
+// line is one entity of the input with its line number; err, when set,
+// is why that line alone cannot be written (an undecodable entity), and
+// the import goes on with the next.
 type line struct {
-	n int
-	d entity.DynamicEntity
+	n   int
+	d   entity.DynamicEntity
+	err error
 }
 
 // Import reads a backup made by Export from r and writes its entities to
@@ -115,51 +143,115 @@ func Import(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], r io.R
 		return ImportSummary{}, err
 	}
 	cr := &countingReader{r: r}
-	gz, err := gzip.NewReader(cr)
-	if err != nil {
-		return ImportSummary{}, &LineError{Line: 1, Err: fmt.Errorf("not gzip: %w", err)}
-	}
-	defer gz.Close()
-	return write(ctx, tbl, readLines(bufio.NewReaderSize(gz, 64<<10)), cr, opts)
+	return write(ctx, tbl, readLines(cr), cr, opts)
 }
 
-// readLines yields the entities of a backup's lines after its header.
-func readLines(br *bufio.Reader) iter.Seq2[line, error] {
+// readLines yields the entities of a backup's lines after its header. The
+// lines of a gzip member are yielded only once the member has been read to
+// its end and its checksum verified, so nothing of a damaged or truncated
+// member is ever written. A line that does not decode is yielded with its
+// error (and the keys it shows); a stream that cannot be read on ends the
+// sequence with a *LineError.
+func readLines(r io.Reader) iter.Seq2[line, error] {
 	return func(yield func(line, error) bool) {
-		for n := 1; ; n++ {
-			b, err := br.ReadBytes('\n')
-			if len(b) == 0 && err == io.EOF {
+		// br is a ByteReader, so gzip reads no further than each member.
+		br := bufio.NewReaderSize(r, 64<<10)
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			yield(line{}, &LineError{Line: 1, Err: fmt.Errorf("not gzip: %w", err)})
+			return
+		}
+		defer zr.Close()
+		zr.Multistream(false)
+		lr := bufio.NewReaderSize(zr, 64<<10)
+		var (
+			n       int    // lines complete so far
+			partial []byte // a line begun and not yet ended
+			pending []line // decoded lines of the member being read
+		)
+		for {
+			b, err := lr.ReadBytes('\n')
+			if len(b) > 0 && b[len(b)-1] == '\n' {
+				n++
+				if len(partial) > 0 {
+					b = append(partial, b...)
+					partial = nil
+				}
+				b = b[:len(b)-1]
 				if n == 1 {
+					if string(b) != header {
+						yield(line{}, &LineError{Line: 1, Err: fmt.Errorf("header %.40q is not %s", b, header)})
+						return
+					}
+				} else {
+					pending = append(pending, decodeLine(n, b))
+				}
+			} else if len(b) > 0 {
+				partial = append(partial, b...)
+			}
+			if err == nil {
+				continue
+			}
+			if err != io.EOF {
+				yield(line{}, &LineError{Line: n + 1, Err: err})
+				return
+			}
+			// The member ended and its checksum matched: its lines stand.
+			for _, l := range pending {
+				if !yield(l, nil) {
+					return
+				}
+			}
+			pending = pending[:0]
+			switch err := zr.Reset(br); {
+			case err == io.EOF:
+				switch {
+				case len(partial) > 0:
+					yield(line{}, &LineError{Line: n + 1, Err: errors.New("truncated: the last line has no end")})
+				case n == 0:
 					yield(line{}, &LineError{Line: 1, Err: errors.New("empty input: no header")})
 				}
 				return
-			}
-			if err != nil && err != io.EOF {
-				yield(line{}, &LineError{Line: n, Err: err})
+			case err != nil:
+				yield(line{}, &LineError{Line: n + 1, Err: fmt.Errorf("after line %d: %w", n, err)})
 				return
 			}
-			if b[len(b)-1] != '\n' {
-				yield(line{}, &LineError{Line: n, Err: errors.New("truncated: the last line has no end")})
-				return
-			}
-			b = b[:len(b)-1]
-			if n == 1 {
-				if string(b) != header {
-					yield(line{}, &LineError{Line: 1, Err: fmt.Errorf("header %.40q is not %s", b, header)})
-					return
-				}
-				continue
-			}
-			var d entity.DynamicEntity
-			if err := entity.Unmarshal(b, &d); err != nil {
-				yield(line{}, &LineError{Line: n, Err: err})
-				return
-			}
-			if !yield(line{n: n, d: d}, nil) {
-				return
-			}
+			zr.Multistream(false)
+			lr.Reset(zr)
 		}
 	}
+}
+
+// decodeLine decodes line n of a backup; a line that does not decode
+// carries its error, and the keys it shows where they can be read.
+func decodeLine(n int, b []byte) line {
+	var d entity.DynamicEntity
+	if err := entity.Unmarshal(b, &d); err != nil {
+		pk, rk := keysOf(b)
+		return line{n: n, d: entity.DynamicEntity{PartitionKey: pk, RowKey: rk}, err: &LineError{Line: n, Err: err}}
+	}
+	return line{n: n, d: d}
+}
+
+// keysOf reads the keys of a line that may not decode as an entity, even
+// one cut short: each is the first such member whose string is whole.
+func keysOf(b []byte) (pk, rk string) {
+	return keyIn(b, pkMember), keyIn(b, rkMember)
+}
+
+var (
+	pkMember = regexp.MustCompile(`"PartitionKey"\s*:\s*("(?:[^"\\]|\\.)*")`)
+	rkMember = regexp.MustCompile(`"RowKey"\s*:\s*("(?:[^"\\]|\\.)*")`)
+)
+
+func keyIn(b []byte, re *regexp.Regexp) string {
+	m := re.FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(m[1], &s)
+	return s
 }
 
 type countingReader struct {
@@ -200,8 +292,13 @@ func write(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], lines i
 	var skipped int64
 	for l, err := range lines {
 		if err != nil {
+			// Nothing of the unreadable part is written; what came before
+			// it is.
+			if ferr := flush(); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
 			sum.Elapsed = time.Since(start)
-			return sum, err // nothing after an unreadable line is written
+			return sum, err
 		}
 		if skipped < opts.ResumeAfter {
 			skipped++
@@ -234,9 +331,22 @@ func write(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], lines i
 }
 
 func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], seg []line, opts ImportOptions, sum *ImportSummary) error {
-	ents := make([]entity.DynamicEntity, len(seg))
+	// Failures are reported in input order.
+	from := len(sum.Failed)
+	defer func() { sortFrom(sum.Failed, from) }()
+	ents := make([]entity.DynamicEntity, 0, len(seg))
+	at := make([]int, 0, len(seg)) // the seg index of each entity written
 	for i := range seg {
-		ents[i] = seg[i].d
+		if seg[i].err != nil {
+			l := seg[i]
+			sum.Failed = append(sum.Failed, EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: l.err})
+			continue
+		}
+		ents = append(ents, seg[i].d)
+		at = append(at, i)
+	}
+	if len(ents) == 0 {
+		return nil
 	}
 	mode := entity.OpUpsertReplace
 	if opts.Mode == Insert {
@@ -249,8 +359,9 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 			return fmt.Errorf("backup: write lines %d to %d: %w", seg[0].n, seg[len(seg)-1].n, err)
 		}
 	}
+	var unsettled *EntityError
 	for i, o := range outs {
-		l := seg[i]
+		l := seg[at[i]]
 		switch {
 		case o.Err == nil:
 			sum.Written++
@@ -266,18 +377,63 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 					Err: fmt.Errorf("stored with other properties: %w", o.Err)})
 			}
 		default:
-			sum.Failed = append(sum.Failed, EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: o.Err})
+			ee := EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: o.Err}
+			sum.Failed = append(sum.Failed, ee)
+			if !settled(o.Err) && unsettled == nil {
+				unsettled = &ee
+			}
 		}
+	}
+	if unsettled != nil {
+		return &StoppedError{Line: seg[0].n, Err: unsettled}
 	}
 	return nil
 }
 
+// sortFrom sorts fs[from:] by line.
+func sortFrom(fs []EntityError, from int) {
+	slices.SortStableFunc(fs[from:], func(a, b EntityError) int { return a.Line - b.Line })
+}
+
+// settled reports whether an entity's failure is its own and final — the
+// entity is invalid, or the service refused its content — so that the
+// import may go on past it; any other failure (a transport error, an
+// unknown outcome, throttling, a missing table, a refused credential) may
+// be gone on the next run, and stops the import before its checkpoint.
+func settled(err error) bool {
+	var le *LineError
+	if errors.Is(err, entity.ErrInvalid) || errors.As(err, &le) {
+		return true
+	}
+	if errors.Is(err, entity.ErrOutcomeUnknown) {
+		return false
+	}
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == http.StatusBadRequest
+}
+
 // sameAsStored reports whether the stored entity with d's keys has exactly
-// d's properties.
+// d's properties: the same encoding (so a NaN equals a NaN, as its bytes
+// do).
 func sameAsStored(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity) (bool, error) {
 	got, err := tbl.Get(ctx, d.PartitionKey, d.RowKey)
 	if err != nil {
 		return false, err
 	}
-	return maps.EqualFunc(got.Properties, d.Properties, reflect.DeepEqual), nil
+	a, err := canonical(got)
+	if err != nil {
+		return false, err
+	}
+	b, err := canonical(*d)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(a, b), nil
+}
+
+// canonical is d's backup line: its keys and properties, without the ETag
+// and Timestamp the service sets.
+func canonical(d entity.DynamicEntity) ([]byte, error) {
+	d.ETag, d.Timestamp = "", time.Time{}
+	return entity.Marshal(&d)
 }

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,7 +49,7 @@ type MigrateReport struct {
 	Current  int64 // rows already of a current type (when read, or when read again after a concurrent change)
 	Unknown  int64 // rows of a type the schema does not know: left as they are
 	Gone     int64 // rows deleted between the read and the write
-	Raced    int64 // rows whose write met a concurrent change and were read again
+	Raced    int64 // rows whose write met a change (another writer's, or its own after a lost reply) and were read again
 	// Failed are rows left as they were, with why: an upgrade function's
 	// error, an undecodable row, attempts spent on a row that kept changing.
 	Failed  []MigrateFailure
@@ -115,13 +116,28 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // transaction. A row changed by another writer between the read and the
 // write fails its condition: it is read again and, if it is still of an old
 // version, upgraded from what is stored now and written again — a
-// concurrent change is never overwritten (TestMigrateBesideConcurrentWriters).
-// A row that is current when read again counts as Current.
+// concurrent change is never overwritten (TestMigrateBesideConcurrentWriters,
+// and with the reply of each request lost and another writer's insert,
+// replace, merge or delete run before azcore's resend:
+// TestMigrateBesideAnotherWriter). A row deleted in between is counted
+// Gone and not written back (TestMigrateRowDeletedOrChangedBetweenReadAndWrite).
+// A row that is current when read again counts as Current — or as Upgraded
+// when it holds exactly the upgrade this run wrote (its write landed and
+// the answer was lost). A row written in an old version by another writer
+// after Migrate wrote its upgrade stays old until the next run.
+//
+// One bad row fails alone, named in MigrateReport.Failed with its keys and
+// left as it is, while the rest of its page and transaction are upgraded:
+// a row that does not decode, an upgrade (or stamp) function that returns
+// an error or panics, an upgrade that cannot be stored (too large once
+// encoded) (TestMigrateOneBadRowAmongMany).
 //
 // A migration is resumable — after each page Checkpoint gets a token that
-// MigrateOptions.Resume takes — and idempotent: run again, it upgrades
-// nothing and counts every row Current. Pace it with a throttle.Limiter in
-// the client's pipeline on a live account.
+// MigrateOptions.Resume takes; a run killed at any request and resumed by a
+// fresh Table from its last checkpoint upgrades every row
+// (TestMigrateSurvivesACrashAtEveryRequest) — and idempotent: run again, it
+// upgrades nothing and counts every row Current. Pace it with a
+// throttle.Limiter in the client's pipeline on a live account.
 func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport, error) {
 	start := time.Now()
 	var rep MigrateReport
@@ -223,8 +239,15 @@ const (
 	outcomeUnknown
 )
 
-// classify decodes one row: current, unknown, or an upgrade to write.
-func (t *Table) classify(body []byte) (pending, outcome, *MigrateFailure) {
+// classify decodes one row: current, unknown, or an upgrade to write. An
+// upgrade or stamp function that panics fails its row alone.
+func (t *Table) classify(body []byte) (p pending, out outcome, fail *MigrateFailure) {
+	defer func() {
+		if r := recover(); r != nil {
+			pk, rk := keysOf(body)
+			p, out, fail = pending{}, 0, &MigrateFailure{PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("%w: panic: %v", ErrUpgrade, r)}
+		}
+	}()
 	v, info, err := t.s.decode(body)
 	if err != nil {
 		pk, rk := keysOf(body)
@@ -243,6 +266,20 @@ func (t *Table) classify(body []byte) (pending, outcome, *MigrateFailure) {
 	}
 	b.ETag = info.etag
 	return pending{bag: b}, outcomeUpgrade, nil
+}
+
+// sameUpgrade reports whether the stored row body holds exactly the
+// properties of want, the upgrade this run wrote.
+func sameUpgrade(body []byte, want *entity.DynamicEntity) bool {
+	var got entity.DynamicEntity
+	if entity.Unmarshal(body, &got) != nil {
+		return false
+	}
+	w := *want
+	got.ETag, got.Timestamp, w.ETag, w.Timestamp = "", time.Time{}, "", time.Time{}
+	a, err1 := entity.Marshal(&got)
+	b, err2 := entity.Marshal(&w)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
 func keysOf(body []byte) (pk, rk string) {
@@ -277,6 +314,14 @@ func (t *Table) writePartition(ctx context.Context, rows []pending, opts Migrate
 				chunk = slices.Delete(chunk, te.Index, te.Index+1)
 				continue
 			}
+			var be *entity.BatchError
+			if errors.As(err, &be) && be.Index >= 0 && be.Index < len(chunk) {
+				// That row's upgrade cannot be written (too large once
+				// encoded, say): it fails alone, the others go again.
+				t.writeRow(ctx, chunk[be.Index].bag, opts, rep)
+				chunk = slices.Delete(chunk, be.Index, be.Index+1)
+				continue
+			}
 			// Anything else (an unknown outcome, a refusal of the whole
 			// transaction): row by row, each from a fresh read.
 			for _, p := range chunk {
@@ -289,8 +334,8 @@ func (t *Table) writePartition(ctx context.Context, rows []pending, opts Migrate
 
 // writeRow upgrades one row from a fresh read, again on each concurrent
 // change, at most opts.Attempts times.
-func (t *Table) writeRow(ctx context.Context, old *entity.DynamicEntity, opts MigrateOptions, rep *MigrateReport) {
-	pk, rk := old.PartitionKey, old.RowKey
+func (t *Table) writeRow(ctx context.Context, want *entity.DynamicEntity, opts MigrateOptions, rep *MigrateReport) {
+	pk, rk := want.PartitionKey, want.RowKey
 	var last error
 	for range opts.Attempts {
 		body, err := t.raw.Get(ctx, pk, rk)
@@ -307,10 +352,16 @@ func (t *Table) writeRow(ctx context.Context, old *entity.DynamicEntity, opts Mi
 		case fail != nil:
 			rep.Failed = append(rep.Failed, *fail)
 			return
+		case out == outcomeCurrent && sameUpgrade(body, want):
+			// What this run wrote is there: its write landed, and the
+			// answer to it was lost (or the resend was refused).
+			rep.Upgraded++
+			return
 		case out != outcomeUpgrade:
 			rep.Current++ // current now (or of a type no longer known: left)
 			return
 		}
+		want = p.bag
 		err = t.bags.Update(ctx, p.bag, entity.Replace)
 		switch {
 		case err == nil:
@@ -320,6 +371,11 @@ func (t *Table) writeRow(ctx context.Context, old *entity.DynamicEntity, opts Mi
 			last = err
 			rep.Raced++
 			continue // changed again: read again
+		case errors.Is(err, entity.ErrInvalid):
+			// The upgrade cannot be stored (too large once encoded, say):
+			// no attempt would change that.
+			rep.Failed = append(rep.Failed, MigrateFailure{PartitionKey: pk, RowKey: rk, Err: err})
+			return
 		default:
 			last = err
 		}

@@ -19,13 +19,22 @@
 // Each key — the account, and each table + PartitionKey — has a rate and a
 // schedule (the time its next unit of work may start, as in GCRA): a
 // request costing n units (1 per request for the account; 1 per entity for
-// a partition: a $batch of 80 operations costs 80) starts when both its
-// keys allow it, and moves both schedules on by n / rate. Rates start at
+// a partition: a $batch of 80 operations costs 80, a point read 1) starts
+// when both its keys allow it — a query, whose entities are known only
+// from its answer, is paced by the account alone — and moves both schedules on by n / rate. Rates start at
 // the service's targets (Config says) and adapt: a 503 or a 500 Operation
-// Timeout answered to a request halves the rates of its keys (multiplicative
-// decrease) and, when the service sent Retry-After, holds them until then;
-// every second without one adds a twentieth of the target back (additive
-// increase), up to the target. So a client that shares an account with
+// Timeout answered to a request halves the rate of the key it names — its
+// partition, or the account for a request that names none, since the
+// answer does not say which limit was met and a hot partition must not slow
+// the others (multiplicative decrease) — and, when the service sent
+// Retry-After, holds that key until then: tries already waiting for their
+// turns on it take new turns after the hold
+// (TestLimiterHoldsTriesAlreadyWaiting). Every second without a throttled
+// answer adds a twentieth of the target back (additive increase), up to
+// the target. A try whose context ends while it waits is not sent and
+// gives its turn back, so abandoned tries delay no one
+// (TestLimiterCancelledWaitGivesBackItsTurn,
+// TestLimiterUnderConcurrentGoroutines). So a client that shares an account with
 // others settles near its share, and one alone runs at the target without
 // a throttled request after the first second. azcore's retry policy is
 // left as it is: it retries the throttled request, and the Limiter paces
@@ -52,7 +61,11 @@
 // retries on their own), and it answers requests above its per-partition
 // entity rate or per-account request rate with the service's 503 Server
 // Busy — status, x-ms-error-code header and JSON body — without sending
-// them. Its Stats count what it let through and refused.
+// them. It counts as the Limiter does: a $batch is one request to the
+// account and its operations' number of entities to its partition; a
+// query counts to the account only (the entities it returns are not
+// charged to their partition). Its Stats count what it let through and
+// refused.
 //
 // Measured (BenchmarkBulkWriteThrottled, 10 partitions at a simulated 200
 // entities/s each): with a Limiter, 115% of the simulated limit (its

@@ -131,40 +131,90 @@ func (l *Limiter) pacer(key string, target float64) *pacer {
 // Do implements policy.Policy.
 func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
 	w := workOf(req)
-	wait := l.reserve(w)
-	if wait > 0 {
-		if err := l.sleep(req.Raw().Context(), wait); err != nil {
-			return nil, err
+	ctx := req.Raw().Context()
+	for {
+		r := l.reserve(w)
+		if r.wait > 0 {
+			if err := l.sleep(ctx, r.wait); err != nil {
+				// Not sent: the turn goes back to those after it.
+				l.release(r)
+				return nil, err
+			}
 		}
+		if !l.held(w) {
+			break
+		}
+		// A Retry-After arrived while this try waited: it takes a turn
+		// after the hold instead.
+		l.release(r)
 	}
 	resp, err := req.Next()
 	l.observe(w, resp)
 	return resp, err
 }
 
-// reserve books w's turn on its keys and returns how long to wait for it.
-func (l *Limiter) reserve(w work) time.Duration {
+// reservation is a try's turn: how long it waits, and how far it moved
+// each of its keys' schedules.
+type reservation struct {
+	wait  time.Duration
+	keys  []*pacer
+	moved []time.Duration
+}
+
+// reserve books w's turn on its keys.
+func (l *Limiter) reserve(w work) reservation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	keys := []*pacer{l.pacer(w.account, l.cfg.AccountRate)}
+	r := reservation{keys: []*pacer{l.pacer(w.account, l.cfg.AccountRate)}}
 	costs := []float64{1}
 	if w.table != "" {
-		keys = append(keys, l.pacer(w.partitionKey(), l.cfg.PartitionRate))
+		r.keys = append(r.keys, l.pacer(w.partitionKey(), l.cfg.PartitionRate))
 		costs = append(costs, float64(w.entities))
 	}
 	// Each key keeps its own schedule (GCRA): a request waiting for its
 	// partition does not hold up the account's other partitions.
 	start := now
-	for i, p := range keys {
+	for i, p := range r.keys {
 		s := later(now, p.next, p.hold)
-		p.next = s.Add(time.Duration(costs[i] / p.rate * float64(time.Second)))
+		d := time.Duration(costs[i] / p.rate * float64(time.Second))
+		p.next = s.Add(d)
+		r.moved = append(r.moved, d)
 		start = later(start, s)
 	}
 	l.stats.Requests++
-	wait := start.Sub(now)
-	l.stats.Waited += wait
-	return wait
+	r.wait = start.Sub(now)
+	l.stats.Waited += r.wait
+	return r
+}
+
+// release gives back a turn that was not used: the schedules move back by
+// what it had moved them, so a try given up (its context ended) or
+// rescheduled delays no one.
+func (l *Limiter) release(r reservation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, p := range r.keys {
+		p.next = p.next.Add(-r.moved[i])
+	}
+	l.stats.Requests--
+	l.stats.Waited -= r.wait
+}
+
+// held reports whether a key of w is held (Retry-After) now.
+func (l *Limiter) held(w work) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if p := l.pacers[w.account]; p != nil && p.hold.After(now) {
+		return true
+	}
+	if w.table != "" {
+		if p := l.pacers[w.partitionKey()]; p != nil && p.hold.After(now) {
+			return true
+		}
+	}
+	return false
 }
 
 func later(ts ...time.Time) time.Time {

@@ -24,30 +24,23 @@ type work struct {
 // partitionKey is the pacing key of the request's partition.
 func (w work) partitionKey() string { return w.account + "\x00" + w.table + "\x00" + w.partition }
 
-var (
-	batchLine = []byte(" HTTP/1.1\r\n")
-	pkInURL   = "PartitionKey='"
-	pkInJSON  = []byte(`"PartitionKey":"`)
-)
+var batchLine = []byte(" HTTP/1.1\r\n")
+
+const pkInURL = "PartitionKey='"
 
 // workOf reads req's account, table, PartitionKey and entity count from its
 // URL and, for an insert or a $batch, its body (which it rewinds).
 func workOf(req *policy.Request) work {
 	raw := req.Raw()
 	w := work{account: raw.URL.Host, entities: 1}
-	path := raw.URL.Path
-	seg := path[strings.LastIndexByte(path, '/')+1:]
-	if i := strings.IndexByte(path[1:], '/'); i >= 0 && isEmulatorPath(raw.URL) {
+	path, seg := lastSegment(raw.URL)
+	if i := strings.IndexByte(strings.TrimPrefix(path, "/"), '/'); i >= 0 && isEmulatorPath(raw.URL) {
 		w.account += path[:i+1] // path-style: /account/table
 	}
 	switch {
 	case seg == "$batch":
-		body := readBody(req)
-		if n := bytes.Count(body, batchLine); n > 0 {
-			w.entities = n
-		}
-		w.table, w.partition = tableOfBatch(body), partitionIn(body)
-		if w.partition == "" && w.table == "" {
+		w.table, w.partition, w.entities = batchWork(readBody(req))
+		if w.table == "" {
 			return work{account: w.account, entities: 1}
 		}
 		return w
@@ -60,11 +53,22 @@ func workOf(req *policy.Request) work {
 	case hasKeys && strings.HasPrefix(keys, pkInURL):
 		w.partition = quotedInURL(keys[len(pkInURL):])
 	case raw.Method == http.MethodPost && !hasKeys:
-		w.partition = partitionIn(readBody(req))
+		w.partition, _ = partitionInJSON(readBody(req))
 	default:
 		w.table = "" // a query: the account's work only
 	}
 	return w
+}
+
+// lastSegment returns u's escaped path and its last segment, unescaped: a
+// key's escaped '/' stays in the segment.
+func lastSegment(u *url.URL) (path, seg string) {
+	path = u.EscapedPath()
+	seg = path[strings.LastIndexByte(path, '/')+1:]
+	if s, err := url.PathUnescape(seg); err == nil {
+		seg = s
+	}
+	return path, seg
 }
 
 func isEmulatorPath(u *url.URL) bool {
@@ -90,54 +94,66 @@ func quotedInURL(s string) string {
 	return b.String()
 }
 
-// partitionIn finds the first PartitionKey in a body: in a URL (a $batch's
-// update or delete) or a JSON member (an insert).
-func partitionIn(body []byte) string {
-	u := bytes.Index(body, []byte(pkInURL))
-	j := bytes.Index(body, pkInJSON)
-	switch {
-	case u >= 0 && (j < 0 || u < j):
-		rest := body[u+len(pkInURL):]
-		if e := bytes.IndexByte(rest, ')'); e >= 0 {
-			rest = rest[:e]
-		}
-		s, err := url.PathUnescape(string(rest))
-		if err != nil {
-			s = string(rest)
-		}
-		return quotedInURL(s)
-	case j >= 0:
-		rest := body[j+len(pkInJSON)-1:]
-		var s string
-		dec := json.NewDecoder(bytes.NewReader(rest))
-		if dec.Decode(&s) == nil {
-			return s
-		}
-	}
-	return ""
-}
-
-// tableOfBatch is the table named by a $batch's first operation.
-func tableOfBatch(body []byte) string {
+// batchWork reads a $batch body: the table and PartitionKey of its first
+// operation — from the operation's URL, or for an insert from its JSON
+// body — and its number of operations (at least 1). table is "" when the
+// body holds no operation.
+func batchWork(body []byte) (table, partition string, ops int) {
 	i := bytes.Index(body, batchLine)
 	if i < 0 {
-		return ""
+		return "", "", 1
 	}
+	ops = bytes.Count(body, batchLine)
 	line := body[:i]
 	if k := bytes.LastIndexByte(line, '\n'); k >= 0 {
 		line = line[k+1:]
 	}
 	_, target, ok := bytes.Cut(line, []byte(" "))
 	if !ok {
-		return ""
+		return "", "", ops
 	}
 	u, err := url.Parse(string(target))
 	if err != nil {
-		return ""
+		return "", "", ops
 	}
-	seg := u.Path[strings.LastIndexByte(u.Path, '/')+1:]
-	table, _, _ := strings.Cut(seg, "(")
-	return table
+	_, seg := lastSegment(u)
+	table, keys, hasKeys := strings.Cut(seg, "(")
+	if hasKeys && strings.HasPrefix(keys, pkInURL) {
+		return table, quotedInURL(keys[len(pkInURL):]), ops
+	}
+	// An insert: the entity is the operation's body, after its headers.
+	rest := body[i+len(batchLine):]
+	if h := bytes.Index(rest, []byte("\r\n\r\n")); h >= 0 {
+		partition, _ = partitionInJSON(rest[h+4:])
+	}
+	return table, partition, ops
+}
+
+// partitionInJSON reads the PartitionKey member (exactly so named) of the
+// JSON object at the start of b; what follows the object is ignored.
+func partitionInJSON(b []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if name, _ := t.(string); name == "PartitionKey" {
+			var pk string
+			if dec.Decode(&pk) != nil {
+				return "", false
+			}
+			return pk, true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // readBody returns the request's body and rewinds it.

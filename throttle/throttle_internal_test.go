@@ -3,7 +3,10 @@ package throttle
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,12 +87,12 @@ func TestLimiterPacesAndAdapts(t *testing.T) {
 	l.now = clk.now
 	w := work{account: "a", table: "t", partition: "p", entities: 100}
 	for i, want := range []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond} {
-		if got := l.reserve(w); !near(got, want) {
+		if got := l.reserve(w).wait; !near(got, want) {
 			t.Fatalf("batch %d waits %v, want %v", i, got, want)
 		}
 	}
 	other := work{account: "a", table: "t", partition: "q", entities: 100}
-	if got := l.reserve(other); !near(got, 0) {
+	if got := l.reserve(other).wait; !near(got, 0) {
 		t.Fatalf("another partition waits %v, want about 0", got)
 	}
 	busy := &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"2"}}}
@@ -99,7 +102,7 @@ func TestLimiterPacesAndAdapts(t *testing.T) {
 		t.Fatalf("rate after a 503 = %v, want 1000", r)
 	}
 	clk.t = clk.t.Add(150 * time.Millisecond)
-	if got := l.reserve(w); !near(got, 2*time.Second-150*time.Millisecond) {
+	if got := l.reserve(w).wait; !near(got, 2*time.Second-150*time.Millisecond) {
 		t.Fatalf("wait under Retry-After = %v, want 1.85s", got)
 	}
 	timeout := &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{"X-Ms-Error-Code": {"OperationTimedOut"}}}
@@ -178,3 +181,197 @@ func (okTransport) Do(r *http.Request) (*http.Response, error) {
 
 // near allows the account key's microseconds.
 func near(got, want time.Duration) bool { return got >= want && got-want < time.Millisecond }
+
+// pipeline is a pipeline with p in front of a transport that answers 200
+// (or what answer returns), without retries.
+func pipeline(p policy.Policy, answer func(*http.Request) *http.Response) runtime.Pipeline {
+	var tr policy.Transporter = okTransport{}
+	if answer != nil {
+		tr = transportFunc(answer)
+	}
+	return runtime.NewPipeline("t", "v", runtime.PipelineOptions{PerRetry: []policy.Policy{p}},
+		&policy.ClientOptions{Transport: tr, Retry: policy.RetryOptions{MaxRetries: -1}})
+}
+
+type transportFunc func(*http.Request) *http.Response
+
+func (f transportFunc) Do(r *http.Request) (*http.Response, error) { return f(r), nil }
+
+// A try whose context ends while it waits for its turn is not sent, and
+// gives its turn back: the tries after it move up, and a burst of
+// abandoned tries delays no one.
+func TestLimiterCancelledWaitGivesBackItsTurn(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l, err := NewLimiter(Config{PartitionRate: 1, AccountRate: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.now = clk.now
+	l.sleep = func(ctx context.Context, d time.Duration) error { return context.Canceled }
+	pl := pipeline(l, nil)
+	sent := 0
+	for range 50 {
+		req := request(t, http.MethodPut, "http://127.0.0.1:1/devstoreaccount1/t(PartitionKey='p',RowKey='r')", "{}")
+		if resp, err := pl.Do(req); err == nil {
+			resp.Body.Close()
+			sent++
+		} else if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a cancelled wait: %v", err)
+		}
+	}
+	if sent != 1 {
+		t.Fatalf("%d tries sent, want only the first (the others waited and were cancelled)", sent)
+	}
+	// 49 tries gave their turns back: the next waits one turn, not 50.
+	w := work{account: "127.0.0.1:1/devstoreaccount1", table: "t", partition: "p", entities: 1}
+	if got := l.reserve(w).wait; !near(got, time.Second) {
+		t.Fatalf("the next try waits %v, want 1s (only the try that was sent counts)", got)
+	}
+	if s := l.Stats(); s.Requests != 2 {
+		t.Fatalf("stats %+v, want the 2 tries that kept their turns", s)
+	}
+}
+
+// A Retry-After answered while other tries already wait for their turns
+// holds them too: none is sent before it ends.
+func TestLimiterHoldsTriesAlreadyWaiting(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l, err := NewLimiter(Config{PartitionRate: 10, AccountRate: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex // guards clk and sentAt
+	l.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clk.t }
+	gate := make(chan struct{})
+	var sleeping sync.WaitGroup
+	sleeping.Add(2)
+	var entered atomic.Int32
+	l.sleep = func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		target := clk.t.Add(d)
+		mu.Unlock()
+		if entered.Add(1) <= 2 {
+			sleeping.Done()
+		}
+		<-gate
+		mu.Lock()
+		if clk.t.Before(target) {
+			clk.t = target
+		}
+		mu.Unlock()
+		return nil
+	}
+	answerFirst := make(chan struct{})
+	var sentAt []time.Time
+	first := true
+	pl := pipeline(l, func(r *http.Request) *http.Response {
+		mu.Lock()
+		sentAt = append(sentAt, clk.t)
+		isFirst := first
+		first = false
+		mu.Unlock()
+		if isFirst {
+			<-answerFirst
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"5"}}, Body: http.NoBody, Request: r}
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+	})
+	send := func() {
+		req := request(t, http.MethodPut, "http://127.0.0.1:1/devstoreaccount1/t(PartitionKey='p',RowKey='r')", "{}")
+		resp, err := pl.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	var wg sync.WaitGroup
+	wg.Go(send) // sent at once, answered 503 with Retry-After: 5 below
+	for len(func() []time.Time { mu.Lock(); defer mu.Unlock(); return sentAt }()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	wg.Go(send) // its turn is 0.1 s on
+	wg.Go(send) // 0.2 s on
+	sleeping.Wait()
+	hold := clk.now().Add(5 * time.Second)
+	close(answerFirst)
+	for l.Stats().Throttled == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	wg.Wait()
+	if len(sentAt) != 3 {
+		t.Fatalf("%d tries sent, want 3", len(sentAt))
+	}
+	for i, at := range sentAt[1:] {
+		if at.Before(hold) {
+			t.Fatalf("try %d sent %v before the Retry-After hold ended", i+2, hold.Sub(at))
+		}
+	}
+}
+
+// Many goroutines share one Limiter: 30 wait for their turns and give up
+// (their context ends) while they wait; every call returns with its
+// context's error (no deadlock, nothing sent), and the turns they gave back
+// leave the next try waiting about one turn rather than theirs too; then
+// 20 goroutines at once are all sent.
+func TestLimiterUnderConcurrentGoroutines(t *testing.T) {
+	l, err := NewLimiter(Config{PartitionRate: 20, AccountRate: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := pipeline(l, nil)
+	do := func(ctx context.Context) error {
+		req, _ := runtime.NewRequest(ctx, http.MethodPut, "http://127.0.0.1:1/devstoreaccount1/t(PartitionKey='p',RowKey='r')")
+		resp, err := pl.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	// The first try takes the current turn, so that every one below waits.
+	if err := do(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var cancelled atomic.Int64
+	for range 30 {
+		wg.Go(func() {
+			if err := do(ctx); errors.Is(err, context.Canceled) {
+				cancelled.Add(1)
+			} else {
+				t.Errorf("a try given up while waiting: %v", err)
+			}
+		})
+	}
+	for l.Stats().Requests < 31 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	if cancelled.Load() != 30 {
+		t.Fatalf("%d of 30 given up", cancelled.Load())
+	}
+	// Had the 30 kept their turns (50 ms each), the next would wait 1.5 s.
+	w := work{account: "127.0.0.1:1/devstoreaccount1", table: "t", partition: "p", entities: 1}
+	r := l.reserve(w)
+	if r.wait > 500*time.Millisecond {
+		t.Fatalf("the next try waits %v: the tries given up kept their turns", r.wait)
+	}
+	l.release(r)
+	var sent atomic.Int64
+	for range 20 {
+		wg.Go(func() {
+			if err := do(context.Background()); err != nil {
+				t.Error(err)
+				return
+			}
+			sent.Add(1)
+		})
+	}
+	wg.Wait()
+	if sent.Load() != 20 {
+		t.Fatalf("%d of 20 sent", sent.Load())
+	}
+}

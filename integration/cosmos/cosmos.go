@@ -124,8 +124,21 @@ func (p *Profile) refuse(req *policy.Request) *http.Response {
 	if isBatch(raw.URL) && len(body) > MaxBatchBytes {
 		return badRequest(raw, "RequestBodyTooLarge", fmt.Sprintf("The batch is %d bytes; Cosmos DB takes at most %d.", len(body), MaxBatchBytes))
 	}
-	for _, m := range rkInURL.FindAllStringSubmatch(raw.URL.Path+"\n"+string(body), -1) {
-		rk, _ := url.PathUnescape(strings.ReplaceAll(m[1], "''", "'"))
+	// The request's own URL path is decoded already; the operations of a
+	// $batch carry theirs percent-encoded in the body. Either way the key
+	// is an OData literal, in which '' stands for '.
+	var rks []string
+	for _, m := range rkInURL.FindAllStringSubmatch(raw.URL.Path, -1) {
+		rks = append(rks, strings.ReplaceAll(m[1], "''", "'"))
+	}
+	for _, m := range rkInURL.FindAllStringSubmatch(string(body), -1) {
+		rk, err := url.PathUnescape(m[1])
+		if err != nil {
+			rk = m[1]
+		}
+		rks = append(rks, strings.ReplaceAll(rk, "''", "'"))
+	}
+	for _, rk := range rks {
 		if len(rk) > MaxRowKeyBytes {
 			return badRequest(raw, "InvalidInput", fmt.Sprintf("A RowKey of %d bytes; Cosmos DB takes at most %d.", len(rk), MaxRowKeyBytes))
 		}

@@ -105,3 +105,20 @@ func TestCosmosLimitsAreRefused(t *testing.T) {
 		t.Fatalf("reserved name Id: %v", err)
 	}
 }
+
+// The RowKey limit counts the key's bytes as stored, however the request
+// carries it: a 255-byte key holding quotes (doubled, then percent-encoded
+// in a $batch) is taken, and a 256-byte key holding '%' (decoded in a
+// single-entity request's path) is refused.
+func TestRowKeyLimitCountsStoredBytes(t *testing.T) {
+	tbl := table[item](t)
+	quoted := strings.Repeat("'", 5) + strings.Repeat("k", cosmos.MaxRowKeyBytes-5)
+	b := tbl.NewBatch().Insert(&item{PartitionKey: "p", RowKey: "a"}).Upsert(&item{PartitionKey: "p", RowKey: quoted}, entity.Replace)
+	if _, err := tbl.Submit(t.Context(), b); err != nil {
+		t.Fatalf("a $batch with a 255-byte RowKey holding quotes: %v", err)
+	}
+	percent := "100%" + strings.Repeat("k", cosmos.MaxRowKeyBytes-3)
+	if err := tbl.Upsert(t.Context(), &item{PartitionKey: "p", RowKey: percent}, entity.Replace); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("a 256-byte RowKey holding %%: %v, want 400", err)
+	}
+}

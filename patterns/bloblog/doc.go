@@ -31,9 +31,22 @@
 // goroutine's Appends are in its order. A blob's metadata range always
 // covers its records, so a reader never skips a blob that holds a record
 // of its range. A crash loses at most the records not yet flushed: at most
-// FlushInterval's worth, or MaxBufferBytes. Records of one Logger are
+// FlushInterval's worth, or MaxBufferBytes; a fresh Logger after a crash at
+// any request, before it was sent or after the service executed it, finds
+// each period's blobs as the crash left them — whole records, each once, a
+// prefix of each period's records in order — and writes its own records
+// once (TestLoggerSurvivesACrashAtEveryRequest). Records of one Logger are
 // never interleaved with another's: each Logger appends only to blobs it
-// created.
+// created. A blob changed by someone else while a Logger writes to it
+// does not stop the Logger nor make it write a record twice, also when it
+// happens between an applied append and azcore's resend
+// (TestLoggerBesideAnotherWriter): a blob deleted, or replaced by one the
+// Logger did not create, is left for a new blob, to which the block goes;
+// a blob another writer appended to is left too, and the block is written
+// again elsewhere unless the bytes at its position are the block's own.
+// Records in a blob someone else deleted or replaced are gone with it. A
+// record that cannot be written (a *RecordError) is refused alone, before
+// it is buffered (TestOneBadRecordAmongMany).
 //
 // # Steps
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -23,6 +24,8 @@ type active struct {
 	size   int64 // bytes written, the next block's append position
 	blocks int
 	meta   blobMeta
+	// left: someone else wrote to the blob; nothing more is appended to it.
+	left bool
 	// unsure is a block whose append had no answer: it may or may not be in
 	// the blob. It is sent again, at the same position, before anything
 	// else of the period, so that it ends up in the blob exactly once.
@@ -162,7 +165,12 @@ func (l *Logger) appendBlock(ctx context.Context, p int64, blk block) error {
 		}
 		if !b.meta.covers(blk.lo, blk.hi) {
 			m := b.meta.widen(blk.lo, blk.hi)
-			if _, err := b.client.SetMetadata(ctx, m.encode(), nil); err != nil {
+			if _, err := b.client.SetMetadata(ctx, m.encode(), nil); gone(err) {
+				// Deleted by someone else: the next round starts a new
+				// blob.
+				delete(l.blobs, p)
+				continue
+			} else if err != nil {
 				return &BlobError{Op: "set metadata of", Blob: b.name, Err: err}
 			}
 			b.meta = m
@@ -182,7 +190,7 @@ func (l *Logger) appendBlock(ctx context.Context, p int64, blk block) error {
 
 // fits reports whether blk can go to b without crossing a limit.
 func (l *Logger) fits(b *active, blk block) bool {
-	return b != nil && b.blocks+1 <= l.cfg.MaxBlocks && b.size+int64(len(blk.data)) <= l.cfg.MaxBlobBytes
+	return b != nil && !b.left && b.blocks+1 <= l.cfg.MaxBlocks && b.size+int64(len(blk.data)) <= l.cfg.MaxBlobBytes
 }
 
 // tryAppend appends blk at b's expected position. done reports that blk is
@@ -202,16 +210,29 @@ func (l *Logger) tryAppend(ctx context.Context, b *active, blk block) (done bool
 	}
 	var re *azcore.ResponseError
 	refused := errors.As(err, &re)
+	if gone(err) {
+		// The blob was deleted, or replaced by one that is not an append
+		// blob, by someone else: whatever it held is not there, this block
+		// included. It goes to a new blob.
+		b.unsure = nil
+		return false, nil
+	}
 	if refused && !bloberror.HasCode(err, bloberror.AppendPositionConditionNotMet, bloberror.MaxBlobSizeConditionNotMet, bloberror.BlockCountExceedsLimit) {
 		// The service answered no: nothing was appended.
 		return false, &BlobError{Op: "append to", Blob: b.name, Err: err}
 	}
 	// Either no answer, or a refusal that a lost first try would also
 	// cause (azcore retried an append that was applied): the blob's length
-	// tells which. Only this Logger appends to its blobs.
+	// tells which. Only this Logger appends to its blobs — unless someone
+	// else wrote to it, which the length and the bytes at the block's
+	// position tell.
 	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	props, perr := b.client.GetProperties(vctx, nil)
-	cancel()
+	if gone(perr) {
+		b.unsure = nil
+		return false, nil
+	}
 	if perr != nil {
 		b.unsure = &block{data: bytes.Clone(blk.data), n: blk.n, lo: blk.lo, hi: blk.hi}
 		return false, &BlobError{Op: "append to", Blob: b.name, Err: errline.Join(err, perr)}
@@ -228,9 +249,36 @@ func (l *Logger) tryAppend(ctx context.Context, b *active, blk block) (done bool
 		}
 		return false, &BlobError{Op: "append to", Blob: b.name, Err: err}
 	}
-	// The blob changed under us: leave it.
-	b.unsure = nil
-	return false, nil
+	// The blob changed under us: someone else wrote to it. This Logger
+	// leaves it; whether the block is in it is told by the bytes at its
+	// position.
+	b.unsure, b.left = nil, true
+	if size < b.size+int64(len(blk.data)) {
+		return false, nil
+	}
+	resp, derr := b.client.DownloadStream(vctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: b.size, Count: int64(len(blk.data))}})
+	if gone(derr) {
+		return false, nil
+	}
+	if derr != nil {
+		b.unsure = &block{data: bytes.Clone(blk.data), n: blk.n, lo: blk.lo, hi: blk.hi}
+		b.left = false
+		return false, &BlobError{Op: "append to", Blob: b.name, Err: errline.Join(err, derr)}
+	}
+	at, rerr := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if rerr != nil {
+		b.unsure = &block{data: bytes.Clone(blk.data), n: blk.n, lo: blk.lo, hi: blk.hi}
+		b.left = false
+		return false, &BlobError{Op: "append to", Blob: b.name, Err: errline.Join(err, rerr)}
+	}
+	return bytes.Equal(at, blk.data), nil
+}
+
+// gone reports an error saying that a blob is no longer this Logger's
+// append blob: deleted, or replaced by a blob of another type.
+func gone(err error) bool {
+	return err != nil && (bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.InvalidBlobType) || isStatus(err, http.StatusNotFound))
 }
 
 // resend settles b's unsure block: appended again at the same position, it

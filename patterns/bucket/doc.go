@@ -57,7 +57,16 @@
 //
 // A crash during a Write of several entities leaves every transaction of
 // it written or not, per bucket; writing the same entities again (the default
-// mode is an upsert) completes it. Reads have no state to recover.
+// mode is an upsert) completes it — in Insert mode the second Write names
+// exactly the entries the first had stored as already existing
+// (TestWriteSurvivesACrashAtEveryRequest, killed at every request before
+// and after the service executed it). With a reply lost and another
+// writer's insert, replace, merge or delete of the same entities before
+// azcore's resend, what Write reports of each entry is what the table
+// holds (TestWriteBesideAnotherWriter). An entry that cannot be stored is
+// refused with the others before anything is sent; one the service
+// refuses fails alone (TestWriteOneBadEntryAmongMany). Reads have no state
+// to recover.
 //
 // # Azurite and Cosmos DB
 //

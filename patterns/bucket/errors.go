@@ -44,7 +44,8 @@ type Error struct {
 	// NotWritten are a Write's entries that were not written, in input
 	// order, each with its keys and its own error (an error matching
 	// entity.ErrOutcomeUnknown when it may have been written). Every other
-	// entry was written, and its ETag set.
+	// entry was written, and its ETag set (empty when its transaction was
+	// found applied after a lost reply).
 	NotWritten []entity.Outcome
 }
 

@@ -79,7 +79,8 @@ type key struct {
 // join of many rows against one version of the lookup data).
 type Snapshot[T any] struct {
 	items  map[key]T
-	sorted []key // items' keys in the service's order, made when first asked
+	bad    map[key]error // rows the data holds that do not decode as T
+	sorted []key         // items' keys in the service's order, made when first asked
 	once   sync.Once
 
 	// Loaded is when the load that made it started, by Config.Now.
@@ -106,6 +107,20 @@ func (s *Snapshot[T]) Get(pk, rk string) (T, bool) {
 	}
 	v, ok := s.items[key{pk, rk}]
 	return v, ok
+}
+
+// Failed returns the rows of the data that did not decode as T, each a
+// *RowError naming its keys, in no particular order. They are not held:
+// Get reports them absent, and Cache.Get returns their error.
+func (s *Snapshot[T]) Failed() []error {
+	if s == nil {
+		return nil
+	}
+	out := make([]error, 0, len(s.bad))
+	for _, err := range s.bad {
+		out = append(out, err)
+	}
+	return out
 }
 
 // Len is the number of entities held.
@@ -202,6 +217,9 @@ func (c *Cache[T]) Get(ctx context.Context, pk, rk string) (T, error) {
 	}
 	v, ok := s.Get(pk, rk)
 	if !ok {
+		if err := s.bad[key{pk, rk}]; err != nil {
+			return v, err
+		}
 		return v, &NotFoundError{PartitionKey: pk, RowKey: rk}
 	}
 	return v, nil
@@ -333,8 +351,10 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 	q := c.cfg.Query
 	if full {
 		next.items = map[key]T{}
+		next.bad = map[key]error{}
 	} else {
 		next.items = old.items // copied before the first change
+		next.bad = old.bad
 		next.Newest = old.Newest
 		next.sinceFull = old.sinceFull + 1
 		q.Filter = q.Filter.And(filter.Ge("Timestamp", old.mark.Add(-c.cfg.Margin)))
@@ -345,21 +365,32 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 			return nil, &LoadError{Full: full, Err: err}
 		}
 		var s stamp
-		var v T
 		if err := entity.Unmarshal(raw, &s); err != nil {
 			return nil, &LoadError{Full: full, Err: err}
 		}
-		if err := entity.Unmarshal(raw, &v); err != nil {
-			return nil, &LoadError{Full: full, Err: err}
-		}
+		var v T
+		verr := entity.Unmarshal(raw, &v)
 		if !copied {
 			next.items = make(map[key]T, len(old.items)+1)
 			for k, v := range old.items {
 				next.items[k] = v
 			}
+			next.bad = make(map[key]error, len(old.bad))
+			for k, e := range old.bad {
+				next.bad[k] = e
+			}
 			copied = true
 		}
-		next.items[key{s.PartitionKey, s.RowKey}] = v
+		k := key{s.PartitionKey, s.RowKey}
+		if verr != nil {
+			// This row alone: fail-closed (not held, not served stale),
+			// and the others load.
+			delete(next.items, k)
+			next.bad[k] = &RowError{PartitionKey: s.PartitionKey, RowKey: s.RowKey, Err: verr}
+		} else {
+			delete(next.bad, k)
+			next.items[k] = v
+		}
 		next.Read++
 		if s.Timestamp.After(next.Newest) {
 			next.Newest = s.Timestamp

@@ -33,6 +33,13 @@
 //     reader never sees a torn value or a half-applied revalidation, and a
 //     reader holding a Snapshot sees one version of all the data. Lookups
 //     take no lock.
+//   - One row that does not decode as the cache's type fails alone: the
+//     rest of the data loads and is served, and a lookup of that row
+//     returns its *RowError (errors.Is(err, entity.ErrDecode)), never a
+//     value — also when a revalidation finds a row it held changed into
+//     one that does not decode; Snapshot.Failed lists such rows
+//     (TestOneUndecodableRowAmongMany). Whoever can write one row cannot
+//     stop the cache from serving the others.
 //   - Deletions are seen at full loads only (Reload, and every FullEvery'th
 //     load): a query of what changed cannot see an entity that is gone.
 //     Mark lookup data retired rather than deleting it, or Reload after a
@@ -51,7 +58,7 @@
 //
 // # Failure and recovery
 //
-// A load that fails leaves the last snapshot in place (Cached returns it)
+// A load that fails (a request, not a row) leaves the last snapshot in place (Cached returns it)
 // and returns a *LoadError to the lookups that waited for it; the next
 // lookup tries again. A load runs under Config.Timeout, not under the
 // context of the lookup that started it, so one impatient caller does not

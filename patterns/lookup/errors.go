@@ -48,3 +48,18 @@ func (e *LoadError) Error() string {
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }
+
+// RowError is a row of the cached data that does not decode as the
+// cache's type (a property of another type, a value out of range): the
+// row is not held and the rest of the data is. It matches entity.ErrDecode
+// and unwraps to the decoding error.
+type RowError struct {
+	PartitionKey, RowKey string
+	Err                  error
+}
+
+func (e *RowError) Error() string {
+	return "lookup: " + e.PartitionKey + "/" + e.RowKey + " does not decode: " + e.Err.Error()
+}
+
+func (e *RowError) Unwrap() error { return e.Err }

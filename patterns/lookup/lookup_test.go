@@ -394,3 +394,63 @@ func TestNil(t *testing.T) {
 		t.Error("a nil snapshot yields something")
 	}
 }
+
+// One row of the data that does not decode (written by another program,
+// its Version a String) fails alone: every other entity loads and is
+// served; a lookup of that row returns its *RowError (keys, ErrDecode),
+// never a value; a revalidation that finds a good row changed into a bad
+// one stops serving it, and one that finds the bad row mended serves it.
+func TestOneUndecodableRowAmongMany(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := setup(t, env, 20)
+	raw := env.TableService.NewClient(tbl.Name())
+	bad := func(id string) {
+		t.Helper()
+		if _, err := raw.UpsertEntity(ctx, []byte(`{"PartitionKey":"departments","RowKey":"`+id+`","Name":"x","Version":"not a number"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad("d007")
+	c, err := lookup.New(tbl, lookup.Config{Query: departments, TTL: -1, Margin: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		id := fmt.Sprintf("d%03d", i)
+		d, err := c.Get(ctx, "departments", id)
+		var re *lookup.RowError
+		switch {
+		case id == "d007":
+			if !errors.As(err, &re) || re.RowKey != id || !errors.Is(err, entity.ErrDecode) || d.Name != "" {
+				t.Fatalf("Get of the bad row: %+v %v, want its RowError and no value", d, err)
+			}
+		case err != nil || d.Version != 1:
+			t.Fatalf("Get %s: %+v %v", id, d, err)
+		}
+	}
+	if f := c.Cached().Failed(); len(f) != 1 {
+		t.Fatalf("Failed() = %v, want the one bad row", f)
+	}
+	// A good row turned bad: a revalidation stops serving it.
+	bad("d003")
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, "departments", "d003"); !errors.Is(err, entity.ErrDecode) {
+		t.Fatalf("Get of a row turned bad: %v, want ErrDecode", err)
+	}
+	// The bad row mended: served again.
+	if err := tbl.Upsert(ctx, dept("d007", 2), entity.Replace); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := c.Get(ctx, "departments", "d007"); err != nil || d.Version != 2 {
+		t.Fatalf("Get of the mended row: %+v %v", d, err)
+	}
+	if f := c.Cached().Failed(); len(f) != 1 {
+		t.Fatalf("Failed() = %v, want d003 only", f)
+	}
+}

@@ -57,6 +57,11 @@
 //   - a signature (GMAC under the content key) covers that list, every
 //     ciphertext, every signed value and every beacon: adding, removing,
 //     swapping or changing any protected property is detected;
+//   - a ciphertext, _tkEnc or a beacon stored as any other type than
+//     Edm.Binary (its annotation removed, so that the service keeps the same
+//     base64 text as a String) is ErrTampered, as entity refuses a plain
+//     value of the wrong stored type; a signed value's type is signed with
+//     it (TestProtectedValueOfWrongStoredType, TestStoredTypeVariants);
 //   - a read fails closed with a typed error, before any field is set:
 //     [ErrTampered], [ErrMetadata], [ErrUnknownKey], [ErrUnwrap], [ErrNotEncrypted]
 //     (no metadata at all) or [ErrPolicy] (the stored protection is not the

@@ -303,6 +303,7 @@ type reader struct {
 	pt     []byte
 	mac    []byte
 	vals   []byte // signed values, then beacons
+	annot  []byte // an annotation's name
 	plain  bool   // no metadata, read as plaintext (Config.ReadPlaintext)
 	legacy *legacyReader
 }
@@ -312,7 +313,7 @@ var readerPool = sync.Pool{New: func() any { return new(reader) }}
 func (r *reader) Close() {
 	*r = reader{
 		meta: r.meta[:0], names: r.names[:0], cts: r.cts[:0], ctEnd: r.ctEnd[:0],
-		aad: r.aad[:0], pt: r.pt[:0], mac: r.mac[:0], vals: r.vals[:0],
+		aad: r.aad[:0], pt: r.pt[:0], mac: r.mac[:0], vals: r.vals[:0], annot: r.annot[:0],
 	}
 	readerPool.Put(r)
 }
@@ -348,10 +349,11 @@ func (c *call) Reader(pk, rk []byte, props protect.Props) (protect.Reader, error
 
 func (r *reader) open(props protect.Props) error {
 	c := r.c
-	meta, ok, err := props.Binary(metaName, r.meta[:0])
+	meta, annot, ok, err := binaryProp(props, metaName, r.annot, r.meta[:0])
+	r.annot = annot
 	r.meta = meta
 	if err != nil {
-		return r.fail(MetadataProperty, ErrMetadata, "", err)
+		return r.fail(MetadataProperty, readKind(err, ErrMetadata), "", err)
 	}
 	if !ok {
 		switch {
@@ -381,8 +383,8 @@ func (r *reader) open(props protect.Props) error {
 		}
 	}
 	for _, name := range m.encrypted() {
-		if r.cts, ok, err = props.Binary(name, r.cts); err != nil || !ok {
-			return r.fail(string(name), ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
+		if r.cts, r.annot, ok, err = binaryProp(props, name, r.annot, r.cts); err != nil || !ok {
+			return r.fail(string(name), ErrTampered, "listed as encrypted, missing or not an Edm.Binary", err)
 		}
 		r.ctEnd = append(r.ctEnd, len(r.cts))
 	}
@@ -399,8 +401,8 @@ func (r *reader) open(props protect.Props) error {
 	for _, name := range m.beacons() {
 		start := len(r.vals)
 		r.pt = append(append(r.pt[:0], BeaconPrefix...), name...)
-		if r.vals, ok, err = props.Binary(r.pt, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
-			return r.fail(BeaconPrefix+string(name), ErrTampered, "listed beacon missing or malformed", err)
+		if r.vals, r.annot, ok, err = binaryProp(props, r.pt, r.annot, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
+			return r.fail(BeaconPrefix+string(name), ErrTampered, "listed beacon missing, malformed or not an Edm.Binary", err)
 		}
 	}
 	// When a filter matched beacons, every reserved property must be one the
@@ -421,6 +423,64 @@ func (r *reader) open(props protect.Props) error {
 	r.aad = entityAAD(c.core, r.aad[:0], propertyAADLabel, r.pk, r.rk)
 	return nil
 }
+
+// errStoredType: a protected value (a ciphertext, the metadata, a beacon)
+// stored as another type than Edm.Binary, typically a String holding the
+// same base64 text once its annotation was removed. Entity refuses a plain
+// value of the wrong stored type; a protected one is tampering.
+type errStoredType struct{ stored entity.EDMType }
+
+func (e errStoredType) Error() string {
+	if e.stored == 0 {
+		return "stored without a type"
+	}
+	return "stored as " + e.stored.String() + ", not Edm.Binary"
+}
+
+// readKind is ErrTampered for a value of the wrong stored type, else kind.
+func readKind(err error, kind error) error {
+	var st errStoredType
+	if errors.As(err, &st) {
+		return ErrTampered
+	}
+	return kind
+}
+
+// binaryProp appends the bytes of the Edm.Binary property name to dst; ok
+// is false when the body does not hold it. A property of any other stored
+// type is an errStoredType, never read as its base64 text. scratch is a
+// buffer to reuse (may be nil); the result does not alias it.
+//
+// The usual case costs no allocation: the body holds the member
+// name@odata.type (Has finds any member by its full name), so the value is
+// annotated, and Binary refuses an annotation of another type. Otherwise
+// (no annotation, one whose name the JSON escapes, a value Binary refuses)
+// Value says the type.
+func binaryProp(props protect.Props, name, scratch, dst []byte) ([]byte, []byte, bool, error) {
+	annot := append(append(scratch[:0], name...), annotationSuffix...)
+	if props.Has(annot) {
+		if out, ok, err := props.Binary(name, dst); err == nil {
+			return out, annot, ok, nil
+		}
+	}
+	edm, v, ok, err := props.Value(name)
+	if !ok {
+		return dst, annot, false, nil
+	}
+	if entity.EDMType(edm) != entity.EDMBinary {
+		return dst, annot, true, errStoredType{entity.EDMType(edm)}
+	}
+	if err != nil {
+		return dst, annot, true, err
+	}
+	b, isBytes := v.([]byte)
+	if !isBytes {
+		return dst, annot, true, errStoredType{entity.EDMType(edm)}
+	}
+	return append(dst, b...), annot, true, nil
+}
+
+const annotationSuffix = "@odata.type"
 
 // unwrap unwraps the entity's content key and keeps it in the cache.
 func (r *reader) unwrap(m *metadata) error {

@@ -62,12 +62,18 @@
 //     base64 text as a String) is ErrTampered, as entity refuses a plain
 //     value of the wrong stored type; a signed value's type is signed with
 //     it (TestProtectedValueOfWrongStoredType, TestStoredTypeVariants);
-//   - a read fails closed with a typed error, before any field is set:
-//     [ErrTampered], [ErrMetadata], [ErrUnknownKey], [ErrUnwrap], [ErrNotEncrypted]
-//     (no metadata at all) or [ErrPolicy] (the stored protection is not the
-//     one the type asks for, so writing it back would silently change it).
-//     Each is a *ReadError naming the entity and property, and matches
-//     entity.ErrDecode.
+//   - a read fails closed with a typed error: [ErrTampered], [ErrMetadata],
+//     [ErrUnknownKey], [ErrUnwrap], [ErrNotEncrypted] (no metadata at all)
+//     or [ErrPolicy] (the stored protection is not the one the type asks
+//     for, so writing it back would silently change it). Each is a
+//     *ReadError naming the entity and property, and matches
+//     entity.ErrDecode. The signature is checked before any property is
+//     decrypted; a read that fails, whatever the error (these, a plain value
+//     of the wrong type, the service's), returns the zero value — from Get,
+//     Query and QueryPartitions rows, QueryPage, Modify (which then never
+//     calls its change) and Unmarshal — never a partly filled one whose keys
+//     and ETag would invite a conditional overwrite
+//     (TestFailedReadsReturnZero);
 //
 // The reserved properties count in the entity's limits (252 properties,
 // 1 MiB, 64 KiB per Binary) and are checked with them, before any request.

@@ -177,9 +177,33 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 
 // Get reads and decrypts one entity; see entity.Table.Get. An entity that
 // fails authentication is a *ReadError matching ErrTampered (and
-// entity.ErrDecode), never a partly filled value.
+// entity.ErrDecode). Every failing read returns the zero value, never a
+// partly filled one (whose keys and ETag would invite a conditional
+// overwrite).
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
-	return t.view(ctx).Get(ctx, partitionKey, rowKey)
+	return zeroOnError(t.view(ctx).Get(ctx, partitionKey, rowKey))
+}
+
+// zeroOnError returns the zero value with an error: the codec fills a value
+// as it decodes, and a property that fails late (ErrPolicy, a plain value
+// of the wrong type, a legacy ciphertext) leaves the keys and the ETag set.
+func zeroOnError[T any](v T, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+// zeroRowsOnError is zeroOnError for every row of a query.
+func zeroRowsOnError[T any](seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for v, err := range seq {
+			if !yield(zeroOnError(v, err)) {
+				return
+			}
+		}
+	}
 }
 
 // Insert encrypts and adds e; see entity.Table.Insert.
@@ -225,7 +249,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		var zero T
 		return zero, err
 	}
-	return t.view(ctx).Modify(ctx, partitionKey, rowKey, change, opts)
+	return zeroOnError(t.view(ctx).Modify(ctx, partitionKey, rowKey, change, opts))
 }
 
 // Delete removes the entity with these keys if its ETag is still etag.
@@ -239,6 +263,7 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 }
 
 // Query runs q and yields its decrypted entities; see entity.Table.Query.
+// A row that fails to read is yielded as the zero value with its error.
 // A filter that compares an encrypted property is refused (ErrEncryptedFilter),
 // unless the property has a beacon and the comparison is eq or ne, which is
 // then run on the beacon. $select always brings back the protected
@@ -251,7 +276,7 @@ func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error
 			yield(zero, err)
 		}
 	}
-	return v.Query(ctx, q)
+	return zeroRowsOnError(v.Query(ctx, q))
 }
 
 // QueryPage reads one page of q; see entity.Table.QueryPage and Query.
@@ -260,7 +285,11 @@ func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) 
 	if err != nil {
 		return entity.Page[T]{}, err
 	}
-	return v.QueryPage(ctx, q, token)
+	p, err := v.QueryPage(ctx, q, token)
+	if err != nil {
+		return entity.Page[T]{}, err
+	}
+	return p, nil
 }
 
 // QueryPartitions runs q in each partition concurrently; see
@@ -273,7 +302,7 @@ func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q e
 			yield(zero, err)
 		}
 	}
-	return v.QueryPartitions(ctx, partitions, q, opts)
+	return zeroRowsOnError(v.QueryPartitions(ctx, partitions, q, opts))
 }
 
 // BulkWrite encrypts and writes many entities, grouped into transactions by
@@ -292,7 +321,13 @@ func (t *Table[T]) Marshal(ctx context.Context, e *T) ([]byte, error) {
 }
 
 // Unmarshal decrypts and checks a body Marshal made (or the service
-// returned) into e.
+// returned, with its annotations: minimal or full metadata) into e. When
+// it fails, *e is set to the zero value, never left partly filled.
 func (t *Table[T]) Unmarshal(ctx context.Context, data []byte, e *T) error {
-	return t.hooks.Unmarshal(data, e, t.core.bind(ctx))
+	err := t.hooks.Unmarshal(data, e, t.core.bind(ctx))
+	if err != nil && e != nil {
+		var zero T
+		*e = zero
+	}
+	return err
 }

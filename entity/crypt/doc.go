@@ -137,10 +137,28 @@
 // # Filters
 //
 // A filter that compares an encrypted property could only match
-// ciphertext, so Query refuses it ([ErrEncryptedFilter]). For properties
-// listed in Config.Beacons, eq and ne run on the beacon instead: the
-// HMAC-SHA256 of the value's canonical bytes under Config.BeaconKey, stored
-// beside the ciphertext. Signed and clear properties filter as usual.
+// ciphertext, so Query, QueryPage and QueryPartitions refuse it
+// ([ErrEncryptedFilter]) before any request. For properties listed in
+// Config.Beacons, eq and ne run on the beacon instead: the HMAC-SHA256 of
+// the value's canonical bytes under Config.BeaconKey, stored beside the
+// ciphertext. Signed and clear properties filter as usual.
+//
+// Which comparisons count as encrypted: a field tagged encrypt always. A
+// property Config.Encrypt chooses depends on each entity's keys, and the
+// service would run a comparison in clear on the entities where the
+// function said clear and silently miss those where it said encrypt. So a
+// property Config.Encrypt may mark for some keys — any property but
+// PartitionKey, RowKey and Timestamp, or only those Config.Encryptable
+// lists — filters only where the filter pins the keys of every entity it
+// can match: filter.Plan reports a Point (PartitionKey eq and RowKey eq
+// constrain the whole filter), in QueryPartitions for each partition.
+// Config.Encrypt is asked at those keys: clear for all, the comparison
+// runs in clear; encrypt for all, it is encrypted (a beacon or a refusal);
+// otherwise, and for any filter that does not pin the keys (the whole
+// table, a partition, a RowKey range, an or of entities), it is refused
+// (TestFilterOnPerEntityEncryption). Config.Encryptable lets the other
+// properties filter as usual; a write for which Config.Encrypt marks a
+// property it does not list is refused, so the declaration holds.
 //
 // # Legacy .NET entities
 //

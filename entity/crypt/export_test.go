@@ -7,6 +7,6 @@ import (
 
 // RewriteFilter is the filter a query with f sends to the service.
 func RewriteFilter[T any](t *Table[T], f filter.Expr) (filter.Expr, error) {
-	q, _, err := t.query(entity.Query{Filter: f})
+	q, _, err := t.query(entity.Query{Filter: f}, nil, false)
 	return q.Filter, err
 }

@@ -22,16 +22,19 @@ import (
 
 // core is the part of a Table that does not depend on its entity type.
 type core struct {
-	table     string // lower case: bound into every ciphertext and signature
-	key       KeyWrapper
-	encrypt   func(partitionKey, rowKey, property string) bool
-	sign      func(partitionKey, rowKey, property string) bool
-	beacons   map[string]bool
-	beaconKey []byte
-	beaconMAC sync.Pool // of hash.Hash: HMAC-SHA256 under beaconKey
-	legacy    bool
-	plaintext bool
-	cache     *keyCache // nil when Config.KeyCache is negative
+	table   string // lower case: bound into every ciphertext and signature
+	key     KeyWrapper
+	encrypt func(partitionKey, rowKey, property string) bool
+	sign    func(partitionKey, rowKey, property string) bool
+	// encryptable: the only properties encrypt may mark (Config.Encryptable);
+	// nil means any.
+	encryptable map[string]bool
+	beacons     map[string]bool
+	beaconKey   []byte
+	beaconMAC   sync.Pool // of hash.Hash: HMAC-SHA256 under beaconKey
+	legacy      bool
+	plaintext   bool
+	cache       *keyCache // nil when Config.KeyCache is negative
 	// lastKey keeps the strings of the key id and algorithm last read, so
 	// that reading entities under one key allocates them once.
 	lastKey atomic.Pointer[[2]string]
@@ -66,6 +69,12 @@ func (c *core) marked(pk, rk, name string, tagged protect.Mode) protect.Mode {
 		m &^= protect.Sign // encryption authenticates too
 	}
 	return m
+}
+
+// mayEncrypt reports whether Config.Encrypt may mark the property for
+// some keys.
+func (c *core) mayEncrypt(name string) bool {
+	return c.encrypt != nil && !systemProperty(name) && (c.encryptable == nil || c.encryptable[name])
 }
 
 // entityAAD appends the label and the entity's identity: the start of a
@@ -164,6 +173,11 @@ func (w *writer) Mode(name string, tagged protect.Mode) (protect.Mode, error) {
 		return 0, &entity.ValidationError{Property: name, Rule: entity.RuleReservedName, Limit: "names starting with " + ReservedPrefix + " are written by package crypt"}
 	}
 	m := w.c.marked(w.pk, w.rk, name, tagged)
+	if m&protect.Encrypt != 0 && tagged&protect.Encrypt == 0 && !w.c.mayEncrypt(name) {
+		// Config.Encrypt marked a property Config.Encryptable leaves out:
+		// stored encrypted, it would be filtered in clear.
+		return 0, &WriteError{Property: name, Kind: ErrInvalidConfig, Reason: "Config.Encrypt marks it for entity (" + quote(w.pk) + ", " + quote(w.rk) + ") and Config.Encryptable does not list it"}
+	}
 	if m&protect.Encrypt != 0 && w.c.beacons[name] {
 		m |= protect.Beacon
 	}

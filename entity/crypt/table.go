@@ -26,8 +26,19 @@ type Config struct {
 	// Encrypt marks properties to encrypt besides those tagged
 	// `table:",encrypt"`: a function of (PartitionKey, RowKey, property
 	// name), like the .NET client's encryption resolver; the way to encrypt
-	// properties of entity.DynamicEntity. nil means the tags alone.
+	// properties of entity.DynamicEntity. nil means the tags alone. A
+	// filter on a property it may mark is refused unless the filter pins
+	// the keys (see Encryptable and the package doc's Filters).
 	Encrypt func(partitionKey, rowKey, property string) bool
+	// Encryptable lists every property Config.Encrypt may mark, for any
+	// keys: a filter on any other property runs in clear, and a write for
+	// which Config.Encrypt marks an unlisted property is refused
+	// (a *WriteError matching ErrInvalidConfig). nil means any property:
+	// then a filter on a property other than the keys and Timestamp is
+	// refused (ErrEncryptedFilter) unless it is a point query of an entity
+	// for which Config.Encrypt says clear (see the package doc's Filters).
+	// Ignored without Config.Encrypt.
+	Encryptable []string
 	// Sign marks sign-only properties (stored in clear, covered by the
 	// entity's signature) besides those tagged `table:",sign"`. nil means
 	// the tags alone.
@@ -121,6 +132,15 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 			t.fields[f.Name] = f
 		}
 	}
+	if cfg.Encryptable != nil && cfg.Encrypt != nil {
+		c.encryptable = make(map[string]bool, len(cfg.Encryptable))
+		for _, n := range cfg.Encryptable {
+			if n == "" || systemProperty(n) || strings.HasPrefix(n, ReservedPrefix) {
+				return nil, &ConfigError{Field: "Encryptable", Reason: "lists " + strconv.Quote(n) + ", which is never encrypted"}
+			}
+			c.encryptable[n] = true
+		}
+	}
 	if len(cfg.Beacons) > 0 {
 		if len(cfg.BeaconKey) < 32 {
 			return nil, &ConfigError{Field: "BeaconKey", Reason: "is " + strconv.Itoa(len(cfg.BeaconKey)) + " bytes; Beacons need one of at least 32"}
@@ -131,8 +151,8 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
 				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
 			}
-			if f, ok := t.fields[b]; t.fields != nil && cfg.Encrypt == nil && (!ok || f.Mode&protect.Encrypt == 0) {
-				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + " is not a field tagged encrypt"}
+			if f, ok := t.fields[b]; t.fields != nil && !c.mayEncrypt(b) && (!ok || f.Mode&protect.Encrypt == 0) {
+				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
 			}
 			c.beacons[b] = true
 		}
@@ -146,8 +166,9 @@ func (t *Table[T]) view(ctx context.Context) *entity.Table[T] {
 }
 
 // queryView is view for a query, and the query as the service gets it.
-func (t *Table[T]) queryView(ctx context.Context, q entity.Query) (*entity.Table[T], entity.Query, error) {
-	q, beaconed, err := t.query(q)
+// partitions and fanOut are QueryPartitions' (see query).
+func (t *Table[T]) queryView(ctx context.Context, q entity.Query, partitions []string, fanOut bool) (*entity.Table[T], entity.Query, error) {
+	q, beaconed, err := t.query(q, partitions, fanOut)
 	if err != nil {
 		return nil, q, err
 	}
@@ -269,7 +290,7 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 // then run on the beacon. $select always brings back the protected
 // properties and the metadata, which the signature needs.
 func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, q)
+	v, q, err := t.queryView(ctx, q, nil, false)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
@@ -281,7 +302,7 @@ func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error
 
 // QueryPage reads one page of q; see entity.Table.QueryPage and Query.
 func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[T], error) {
-	v, q, err := t.queryView(ctx, q)
+	v, q, err := t.queryView(ctx, q, nil, false)
 	if err != nil {
 		return entity.Page[T]{}, err
 	}
@@ -295,7 +316,7 @@ func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) 
 // QueryPartitions runs q in each partition concurrently; see
 // entity.Table.QueryPartitions and Query.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q entity.Query, opts entity.FanOutOptions) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, q)
+	v, q, err := t.queryView(ctx, q, partitions, true)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,10 @@ type core struct {
 	legacy      bool
 	plaintext   bool
 	cache       *keyCache // nil when Config.KeyCache is negative
+	// random, when set (by tests, for the documented example of the wire
+	// format), replaces crypto/rand as the source of content keys and
+	// nonces.
+	random io.Reader
 	// lastKey keeps the strings of the key id and algorithm last read, so
 	// that reading entities under one key allocates them once.
 	lastKey atomic.Pointer[[2]string]
@@ -189,7 +194,11 @@ func (w *writer) start() error {
 	if w.gcm != nil {
 		return nil
 	}
-	if _, err := rand.Read(w.seed[:]); err != nil {
+	if r := w.c.random; r != nil {
+		if _, err := io.ReadFull(r, w.seed[:]); err != nil {
+			return err
+		}
+	} else if _, err := rand.Read(w.seed[:]); err != nil {
 		return err
 	}
 	g, err := newGCM(w.seed[:keySize])

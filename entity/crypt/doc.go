@@ -223,10 +223,10 @@
 //	  "_tkEq_Email@odata.type": "Edm.Binary",
 //	  "_tkEq_Email": "miFlOMLOoWEAcf95p7GASw=="
 //	}
-//	Email, 48 bytes:
 //
 // Its protected values in hex, field by field:
 //
+//	Email, 48 bytes:
 //	  version    01
 //	  nonce      a0a1a2a3a4a5a6a7a8a9aaab
 //	  ciphertext e772134320b868ff010ae9a76809aff013c334

@@ -121,7 +121,11 @@
 // signature and beacons unchanged). During a rotation give readers and
 // writers [Keyring](newKey, oldKey): every entity reads under either key.
 // Rotate with [RotateOptions].Reencrypt re-encrypts entities in full, which
-// also moves legacy and plaintext entities to this format.
+// also moves legacy and plaintext entities to this format. An entity that
+// cannot be moved (its metadata malformed, its key unknown, with Reencrypt
+// one that fails to read) is left as it is and listed in
+// RotateResult.Failed; the rotation goes on past it and ends with a
+// *RotateError naming every such entity (TestRotatePastBadEntities).
 //
 // # Failure and recovery
 //

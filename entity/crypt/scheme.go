@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,26 +111,36 @@ func (c *core) keyStrings(id, alg []byte) (string, string) {
 	return k[0], k[1]
 }
 
+// beaconState is an HMAC under the beacon key and a buffer for its
+// message and sum, pooled.
+type beaconState struct {
+	h   hash.Hash
+	buf []byte
+}
+
 // beacon appends the equality beacon of a typed value to dst.
 func (c *core) beacon(dst []byte, name string, edm entity.EDMType, v any) ([]byte, error) {
-	msg := append(make([]byte, 0, 64+len(name)), beaconLabel...)
+	st, _ := c.beaconMAC.Get().(*beaconState)
+	if st == nil {
+		st = &beaconState{h: hmac.New(sha256.New, c.beaconKey)}
+	}
+	defer c.beaconMAC.Put(st)
+	msg := append(st.buf[:0], beaconLabel...)
 	msg = appendLP(msg, c.table)
 	msg = appendLP(msg, name)
 	msg = append(msg, byte(edm))
 	msg, err := appendCanonical(msg, edm, v)
+	st.buf = msg
 	if err != nil {
 		return dst, err
 	}
-	h, _ := c.beaconMAC.Get().(hash.Hash)
-	if h == nil {
-		h = hmac.New(sha256.New, c.beaconKey)
-	}
-	h.Reset()
-	h.Write(msg)
-	var sum [sha256.Size]byte
-	out := append(dst, h.Sum(sum[:0])[:beaconSize]...)
-	c.beaconMAC.Put(h)
-	return out, nil
+	st.h.Reset()
+	st.h.Write(msg)
+	msg = slices.Grow(msg, sha256.Size)
+	sum := st.h.Sum(msg[len(msg):]) // after the message, in the same buffer
+	st.buf = msg[:0]
+	clear(msg) // a canonical value is plaintext
+	return append(dst, sum[:beaconSize]...), nil
 }
 
 // --- writing ---

@@ -56,7 +56,9 @@
 //     beaconed properties;
 //   - a signature (GMAC under the content key) covers that list, every
 //     ciphertext, every signed value and every beacon: adding, removing,
-//     swapping or changing any protected property is detected;
+//     swapping or changing any protected property, within a row or between
+//     rows, is detected (TestTamperEveryByte, TestSwaps,
+//     TestTamperBetweenRowsOnAzurite);
 //   - a ciphertext, _tkEnc or a beacon stored as any other type than
 //     Edm.Binary (its annotation removed, so that the service keeps the same
 //     base64 text as a String) is ErrTampered, as entity refuses a plain
@@ -145,7 +147,12 @@
 // ([ErrEncryptedFilter]) before any request. For properties listed in
 // Config.Beacons, eq and ne run on the beacon instead: the HMAC-SHA256 of
 // the value's canonical bytes under Config.BeaconKey, stored beside the
-// ciphertext. Signed and clear properties filter as usual.
+// ciphertext. Signed and clear properties filter as usual. A beacon is
+// written with the entity: an entity written before its property was
+// listed in Config.Beacons has none, and no beacon filter matches it until
+// Rotate with Reencrypt rewrites it. Every entity a beacon filter returns
+// must hold exactly the beacons its metadata lists, so one copied onto it
+// is ErrTampered (TestBeaconQueryOnAzurite).
 //
 // Which comparisons count as encrypted: a field tagged encrypt always. A
 // property Config.Encrypt chooses depends on each entity's keys, and the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -161,5 +162,22 @@ func TestStoredTypeVariants(t *testing.T) {
 	var out beaconed
 	if err := ct.Unmarshal(ctx, orig.bytes(t), &out); err != nil || out != in {
 		t.Fatalf("untouched body: %+v %v", out, err)
+	}
+	// The legacy format: a ciphertext or the encrypted name list stored as
+	// a String is refused the same way.
+	legacy := newOffline[legacyPerson](t, crypt.Config{Key: legacyKey(t), Legacy: true})
+	b, err = os.ReadFile("testdata/legacy/dotnet.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dotnet := parseBody(t, b)
+	for _, prop := range []string{"Email", "_ClientEncryptionMetadata2"} {
+		m := dotnet.clone()
+		delete(m, prop+"@odata.type")
+		wantKind(t, readErr(t, legacy, m.bytes(t)), crypt.ErrTampered)
+	}
+	var lp legacyPerson
+	if err := legacy.Unmarshal(ctx, b, &lp); err != nil || lp.Email != "jonesj@contoso.com" {
+		t.Fatalf("untouched legacy body: %+v %v", lp, err)
 	}
 }

@@ -56,18 +56,31 @@
 //     beaconed properties;
 //   - a signature (GMAC under the content key) covers that list, every
 //     ciphertext, every signed value and every beacon: adding, removing,
-//     swapping or changing any protected property is detected;
-//   - a read fails closed with a typed error, before any field is set:
-//     [ErrTampered], [ErrMetadata], [ErrUnknownKey], [ErrUnwrap], [ErrNotEncrypted]
-//     (no metadata at all) or [ErrPolicy] (the stored protection is not the
-//     one the type asks for, so writing it back would silently change it).
-//     Each is a *ReadError naming the entity and property, and matches
-//     entity.ErrDecode.
+//     swapping or changing any protected property, within a row or between
+//     rows, is detected (TestTamperEveryByte, TestSwaps,
+//     TestTamperBetweenRowsOnAzurite);
+//   - a ciphertext, _tkEnc or a beacon stored as any other type than
+//     Edm.Binary (its annotation removed, so that the service keeps the same
+//     base64 text as a String) is ErrTampered, as entity refuses a plain
+//     value of the wrong stored type; a signed value's type is signed with
+//     it (TestProtectedValueOfWrongStoredType, TestStoredTypeVariants);
+//   - a read fails closed with a typed error: [ErrTampered], [ErrMetadata],
+//     [ErrUnknownKey], [ErrUnwrap], [ErrNotEncrypted] (no metadata at all)
+//     or [ErrPolicy] (the stored protection is not the one the type asks
+//     for, so writing it back would silently change it). Each is a
+//     *ReadError naming the entity and property, and matches
+//     entity.ErrDecode. The signature is checked before any property is
+//     decrypted; a read that fails, whatever the error (these, a plain value
+//     of the wrong type, the service's), returns the zero value — from Get,
+//     Query and QueryPartitions rows, QueryPage, Modify (which then never
+//     calls its change) and Unmarshal — never a partly filled one whose keys
+//     and ETag would invite a conditional overwrite
+//     (TestFailedReadsReturnZero);
 //
 // The reserved properties count in the entity's limits (252 properties,
 // 1 MiB, 64 KiB per Binary) and are checked with them, before any request.
-// The stored format is specified in format.go, so that another language can
-// read it.
+// The stored format is specified below (Wire format), so that another
+// language can read it.
 //
 // # Threat model
 //
@@ -110,7 +123,11 @@
 // signature and beacons unchanged). During a rotation give readers and
 // writers [Keyring](newKey, oldKey): every entity reads under either key.
 // Rotate with [RotateOptions].Reencrypt re-encrypts entities in full, which
-// also moves legacy and plaintext entities to this format.
+// also moves legacy and plaintext entities to this format. An entity that
+// cannot be moved (its metadata malformed, its key unknown, with Reencrypt
+// one that fails to read) is left as it is and listed in
+// RotateResult.Failed; the rotation goes on past it and ends with a
+// *RotateError naming every such entity (TestRotatePastBadEntities).
 //
 // # Failure and recovery
 //
@@ -126,10 +143,144 @@
 // # Filters
 //
 // A filter that compares an encrypted property could only match
-// ciphertext, so Query refuses it ([ErrEncryptedFilter]). For properties
-// listed in Config.Beacons, eq and ne run on the beacon instead: the
-// HMAC-SHA256 of the value's canonical bytes under Config.BeaconKey, stored
-// beside the ciphertext. Signed and clear properties filter as usual.
+// ciphertext, so Query, QueryPage and QueryPartitions refuse it
+// ([ErrEncryptedFilter]) before any request. For properties listed in
+// Config.Beacons, eq and ne run on the beacon instead: the HMAC-SHA256 of
+// the value's canonical bytes under Config.BeaconKey, stored beside the
+// ciphertext. Signed and clear properties filter as usual. A beacon is
+// written with the entity: an entity written before its property was
+// listed in Config.Beacons has none, and no beacon filter matches it until
+// Rotate with Reencrypt rewrites it. Every entity a beacon filter returns
+// must hold exactly the beacons its metadata lists, so one copied onto it
+// is ErrTampered (TestBeaconQueryOnAzurite).
+//
+// Which comparisons count as encrypted: a field tagged encrypt always. A
+// property Config.Encrypt chooses depends on each entity's keys, and the
+// service would run a comparison in clear on the entities where the
+// function said clear and silently miss those where it said encrypt. So a
+// property Config.Encrypt may mark for some keys — any property but
+// PartitionKey, RowKey and Timestamp, or only those Config.Encryptable
+// lists — filters only where the filter pins the keys of every entity it
+// can match: filter.Plan reports a Point (PartitionKey eq and RowKey eq
+// constrain the whole filter), in QueryPartitions for each partition.
+// Config.Encrypt is asked at those keys: clear for all, the comparison
+// runs in clear; encrypt for all, it is encrypted (a beacon or a refusal);
+// otherwise, and for any filter that does not pin the keys (the whole
+// table, a partition, a RowKey range, an or of entities), it is refused
+// (TestFilterOnPerEntityEncryption). Config.Encryptable lets the other
+// properties filter as usual; a write for which Config.Encrypt marks a
+// property it does not list is refused, so the declaration holds.
+//
+// # Wire format
+//
+// What a Table stores, for readers in other languages (format.go keeps the
+// same grammar beside the code). lp(x) is x's length as a uvarint (LEB128)
+// followed by x; list(names) is the count as a uvarint followed by lp(name)
+// per name; strings are UTF-8 and the table name is in lower case. Beside
+// its clear and signed properties, stored as package entity stores any
+// property, an entity holds:
+//
+//   - each encrypted property, under its own name, as an Edm.Binary whose
+//     whole stored value is version (1 byte: 1) | nonce (12 bytes) |
+//     ciphertext | tag (16 bytes): AES-256-GCM under the entity's content
+//     key, sealing EDM type (1 byte) | the value's text, with the
+//     authenticated data "tablekit/v1/property" 0x00 | lp(table) |
+//     lp(PartitionKey) | lp(RowKey) | lp(property name). EDM types: 1
+//     String, 2 Int32, 3 Int64, 4 Double, 5 Boolean, 6 DateTime, 7 Guid, 8
+//     Binary. The text is the value as the service's JSON carries it,
+//     unescaped (digits, "true", a DateTime in RFC 3339, a Guid's 36
+//     characters), except a Binary's, which is its bytes, not their base64;
+//   - _tkEnc, an Edm.Binary: version (1) | algorithm (1: AES-256-GCM) |
+//     lp(key id) | lp(key-wrap algorithm) | lp(wrapped content key) |
+//     list(encrypted) | list(signed) | list(beacons) | nonce (12) | tag
+//     (16);
+//   - _tkEq_<name>, an Edm.Binary of 16 bytes, for each beaconed property:
+//     HMAC-SHA256(beacon key, "tablekit/v1/beacon" 0x00 | lp(table) |
+//     lp(name) | EDM type | canonical value), its first 16 bytes.
+//
+// The tag of _tkEnc is the entity's signature: AES-256-GCM under the
+// content key with the nonce of _tkEnc, sealing nothing, over
+// "tablekit/v1/entity" 0x00 | lp(table) | lp(PartitionKey) | lp(RowKey) |
+// version | algorithm | the three lists as stored | lp(stored value) per
+// encrypted name | EDM type | lp(canonical value) per signed name |
+// lp(beacon) per beaconed name, each in its list's order. An encrypted
+// property's stored value there (format.go's lp(ciphertext)) is its whole
+// stored value — version, nonce, ciphertext and tag, the bytes of its
+// Edm.Binary — not the GCM ciphertext alone. A canonical value is a String's
+// UTF-8, an Int32 or Int64 big-endian, a Double's IEEE 754 bits big-endian
+// (negative zero as zero), a Boolean 0 or 1, a DateTime's .NET ticks (100
+// ns since 0001-01-01) big-endian, a Guid's 16 bytes, a Binary's bytes.
+// Every ciphertext, _tkEnc and beacon must be stored as an Edm.Binary: any
+// other stored type reads as ErrTampered.
+//
+// For example (TestWireFormat checks that these are the bytes the code
+// writes, and reads them back by this description alone): table
+// "employees"; key-encryption key "kek-1", 32 bytes of 0x42, RFC 3394
+// (A256KW); beacon key 32 bytes of 0x07; Email encrypted and beaconed,
+// Level signed, Dept in clear; content key 00 01 … 1f, first nonce a0 a1 …
+// ab (a writer adds one to the last 8 bytes, big-endian, for each next
+// nonce under the same content key: the signature's is a0 … aa ac). The
+// body:
+//
+//	{
+//	  "PartitionKey": "Sales",
+//	  "RowKey": "000123",
+//	  "Email@odata.type": "Edm.Binary",
+//	  "Email": "AaChoqOkpaanqKmqq+dyE0MguGj/AQrpp2gJr/ATwzTnsORtQoY8avm+WfGpfoL0",
+//	  "Level": 3,
+//	  "Dept": "Sales",
+//	  "_tkEnc@odata.type": "Edm.Binary",
+//	  "_tkEnc": "AQEFa2VrLTEGQTI1NktXKCulhTPlT3m5k7Ym7HIzrUKRkk1uUq2OCzBWox6FDd3ROhM79pJoQusBBUVtYWlsAQVMZXZlbAEFRW1haWygoaKjpKWmp6ipqqxFAy65CfjGDnGnQ9cLimhZ",
+//	  "_tkEq_Email@odata.type": "Edm.Binary",
+//	  "_tkEq_Email": "miFlOMLOoWEAcf95p7GASw=="
+//	}
+//
+// Its protected values in hex, field by field:
+//
+//	Email, 48 bytes:
+//	  version    01
+//	  nonce      a0a1a2a3a4a5a6a7a8a9aaab
+//	  ciphertext e772134320b868ff010ae9a76809aff013c334
+//	  tag        e7b0e46d42863c6af9be59f1a97e82f4
+//	_tkEnc, 105 bytes:
+//	  version    01
+//	  algorithm  01
+//	  key id     056b656b2d31
+//	  wrap alg   06413235364b57
+//	  wrapped    282ba58533e54f79b993b626ec7233ad4291924d6e52ad8e0b3056a31e850dddd13a133bf6926842eb
+//	  encrypted  0105456d61696c
+//	  signed     01054c6576656c
+//	  beacons    0105456d61696c
+//	  nonce      a0a1a2a3a4a5a6a7a8a9aaac
+//	  tag        45032eb909f8c60e71a743d70b8a6859
+//	_tkEq_Email, 16 bytes:
+//	  beacon     9a216538c2cea1610071ff79a7b1804b
+//
+// # Legacy wire format
+//
+// With Config.Legacy, entities the .NET storage client's
+// TableEncryptionPolicy wrote are read (never written). Its reserved
+// properties are _ClientEncryptionMetadata1, an Edm.String holding the JSON
+// document {"WrappedContentKey":{"KeyId","EncryptedKey" (base64),
+// "Algorithm"}, "EncryptionAgent":{"Protocol":"1.0",
+// "EncryptionAlgorithm":"AES_CBC_256"}, "ContentEncryptionIV" (base64, 16
+// bytes), "KeyWrappingMetadata":{"EncryptionLibrary"}}, and
+// _ClientEncryptionMetadata2, an Edm.Binary: the JSON array of the
+// encrypted property names, itself encrypted as a property of that name.
+// Each encrypted property is an Edm.Binary: AES-256-CBC with PKCS#7
+// padding under the unwrapped content key, with the IV
+//
+//	SHA-256(ContentEncryptionIV | UTF-8(RowKey + PartitionKey + name))[:16]
+//
+// — RowKey first, as the .NET writer joined them. The Java v1 client
+// concatenated PartitionKey + RowKey + name and wrote the names as
+// "[a, b]"; it is recognised, as the .NET reader did, by a missing
+// KeyWrappingMetadata or an EncryptionLibrary naming Java. For example,
+// with ContentEncryptionIV a0 a1 … af, PartitionKey "Sales", RowKey
+// "000123" and the property Email (TestLegacyIV checks both):
+//
+//	.NET IV  5053859227a689ed71f8907eaf90bcfc
+//	Java IV  f6015b2e24e5fba86a56da09f029d7b7
 //
 // # Legacy .NET entities
 //

@@ -41,20 +41,24 @@ var (
 	// and one signature, which a partial write cannot keep.
 	ErrMerge = errors.New("crypt: merge is not supported for encrypted entities; use Replace")
 	// ErrEncryptedFilter: a filter compares an encrypted property, which on
-	// the service could only match ciphertext.
+	// the service could only match ciphertext, or one Config.Encrypt may
+	// encrypt for some of the entities the filter can match (see the
+	// package doc's Filters).
 	ErrEncryptedFilter = errors.New("crypt: filter on an encrypted property")
 	// ErrNoKey: a write on a Table without Config.Key (read-only).
 	ErrNoKey = errors.New("crypt: no key-encryption key to write with")
 	// ErrInvalidConfig: a Config, or an argument of New or NewLocalKey,
 	// that cannot work; nothing was made and nothing was sent. Every
-	// *ConfigError matches it.
+	// *ConfigError matches it, and so does the *WriteError of a write
+	// for which Config.Encrypt marks a property Config.Encryptable does not
+	// list.
 	ErrInvalidConfig = errors.New("crypt: invalid configuration")
 )
 
 // ConfigError names the Config field (or the argument of New or
 // NewLocalKey) that is wrong, and why. It matches ErrInvalidConfig.
 type ConfigError struct {
-	Field  string // "Key", "Table", "BeaconKey", "Beacons"; "tbl", "id", "key" for arguments
+	Field  string // "Key", "Table", "Encryptable", "BeaconKey", "Beacons"; "tbl", "id", "key" for arguments
 	Reason string
 }
 
@@ -106,7 +110,8 @@ func (e *ReadError) Is(target error) bool { return target == e.Kind || target ==
 func (e *ReadError) Unwrap() error { return e.Err }
 
 // WriteError reports a write refused before any request: ErrMerge,
-// ErrNoKey, or a reserved property name. It matches entity.ErrInvalid.
+// ErrNoKey, or ErrInvalidConfig for a property Config.Encrypt marks and
+// Config.Encryptable does not list. It matches entity.ErrInvalid.
 type WriteError struct {
 	Property string
 	Kind     error

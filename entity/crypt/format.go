@@ -14,13 +14,15 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
-// The stored format, version 1. Everything is little more than
-// length-prefixed bytes, so that a reader in any language can follow it.
+// The stored format, version 1 (the package doc's Wire format shows an
+// example, byte by byte). Everything is little more than length-prefixed
+// bytes, so that a reader in any language can follow it.
 //
 // An encrypted property is an Edm.Binary:
 //
 //	version (1) | nonce (12) | AES-256-GCM(content key, nonce, plaintext, aad)
-//	plaintext = EDM type (1 byte, entity.EDMType) | the value's text
+//	plaintext = EDM type (1 byte, entity.EDMType: 1 String, 2 Int32, 3 Int64,
+//	            4 Double, 5 Boolean, 6 DateTime, 7 Guid, 8 Binary) | the value's text
 //	aad       = "tablekit/v1/property" 0x00 | lp(table) | lp(PartitionKey) | lp(RowKey) | lp(property name)
 //
 // where lp(x) is x's length as a uvarint followed by x, table is the table
@@ -44,6 +46,10 @@ import (
 //	version | algorithm | the three lists as stored |
 //	lp(ciphertext) per encrypted name | EDM type, lp(canonical value) per
 //	signed name | lp(beacon) per beacon name
+//
+// where ciphertext is the encrypted property's whole stored value, the
+// bytes of its Edm.Binary (version | nonce | GCM ciphertext and tag), not
+// the GCM output alone, and each list's names come in the list's order.
 //
 // so adding, removing, swapping or changing any protected property, or
 // changing the lists, is detected. The key envelope is not signed: a changed

@@ -23,22 +23,27 @@ var errKeyWrapInput = errors.New("key wrap: input length not supported")
 // initial value iv (RFC 3394 §2.2.1, the index-based form).
 func kwWrap(b cipher.Block, iv [8]byte, plaintext []byte) []byte {
 	n := len(plaintext) / 8
-	out := make([]byte, 8+len(plaintext))
+	// One allocation: the result, then a block of scratch space (a local
+	// array passed to the cipher.Block would escape to the heap too).
+	out := make([]byte, 8+len(plaintext)+16)
+	buf := out[8+len(plaintext):]
+	out = out[:8+len(plaintext)]
 	copy(out[8:], plaintext)
-	var a [8]byte = iv
-	var buf [16]byte
+	copy(buf[:8], iv[:])
+	// 8-byte moves as words: inline loads and stores, not memmove calls.
+	le := binary.LittleEndian
 	for j := 0; j < 6; j++ {
 		for i := 1; i <= n; i++ {
 			r := out[8*i : 8*i+8]
-			copy(buf[:8], a[:])
-			copy(buf[8:], r)
-			b.Encrypt(buf[:], buf[:])
+			le.PutUint64(buf[8:], le.Uint64(r))
+			b.Encrypt(buf, buf)
 			t := uint64(n*j + i)
-			binary.BigEndian.PutUint64(a[:], binary.BigEndian.Uint64(buf[:8])^t)
-			copy(r, buf[8:])
+			binary.BigEndian.PutUint64(buf[:8], binary.BigEndian.Uint64(buf[:8])^t)
+			le.PutUint64(r, le.Uint64(buf[8:]))
 		}
 	}
-	copy(out[:8], a[:])
+	copy(out[:8], buf[:8])
+	clear(buf[8:]) // key material
 	return out
 }
 
@@ -46,22 +51,24 @@ func kwWrap(b cipher.Block, iv [8]byte, plaintext []byte) []byte {
 // the caller checks, and the plaintext.
 func kwUnwrap(b cipher.Block, ciphertext []byte) ([8]byte, []byte) {
 	n := len(ciphertext)/8 - 1
-	out := make([]byte, 8*n)
+	out := make([]byte, 8*n+16) // the result, then scratch space (see kwWrap)
+	buf := out[8*n:]
+	out = out[:8*n]
 	copy(out, ciphertext[8:])
-	var a [8]byte
-	copy(a[:], ciphertext[:8])
-	var buf [16]byte
+	copy(buf[:8], ciphertext[:8])
 	for j := 5; j >= 0; j-- {
 		for i := n; i >= 1; i-- {
 			r := out[8*(i-1) : 8*i]
 			t := uint64(n*j + i)
-			binary.BigEndian.PutUint64(buf[:8], binary.BigEndian.Uint64(a[:])^t)
+			binary.BigEndian.PutUint64(buf[:8], binary.BigEndian.Uint64(buf[:8])^t)
 			copy(buf[8:], r)
-			b.Decrypt(buf[:], buf[:])
-			copy(a[:], buf[:8])
+			b.Decrypt(buf, buf)
 			copy(r, buf[8:])
 		}
 	}
+	var a [8]byte
+	copy(a[:], buf[:8])
+	clear(buf[8:]) // key material
 	return a, out
 }
 

@@ -176,9 +176,9 @@ func (c *call) openLegacy(pk, rk string, props protect.Props) (*legacyReader, er
 	if err != nil {
 		return nil, err
 	}
-	set, ok, err := props.Binary(legacySetName, nil)
+	set, _, ok, err := binaryProp(props, legacySetName, nil, nil)
 	if err != nil || !ok {
-		return nil, c.readErr(pk, rk, legacySetProperty, ErrMetadata, "missing or not Edm.Binary", err)
+		return nil, c.readErr(pk, rk, legacySetProperty, readKind(err, ErrMetadata), "missing or not an Edm.Binary", err)
 	}
 	plain, ok := cbcDecrypt(block, legacyIV(m.ContentEncryptionIV, pk, rk, legacySetProperty, java), set)
 	if !ok {
@@ -211,9 +211,9 @@ func (lr *legacyReader) mode(name []byte, tagged protect.Mode) (protect.Mode, er
 }
 
 func (lr *legacyReader) open(name string) (uint8, []byte, error) {
-	ct, ok, err := lr.props.Binary([]byte(name), nil)
+	ct, _, ok, err := binaryProp(lr.props, []byte(name), nil, nil)
 	if err != nil || !ok {
-		return 0, nil, lr.c.readErr(lr.pk, lr.rk, name, ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
+		return 0, nil, lr.c.readErr(lr.pk, lr.rk, name, ErrTampered, "listed as encrypted, missing or not an Edm.Binary", err)
 	}
 	pt, ok := cbcDecrypt(lr.block, legacyIV(lr.iv, lr.pk, lr.rk, name, lr.java), ct)
 	if !ok || !utf8.Valid(pt) {

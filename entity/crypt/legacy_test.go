@@ -4,6 +4,8 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"encoding/hex"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +19,20 @@ func TestLegacyIV(t *testing.T) {
 	}
 	if got := hex.EncodeToString(legacyIV(civ, "Sales", "000123", "Email", true)); got != "f6015b2e24e5fba86a56da09f029d7b7" {
 		t.Errorf("Java IV %s", got)
+	}
+	// The package doc's legacy wire format shows the same two vectors.
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"//\t.NET IV  " + hex.EncodeToString(legacyIV(civ, "Sales", "000123", "Email", false)) + "\n",
+		"//\tJava IV  " + hex.EncodeToString(legacyIV(civ, "Sales", "000123", "Email", true)) + "\n",
+		"//\tSHA-256(ContentEncryptionIV | UTF-8(RowKey + PartitionKey + name))[:16]\n",
+	} {
+		if !strings.Contains(string(doc), line) {
+			t.Errorf("doc.go lacks %q", line)
+		}
 	}
 }
 

@@ -15,15 +15,13 @@ import (
 // query checks and translates a query for the service: filters on
 // encrypted properties become beacon matches or are refused, and a $select
 // brings back what the signature covers. beaconed reports a beacon match.
-func (t *Table[T]) query(q entity.Query) (_ entity.Query, beaconed bool, err error) {
+// partitions, for QueryPartitions, are the partitions q runs in (each as
+// q's filter and PartitionKey eq pk); nil for a query of the whole table.
+func (t *Table[T]) query(q entity.Query, partitions []string, fanOut bool) (_ entity.Query, beaconed bool, err error) {
 	if !q.Filter.IsEmpty() {
-		plan := q.Filter.Plan()
-		pk := ""
-		if plan.Kind != filter.TableScan {
-			pk = plan.PartitionKey
-		}
+		at := t.points(q.Filter, partitions, fanOut)
 		f, err := q.Filter.Rewrite(func(c filter.Comparison) (filter.Expr, error) {
-			e, b, err := t.comparison(pk, c)
+			e, b, err := t.comparison(at, c)
 			beaconed = beaconed || b
 			return e, err
 		})
@@ -63,20 +61,87 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// comparison translates one comparison. pk is the filter's PartitionKey,
-// if it fixes one, for Config.Encrypt (which is asked with an empty
-// RowKey: a filter names no single entity).
-func (t *Table[T]) comparison(pk string, c filter.Comparison) (filter.Expr, bool, error) {
+// point is the keys of one entity.
+type point struct{ pk, rk string }
+
+// points returns the entities a filter can match when it pins each to its
+// keys (filter.Plan's Point: PartitionKey eq and RowKey eq constrain the
+// whole filter), one per partition of a fan-out; nil when it does not,
+// and so can match entities of any keys. Config.Encrypt is a function of
+// both keys: only at these points can a query ask it what is stored.
+func (t *Table[T]) points(f filter.Expr, partitions []string, fanOut bool) []point {
+	if t.core.encrypt == nil {
+		return nil // not asked
+	}
+	if !fanOut {
+		if p := f.Plan(); p.Kind == filter.Point {
+			return []point{{p.PartitionKey, p.RowKey}}
+		}
+		return nil
+	}
+	at := make([]point, 0, len(partitions))
+	for _, pk := range partitions {
+		p := filter.And(filter.PK(pk), f).Plan()
+		if p.Kind != filter.Point {
+			return nil
+		}
+		at = append(at, point{p.PartitionKey, p.RowKey})
+	}
+	if len(at) == 0 {
+		// No partition, no request: nothing is matched, the filter is
+		// sent nowhere.
+		return []point{}
+	}
+	return at
+}
+
+// systemProperty reports the properties the service keeps in clear
+// whatever Config says: the keys and the Timestamp.
+func systemProperty(name string) bool {
+	return name == filter.PartitionKeyProperty || name == filter.RowKeyProperty || name == "Timestamp"
+}
+
+// comparison translates one comparison. at are the entities the filter is
+// pinned to (see points): a property Config.Encrypt may choose filters in
+// clear only when at names entities and the function says clear for every
+// one, and through its beacon only when it says encrypt for every one;
+// otherwise some matching entities would hold the property one way and
+// some the other, and the service would silently miss some.
+func (t *Table[T]) comparison(at []point, c filter.Comparison) (filter.Expr, bool, error) {
 	name := c.Property
 	if strings.HasPrefix(name, ReservedPrefix) {
 		return filter.Expr{}, false, &FilterError{Property: name, Reason: "reserved for encryption metadata"}
+	}
+	if systemProperty(name) {
+		return filter.Compare(name, c.Op, c.Value), false, nil
 	}
 	var tagged protect.Mode
 	var edm entity.EDMType
 	if f, ok := t.fields[name]; ok {
 		tagged, edm = f.Mode, entity.EDMType(f.EDM)
 	}
-	if t.core.marked(pk, "", name, tagged)&protect.Encrypt == 0 {
+	encrypted := tagged&protect.Encrypt != 0
+	if !encrypted && t.core.mayEncrypt(name) {
+		if at == nil {
+			return filter.Expr{}, false, &FilterError{Property: name, Reason: "Config.Encrypt may encrypt it for some keys, and there the service holds only ciphertext: " +
+				"filter on it only in a point query (PartitionKey eq and RowKey eq) of an entity for which Config.Encrypt says clear, " +
+				"list the properties Config.Encrypt can choose in Config.Encryptable, or filter on the client"}
+		}
+		n := 0
+		for _, p := range at {
+			if t.core.encrypt(p.pk, p.rk, name) {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			return filter.Compare(name, c.Op, c.Value), false, nil
+		case n < len(at):
+			return filter.Expr{}, false, &FilterError{Property: name, Reason: "Config.Encrypt encrypts it for some of the entities the filter names and not for others: filter them apart"}
+		}
+		encrypted = true
+	}
+	if !encrypted {
 		return filter.Compare(name, c.Op, c.Value), false, nil
 	}
 	if !t.core.beacons[name] {

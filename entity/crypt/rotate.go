@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
@@ -47,8 +49,65 @@ type RotateResult struct {
 	Current     int // already under the current key
 	Skipped     int // legacy or plaintext entities left alone (no Reencrypt)
 	Gone        int // deleted while the rotation ran
+	// Failed lists the entities the rotation could not move, each with its
+	// error, left as they are: metadata that is malformed or not an
+	// Edm.Binary, a key no key-encryption key holds, a content key that does
+	// not unwrap, concurrent writers that won every round, and with
+	// Reencrypt an entity that does not read (any *ReadError or decode
+	// error) or cannot be written back (entity.ErrInvalid). The rotation
+	// goes on past them; see Rotate.
+	Failed []RotateFailure
 	// Next resumes the rotation; "" when the scan is complete.
 	Next string
+}
+
+// RotateFailure is one entity a rotation left as it was, and why.
+type RotateFailure struct {
+	PartitionKey, RowKey string
+	Err                  error
+}
+
+// RotateError reports the entities a rotation that scanned everything
+// could not move (RotateResult.Failed). errors.Is and errors.As see each
+// entity's error, so it matches the kinds among them (ErrTampered,
+// ErrUnknownKey, …, entity.ErrDecode).
+type RotateError struct {
+	Failed []RotateFailure
+}
+
+func (e *RotateError) Error() string {
+	var b strings.Builder
+	b.WriteString("crypt: rotate: ")
+	b.WriteString(strconv.Itoa(len(e.Failed)))
+	b.WriteString(" entities not rotated")
+	for i, f := range e.Failed {
+		if i == 3 {
+			b.WriteString("; …")
+			break
+		}
+		b.WriteString("; (")
+		b.WriteString(strconv.Quote(f.PartitionKey))
+		b.WriteString(", ")
+		b.WriteString(strconv.Quote(f.RowKey))
+		b.WriteString("): ")
+		b.WriteString(f.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns each entity's error.
+func (e *RotateError) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		errs[i] = f.Err
+	}
+	return errs
+}
+
+// entityFailure reports an error about one entity, which a rotation goes
+// on past, rather than one that stops it (the service, Key Vault or ctx).
+func entityFailure(err error) bool {
+	return errors.Is(err, entity.ErrDecode) || errors.Is(err, entity.ErrInvalid) || errors.Is(err, entity.ErrContention)
 }
 
 // Rotate moves the entities of the scan under the current key-encryption
@@ -86,9 +145,14 @@ func (t *Table[T]) Rotate(ctx context.Context, opts RotateOptions) (RotateResult
 		}
 		for i := range page.Items {
 			res.Scanned++
-			if err := t.rotateOne(ctx, dyn, &page.Items[i], current, opts, &res); err != nil {
-				res.Next = token // this page again: its done entities are skipped as current
-				return res, err
+			d := &page.Items[i]
+			pk, rk := d.PartitionKey, d.RowKey
+			if err := t.rotateOne(ctx, dyn, d, current, opts, &res); err != nil {
+				if !entityFailure(err) {
+					res.Next = token // this page again: its done entities are skipped as current
+					return res, err
+				}
+				res.Failed = append(res.Failed, RotateFailure{PartitionKey: pk, RowKey: rk, Err: err})
 			}
 		}
 		token = page.Next
@@ -99,6 +163,9 @@ func (t *Table[T]) Rotate(ctx context.Context, opts RotateOptions) (RotateResult
 			}
 		}
 		if token == "" {
+			if len(res.Failed) > 0 {
+				return res, &RotateError{Failed: res.Failed}
+			}
 			return res, nil
 		}
 	}
@@ -139,6 +206,9 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		}
 		meta, ok := entity.Prop[[]byte](d, MetadataProperty)
 		if !ok {
+			if v, has := d.Properties[MetadataProperty]; has {
+				return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrTampered, Reason: fmt.Sprintf("stored as %T, not Edm.Binary", v)}
+			}
 			res.Skipped++
 			return nil
 		}
@@ -156,12 +226,15 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 			return nil
 		}
 		cek, err := t.core.key.Unwrap(ctx, keyID, alg, m.wrapped)
-		if err != nil {
-			kind := ErrUnwrap
-			if errors.Is(err, ErrUnknownKey) {
-				kind = ErrUnknownKey
-			}
-			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: kind, Reason: "key id " + quote(keyID), Err: err}
+		switch {
+		case errors.Is(err, ErrUnknownKey):
+			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnknownKey, Reason: "key id " + quote(keyID), Err: err}
+		case errors.Is(err, ErrUnwrap):
+			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnwrap, Reason: "key id " + quote(keyID), Err: err}
+		case err != nil: // Key Vault unreachable, refusing, …: not the entity's fault
+			return fmt.Errorf("crypt: rotate: unwrapping the content key of entity (%s, %s): %w", quote(d.PartitionKey), quote(d.RowKey), err)
+		case len(cek) != keySize:
+			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnwrap, Reason: fmt.Sprintf("content key of %d bytes", len(cek))}
 		}
 		id, alg, wrapped, err := t.core.key.Wrap(ctx, cek)
 		if err != nil {

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,16 +24,23 @@ import (
 
 // core is the part of a Table that does not depend on its entity type.
 type core struct {
-	table     string // lower case: bound into every ciphertext and signature
-	key       KeyWrapper
-	encrypt   func(partitionKey, rowKey, property string) bool
-	sign      func(partitionKey, rowKey, property string) bool
-	beacons   map[string]bool
-	beaconKey []byte
-	beaconMAC sync.Pool // of hash.Hash: HMAC-SHA256 under beaconKey
-	legacy    bool
-	plaintext bool
-	cache     *keyCache // nil when Config.KeyCache is negative
+	table   string // lower case: bound into every ciphertext and signature
+	key     KeyWrapper
+	encrypt func(partitionKey, rowKey, property string) bool
+	sign    func(partitionKey, rowKey, property string) bool
+	// encryptable: the only properties encrypt may mark (Config.Encryptable);
+	// nil means any.
+	encryptable map[string]bool
+	beacons     map[string]bool
+	beaconKey   []byte
+	beaconMAC   sync.Pool // of hash.Hash: HMAC-SHA256 under beaconKey
+	legacy      bool
+	plaintext   bool
+	cache       *keyCache // nil when Config.KeyCache is negative
+	// random, when set (by tests, for the documented example of the wire
+	// format), replaces crypto/rand as the source of content keys and
+	// nonces.
+	random io.Reader
 	// lastKey keeps the strings of the key id and algorithm last read, so
 	// that reading entities under one key allocates them once.
 	lastKey atomic.Pointer[[2]string]
@@ -68,6 +77,12 @@ func (c *core) marked(pk, rk, name string, tagged protect.Mode) protect.Mode {
 	return m
 }
 
+// mayEncrypt reports whether Config.Encrypt may mark the property for
+// some keys.
+func (c *core) mayEncrypt(name string) bool {
+	return c.encrypt != nil && !systemProperty(name) && (c.encryptable == nil || c.encryptable[name])
+}
+
 // entityAAD appends the label and the entity's identity: the start of a
 // property's authenticated data and of the signed data.
 func entityAAD[S string | []byte](c *core, b []byte, label string, pk, rk S) []byte {
@@ -96,26 +111,36 @@ func (c *core) keyStrings(id, alg []byte) (string, string) {
 	return k[0], k[1]
 }
 
+// beaconState is an HMAC under the beacon key and a buffer for its
+// message and sum, pooled.
+type beaconState struct {
+	h   hash.Hash
+	buf []byte
+}
+
 // beacon appends the equality beacon of a typed value to dst.
 func (c *core) beacon(dst []byte, name string, edm entity.EDMType, v any) ([]byte, error) {
-	msg := append(make([]byte, 0, 64+len(name)), beaconLabel...)
+	st, _ := c.beaconMAC.Get().(*beaconState)
+	if st == nil {
+		st = &beaconState{h: hmac.New(sha256.New, c.beaconKey)}
+	}
+	defer c.beaconMAC.Put(st)
+	msg := append(st.buf[:0], beaconLabel...)
 	msg = appendLP(msg, c.table)
 	msg = appendLP(msg, name)
 	msg = append(msg, byte(edm))
 	msg, err := appendCanonical(msg, edm, v)
+	st.buf = msg
 	if err != nil {
 		return dst, err
 	}
-	h, _ := c.beaconMAC.Get().(hash.Hash)
-	if h == nil {
-		h = hmac.New(sha256.New, c.beaconKey)
-	}
-	h.Reset()
-	h.Write(msg)
-	var sum [sha256.Size]byte
-	out := append(dst, h.Sum(sum[:0])[:beaconSize]...)
-	c.beaconMAC.Put(h)
-	return out, nil
+	st.h.Reset()
+	st.h.Write(msg)
+	msg = slices.Grow(msg, sha256.Size)
+	sum := st.h.Sum(msg[len(msg):]) // after the message, in the same buffer
+	st.buf = msg[:0]
+	clear(msg) // a canonical value is plaintext
+	return append(dst, sum[:beaconSize]...), nil
 }
 
 // --- writing ---
@@ -164,6 +189,11 @@ func (w *writer) Mode(name string, tagged protect.Mode) (protect.Mode, error) {
 		return 0, &entity.ValidationError{Property: name, Rule: entity.RuleReservedName, Limit: "names starting with " + ReservedPrefix + " are written by package crypt"}
 	}
 	m := w.c.marked(w.pk, w.rk, name, tagged)
+	if m&protect.Encrypt != 0 && tagged&protect.Encrypt == 0 && !w.c.mayEncrypt(name) {
+		// Config.Encrypt marked a property Config.Encryptable leaves out:
+		// stored encrypted, it would be filtered in clear.
+		return 0, &WriteError{Property: name, Kind: ErrInvalidConfig, Reason: "Config.Encrypt marks it for entity (" + quote(w.pk) + ", " + quote(w.rk) + ") and Config.Encryptable does not list it"}
+	}
 	if m&protect.Encrypt != 0 && w.c.beacons[name] {
 		m |= protect.Beacon
 	}
@@ -175,7 +205,11 @@ func (w *writer) start() error {
 	if w.gcm != nil {
 		return nil
 	}
-	if _, err := rand.Read(w.seed[:]); err != nil {
+	if r := w.c.random; r != nil {
+		if _, err := io.ReadFull(r, w.seed[:]); err != nil {
+			return err
+		}
+	} else if _, err := rand.Read(w.seed[:]); err != nil {
 		return err
 	}
 	g, err := newGCM(w.seed[:keySize])
@@ -303,6 +337,7 @@ type reader struct {
 	pt     []byte
 	mac    []byte
 	vals   []byte // signed values, then beacons
+	annot  []byte // an annotation's name
 	plain  bool   // no metadata, read as plaintext (Config.ReadPlaintext)
 	legacy *legacyReader
 }
@@ -312,7 +347,7 @@ var readerPool = sync.Pool{New: func() any { return new(reader) }}
 func (r *reader) Close() {
 	*r = reader{
 		meta: r.meta[:0], names: r.names[:0], cts: r.cts[:0], ctEnd: r.ctEnd[:0],
-		aad: r.aad[:0], pt: r.pt[:0], mac: r.mac[:0], vals: r.vals[:0],
+		aad: r.aad[:0], pt: r.pt[:0], mac: r.mac[:0], vals: r.vals[:0], annot: r.annot[:0],
 	}
 	readerPool.Put(r)
 }
@@ -348,10 +383,11 @@ func (c *call) Reader(pk, rk []byte, props protect.Props) (protect.Reader, error
 
 func (r *reader) open(props protect.Props) error {
 	c := r.c
-	meta, ok, err := props.Binary(metaName, r.meta[:0])
+	meta, annot, ok, err := binaryProp(props, metaName, r.annot, r.meta[:0])
+	r.annot = annot
 	r.meta = meta
 	if err != nil {
-		return r.fail(MetadataProperty, ErrMetadata, "", err)
+		return r.fail(MetadataProperty, readKind(err, ErrMetadata), "", err)
 	}
 	if !ok {
 		switch {
@@ -381,8 +417,8 @@ func (r *reader) open(props protect.Props) error {
 		}
 	}
 	for _, name := range m.encrypted() {
-		if r.cts, ok, err = props.Binary(name, r.cts); err != nil || !ok {
-			return r.fail(string(name), ErrTampered, "listed as encrypted, missing or not Edm.Binary", err)
+		if r.cts, r.annot, ok, err = binaryProp(props, name, r.annot, r.cts); err != nil || !ok {
+			return r.fail(string(name), ErrTampered, "listed as encrypted, missing or not an Edm.Binary", err)
 		}
 		r.ctEnd = append(r.ctEnd, len(r.cts))
 	}
@@ -399,8 +435,8 @@ func (r *reader) open(props protect.Props) error {
 	for _, name := range m.beacons() {
 		start := len(r.vals)
 		r.pt = append(append(r.pt[:0], BeaconPrefix...), name...)
-		if r.vals, ok, err = props.Binary(r.pt, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
-			return r.fail(BeaconPrefix+string(name), ErrTampered, "listed beacon missing or malformed", err)
+		if r.vals, r.annot, ok, err = binaryProp(props, r.pt, r.annot, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
+			return r.fail(BeaconPrefix+string(name), ErrTampered, "listed beacon missing, malformed or not an Edm.Binary", err)
 		}
 	}
 	// When a filter matched beacons, every reserved property must be one the
@@ -421,6 +457,64 @@ func (r *reader) open(props protect.Props) error {
 	r.aad = entityAAD(c.core, r.aad[:0], propertyAADLabel, r.pk, r.rk)
 	return nil
 }
+
+// errStoredType: a protected value (a ciphertext, the metadata, a beacon)
+// stored as another type than Edm.Binary, typically a String holding the
+// same base64 text once its annotation was removed. Entity refuses a plain
+// value of the wrong stored type; a protected one is tampering.
+type errStoredType struct{ stored entity.EDMType }
+
+func (e errStoredType) Error() string {
+	if e.stored == 0 {
+		return "stored without a type"
+	}
+	return "stored as " + e.stored.String() + ", not Edm.Binary"
+}
+
+// readKind is ErrTampered for a value of the wrong stored type, else kind.
+func readKind(err error, kind error) error {
+	var st errStoredType
+	if errors.As(err, &st) {
+		return ErrTampered
+	}
+	return kind
+}
+
+// binaryProp appends the bytes of the Edm.Binary property name to dst; ok
+// is false when the body does not hold it. A property of any other stored
+// type is an errStoredType, never read as its base64 text. scratch is a
+// buffer to reuse (may be nil); the result does not alias it.
+//
+// The usual case costs no allocation: the body holds the member
+// name@odata.type (Has finds any member by its full name), so the value is
+// annotated, and Binary refuses an annotation of another type. Otherwise
+// (no annotation, one whose name the JSON escapes, a value Binary refuses)
+// Value says the type.
+func binaryProp(props protect.Props, name, scratch, dst []byte) ([]byte, []byte, bool, error) {
+	annot := append(append(scratch[:0], name...), annotationSuffix...)
+	if props.Has(annot) {
+		if out, ok, err := props.Binary(name, dst); err == nil {
+			return out, annot, ok, nil
+		}
+	}
+	edm, v, ok, err := props.Value(name)
+	if !ok {
+		return dst, annot, false, nil
+	}
+	if entity.EDMType(edm) != entity.EDMBinary {
+		return dst, annot, true, errStoredType{entity.EDMType(edm)}
+	}
+	if err != nil {
+		return dst, annot, true, err
+	}
+	b, isBytes := v.([]byte)
+	if !isBytes {
+		return dst, annot, true, errStoredType{entity.EDMType(edm)}
+	}
+	return append(dst, b...), annot, true, nil
+}
+
+const annotationSuffix = "@odata.type"
 
 // unwrap unwraps the entity's content key and keeps it in the cache.
 func (r *reader) unwrap(m *metadata) error {

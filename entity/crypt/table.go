@@ -26,8 +26,19 @@ type Config struct {
 	// Encrypt marks properties to encrypt besides those tagged
 	// `table:",encrypt"`: a function of (PartitionKey, RowKey, property
 	// name), like the .NET client's encryption resolver; the way to encrypt
-	// properties of entity.DynamicEntity. nil means the tags alone.
+	// properties of entity.DynamicEntity. nil means the tags alone. A
+	// filter on a property it may mark is refused unless the filter pins
+	// the keys (see Encryptable and the package doc's Filters).
 	Encrypt func(partitionKey, rowKey, property string) bool
+	// Encryptable lists every property Config.Encrypt may mark, for any
+	// keys: a filter on any other property runs in clear, and a write for
+	// which Config.Encrypt marks an unlisted property is refused
+	// (a *WriteError matching ErrInvalidConfig). nil means any property:
+	// then a filter on a property other than the keys and Timestamp is
+	// refused (ErrEncryptedFilter) unless it is a point query of an entity
+	// for which Config.Encrypt says clear (see the package doc's Filters).
+	// Ignored without Config.Encrypt.
+	Encryptable []string
 	// Sign marks sign-only properties (stored in clear, covered by the
 	// entity's signature) besides those tagged `table:",sign"`. nil means
 	// the tags alone.
@@ -121,6 +132,15 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 			t.fields[f.Name] = f
 		}
 	}
+	if cfg.Encryptable != nil && cfg.Encrypt != nil {
+		c.encryptable = make(map[string]bool, len(cfg.Encryptable))
+		for _, n := range cfg.Encryptable {
+			if n == "" || systemProperty(n) || strings.HasPrefix(n, ReservedPrefix) {
+				return nil, &ConfigError{Field: "Encryptable", Reason: "lists " + strconv.Quote(n) + ", which is never encrypted"}
+			}
+			c.encryptable[n] = true
+		}
+	}
 	if len(cfg.Beacons) > 0 {
 		if len(cfg.BeaconKey) < 32 {
 			return nil, &ConfigError{Field: "BeaconKey", Reason: "is " + strconv.Itoa(len(cfg.BeaconKey)) + " bytes; Beacons need one of at least 32"}
@@ -131,8 +151,8 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
 				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
 			}
-			if f, ok := t.fields[b]; t.fields != nil && cfg.Encrypt == nil && (!ok || f.Mode&protect.Encrypt == 0) {
-				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + " is not a field tagged encrypt"}
+			if f, ok := t.fields[b]; t.fields != nil && !c.mayEncrypt(b) && (!ok || f.Mode&protect.Encrypt == 0) {
+				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
 			}
 			c.beacons[b] = true
 		}
@@ -146,8 +166,9 @@ func (t *Table[T]) view(ctx context.Context) *entity.Table[T] {
 }
 
 // queryView is view for a query, and the query as the service gets it.
-func (t *Table[T]) queryView(ctx context.Context, q entity.Query) (*entity.Table[T], entity.Query, error) {
-	q, beaconed, err := t.query(q)
+// partitions and fanOut are QueryPartitions' (see query).
+func (t *Table[T]) queryView(ctx context.Context, q entity.Query, partitions []string, fanOut bool) (*entity.Table[T], entity.Query, error) {
+	q, beaconed, err := t.query(q, partitions, fanOut)
 	if err != nil {
 		return nil, q, err
 	}
@@ -177,9 +198,33 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 
 // Get reads and decrypts one entity; see entity.Table.Get. An entity that
 // fails authentication is a *ReadError matching ErrTampered (and
-// entity.ErrDecode), never a partly filled value.
+// entity.ErrDecode). Every failing read returns the zero value, never a
+// partly filled one (whose keys and ETag would invite a conditional
+// overwrite).
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
-	return t.view(ctx).Get(ctx, partitionKey, rowKey)
+	return zeroOnError(t.view(ctx).Get(ctx, partitionKey, rowKey))
+}
+
+// zeroOnError returns the zero value with an error: the codec fills a value
+// as it decodes, and a property that fails late (ErrPolicy, a plain value
+// of the wrong type, a legacy ciphertext) leaves the keys and the ETag set.
+func zeroOnError[T any](v T, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+// zeroRowsOnError is zeroOnError for every row of a query.
+func zeroRowsOnError[T any](seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for v, err := range seq {
+			if !yield(zeroOnError(v, err)) {
+				return
+			}
+		}
+	}
 }
 
 // Insert encrypts and adds e; see entity.Table.Insert.
@@ -225,7 +270,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		var zero T
 		return zero, err
 	}
-	return t.view(ctx).Modify(ctx, partitionKey, rowKey, change, opts)
+	return zeroOnError(t.view(ctx).Modify(ctx, partitionKey, rowKey, change, opts))
 }
 
 // Delete removes the entity with these keys if its ETag is still etag.
@@ -239,41 +284,46 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 }
 
 // Query runs q and yields its decrypted entities; see entity.Table.Query.
+// A row that fails to read is yielded as the zero value with its error.
 // A filter that compares an encrypted property is refused (ErrEncryptedFilter),
 // unless the property has a beacon and the comparison is eq or ne, which is
 // then run on the beacon. $select always brings back the protected
 // properties and the metadata, which the signature needs.
 func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, q)
+	v, q, err := t.queryView(ctx, q, nil, false)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
 			yield(zero, err)
 		}
 	}
-	return v.Query(ctx, q)
+	return zeroRowsOnError(v.Query(ctx, q))
 }
 
 // QueryPage reads one page of q; see entity.Table.QueryPage and Query.
 func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[T], error) {
-	v, q, err := t.queryView(ctx, q)
+	v, q, err := t.queryView(ctx, q, nil, false)
 	if err != nil {
 		return entity.Page[T]{}, err
 	}
-	return v.QueryPage(ctx, q, token)
+	p, err := v.QueryPage(ctx, q, token)
+	if err != nil {
+		return entity.Page[T]{}, err
+	}
+	return p, nil
 }
 
 // QueryPartitions runs q in each partition concurrently; see
 // entity.Table.QueryPartitions and Query.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q entity.Query, opts entity.FanOutOptions) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, q)
+	v, q, err := t.queryView(ctx, q, partitions, true)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
 			yield(zero, err)
 		}
 	}
-	return v.QueryPartitions(ctx, partitions, q, opts)
+	return zeroRowsOnError(v.QueryPartitions(ctx, partitions, q, opts))
 }
 
 // BulkWrite encrypts and writes many entities, grouped into transactions by
@@ -292,7 +342,13 @@ func (t *Table[T]) Marshal(ctx context.Context, e *T) ([]byte, error) {
 }
 
 // Unmarshal decrypts and checks a body Marshal made (or the service
-// returned) into e.
+// returned, with its annotations: minimal or full metadata) into e. When
+// it fails, *e is set to the zero value, never left partly filled.
 func (t *Table[T]) Unmarshal(ctx context.Context, data []byte, e *T) error {
-	return t.hooks.Unmarshal(data, e, t.core.bind(ctx))
+	err := t.hooks.Unmarshal(data, e, t.core.bind(ctx))
+	if err != nil && e != nil {
+		var zero T
+		*e = zero
+	}
+	return err
 }

@@ -102,7 +102,7 @@ func Fast() eventual.Config {
 	return eventual.Config{
 		Workers:           4,
 		VisibilityTimeout: 30 * time.Second,
-		RetryDelay:        -1,
+		RetryDelay:        eventual.NoRetryDelay,
 		PollInterval:      10 * time.Millisecond,
 		MaxPollInterval:   50 * time.Millisecond,
 		ShutdownGrace:     5 * time.Second,

@@ -98,8 +98,8 @@ type Record struct {
 
 // Reasons for poisoning decided by the loop itself.
 const (
-	ReasonFailed      = "failed on every delivery"
-	ReasonOverdelived = "delivered more times than allowed without finishing"
+	ReasonFailed        = "failed on every delivery"
+	ReasonOverdelivered = "delivered more times than allowed without finishing"
 )
 
 // Processor runs one queue.
@@ -243,7 +243,7 @@ func (p *Processor) renewer(m *Message) renewFunc {
 func (p *Processor) handle(ctx, work context.Context, m *Message) {
 	start := p.cfg.Clock.Now()
 	if m.DequeueCount > int64(p.cfg.MaxDeliveries) {
-		p.moveToPoison(work, m, ReasonOverdelived, nil, start)
+		p.moveToPoison(work, m, ReasonOverdelivered, nil, start)
 		return
 	}
 	err := p.call(work, m)

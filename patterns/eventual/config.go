@@ -12,14 +12,13 @@ import (
 // Encoding is how an envelope is written as queue message text.
 type Encoding uint8
 
-const (
-	// Base64 writes the JSON envelope base64-encoded, what Azure Functions
-	// and WebJobs queue triggers expect by default.
-	Base64 Encoding = iota
-	// PlainText writes the JSON envelope as is (Functions'
-	// "messageEncoding": "none").
-	PlainText
-)
+// Base64 writes the JSON envelope base64-encoded, what Azure Functions and
+// WebJobs queue triggers expect by default.
+const Base64 Encoding = 0
+
+// PlainText writes the JSON envelope as is (Functions' "messageEncoding":
+// "none").
+const PlainText Encoding = 1
 
 func (e Encoding) String() string {
 	switch e {
@@ -61,8 +60,12 @@ type Config struct {
 	MaxDeliveries int
 	// RetryDelay is how long a message whose handler failed stays invisible
 	// before it is delivered again, doubling with each delivery up to
-	// MaxRetryDelay. 0 means 1 s; negative means at once. MaxRetryDelay 0
-	// means 1 minute. The service counts whole seconds.
+	// MaxRetryDelay: 1 s, 2 s, 4 s, … The service counts whole seconds
+	// (rounded up). 0 means 1 s; NoRetryDelay makes a failed message
+	// visible again at once, which is what tests want (a handler failing 5
+	// times then costs no waiting); production code should keep a delay, so
+	// that a failing dependency is not hammered. MaxRetryDelay 0 means
+	// 1 minute.
 	RetryDelay, MaxRetryDelay time.Duration
 	// PollInterval is the wait after a receive that found the queue empty,
 	// doubling while it stays empty up to MaxPollInterval. Every receive is
@@ -88,6 +91,11 @@ type Config struct {
 	Hooks Hooks
 }
 
+// NoRetryDelay, as Config.RetryDelay, makes a message whose handler failed
+// visible again at once instead of after a delay (any negative duration
+// does the same).
+const NoRetryDelay time.Duration = -1
+
 // Hooks observe a processor, for logging, tracing and metrics. They are
 // called from the workers, concurrently, and must not block for long.
 type Hooks struct {
@@ -102,17 +110,18 @@ type Hooks struct {
 // Result is what became of one delivery.
 type Result uint8
 
-const (
-	// Done: the handler succeeded and the message was deleted.
-	Done Result = iota + 1
-	// Retry: the handler failed; the message will be delivered again.
-	Retry
-	// Poison: the message was moved to the poison queue.
-	Poison
-	// Released: the processor stopped before the handler finished; the
-	// message was made visible again for another worker.
-	Released
-)
+// Done: the handler succeeded and the message was deleted.
+const Done Result = 1
+
+// Retry: the handler failed; the message will be delivered again.
+const Retry Result = 2
+
+// Poison: the message was moved to the poison queue.
+const Poison Result = 3
+
+// Released: the processor stopped before the handler finished; the message
+// was made visible again for another worker.
+const Released Result = 4
 
 func (r Result) String() string {
 	switch r {
@@ -142,20 +151,24 @@ type Outcome struct {
 	Reason string
 }
 
-// Reasons a message is poisoned, recorded in its PoisonRecord.
-const (
-	// ReasonFailed: the handler failed on each of MaxDeliveries deliveries.
-	ReasonFailed = queueproc.ReasonFailed
-	// ReasonOverdelivered: the message was delivered more than MaxDeliveries
-	// times without finishing (its workers crashed or lost it).
-	ReasonOverdelivered = queueproc.ReasonOverdelived
-	// ReasonUndecodable: the text is not an envelope.
-	ReasonUndecodable = "message does not decode"
-	// ReasonUnknownKind: no handler is registered for the kind.
-	ReasonUnknownKind = "unknown kind"
-	// ReasonBadPayload: the payload does not decode into the kind's type.
-	ReasonBadPayload = "payload does not decode"
-)
+// The reasons a message is poisoned, recorded in its PoisonRecord and
+// reported in Outcome.Reason.
+
+// ReasonFailed: the handler failed on each of MaxDeliveries deliveries.
+const ReasonFailed = "failed on every delivery"
+
+// ReasonOverdelivered: the message was delivered more than MaxDeliveries
+// times without finishing (its workers crashed or lost it).
+const ReasonOverdelivered = "delivered more times than allowed without finishing"
+
+// ReasonUndecodable: the text is not an envelope.
+const ReasonUndecodable = "message does not decode"
+
+// ReasonUnknownKind: no handler is registered for the kind.
+const ReasonUnknownKind = "unknown kind"
+
+// ReasonBadPayload: the payload does not decode into the kind's type.
+const ReasonBadPayload = "payload does not decode"
 
 func (c Config) withDefaults() (Config, error) {
 	def := func(v *time.Duration, d time.Duration) {

@@ -9,24 +9,24 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/keys"
 )
 
-// Limits of the wire format.
-const (
-	// MaxMessageBytes is the largest queue message text, in UTF-8 bytes
-	// after encoding (64 KiB).
-	MaxMessageBytes = queueproc.MaxMessageBytes
-	// PoisonReserve is the room Enqueue leaves in every message for the
-	// record the poison queue adds: a message whose text is longer than
-	// MaxMessageBytes - PoisonReserve has its payload stored as a blob.
-	PoisonReserve = 2 << 10
-	// MaxKindLength is the longest kind name.
-	MaxKindLength = 128
-	// MaxIDLength is the longest message id, in bytes.
-	MaxIDLength = 256
-)
+// MaxMessageBytes is the largest queue message text, in UTF-8 bytes after
+// encoding (64 KiB), the service's limit.
+const MaxMessageBytes = 65536
+
+// PoisonReserve is the room Enqueue leaves in every message for the record
+// a wrapped poison message adds (PoisonWrapped): a message whose text is
+// longer than MaxMessageBytes - PoisonReserve has its payload stored as a
+// blob.
+const PoisonReserve = 2048
+
+// MaxKindLength is the longest kind name.
+const MaxKindLength = 128
+
+// MaxIDLength is the longest message id, in bytes.
+const MaxIDLength = 256
 
 // envelope is the JSON of every message:
 //

@@ -24,10 +24,14 @@ type OutboxConfig struct {
 	// RowKey that starts with it.
 	Prefix string
 	// Grace is how old an intent must be before Relay sends it: younger ones
-	// are being sent by the Submit that wrote them. 0 means 30 s; negative
-	// means no wait.
+	// are being sent by the Submit that wrote them. 0 means 30 s; NoGrace
+	// (any negative duration) means no wait, for tests and for a Relay
+	// known to run after every writer stopped.
 	Grace time.Duration
 }
+
+// NoGrace, as OutboxConfig.Grace, makes Relay send intents however young.
+const NoGrace time.Duration = -1
 
 // Outbox writes a local change and the intent to do the rest (messages)
 // in one entity group transaction, so that the rest can never be lost:

@@ -74,6 +74,27 @@ func (p *Processor) wrapSend(ctx context.Context, i int, m *Message, o outgoing)
 	return nil
 }
 
+// CheckSendable reports whether p can send msgs, without sending
+// anything: each must be a valid message (kind, id, JSON payload, delay;
+// a *MessageError matching ErrInvalidMessage otherwise) whose envelope,
+// once encoded as p writes it (Config.Encoding), fits a queue message, or
+// else p must have a blob container to hold its payload (claim check; a
+// *MessageError matching ErrTooLarge otherwise). It is what Enqueue checks
+// before it sends, and what Outbox.Submit checks before its transaction,
+// so that a change is never committed with a message that can never be
+// sent. Packages that write outbox intents of their own call it before
+// their transactions. When several messages fail the error joins one
+// *MessageError per message.
+func (p *Processor) CheckSendable(msgs ...Message) error {
+	var errs []error
+	for _, m := range msgs {
+		if _, err := p.prepare(m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errline.Join(errs...)
+}
+
 // prepare checks m, stamps its creation time, and builds its text.
 func (p *Processor) prepare(m Message) (outgoing, error) {
 	if err := m.check(); err != nil {

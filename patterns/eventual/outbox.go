@@ -95,7 +95,14 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // call's attempt id, read back when the answer is a conflict or unknown)
 // and also when the immediate send failed (reported to Hooks.Error; Relay
 // will send). An error matching entity.ErrOutcomeUnknown means neither
-// could be told. Messages must not be over 64 KiB of JSON payload.
+// could be told.
+//
+// Before the transaction every message is checked as Processor.CheckSendable
+// checks it: a message that could never be sent — invalid, or too large
+// for a queue message when the processor has no blob container — is
+// refused with a *MessageError (matching ErrInvalidMessage or ErrTooLarge)
+// and nothing is committed. A payload is at most 64 KiB (an intent's
+// binary property) in any case.
 func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func(b *entity.Batch) error, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return &MessageError{Reason: "Submit has no message; use the table's Submit", Err: ErrInvalidMessage}
@@ -112,6 +119,9 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 		}
 		if m.Created.IsZero() {
 			m.Created = o.p.cfg.Clock.Now()
+		}
+		if _, err := o.p.prepare(m); err != nil {
+			return err // never sendable: commit nothing
 		}
 		rows[i] = &intent{
 			PartitionKey: partitionKey,

@@ -46,32 +46,33 @@ func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
 	if len(errs) > 0 {
 		return errline.Join(errs...)
 	}
-	if len(out) == 1 {
-		return p.wrapSend(ctx, 0, &msgs[0], out[0])
+	for i, err := range p.sendAll(ctx, out) {
+		if err != nil {
+			errs = append(errs, &EnqueueError{Index: i, Kind: msgs[i].Kind, ID: msgs[i].ID, Queue: p.names[out[i].queue], Err: err})
+		}
 	}
-	var mu sync.Mutex
+	return errline.Join(errs...)
+}
+
+// sendAll sends out, up to Config.EnqueueConcurrency at once, and returns
+// each one's error.
+func (p *Processor) sendAll(ctx context.Context, out []outgoing) []error {
+	errs := make([]error, len(out))
+	if len(out) == 1 {
+		errs[0] = p.send(ctx, out[0])
+		return errs
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, p.cfg.EnqueueConcurrency)
 	for i := range out {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := p.wrapSend(ctx, i, &msgs[i], out[i]); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
+			errs[i] = p.send(ctx, out[i])
 		})
 	}
 	wg.Wait()
-	return errline.Join(errs...)
-}
-
-func (p *Processor) wrapSend(ctx context.Context, i int, m *Message, o outgoing) error {
-	if err := p.send(ctx, o); err != nil {
-		return &EnqueueError{Index: i, Kind: m.Kind, ID: m.ID, Queue: p.names[o.queue], Err: err}
-	}
-	return nil
+	return errs
 }
 
 // CheckSendable reports whether p can send msgs, without sending

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -111,6 +112,9 @@ type Processor struct {
 
 	poisonMu      sync.Mutex
 	poisonCreated bool
+
+	held  gauge       // messages in hand: waiting for a worker or running
+	empty atomic.Bool // the latest receive found no message
 }
 
 // New returns a processor of queue that moves poison messages to poison.
@@ -124,7 +128,17 @@ func New(queue, poison *azqueue.QueueClient, name string, h Handler, cfg Config)
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Processor{queue: queue, poison: poison, name: name, handler: h, cfg: cfg}, nil
+	p := &Processor{queue: queue, poison: poison, name: name, handler: h, cfg: cfg}
+	p.held.changed = make(chan struct{}, 1)
+	return p, nil
+}
+
+// Idle reports that p holds no message (none waiting for a worker, none
+// running, none being settled) and that its latest receive found the
+// queue empty. Messages may still be in the queue, invisible: delayed,
+// waiting for a retry, or held by another worker.
+func (p *Processor) Idle() bool {
+	return p.empty.Load() && p.held.value() == 0
 }
 
 // Run processes messages until ctx ends, then shuts down as the package
@@ -134,8 +148,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	jobs := make(chan *Message, p.refill()+p.cfg.BatchSize)
-	var held gauge
-	held.changed = make(chan struct{}, 1)
+	held := &p.held
 	var wg sync.WaitGroup
 	for range p.cfg.Workers {
 		wg.Go(func() {
@@ -149,7 +162,7 @@ func (p *Processor) Run(ctx context.Context) error {
 			}
 		})
 	}
-	p.receive(ctx, work, jobs, &held)
+	p.receive(ctx, work, jobs, held)
 	close(jobs)
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
@@ -186,6 +199,9 @@ func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, hel
 		}
 		if err != nil {
 			p.onError(fmt.Errorf("queueproc: receiving from %s: %w", p.name, err))
+		}
+		if err == nil {
+			p.empty.Store(len(resp.Messages) == 0)
 		}
 		if err != nil || len(resp.Messages) == 0 {
 			if clock.Sleep(ctx, p.cfg.Clock, delay) != nil {
@@ -416,6 +432,12 @@ func (g *gauge) add(d int) {
 	case g.changed <- struct{}{}:
 	default:
 	}
+}
+
+func (g *gauge) value() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
 }
 
 func (g *gauge) waitAtMost(ctx context.Context, limit int) error {

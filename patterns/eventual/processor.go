@@ -7,10 +7,12 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/clock"
 	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/internal/steps"
 )
@@ -113,20 +115,164 @@ func (p *Processor) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer p.running.Store(false)
+	procs, err := p.procs(p.procConfig())
+	if err != nil {
+		return err
+	}
+	runAll(ctx, procs)
+	return nil
+}
+
+func (p *Processor) procs(cfg queueproc.Config) ([]*queueproc.Processor, error) {
 	procs := make([]*queueproc.Processor, len(p.queues))
 	for i, q := range p.queues {
-		qp, err := queueproc.New(q.Work, q.Poison, p.names[i], p.dispatch, p.procConfig())
+		qp, err := queueproc.New(q.Work, q.Poison, p.names[i], p.dispatch, cfg)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 		procs[i] = qp
 	}
+	return procs, nil
+}
+
+func runAll(ctx context.Context, procs []*queueproc.Processor) {
 	var wg sync.WaitGroup
 	for _, qp := range procs {
 		wg.Go(func() { _ = qp.Run(ctx) })
 	}
 	wg.Wait()
-	return nil
+}
+
+// DrainReport says what a Drain did and what it left.
+type DrainReport struct {
+	// Deliveries during the drain, by result (see Outcome).
+	Done, Retried, Poisoned, Released int
+	// Left is how many messages the work queues held when Drain returned,
+	// by the service's approximate count, which is never lower than the
+	// true one. After a nil error it counts only messages that arrived
+	// after the queues were found empty; after a deadline, also those
+	// still invisible: delayed, waiting for a retry, held by another worker
+	// or by one that crashed.
+	Left int
+	// InPoison is how many messages the poison queues held when Drain
+	// returned, poisoned during this drain or before.
+	InPoison int
+}
+
+// Drain runs the handlers, as Run does, until the work queues are empty
+// and nothing is in flight — every message handled or poisoned, none
+// delayed, waiting for a retry or held by another worker — then stops and
+// returns what it did and what it left: the end of a batch job, or of a
+// test. It checks the queues' message counts (one Get Queue Properties
+// request per queue) only when every queue's last receive found nothing
+// and no message is in hand.
+//
+// When ctx ends first Drain stops as Run does and returns the report with
+// an error matching ctx.Err() (context.DeadlineExceeded for a deadline)
+// that says how many messages were left. It returns ErrRunning when p is
+// already running.
+func (p *Processor) Drain(ctx context.Context) (DrainReport, error) {
+	if !p.running.CompareAndSwap(false, true) {
+		return DrainReport{}, ErrRunning
+	}
+	defer p.running.Store(false)
+	var mu sync.Mutex
+	var rep DrainReport
+	cfg := p.procConfig()
+	cfg.Observe = func(o queueproc.Outcome) {
+		mu.Lock()
+		switch o.Result {
+		case queueproc.Succeeded:
+			rep.Done++
+		case queueproc.Retrying:
+			rep.Retried++
+		case queueproc.Poisoned:
+			rep.Poisoned++
+		case queueproc.Released:
+			rep.Released++
+		}
+		mu.Unlock()
+		p.observe(o)
+	}
+	procs, err := p.procs(cfg)
+	if err != nil {
+		return DrainReport{}, err
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ran := make(chan struct{})
+	go func() { runAll(rctx, procs); close(ran) }()
+	drained := p.waitDrained(ctx, procs)
+	stop()
+	<-ran
+	// Count what is left, also when ctx has ended.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishCount)
+	defer cancel()
+	left, cerr := p.countMessages(cctx, func(q Queue) *azqueue.QueueClient { return q.Work })
+	inPoison, perr := p.countMessages(cctx, func(q Queue) *azqueue.QueueClient { return q.Poison })
+	if perr != nil {
+		p.onError(fmt.Errorf("eventual: drain: counting the poison queues' messages: %w", perr))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	rep.Left, rep.InPoison = left, inPoison
+	switch {
+	case drained:
+		return rep, nil
+	case cerr != nil:
+		return rep, fmt.Errorf("eventual: drain stopped before the queues were empty (%w); counting what is left: %v", ctx.Err(), cerr)
+	}
+	return rep, fmt.Errorf("eventual: drain stopped with %d messages left in the work queues: %w", rep.Left, ctx.Err())
+}
+
+// finishCount bounds the requests that count what a drain left.
+const finishCount = 30 * time.Second
+
+// waitDrained returns true once every processor is idle and the work
+// queues hold no message, false when ctx ends first.
+func (p *Processor) waitDrained(ctx context.Context, procs []*queueproc.Processor) bool {
+	wait := p.cfg.PollInterval
+	for {
+		if clock.Sleep(ctx, p.cfg.Clock, wait) != nil {
+			return false
+		}
+		idle := true
+		for _, qp := range procs {
+			idle = idle && qp.Idle()
+		}
+		if !idle {
+			wait = p.cfg.PollInterval
+			continue
+		}
+		n, err := p.countMessages(ctx, func(q Queue) *azqueue.QueueClient { return q.Work })
+		switch {
+		case err == nil && n == 0:
+			return true
+		case err != nil && ctx.Err() == nil:
+			p.onError(fmt.Errorf("eventual: drain: counting messages: %w", err))
+		}
+		// Invisible messages: delayed, retrying, held elsewhere.
+		wait = min(2*wait, p.cfg.MaxPollInterval)
+	}
+}
+
+// countMessages sums the approximate message counts of one queue of each
+// of p's queues; a queue that does not exist holds none.
+func (p *Processor) countMessages(ctx context.Context, which func(Queue) *azqueue.QueueClient) (int, error) {
+	n := 0
+	for _, q := range p.queues {
+		props, err := which(q).GetProperties(ctx, nil)
+		if queueproc.IsQueueNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if props.ApproximateMessagesCount != nil {
+			n += int(*props.ApproximateMessagesCount)
+		}
+	}
+	return n, nil
 }
 
 func (p *Processor) procConfig() queueproc.Config {

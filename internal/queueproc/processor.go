@@ -356,12 +356,18 @@ func (p *Processor) moveToPoison(work context.Context, m *Message, reason string
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(work), finishTimeout)
 	defer cancel()
-	if err := p.sendPoison(ctx, text); err != nil {
+	poisonID, err := p.sendPoison(ctx, text)
+	if err != nil {
 		// Keep the message where it is: it comes back and is poisoned then.
 		p.finishLease(m)
 		p.onError(fmt.Errorf("queueproc: %s: moving message %s to the poison queue: %w", p.name, m.ID, err))
 		p.observe(Outcome{Message: m, Result: Retrying, Err: cause, Reason: reason, Duration: p.cfg.Clock.Now().Sub(start)})
 		return
+	}
+	if p.cfg.KeepRecord != nil {
+		if err := p.cfg.KeepRecord(ctx, m, rec, poisonID); err != nil {
+			p.onError(fmt.Errorf("queueproc: %s: keeping the record of message %s, poison message %s: %w", p.name, m.ID, poisonID, err))
+		}
 	}
 	receipt, _ := p.finishLease(m)
 	if _, err := p.queue.DeleteMessage(ctx, m.ID, receipt, nil); err != nil && !IsGone(err) {
@@ -371,18 +377,24 @@ func (p *Processor) moveToPoison(work context.Context, m *Message, reason string
 }
 
 // sendPoison enqueues text into the poison queue, never to expire,
-// creating the queue the first time it is missing.
-func (p *Processor) sendPoison(ctx context.Context, text string) error {
+// creating the queue the first time it is missing, and returns the id the
+// poison queue gave it.
+func (p *Processor) sendPoison(ctx context.Context, text string) (string, error) {
 	opts := &azqueue.EnqueueMessageOptions{TimeToLive: to.Ptr(int32(-1))}
-	_, err := p.poison.EnqueueMessage(ctx, text, opts)
-	if err == nil || !IsQueueNotFound(err) {
-		return err
+	resp, err := p.poison.EnqueueMessage(ctx, text, opts)
+	if err != nil && IsQueueNotFound(err) {
+		if err := p.createPoison(ctx); err != nil {
+			return "", err
+		}
+		resp, err = p.poison.EnqueueMessage(ctx, text, opts)
 	}
-	if err := p.createPoison(ctx); err != nil {
-		return err
+	if err != nil {
+		return "", err
 	}
-	_, err = p.poison.EnqueueMessage(ctx, text, opts)
-	return err
+	if len(resp.Messages) == 0 || resp.Messages[0] == nil || resp.Messages[0].MessageID == nil {
+		return "", nil // enqueued; the service named no id
+	}
+	return *resp.Messages[0].MessageID, nil
 }
 
 func (p *Processor) createPoison(ctx context.Context) error {

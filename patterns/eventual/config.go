@@ -30,6 +30,37 @@ func (e Encoding) String() string {
 	return fmt.Sprintf("Encoding(%d)", uint8(e))
 }
 
+// PoisonFormat is what a poison queue message holds.
+type PoisonFormat uint8
+
+// PoisonOriginal: the poison queue message is the original message text,
+// byte for byte, as Azure Functions and WebJobs move it, so that any
+// consumer of the poison queue reads what was sent. Its PoisonRecord is
+// kept as a JSON blob in the processor's container, named by the poison
+// message's id (see "Wire format" in the package documentation and
+// Processor.PoisonRecord); a processor without a container keeps no
+// record (Hooks.Outcome still reports the reason, the error and the
+// dequeue count).
+const PoisonOriginal PoisonFormat = 0
+
+// PoisonWrapped: the poison queue message is a JSON document holding the
+// record and the original message, {"poison": record, "message"|"text":
+// original}, encoded as Config.Encoding says; ParsePoison reads it. Only
+// tablekit reads the original back, but the record travels with the
+// message and needs no container. It is what tablekit wrote before
+// PoisonOriginal.
+const PoisonWrapped PoisonFormat = 1
+
+func (f PoisonFormat) String() string {
+	switch f {
+	case PoisonOriginal:
+		return "original"
+	case PoisonWrapped:
+		return "wrapped"
+	}
+	return fmt.Sprintf("PoisonFormat(%d)", uint8(f))
+}
+
 // Clock is the time source of the processor's timers (visibility
 // renewal, polling, shutdown grace) and of the times it records.
 // Tests pass a fake one.
@@ -78,6 +109,10 @@ type Config struct {
 	// Encoding is how Enqueue writes messages; the zero value is Base64.
 	// Handlers read both encodings whatever this says.
 	Encoding Encoding
+	// Poison is what a poison queue message holds; the zero value is
+	// PoisonOriginal: the original text, byte for byte, with the record as
+	// a blob in the processor's container.
+	Poison PoisonFormat
 	// EnqueueConcurrency is how many messages one Enqueue call sends at
 	// once; 0 means entity.DefaultConcurrency.
 	EnqueueConcurrency int
@@ -226,6 +261,8 @@ func (c Config) withDefaults() (Config, error) {
 		bad("ShutdownGrace", "is %v", c.ShutdownGrace)
 	case c.Encoding > PlainText:
 		bad("Encoding", "is %v", c.Encoding)
+	case c.Poison > PoisonWrapped:
+		bad("Poison", "is %v", c.Poison)
 	case c.EnqueueConcurrency < 0:
 		bad("EnqueueConcurrency", "is %d", c.EnqueueConcurrency)
 	case c.MarkerTTL < 0:

@@ -156,8 +156,10 @@ func decodeEnvelope(text string) (envelope, error) {
 	return parseEnvelope(body)
 }
 
-// PoisonRecord is what the poison queue keeps about a message besides the
-// message itself.
+// PoisonRecord is what is kept about a poisoned message besides the
+// message itself: as a blob named by the poison message's id
+// (PoisonOriginal), or inside the poison message (PoisonWrapped). Its
+// JSON is described under "Wire format" in the package documentation.
 type PoisonRecord struct {
 	Reason       string    `json:"reason"`          // one of the Reason constants
 	Error        string    `json:"error,omitempty"` // the handler's last error, at most 1 KiB
@@ -168,8 +170,12 @@ type PoisonRecord struct {
 	MessageID    string    `json:"messageId"` // its id there
 	Inserted     time.Time `json:"inserted"`
 	Poisoned     time.Time `json:"poisoned"`
-	// Encoding is how the original text was encoded ("base64", "plain").
+	// Encoding is how the original text was encoded ("base64", "plain"),
+	// when it is an envelope.
 	Encoding string `json:"encoding,omitempty"`
+	// PoisonMessageID is the id of the message's copy in the poison queue
+	// (PoisonOriginal's records, which are named by it).
+	PoisonMessageID string `json:"poisonMessageId,omitempty"`
 }
 
 // poisonMessage is the JSON of a poison queue message: the record, and the

@@ -2,9 +2,11 @@ package eventual
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,6 +291,7 @@ func (p *Processor) procConfig() queueproc.Config {
 		ShutdownGrace:   c.ShutdownGrace,
 		Clock:           c.Clock,
 		PoisonText:      p.poisonText,
+		KeepRecord:      p.keepRecord,
 		Observe:         p.observe,
 		OnError:         p.cfg.Hooks.Error,
 	}
@@ -347,6 +350,10 @@ func (p *Processor) readClaim(ctx context.Context, name string) ([]byte, error) 
 	if p.blobs == nil {
 		return nil, errors.New("eventual: the message's payload is in a blob and the processor has no container")
 	}
+	return p.readBlob(ctx, name)
+}
+
+func (p *Processor) readBlob(ctx context.Context, name string) ([]byte, error) {
 	resp, err := p.blobs.NewBlobClient(name).DownloadStream(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -355,8 +362,83 @@ func (p *Processor) readClaim(ctx context.Context, name string) ([]byte, error) 
 	return io.ReadAll(resp.Body)
 }
 
+// poisonText is the text of m's copy in the poison queue: m's own
+// (PoisonOriginal), or the wrapper with its record.
 func (p *Processor) poisonText(m *queueproc.Message, r queueproc.Record) string {
+	if p.cfg.Poison != PoisonWrapped {
+		return m.Text
+	}
 	return poisonText(m.Text, p.record(m, r), p.cfg.Encoding)
+}
+
+// PoisonRecordPrefix starts the names of the blobs that hold poison
+// records (PoisonOriginal): PoisonRecordPrefix + poison queue name + "/" +
+// poison message id.
+const PoisonRecordPrefix = "tablekit.poison/"
+
+// poisonRecordName is the blob name of the record of the message with id
+// messageID in the poison queue poisonQueue.
+func poisonRecordName(poisonQueue, messageID string) string {
+	return PoisonRecordPrefix + poisonQueue + "/" + messageID
+}
+
+// keepRecord writes the record of m, whose copy is poisonID in its poison
+// queue, as a blob (PoisonOriginal with a container).
+func (p *Processor) keepRecord(ctx context.Context, m *queueproc.Message, r queueproc.Record, poisonID string) error {
+	if p.blobs == nil || p.cfg.Poison == PoisonWrapped || poisonID == "" {
+		return nil
+	}
+	rec := p.record(m, r)
+	rec.PoisonMessageID = poisonID
+	rec.Error = truncate(strings.ToValidUTF8(rec.Error, "\uFFFD"), maxRecordError)
+	if _, enc, err := decodeText(m.Text); err == nil {
+		if _, err := decodeEnvelope(m.Text); err == nil {
+			rec.Encoding = enc.String()
+		}
+	}
+	body, err := marshalVerbatim(rec)
+	if err != nil {
+		return err
+	}
+	return steps.PutBlob(ctx, p.blobs, poisonRecordName(m.Queue+PoisonSuffix, poisonID), body)
+}
+
+// maxRecordError is the most bytes of a handler's error a record blob
+// keeps.
+const maxRecordError = 32 << 10
+
+// ErrNoPoisonRecord reports a poison message whose record is not kept: the
+// processor has no blob container, the message is not in the poison
+// queue, or it is a second copy left by a lost reply or a crash (see
+// "Failure and recovery" in the package documentation).
+var ErrNoPoisonRecord = errors.New("eventual: no poison record")
+
+// PoisonRecord returns the record of the message with id messageID in the
+// poison queue of the work queue named queue, read from its blob
+// (PoisonOriginal; for PoisonWrapped messages, ParsePoison reads the
+// record from the message text). A record that cannot be found matches
+// ErrNoPoisonRecord.
+func (p *Processor) PoisonRecord(ctx context.Context, queue, messageID string) (PoisonRecord, error) {
+	if p.blobs == nil {
+		return PoisonRecord{}, fmt.Errorf("%w: the processor has no blob container (message %s of %s%s)", ErrNoPoisonRecord, messageID, queue, PoisonSuffix)
+	}
+	rec, err := p.readRecord(ctx, queue+PoisonSuffix, messageID)
+	if bloberror.HasCode(err, bloberror.BlobNotFound) {
+		return PoisonRecord{}, fmt.Errorf("%w: message %s of %s%s", ErrNoPoisonRecord, messageID, queue, PoisonSuffix)
+	}
+	return rec, err
+}
+
+func (p *Processor) readRecord(ctx context.Context, poisonQueue, messageID string) (PoisonRecord, error) {
+	data, err := p.readBlob(ctx, poisonRecordName(poisonQueue, messageID))
+	if err != nil {
+		return PoisonRecord{}, err
+	}
+	var rec PoisonRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return PoisonRecord{}, fmt.Errorf("eventual: poison record of message %s of %s: %w", messageID, poisonQueue, err)
+	}
+	return rec, nil
 }
 
 func (p *Processor) record(m *queueproc.Message, r queueproc.Record) PoisonRecord {

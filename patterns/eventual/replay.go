@@ -2,12 +2,14 @@ package eventual
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/queueproc"
+	"github.com/tablekit/tablekit/internal/steps"
 )
 
 // replayVisibility hides the poison messages Replay has received while it
@@ -19,19 +21,23 @@ type ReplayOptions struct {
 	// Max is the most messages to move; 0 means all.
 	Max int
 	// Filter, if set, chooses the messages to move by their record; the
-	// others stay in the poison queue. A message that is not a poison
-	// message of this package (no record) is passed a zero record.
+	// others stay in the poison queue. A message whose record is not kept
+	// (see ErrNoPoisonRecord) is passed a record with only Queue and
+	// PoisonMessageID set.
 	Filter func(PoisonRecord) bool
 }
 
 // Replay moves poison messages back into their work queues, as they were
-// before they were poisoned (the record removed), to run again once the
-// cause is fixed: a handler deployed for an unknown kind, a bug fixed. Their
-// dequeue count starts again at zero. It returns how many it moved.
+// before they were poisoned — the text byte for byte (PoisonOriginal), or
+// unwrapped (PoisonWrapped, also messages poisoned by earlier releases) —
+// to run again once the cause is fixed: a handler deployed for an unknown
+// kind, a bug fixed. Their dequeue count starts again at zero, and their
+// record blobs are deleted. It returns how many it moved.
 //
 // Each message is enqueued into its work queue first and deleted from the
 // poison queue second; a crash between leaves it in both, and it runs
 // again later from the poison queue's copy too (handlers are idempotent).
+// A record whose delete failed stays behind, reported to Hooks.Error.
 func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error) {
 	moved := 0
 	for i, q := range p.queues {
@@ -85,7 +91,10 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 			if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil || dm.MessageText == nil {
 				continue
 			}
-			rec, original, _ := ParsePoison(*dm.MessageText)
+			rec, original, wrapped := ParsePoison(*dm.MessageText)
+			if !wrapped && keep != nil {
+				rec = p.recordFor(ctx, name, *dm.MessageID)
+			}
 			if keep != nil && !keep(rec) {
 				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
 				continue
@@ -101,6 +110,11 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 			if _, err := q.Poison.DeleteMessage(ctx, *dm.MessageID, *dm.PopReceipt, nil); err != nil && !queueproc.IsGone(err) {
 				return moved + 1, fmt.Errorf("eventual: replay: deleting poison message %s of %s: %w", *dm.MessageID, name, err)
 			}
+			if !wrapped && p.blobs != nil {
+				if err := steps.DeleteBlob(ctx, p.blobs, poisonRecordName(name+PoisonSuffix, *dm.MessageID)); err != nil {
+					p.onError(fmt.Errorf("eventual: replay: deleting the record of poison message %s of %s: %w", *dm.MessageID, name, err))
+				}
+			}
 			moved++
 			if limit > 0 {
 				limit--
@@ -108,4 +122,18 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 		}
 	}
 	return moved, nil
+}
+
+// recordFor returns the record of a PoisonOriginal message for Replay's
+// filter: read from its blob, or, when it is not kept, only where the
+// message is.
+func (p *Processor) recordFor(ctx context.Context, queue, messageID string) PoisonRecord {
+	rec, err := p.PoisonRecord(ctx, queue, messageID)
+	if err != nil {
+		if !errors.Is(err, ErrNoPoisonRecord) {
+			p.onError(fmt.Errorf("eventual: replay: reading the record of poison message %s of %s: %w", messageID, queue, err))
+		}
+		return PoisonRecord{Queue: queue, PoisonMessageID: messageID}
+	}
+	return rec
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/tablekit/tablekit/internal/steps"
 )
 
-
 // ReplayOptions chooses what Replay moves back.
 type ReplayOptions struct {
 	// Max is the most messages to move; 0 means all.
@@ -31,11 +30,12 @@ type ReplayOptions struct {
 // kind, a bug fixed. Their dequeue count starts again at zero, and their
 // record blobs are deleted. It returns how many it moved.
 //
-// Each message is enqueued into its work queue first, its record blob
-// deleted second and its poison copy third; a crash between leaves it in
-// both queues, and it runs again later from the poison queue's copy too
-// (handlers are idempotent). A record whose delete failed stays behind,
-// reported to Hooks.Error. One message that fails does not stop the
+// Each message is enqueued into its work queue first, deleted from the
+// poison queue second, and its record blob third; a crash after the first
+// leaves it in both queues, and it runs again later from the poison
+// queue's copy too (handlers are idempotent); a crash after the second,
+// or a record delete that failed (reported to Hooks.Error), leaves a
+// record naming a message no longer in the poison queue. One message that fails does not stop the
 // others: Replay goes on and returns the failures joined. The poison
 // messages Replay has received stay invisible for Config.VisibilityTimeout
 // while it works (those the filter leaves are made visible again when it
@@ -112,15 +112,18 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 				errs = append(errs, fmt.Errorf("eventual: replay: enqueueing poison message %s of %s into its queue: %w", *dm.MessageID, name, err))
 				continue
 			}
-			// The record goes before the message: a crash between leaves a
-			// copy already replayed, never a record of nothing.
+			if _, err := q.Poison.DeleteMessage(ctx, *dm.MessageID, *dm.PopReceipt, nil); err != nil && !queueproc.IsGone(err) {
+				errs = append(errs, fmt.Errorf("eventual: replay: poison message %s of %s replayed, deleting it failed (a later Replay sends it again): %w", *dm.MessageID, name, err))
+				moved++
+				continue // its record stays with it
+			}
+			// The record goes last: a crash before leaves a record of a
+			// message no longer in the poison queue, never a poison message
+			// whose record is gone (which a filter would then leave there).
 			if !wrapped && p.blobs != nil {
 				if err := steps.DeleteBlob(ctx, p.blobs, poisonRecordName(name+PoisonSuffix, *dm.MessageID)); err != nil {
 					p.onError(fmt.Errorf("eventual: replay: deleting the record of poison message %s of %s: %w", *dm.MessageID, name, err))
 				}
-			}
-			if _, err := q.Poison.DeleteMessage(ctx, *dm.MessageID, *dm.PopReceipt, nil); err != nil && !queueproc.IsGone(err) {
-				errs = append(errs, fmt.Errorf("eventual: replay: poison message %s of %s replayed, deleting it failed (a later Replay sends it again): %w", *dm.MessageID, name, err))
 			}
 			moved++
 			if limit > 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -422,5 +423,129 @@ func TestReplayCrashAtEveryStep(t *testing.T) {
 	}})
 	if n < 8 {
 		t.Errorf("Replay made %d requests, want at least 8", n)
+	}
+}
+
+// photoWorld sends a small message and one whose payload is claim-checked.
+type photoWorld struct {
+	qs    []eventual.Queue
+	blobs string
+	msgs  []eventual.Message
+	mu    sync.Mutex
+	ran   map[string]int
+}
+
+func newPhotoWorld(t *testing.T) *photoWorld {
+	w := &photoWorld{qs: patterntest.Queues(t, env, 1), ran: map[string]int{}}
+	c := env.Container(t)
+	w.blobs = path.Base(c.URL())
+	for i, size := range []int{10, 100 << 10} {
+		m, err := photoKind.Message(Photo{Employee: fmt.Sprint(i), Data: strings.Repeat("x", size)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.msgs = append(w.msgs, m)
+	}
+	return w
+}
+
+func (w *photoWorld) processor(t testing.TB, e *integration.Env, cfg eventual.Config) *eventual.Processor {
+	cfg.EnqueueConcurrency = 1 // the same requests in the same order every run
+	p, err := eventual.New(patterntest.SameQueues(t, e, w.qs), e.BlobService.ServiceClient().NewContainerClient(w.blobs), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eventual.Handle(p, photoKind, func(_ context.Context, ph Photo) error {
+		w.mu.Lock()
+		w.ran[ph.Employee]++
+		w.mu.Unlock()
+		return nil
+	}, eventual.HandleOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (w *photoWorld) check(t *testing.T) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ran["0"] == 0 || w.ran["1"] == 0 {
+		t.Errorf("handled %v, want both messages", w.ran)
+	}
+	if n := count(t, w.qs[0].Work) + count(t, w.qs[0].Poison); n != 0 {
+		t.Errorf("%d messages left", n)
+	}
+	if names := blobNames(t, env.BlobService.ServiceClient().NewContainerClient(w.blobs)); len(names) != 0 {
+		t.Errorf("blobs left: %v", names)
+	}
+}
+
+// TestEnqueueCrashAtEveryStep kills Enqueue of two messages, one of them
+// claim-checked, after each of its requests (the blob, the two Put
+// Message). The caller, seeing the error, enqueues them again from a
+// fresh processor: each is handled, nothing is left in the queues, and
+// the claim blob — unreferenced after a crash between the blob and its
+// message — is deleted once its message is handled.
+func TestEnqueueCrashAtEveryStep(t *testing.T) {
+	t.Parallel()
+	n := crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
+		w := newPhotoWorld(t)
+		return crashtest.Run{
+			Work: func(ctx context.Context, kenv *integration.Env) error {
+				return w.processor(t, kenv, patterntest.Fast()).Enqueue(ctx, w.msgs...)
+			},
+			Recover: func(ctx context.Context) error {
+				p := w.processor(t, env, patterntest.Fast())
+				if err := p.Enqueue(ctx, w.msgs...); err != nil {
+					return err
+				}
+				_, err := p.Drain(ctx)
+				return err
+			},
+			Check: w.check,
+		}
+	}})
+	if n != 3 {
+		t.Errorf("Enqueue made %d requests, want 3", n)
+	}
+}
+
+// TestEnqueueLostReplyWithAWorkerInTheWindow: the Put Message of a
+// claim-checked message is executed and its reply lost; inside the retry
+// window a worker handles that message and deletes its blob. azcore's
+// resend then leaves a second copy whose blob is gone: it counts as a copy
+// of a message done, and the handler does not run twice.
+func TestEnqueueLostReplyWithAWorkerInTheWindow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newPhotoWorld(t)
+	f := faults.New(faults.Config{})
+	f.LoseNextThen(1, func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages")
+	}, func(*http.Request) {
+		if rep, err := w.processor(t, env, patterntest.Fast()).Drain(ctx); err != nil || rep.Done != 1 {
+			t.Errorf("drain in the window = %+v, %v", rep, err)
+		}
+	})
+	if err := w.processor(t, env.With(f), patterntest.Fast()).Enqueue(ctx, w.msgs[1]); err != nil {
+		t.Fatalf("Enqueue = %v", err)
+	}
+	if f.Stats().LostReplies != 1 {
+		t.Fatal("no reply was lost")
+	}
+	if n := count(t, w.qs[0].Work); n != 1 {
+		t.Fatalf("%d messages after the resend, want the second copy", n)
+	}
+	rep, err := w.processor(t, env, patterntest.Fast()).Drain(ctx)
+	if err != nil || rep.Done != 1 {
+		t.Fatalf("Drain = %+v, %v", rep, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ran["1"] != 1 {
+		t.Errorf("the handler ran %d times, want 1", w.ran["1"])
+	}
+	if names := blobNames(t, env.BlobService.ServiceClient().NewContainerClient(w.blobs)); len(names) != 0 {
+		t.Errorf("blobs left: %v", names)
 	}
 }

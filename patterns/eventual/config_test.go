@@ -46,6 +46,7 @@ func TestInvalidConfigIsRefused(t *testing.T) {
 		"MaxPollInterval":   {PollInterval: time.Second, MaxPollInterval: time.Millisecond},
 		"Workers":           {Workers: -1},
 		"Encoding":          {Encoding: 7},
+		"Poison":            {Poison: 2},
 	} {
 		_, err := New([]Queue{testQueue(t)}, nil, c)
 		var ce *ConfigError

@@ -54,9 +54,11 @@ type Processor struct {
 }
 
 // New returns a processor of queues (several for scale-out: messages are
-// spread over them by key) that stores payloads too large for a queue
-// message in blobs, a container that may be nil when no payload is that
-// large.
+// spread over them by key) that stores in the blob container blobs the
+// payloads too large for a queue message and the records of poison
+// messages. blobs may be nil: a message too large is then refused before
+// it is sent or committed (ErrTooLarge), and poison messages keep no
+// record unless Config.Poison is PoisonWrapped.
 func New(queues []Queue, blobs *container.Client, cfg Config) (*Processor, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {

@@ -228,3 +228,26 @@ func decodeB64(t testing.TB, s string) string {
 	}
 	return string(b)
 }
+
+// TestNewOutboxRefusesOverlappingPrefixes: the intents' prefix and the
+// set-aside rows' prefix must not start one another (a set-aside row
+// would be read as an intent), refused by NewOutbox with a *ConfigError.
+func TestNewOutboxRefusesOverlappingPrefixes(t *testing.T) {
+	t.Parallel()
+	p, err := eventual.New(eventual.QueuesOf(env.QueueService, "never-used"), nil, eventual.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := patterntest.Table[Account](t, env)
+	for _, cfg := range []eventual.OutboxConfig{
+		{Prefix: "tablekit.unsendable_x"},
+		{UnsendablePrefix: eventual.OutboxPrefix + "dead_"},
+		{Prefix: "same_", UnsendablePrefix: "same_"},
+		{UnsendablePrefix: "a/b"},
+	} {
+		var ce *eventual.ConfigError
+		if _, err := eventual.NewOutbox(p, accounts, cfg); !errors.Is(err, eventual.ErrInvalidConfig) || !errors.As(err, &ce) {
+			t.Errorf("NewOutbox(%+v) = %v, want a *ConfigError", cfg, err)
+		}
+	}
+}

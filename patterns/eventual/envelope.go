@@ -253,11 +253,12 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// ParsePoison reads the text of a poison queue message: its record, and
-// the original message text that Replay puts back, for tools that list or
-// triage poison queues. Text that is not a poison message of this package
-// (stored unchanged because its record did not fit, or put there by other
-// software) is its own original, with ok false.
+// ParsePoison reads the text of a wrapped poison queue message
+// (PoisonWrapped, and what earlier releases wrote): its record, and the
+// original message text that Replay puts back. Any other text — a poison
+// message of PoisonOriginal, whose record is a blob (Processor.PoisonRecord),
+// one stored unchanged because its record did not fit, or one put there by
+// other software — is its own original, with ok false.
 func ParsePoison(text string) (rec PoisonRecord, original string, ok bool) {
 	body, _, err := decodeText(text)
 	if err != nil {

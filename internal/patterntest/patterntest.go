@@ -12,7 +12,6 @@ package patterntest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"sync"
 	"testing"
@@ -102,7 +101,7 @@ func Fast() eventual.Config {
 	return eventual.Config{
 		Workers:           4,
 		VisibilityTimeout: 30 * time.Second,
-		RetryDelay:        -1,
+		RetryDelay:        eventual.NoRetryDelay,
 		PollInterval:      10 * time.Millisecond,
 		MaxPollInterval:   50 * time.Millisecond,
 		ShutdownGrace:     5 * time.Second,
@@ -117,31 +116,11 @@ func Crashy() eventual.Config {
 	return c
 }
 
-// Drain runs p until every work queue of qs is empty (no message left,
-// visible or not), or ctx ends.
+// Drain runs p until its work queues are empty and nothing is in flight,
+// or ctx ends: Processor.Drain. qs, p's queues, is no longer needed.
 func Drain(ctx context.Context, p *eventual.Processor, qs []eventual.Queue) error {
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(rctx) }()
-	defer func() { cancel(); <-done }()
-	for {
-		left := 0
-		for _, q := range qs {
-			n, err := MessageCount(ctx, q.Work)
-			if err != nil {
-				return err
-			}
-			left += n
-		}
-		if left == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d messages left: %w", left, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	_, err := p.Drain(ctx)
+	return err
 }
 
 // MessageCount is the number of messages in q, visible or not.

@@ -1,6 +1,7 @@
 package queueproc
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -49,6 +50,10 @@ type Config struct {
 	// PoisonText returns the text stored in the poison queue for m; nil
 	// stores m's text unchanged.
 	PoisonText func(m *Message, r Record) string
+	// KeepRecord, if set, stores the record of m once its copy is in the
+	// poison queue with the id poisonID, before m is deleted from its
+	// queue. A failure is reported to OnError; m is deleted all the same.
+	KeepRecord func(ctx context.Context, m *Message, r Record, poisonID string) error
 	// Observe, if set, is told the outcome of every delivery. It is called
 	// from the workers, concurrently.
 	Observe func(Outcome)

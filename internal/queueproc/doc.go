@@ -31,8 +31,13 @@
 //     than MaxDeliveries times (its earlier workers crashed) goes to the poison
 //     queue without running; one whose handler fails on delivery number
 //     MaxDeliveries goes there with the handler's error. Either way it is
-//     copied to the poison queue first and deleted second: a crash between
-//     the two leaves a second copy in the poison queue, never a lost message.
+//     copied to the poison queue first (as Config.PoisonText says: its own
+//     text unless told otherwise), its record kept second (Config.KeepRecord,
+//     given the copy's id) and the original deleted third: a crash between
+//     leaves a second copy in the poison queue, never a lost message.
+//   - Idle reports a processor that holds nothing and whose last receive
+//     found the queue empty, for a caller that drains (package eventual's
+//     Drain then checks the queue's message count).
 //
 // # Shutdown
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -98,8 +99,8 @@ type Record struct {
 
 // Reasons for poisoning decided by the loop itself.
 const (
-	ReasonFailed      = "failed on every delivery"
-	ReasonOverdelived = "delivered more times than allowed without finishing"
+	ReasonFailed        = "failed on every delivery"
+	ReasonOverdelivered = "delivered more times than allowed without finishing"
 )
 
 // Processor runs one queue.
@@ -111,6 +112,9 @@ type Processor struct {
 
 	poisonMu      sync.Mutex
 	poisonCreated bool
+
+	held  gauge       // messages in hand: waiting for a worker or running
+	empty atomic.Bool // the latest receive found no message
 }
 
 // New returns a processor of queue that moves poison messages to poison.
@@ -124,7 +128,17 @@ func New(queue, poison *azqueue.QueueClient, name string, h Handler, cfg Config)
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Processor{queue: queue, poison: poison, name: name, handler: h, cfg: cfg}, nil
+	p := &Processor{queue: queue, poison: poison, name: name, handler: h, cfg: cfg}
+	p.held.changed = make(chan struct{}, 1)
+	return p, nil
+}
+
+// Idle reports that p holds no message (none waiting for a worker, none
+// running, none being settled) and that its latest receive found the
+// queue empty. Messages may still be in the queue, invisible: delayed,
+// waiting for a retry, or held by another worker.
+func (p *Processor) Idle() bool {
+	return p.empty.Load() && p.held.value() == 0
 }
 
 // Run processes messages until ctx ends, then shuts down as the package
@@ -134,8 +148,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	jobs := make(chan *Message, p.refill()+p.cfg.BatchSize)
-	var held gauge
-	held.changed = make(chan struct{}, 1)
+	held := &p.held
 	var wg sync.WaitGroup
 	for range p.cfg.Workers {
 		wg.Go(func() {
@@ -149,7 +162,7 @@ func (p *Processor) Run(ctx context.Context) error {
 			}
 		})
 	}
-	p.receive(ctx, work, jobs, &held)
+	p.receive(ctx, work, jobs, held)
 	close(jobs)
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
@@ -186,6 +199,9 @@ func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, hel
 		}
 		if err != nil {
 			p.onError(fmt.Errorf("queueproc: receiving from %s: %w", p.name, err))
+		}
+		if err == nil {
+			p.empty.Store(len(resp.Messages) == 0)
 		}
 		if err != nil || len(resp.Messages) == 0 {
 			if clock.Sleep(ctx, p.cfg.Clock, delay) != nil {
@@ -243,7 +259,7 @@ func (p *Processor) renewer(m *Message) renewFunc {
 func (p *Processor) handle(ctx, work context.Context, m *Message) {
 	start := p.cfg.Clock.Now()
 	if m.DequeueCount > int64(p.cfg.MaxDeliveries) {
-		p.moveToPoison(work, m, ReasonOverdelived, nil, start)
+		p.moveToPoison(work, m, ReasonOverdelivered, nil, start)
 		return
 	}
 	err := p.call(work, m)
@@ -340,12 +356,18 @@ func (p *Processor) moveToPoison(work context.Context, m *Message, reason string
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(work), finishTimeout)
 	defer cancel()
-	if err := p.sendPoison(ctx, text); err != nil {
+	poisonID, err := p.sendPoison(ctx, text)
+	if err != nil {
 		// Keep the message where it is: it comes back and is poisoned then.
 		p.finishLease(m)
 		p.onError(fmt.Errorf("queueproc: %s: moving message %s to the poison queue: %w", p.name, m.ID, err))
 		p.observe(Outcome{Message: m, Result: Retrying, Err: cause, Reason: reason, Duration: p.cfg.Clock.Now().Sub(start)})
 		return
+	}
+	if p.cfg.KeepRecord != nil {
+		if err := p.cfg.KeepRecord(ctx, m, rec, poisonID); err != nil {
+			p.onError(fmt.Errorf("queueproc: %s: keeping the record of message %s, poison message %s: %w", p.name, m.ID, poisonID, err))
+		}
 	}
 	receipt, _ := p.finishLease(m)
 	if _, err := p.queue.DeleteMessage(ctx, m.ID, receipt, nil); err != nil && !IsGone(err) {
@@ -355,18 +377,24 @@ func (p *Processor) moveToPoison(work context.Context, m *Message, reason string
 }
 
 // sendPoison enqueues text into the poison queue, never to expire,
-// creating the queue the first time it is missing.
-func (p *Processor) sendPoison(ctx context.Context, text string) error {
+// creating the queue the first time it is missing, and returns the id the
+// poison queue gave it.
+func (p *Processor) sendPoison(ctx context.Context, text string) (string, error) {
 	opts := &azqueue.EnqueueMessageOptions{TimeToLive: to.Ptr(int32(-1))}
-	_, err := p.poison.EnqueueMessage(ctx, text, opts)
-	if err == nil || !IsQueueNotFound(err) {
-		return err
+	resp, err := p.poison.EnqueueMessage(ctx, text, opts)
+	if err != nil && IsQueueNotFound(err) {
+		if err := p.createPoison(ctx); err != nil {
+			return "", err
+		}
+		resp, err = p.poison.EnqueueMessage(ctx, text, opts)
 	}
-	if err := p.createPoison(ctx); err != nil {
-		return err
+	if err != nil {
+		return "", err
 	}
-	_, err = p.poison.EnqueueMessage(ctx, text, opts)
-	return err
+	if len(resp.Messages) == 0 || resp.Messages[0] == nil || resp.Messages[0].MessageID == nil {
+		return "", nil // enqueued; the service named no id
+	}
+	return *resp.Messages[0].MessageID, nil
 }
 
 func (p *Processor) createPoison(ctx context.Context) error {
@@ -416,6 +444,12 @@ func (g *gauge) add(d int) {
 	case g.changed <- struct{}{}:
 	default:
 	}
+}
+
+func (g *gauge) value() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
 }
 
 func (g *gauge) waitAtMost(ctx context.Context, limit int) error {

@@ -31,10 +31,13 @@ func PutBlob(ctx context.Context, c *container.Client, name string, data []byte)
 }
 
 // PutBlobIfAbsent writes data as the block blob name unless a blob of that
-// name exists (If-None-Match: *). created reports whether this call wrote
-// it, also when azcore resent the request after its reply was lost: the
-// blob carries this call's attempt id in its metadata, read back (one more
-// request) only when the blob was found to exist.
+// name exists (If-None-Match: *). created reports whether the stored blob
+// is this call's write, also when azcore resent the request after its
+// reply was lost: the blob carries this call's attempt id in its metadata,
+// read back (one more request) only when the blob was found to exist. A
+// write of this call that another writer replaced (an unconditional
+// PutBlob) inside azcore's retry window reports false: the blob stored is
+// not this call's.
 func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data []byte) (created bool, err error) {
 	attempt := uuid.NewString()
 	bb := c.NewBlockBlobClient(name)

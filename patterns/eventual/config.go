@@ -12,14 +12,13 @@ import (
 // Encoding is how an envelope is written as queue message text.
 type Encoding uint8
 
-const (
-	// Base64 writes the JSON envelope base64-encoded, what Azure Functions
-	// and WebJobs queue triggers expect by default.
-	Base64 Encoding = iota
-	// PlainText writes the JSON envelope as is (Functions'
-	// "messageEncoding": "none").
-	PlainText
-)
+// Base64 writes the JSON envelope base64-encoded, what Azure Functions and
+// WebJobs queue triggers expect by default.
+const Base64 Encoding = 0
+
+// PlainText writes the JSON envelope as is (Functions' "messageEncoding":
+// "none").
+const PlainText Encoding = 1
 
 func (e Encoding) String() string {
 	switch e {
@@ -29,6 +28,37 @@ func (e Encoding) String() string {
 		return "plain"
 	}
 	return fmt.Sprintf("Encoding(%d)", uint8(e))
+}
+
+// PoisonFormat is what a poison queue message holds.
+type PoisonFormat uint8
+
+// PoisonOriginal: the poison queue message is the original message text,
+// byte for byte, as Azure Functions and WebJobs move it, so that any
+// consumer of the poison queue reads what was sent. Its PoisonRecord is
+// kept as a JSON blob in the processor's container, named by the poison
+// message's id (see "Wire format" in the package documentation and
+// Processor.PoisonRecord); a processor without a container keeps no
+// record (Hooks.Outcome still reports the reason, the error and the
+// dequeue count).
+const PoisonOriginal PoisonFormat = 0
+
+// PoisonWrapped: the poison queue message is a JSON document holding the
+// record and the original message, {"poison": record, "message"|"text":
+// original}, encoded as Config.Encoding says; ParsePoison reads it. Only
+// tablekit reads the original back, but the record travels with the
+// message and needs no container. It is what tablekit wrote before
+// PoisonOriginal.
+const PoisonWrapped PoisonFormat = 1
+
+func (f PoisonFormat) String() string {
+	switch f {
+	case PoisonOriginal:
+		return "original"
+	case PoisonWrapped:
+		return "wrapped"
+	}
+	return fmt.Sprintf("PoisonFormat(%d)", uint8(f))
 }
 
 // Clock is the time source of the processor's timers (visibility
@@ -61,8 +91,12 @@ type Config struct {
 	MaxDeliveries int
 	// RetryDelay is how long a message whose handler failed stays invisible
 	// before it is delivered again, doubling with each delivery up to
-	// MaxRetryDelay. 0 means 1 s; negative means at once. MaxRetryDelay 0
-	// means 1 minute. The service counts whole seconds.
+	// MaxRetryDelay: 1 s, 2 s, 4 s, … The service counts whole seconds
+	// (rounded up). 0 means 1 s; NoRetryDelay makes a failed message
+	// visible again at once, which is what tests want (a handler failing 5
+	// times then costs no waiting); production code should keep a delay, so
+	// that a failing dependency is not hammered. MaxRetryDelay 0 means
+	// 1 minute.
 	RetryDelay, MaxRetryDelay time.Duration
 	// PollInterval is the wait after a receive that found the queue empty,
 	// doubling while it stays empty up to MaxPollInterval. Every receive is
@@ -75,6 +109,10 @@ type Config struct {
 	// Encoding is how Enqueue writes messages; the zero value is Base64.
 	// Handlers read both encodings whatever this says.
 	Encoding Encoding
+	// Poison is what a poison queue message holds; the zero value is
+	// PoisonOriginal: the original text, byte for byte, with the record as
+	// a blob in the processor's container.
+	Poison PoisonFormat
 	// EnqueueConcurrency is how many messages one Enqueue call sends at
 	// once; 0 means entity.DefaultConcurrency.
 	EnqueueConcurrency int
@@ -87,6 +125,11 @@ type Config struct {
 	// Hooks observe the processor's work.
 	Hooks Hooks
 }
+
+// NoRetryDelay, as Config.RetryDelay, makes a message whose handler failed
+// visible again at once instead of after a delay (any negative duration
+// does the same).
+const NoRetryDelay time.Duration = -1
 
 // Hooks observe a processor, for logging, tracing and metrics. They are
 // called from the workers, concurrently, and must not block for long.
@@ -102,17 +145,18 @@ type Hooks struct {
 // Result is what became of one delivery.
 type Result uint8
 
-const (
-	// Done: the handler succeeded and the message was deleted.
-	Done Result = iota + 1
-	// Retry: the handler failed; the message will be delivered again.
-	Retry
-	// Poison: the message was moved to the poison queue.
-	Poison
-	// Released: the processor stopped before the handler finished; the
-	// message was made visible again for another worker.
-	Released
-)
+// Done: the handler succeeded and the message was deleted.
+const Done Result = 1
+
+// Retry: the handler failed; the message will be delivered again.
+const Retry Result = 2
+
+// Poison: the message was moved to the poison queue.
+const Poison Result = 3
+
+// Released: the processor stopped before the handler finished; the message
+// was made visible again for another worker.
+const Released Result = 4
 
 func (r Result) String() string {
 	switch r {
@@ -142,20 +186,24 @@ type Outcome struct {
 	Reason string
 }
 
-// Reasons a message is poisoned, recorded in its PoisonRecord.
-const (
-	// ReasonFailed: the handler failed on each of MaxDeliveries deliveries.
-	ReasonFailed = queueproc.ReasonFailed
-	// ReasonOverdelivered: the message was delivered more than MaxDeliveries
-	// times without finishing (its workers crashed or lost it).
-	ReasonOverdelivered = queueproc.ReasonOverdelived
-	// ReasonUndecodable: the text is not an envelope.
-	ReasonUndecodable = "message does not decode"
-	// ReasonUnknownKind: no handler is registered for the kind.
-	ReasonUnknownKind = "unknown kind"
-	// ReasonBadPayload: the payload does not decode into the kind's type.
-	ReasonBadPayload = "payload does not decode"
-)
+// The reasons a message is poisoned, recorded in its PoisonRecord and
+// reported in Outcome.Reason.
+
+// ReasonFailed: the handler failed on each of MaxDeliveries deliveries.
+const ReasonFailed = "failed on every delivery"
+
+// ReasonOverdelivered: the message was delivered more than MaxDeliveries
+// times without finishing (its workers crashed or lost it).
+const ReasonOverdelivered = "delivered more times than allowed without finishing"
+
+// ReasonUndecodable: the text is not an envelope.
+const ReasonUndecodable = "message does not decode"
+
+// ReasonUnknownKind: no handler is registered for the kind.
+const ReasonUnknownKind = "unknown kind"
+
+// ReasonBadPayload: the payload does not decode into the kind's type.
+const ReasonBadPayload = "payload does not decode"
 
 func (c Config) withDefaults() (Config, error) {
 	def := func(v *time.Duration, d time.Duration) {
@@ -213,6 +261,8 @@ func (c Config) withDefaults() (Config, error) {
 		bad("ShutdownGrace", "is %v", c.ShutdownGrace)
 	case c.Encoding > PlainText:
 		bad("Encoding", "is %v", c.Encoding)
+	case c.Poison > PoisonWrapped:
+		bad("Poison", "is %v", c.Poison)
 	case c.EnqueueConcurrency < 0:
 		bad("EnqueueConcurrency", "is %d", c.EnqueueConcurrency)
 	case c.MarkerTTL < 0:

@@ -32,8 +32,8 @@ func TestConfigDefaults(t *testing.T) {
 		c.EnqueueConcurrency != entity.DefaultConcurrency || c.MarkerTTL != 8*24*time.Hour || c.Clock == nil {
 		t.Errorf("defaults %+v", c)
 	}
-	if c, _ := (Config{RetryDelay: -1}).withDefaults(); c.RetryDelay != 0 {
-		t.Errorf("RetryDelay -1 became %v, want 0 (at once)", c.RetryDelay)
+	if c, _ := (Config{RetryDelay: NoRetryDelay}).withDefaults(); c.RetryDelay != 0 {
+		t.Errorf("RetryDelay NoRetryDelay became %v, want 0 (at once)", c.RetryDelay)
 	}
 }
 
@@ -46,6 +46,7 @@ func TestInvalidConfigIsRefused(t *testing.T) {
 		"MaxPollInterval":   {PollInterval: time.Second, MaxPollInterval: time.Millisecond},
 		"Workers":           {Workers: -1},
 		"Encoding":          {Encoding: 7},
+		"Poison":            {Poison: 2},
 	} {
 		_, err := New([]Queue{testQueue(t)}, nil, c)
 		var ce *ConfigError

@@ -22,27 +22,49 @@
 //
 // # Guarantee
 //
+// Each guarantee names the test that injects the failure it survives.
+//
 //   - At least once: every step of an enqueued message runs to success at
-//     least once, whatever crashes, lost replies and duplicate deliveries
-//     happen, unless the message is poisoned (below).
+//     least once, whatever crashes (TestCrashAtEveryStep: the worker killed
+//     after each of its requests, a fresh one finishing), lost replies
+//     (TestLoadUnderFaults: 5% of replies lost, 5% of requests failed) and
+//     duplicate deliveries (TestDuplicateCopiesConcurrently,
+//     TestRedeliveryWhileRunning) happen, unless the message is poisoned
+//     (below).
 //   - Convergence: once the queues have drained, the state is that of every
 //     message having run exactly once — provided the steps are idempotent.
 //     The steps of this package are: Upsert, Insert and Delete (a repeat
 //     finds its work done), [Move], [PutBlob], [PutBlobIfAbsent], [DeleteBlob], and
 //     Once, which applies a change that is not idempotent (an increment)
 //     exactly once per message by writing a marker entity in the same entity
-//     group transaction.
+//     group transaction (also when a copy of the message runs inside the
+//     retry window of a lost reply: TestOnceLostReplyWithACopyInTheWindow).
 //   - No isolation: a reader may see any intermediate state — the guide's
 //     archived employee may be in Current and Archive at once, or a counter
 //     not yet incremented. Design readers for it.
 //   - No order: messages may run in any order, concurrently, and twice.
+//   - A change and its outbox messages commit together or not at all
+//     (TestOutboxCrash), a message that could never be sent is refused
+//     before the transaction (TestSubmitRefusesAnUnsendableMessage), and a
+//     Submit whose reply was lost reports the truth also when a relay or
+//     another writer acted inside azcore's retry window
+//     (TestOutboxLostReply, TestSubmitLostReplyWithARelayInTheWindow,
+//     TestSubmitLostReplyWithAWriterInTheWindow).
+//   - One bad item never blocks the others: a message that can never
+//     succeed is poisoned after one delivery while the rest run
+//     (TestPoisonAtOnce, TestDrainHandlesEverythingThenReturns); Relay goes
+//     on past an intent that fails and sets aside one that can never be
+//     sent (TestRelayGoesOnPastUnsendableIntents,
+//     TestRelayReportsEachPartitionAndGoesOn); Replay goes on past a poison
+//     message it cannot move.
 //
 // # Steps of a message
 //
 //  1. Enqueue: one Put Message per message (base64 JSON envelope: kind, id,
-//     created, payload). A payload that does not fit a queue message (64
-//     KiB, less a 2 KiB reserve for the poison record) is written to a blob
-//     first and the message carries its name (claim check).
+//     created, payload; see "Wire format"). A payload that does not fit a
+//     queue message (64 KiB, less a 2 KiB reserve for a wrapped poison
+//     record) is written to a blob first and the message carries its name
+//     (claim check).
 //  2. Receive: up to 32 messages per Get Messages request (BatchSize), each
 //     invisible to other workers for VisibilityTimeout, renewed halfway
 //     through with Update Message while it waits or runs; each renewal's new
@@ -62,23 +84,40 @@
 //     after its visibility timeout and runs again from step 3. Each step
 //     finds what an earlier run did (a re-insert's conflict, a re-delete's
 //     404, Once's marker) and counts it as done. A crash after the handler
-//     and before the delete runs the whole handler again: harmless.
+//     and before the delete runs the whole handler again: harmless. A crash
+//     between a claim check's blob and its Put Message leaves the blob
+//     unreferenced until the same message is enqueued again.
 //   - A lost reply: azcore resends the request. A resent Put Message leaves a
 //     second copy of the message (same id: handled twice, applied once); a
 //     resent delete finds nothing (done); a resent transaction fails at
-//     operation 0 (Once reads its marker back to report the truth).
+//     operation 0 (Once reads its marker back to report the truth). Move's
+//     delete carries the ETag it read, so a resend never deletes a newer
+//     version blindly; if another writer re-created the entity inside the
+//     retry window, Move reads again and moves that version too, as a Move
+//     running after it would (TestMoveLostDeleteReplyReinsertInTheWindow).
 //   - A handler error: the message becomes visible again after RetryDelay,
 //     doubling per delivery. After MaxDeliveries deliveries (5, as in Azure
-//     Functions) it is moved to the poison queue "<queue>-poison" with a
-//     [PoisonRecord] — the reason, the handler's last error, the dequeue count
-//     — and deleted from its queue. A message that cannot succeed (its text
-//     is not an envelope, its kind has no handler, its payload does not
-//     decode) goes there after its first delivery: it is never redelivered
-//     forever. Replay moves poison messages back, byte for byte, once the
-//     cause is fixed; [ParsePoison] reads them for tools.
+//     Functions) it is moved to the poison queue "<queue>-poison" and
+//     deleted from its queue; its [PoisonRecord] — the reason, the handler's
+//     last error, the dequeue count, the times — is kept beside it (see
+//     [PoisonFormat]). A message that cannot succeed (its text is not an
+//     envelope, its kind has no handler, its payload does not decode) goes
+//     there after its first delivery: it is never redelivered forever
+//     (TestPoisonAfterMaxDeliveriesAndReplay, TestPoisonAtOnce). The copy
+//     is made first, the record written second and the original deleted
+//     third: a crash between leaves the original, which is poisoned again
+//     later, so the poison queue may hold a second copy, byte for byte the
+//     same, of which one has a record (TestPoisonCrashAtEveryStep).
+//     [Processor.Replay] moves poison messages back, byte for byte, once the
+//     cause is fixed (TestReplayCrashAtEveryStep).
 //   - Shutdown (Run's context ends): no new receive; messages waiting in hand
 //     are made visible at once; running handlers get ShutdownGrace, then
-//     their context is cancelled and their messages released.
+//     their context is cancelled and their messages released
+//     (TestShutdownLosesNothing). [Processor.Drain] is Run that returns by
+//     itself once the queues are empty and nothing is in flight, with a
+//     [DrainReport] of what it did and what was left
+//     (TestDrainHandlesEverythingThenReturns,
+//     TestDrainDeadlineReportsWhatIsLeft).
 //
 // # Direct enqueue or outbox
 //
@@ -95,16 +134,86 @@
 //     intent. Either both are committed or neither; a committed intent is
 //     sent by Submit or, after a crash, by Relay (which scans for intents
 //     older than [OutboxConfig].Grace). Relay may send a message twice; Once
-//     is keyed by the message id, so it counts once.
+//     is keyed by the message id, so it counts once. Submit checks first that
+//     each message can be sent ([Processor.CheckSendable]: valid, and small
+//     enough for a queue message or the processor has a blob container), so
+//     a change is never committed with a message that cannot be sent. Relay
+//     reports each intent it could not send as a [RelayError] and goes on;
+//     an intent that can never be sent (written by a processor with a
+//     container, relayed by one without; a damaged row) is set aside in its
+//     partition, where [Outbox.Unsendable] lists it and [Outbox.Revive]
+//     puts it back (TestRelayCrashAtEveryStep, TestRelaySetAsideLostReply,
+//     TestRelayLostDeleteReplyWithANewIntentInTheWindow).
 //
 // # Azure Functions, WebJobs and other languages
 //
 // Messages are base64-encoded JSON by default, what Functions' queue
-// triggers expect (PlainText matches "messageEncoding": "none"), poison
-// queues are named and counted as theirs, so a step's worker may be a
-// Function in another language, and their tooling shows the poison queue.
-// Queues are chosen by keys.Bucket(Message.Key, number of queues), a hash
-// other languages can reproduce.
+// triggers expect (PlainText matches "messageEncoding": "none"); poison
+// queues are named, counted and filled as theirs are (the original text,
+// byte for byte: TestPoisonIsTheOriginalByteForByte), so a step's worker
+// may be a Function in another language, and their tooling shows the
+// poison queue. Queues are chosen by keys.Bucket(Message.Key, number of
+// queues), a hash other languages can reproduce; "Wire format" below says
+// what every byte is.
+//
+// # Wire format
+//
+// Each example in this section is checked by TestWireFormatExamples to be
+// exactly what the code writes, but for values that differ in each run:
+// those the service assigns (message ids, insertion times), attempt ids
+// (random), the queue's name and the time an intent was set aside.
+//
+// A message's text is its envelope, a JSON object, base64-encoded (the
+// standard alphabet, padded: Config.Encoding Base64, the default) or as
+// is (PlainText). Its members, in this order: "kind", the kind name;
+// "id", the message id; "created", when the message was made, in UTC with
+// exactly seven fractional digits (.NET's round-trip format, so a
+// message's size does not depend on the clock); then either "payload", the
+// payload's JSON as given, or, for a payload stored as a blob (claim
+// check), "claim": the name of the blob in the processor's container that
+// holds the payload's JSON bytes, kind + "/" + id. Readers accept any RFC
+// 3339 time and ignore members they do not know.
+//
+//	{"kind":"ArchiveEmployee.v1","id":"7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","created":"2024-05-01T10:00:00.1234567Z","payload":{"department":"Sales","id":"000123"}}
+//	eyJraW5kIjoiQXJjaGl2ZUVtcGxveWVlLnYxIiwiaWQiOiI3ZDBlNWMxYS0yZjRiLTRjN2UtOWEzMS01YjhmMGU2ZDJjNDQiLCJjcmVhdGVkIjoiMjAyNC0wNS0wMVQxMDowMDowMC4xMjM0NTY3WiIsInBheWxvYWQiOnsiZGVwYXJ0bWVudCI6IlNhbGVzIiwiaWQiOiIwMDAxMjMifX0=
+//	{"kind":"StorePhoto.v1","id":"p-000123","created":"2024-05-01T10:00:00.1234567Z","claim":"StorePhoto.v1/p-000123"}
+//
+// A poison message is the original text, byte for byte (PoisonOriginal).
+// Its record is the blob PoisonRecordPrefix + "<queue>-poison/" + the
+// poison message's id in the processor's container, holding the JSON of
+// [PoisonRecord]: "reason" (one of the Reason constants), "error" (the
+// handler's last error, absent when it did not run), "kind" and "id" (the
+// envelope's, when it decoded), "dequeueCount", "queue" and "messageId"
+// (where it was poisoned from), "inserted" and "poisoned" (RFC 3339 times
+// in UTC), "encoding" ("base64" or "plain", when it is an envelope) and
+// "poisonMessageId":
+//
+//	{"reason":"unknown kind","error":"eventual: no handler for kind \"Unknown.v9\"","kind":"Unknown.v9","id":"u1","dequeueCount":1,"queue":"orders","messageId":"4e8f3c2a-0b1d-4f6e-8a7c-9d2b5e1f3a60","inserted":"2024-05-01T09:59:58Z","poisoned":"2024-05-01T10:00:00.1234567Z","encoding":"plain","poisonMessageId":"b3a1c9e2-5d4f-4e7a-9c8b-1f2e3d4c5b6a"}
+//
+// With PoisonWrapped the poison message is instead {"poison": record,
+// "message": the envelope's JSON} (or "text": the original text, for text
+// that is not compact JSON), encoded as Config.Encoding says.
+//
+// Once's marker is an entity of the partition Once was given, whose RowKey
+// is MarkerPrefix + keys.Compound(message id, step) — the two joined by a
+// space, a space or '!' inside either preceded by '!' — with the
+// properties Expires (Edm.DateTime: when SweepMarkers may delete it,
+// Config.MarkerTTL after it was written) and Attempt (the id of the Once
+// call that wrote it). As JSON, the marker of step "raise" of the message
+// above:
+//
+//	{"PartitionKey":"Sales","RowKey":"tablekit.once_7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44 raise","Expires@odata.type":"Edm.DateTime","Expires":"2024-05-09T10:00:00.1234567Z","Attempt":"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"}
+//
+// An outbox intent is an entity of the changed partition whose RowKey is
+// OutboxPrefix + the message id, with the properties Kind, ID, Created
+// (Edm.DateTime), Key (absent when empty), Payload (Edm.Binary: the
+// payload's JSON bytes) and Attempt (the Submit call that wrote it). An
+// intent set aside keeps them under the RowKey UnsendablePrefix + the
+// message id and adds Reason (why it can never be sent) and SetAside
+// (Edm.DateTime, by the processor's clock):
+//
+//	{"PartitionKey":"Sales","RowKey":"tablekit.outbox_7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Kind":"RaiseRecorded.v1","ID":"7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Created@odata.type":"Edm.DateTime","Created":"2024-05-01T10:00:00.1234567Z","Payload@odata.type":"Edm.Binary","Payload":"eyJkZXBhcnRtZW50IjoiU2FsZXMifQ==","Attempt":"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"}
+//	{"PartitionKey":"Sales","RowKey":"tablekit.unsendable_bad-1","Kind":"Bad Kind","ID":"bad-1","Created@odata.type":"Edm.DateTime","Created":"2024-05-01T10:00:00.0000000Z","Payload@odata.type":"Edm.Binary","Payload":"e30=","Attempt":"by-hand","Reason":"eventual: message \"bad-1\" of kind \"Bad Kind\": the kind is empty, longer than 128 bytes, or has characters other than letters, digits, '.', '_', '-'","SetAside@odata.type":"Edm.DateTime","SetAside":"2024-05-01T10:00:00.1234567Z"}
 //
 // # Azurite and Cosmos DB
 //

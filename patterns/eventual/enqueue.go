@@ -46,32 +46,54 @@ func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
 	if len(errs) > 0 {
 		return errline.Join(errs...)
 	}
-	if len(out) == 1 {
-		return p.wrapSend(ctx, 0, &msgs[0], out[0])
+	for i, err := range p.sendAll(ctx, out) {
+		if err != nil {
+			errs = append(errs, &EnqueueError{Index: i, Kind: msgs[i].Kind, ID: msgs[i].ID, Queue: p.names[out[i].queue], Err: err})
+		}
 	}
-	var mu sync.Mutex
+	return errline.Join(errs...)
+}
+
+// sendAll sends out, up to Config.EnqueueConcurrency at once, and returns
+// each one's error.
+func (p *Processor) sendAll(ctx context.Context, out []outgoing) []error {
+	errs := make([]error, len(out))
+	if len(out) == 1 {
+		errs[0] = p.send(ctx, out[0])
+		return errs
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, p.cfg.EnqueueConcurrency)
 	for i := range out {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := p.wrapSend(ctx, i, &msgs[i], out[i]); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
+			errs[i] = p.send(ctx, out[i])
 		})
 	}
 	wg.Wait()
-	return errline.Join(errs...)
+	return errs
 }
 
-func (p *Processor) wrapSend(ctx context.Context, i int, m *Message, o outgoing) error {
-	if err := p.send(ctx, o); err != nil {
-		return &EnqueueError{Index: i, Kind: m.Kind, ID: m.ID, Queue: p.names[o.queue], Err: err}
+// CheckSendable reports whether p can send msgs, without sending
+// anything: each must be a valid message (kind, id, JSON payload, delay;
+// a *MessageError matching ErrInvalidMessage otherwise) whose envelope,
+// once encoded as p writes it (Config.Encoding), fits a queue message, or
+// else p must have a blob container to hold its payload (claim check; a
+// *MessageError matching ErrTooLarge otherwise). It is what Enqueue checks
+// before it sends, and what Outbox.Submit checks before its transaction,
+// so that a change is never committed with a message that can never be
+// sent. Packages that write outbox intents of their own call it before
+// their transactions. When several messages fail the error joins one
+// *MessageError per message.
+func (p *Processor) CheckSendable(msgs ...Message) error {
+	var errs []error
+	for _, m := range msgs {
+		if _, err := p.prepare(m); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return nil
+	return errline.Join(errs...)
 }
 
 // prepare checks m, stamps its creation time, and builds its text.

@@ -9,24 +9,24 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/keys"
 )
 
-// Limits of the wire format.
-const (
-	// MaxMessageBytes is the largest queue message text, in UTF-8 bytes
-	// after encoding (64 KiB).
-	MaxMessageBytes = queueproc.MaxMessageBytes
-	// PoisonReserve is the room Enqueue leaves in every message for the
-	// record the poison queue adds: a message whose text is longer than
-	// MaxMessageBytes - PoisonReserve has its payload stored as a blob.
-	PoisonReserve = 2 << 10
-	// MaxKindLength is the longest kind name.
-	MaxKindLength = 128
-	// MaxIDLength is the longest message id, in bytes.
-	MaxIDLength = 256
-)
+// MaxMessageBytes is the largest queue message text, in UTF-8 bytes after
+// encoding (64 KiB), the service's limit.
+const MaxMessageBytes = 65536
+
+// PoisonReserve is the room Enqueue leaves in every message for the record
+// a wrapped poison message adds (PoisonWrapped): a message whose text is
+// longer than MaxMessageBytes - PoisonReserve has its payload stored as a
+// blob.
+const PoisonReserve = 2048
+
+// MaxKindLength is the longest kind name.
+const MaxKindLength = 128
+
+// MaxIDLength is the longest message id, in bytes.
+const MaxIDLength = 256
 
 // envelope is the JSON of every message:
 //
@@ -156,8 +156,10 @@ func decodeEnvelope(text string) (envelope, error) {
 	return parseEnvelope(body)
 }
 
-// PoisonRecord is what the poison queue keeps about a message besides the
-// message itself.
+// PoisonRecord is what is kept about a poisoned message besides the
+// message itself: as a blob named by the poison message's id
+// (PoisonOriginal), or inside the poison message (PoisonWrapped). Its
+// JSON is described under "Wire format" in the package documentation.
 type PoisonRecord struct {
 	Reason       string    `json:"reason"`          // one of the Reason constants
 	Error        string    `json:"error,omitempty"` // the handler's last error, at most 1 KiB
@@ -168,8 +170,12 @@ type PoisonRecord struct {
 	MessageID    string    `json:"messageId"` // its id there
 	Inserted     time.Time `json:"inserted"`
 	Poisoned     time.Time `json:"poisoned"`
-	// Encoding is how the original text was encoded ("base64", "plain").
+	// Encoding is how the original text was encoded ("base64", "plain"),
+	// when it is an envelope.
 	Encoding string `json:"encoding,omitempty"`
+	// PoisonMessageID is the id of the message's copy in the poison queue
+	// (PoisonOriginal's records, which are named by it).
+	PoisonMessageID string `json:"poisonMessageId,omitempty"`
 }
 
 // poisonMessage is the JSON of a poison queue message: the record, and the
@@ -247,11 +253,12 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// ParsePoison reads the text of a poison queue message: its record, and
-// the original message text that Replay puts back, for tools that list or
-// triage poison queues. Text that is not a poison message of this package
-// (stored unchanged because its record did not fit, or put there by other
-// software) is its own original, with ok false.
+// ParsePoison reads the text of a wrapped poison queue message
+// (PoisonWrapped, and what earlier releases wrote): its record, and the
+// original message text that Replay puts back. Any other text — a poison
+// message of PoisonOriginal, whose record is a blob (Processor.PoisonRecord),
+// one stored unchanged because its record did not fit, or one put there by
+// other software — is its own original, with ok false.
 func ParsePoison(text string) (rec PoisonRecord, original string, ok bool) {
 	body, _, err := decodeText(text)
 	if err != nil {

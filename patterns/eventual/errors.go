@@ -26,7 +26,41 @@ var (
 	ErrRunning = errors.New("eventual: processor already running")
 	// ErrUndecodable reports a queue message that is not an envelope.
 	ErrUndecodable = errors.New("eventual: message does not decode")
+	// ErrUnsendable reports an outbox intent that can never be sent, which
+	// Relay set aside (a *RelayError with SetAside true).
+	ErrUnsendable = errors.New("eventual: intent can never be sent")
 )
+
+// RelayError reports an outbox intent that Relay did not send, or a
+// partition whose intents it could not read (RowKey ""): it names the
+// partition, the intent's RowKey and, when they were read, its message's
+// kind and id. SetAside reports an intent that can never be sent, moved
+// to its unsendable row with Err as the reason; it then matches
+// ErrUnsendable. Any other intent stays where it is for the next Relay.
+type RelayError struct {
+	Partition string
+	RowKey    string
+	Kind, ID  string
+	SetAside  bool
+	Err       error
+}
+
+func (e *RelayError) Error() string {
+	what := fmt.Sprintf("eventual: relay: partition %q", e.Partition)
+	if e.RowKey != "" {
+		what += fmt.Sprintf(", intent %q (message %q of kind %q)", e.RowKey, e.ID, e.Kind)
+	}
+	if e.SetAside {
+		return fmt.Sprintf("%s: can never be sent, set aside: %v", what, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", what, e.Err)
+}
+
+// Is makes errors.Is(err, ErrUnsendable) true for an intent set aside.
+func (e *RelayError) Is(target error) bool { return e.SetAside && target == ErrUnsendable }
+
+// Unwrap returns the cause.
+func (e *RelayError) Unwrap() error { return e.Err }
 
 // ConfigError names the setting that is wrong; it matches
 // ErrInvalidConfig.

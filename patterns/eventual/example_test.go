@@ -147,3 +147,39 @@ func ExampleOutbox_Submit() {
 	// messages waiting: 1
 	// rows: 000123
 }
+
+// A batch job (or a test) runs the handlers until every message is
+// handled or poisoned, then reads what happened.
+func ExampleProcessor_Drain() {
+	ctx := context.Background()
+	_, _, queues, drop, err := scratch(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
+	// NoRetryDelay: a failed message is retried at once (tests, batch
+	// jobs); production code keeps the default backoff.
+	p, err := eventual.New(queues, nil, eventual.Config{PollInterval: 10 * time.Millisecond, RetryDelay: eventual.NoRetryDelay})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	greet := eventual.NewKind[string]("Greet.v1")
+	_ = eventual.Handle(p, greet, func(ctx context.Context, name string) error { return nil }, eventual.HandleOptions{})
+	for _, name := range []string{"Ann", "Bob", "Cy"} {
+		m, _ := greet.Message(name)
+		_ = p.Enqueue(ctx, m)
+	}
+	orphan, _ := eventual.NewKind[string]("Nobody.v1").Message("no handler")
+	_ = p.Enqueue(ctx, orphan)
+
+	dctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	report, err := p.Drain(dctx)
+	fmt.Println("drained:", err)
+	fmt.Printf("done %d, poisoned %d, left %d, in the poison queue %d\n", report.Done, report.Poisoned, report.Left, report.InPoison)
+	// Output:
+	// drained: <nil>
+	// done 3, poisoned 1, left 0, in the poison queue 1
+}

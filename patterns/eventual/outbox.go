@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -17,17 +21,29 @@ import (
 // OutboxConfig says otherwise.
 const OutboxPrefix = "tablekit.outbox_"
 
+// UnsendablePrefix is the RowKey prefix of the intents Relay set aside
+// because they can never be sent, unless OutboxConfig says otherwise.
+const UnsendablePrefix = "tablekit.unsendable_"
+
 // OutboxConfig tunes an Outbox.
 type OutboxConfig struct {
 	// Prefix is the RowKey prefix of intent entities; "" means
 	// OutboxPrefix. No other entity of the table's partitions may have a
 	// RowKey that starts with it.
 	Prefix string
+	// UnsendablePrefix is the RowKey prefix of intents set aside as
+	// unsendable (see Relay); "" means UnsendablePrefix. Neither prefix may
+	// start with the other.
+	UnsendablePrefix string
 	// Grace is how old an intent must be before Relay sends it: younger ones
-	// are being sent by the Submit that wrote them. 0 means 30 s; negative
-	// means no wait.
+	// are being sent by the Submit that wrote them. 0 means 30 s; NoGrace
+	// (any negative duration) means no wait, for tests and for a Relay
+	// known to run after every writer stopped.
 	Grace time.Duration
 }
+
+// NoGrace, as OutboxConfig.Grace, makes Relay send intents however young.
+const NoGrace time.Duration = -1
 
 // Outbox writes a local change and the intent to do the rest (messages)
 // in one entity group transaction, so that the rest can never be lost:
@@ -37,14 +53,14 @@ type Outbox[T any] struct {
 	p    *Processor
 	t    *entity.Table[T]
 	rows *entity.Table[intent]
+	bags *entity.Table[entity.DynamicEntity]
 	cfg  OutboxConfig
 }
 
 // intent is one message waiting in a partition to be enqueued.
 type intent struct {
 	PartitionKey string
-	RowKey       string    // prefix + message id
-	Timestamp    time.Time `table:",timestamp"`
+	RowKey       string // prefix + message id
 	Kind         string
 	ID           string
 	Created      time.Time
@@ -53,6 +69,19 @@ type intent struct {
 	Attempt      string // the Submit call that wrote it
 }
 
+// The properties of an intent entity (see "Wire format" in the package
+// documentation), and the two a set-aside intent adds.
+const (
+	propKind     = "Kind"
+	propID       = "ID"
+	propCreated  = "Created"
+	propKey      = "Key"
+	propPayload  = "Payload"
+	propAttempt  = "Attempt"
+	propReason   = "Reason"
+	propSetAside = "SetAside"
+)
+
 // NewOutbox returns the outbox of table t, sending through p.
 func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outbox[T], error) {
 	if p == nil || t == nil {
@@ -60,6 +89,9 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = OutboxPrefix
+	}
+	if cfg.UnsendablePrefix == "" {
+		cfg.UnsendablePrefix = UnsendablePrefix
 	}
 	switch {
 	case cfg.Grace == 0:
@@ -70,11 +102,21 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 	if err := keys.Validate(cfg.Prefix); err != nil {
 		return nil, &ConfigError{Field: "OutboxConfig.Prefix", Reason: err.Error()}
 	}
+	if err := keys.Validate(cfg.UnsendablePrefix); err != nil {
+		return nil, &ConfigError{Field: "OutboxConfig.UnsendablePrefix", Reason: err.Error()}
+	}
+	if strings.HasPrefix(cfg.Prefix, cfg.UnsendablePrefix) || strings.HasPrefix(cfg.UnsendablePrefix, cfg.Prefix) {
+		return nil, &ConfigError{Field: "OutboxConfig.UnsendablePrefix", Reason: fmt.Sprintf("%q and the intents' prefix %q start one another", cfg.UnsendablePrefix, cfg.Prefix)}
+	}
 	rows, err := entity.NewTable[intent](t.Client())
 	if err != nil {
 		return nil, err
 	}
-	return &Outbox[T]{p: p, t: t, rows: rows, cfg: cfg}, nil
+	bags, err := entity.NewTable[entity.DynamicEntity](t.Client())
+	if err != nil {
+		return nil, err
+	}
+	return &Outbox[T]{p: p, t: t, rows: rows, bags: bags, cfg: cfg}, nil
 }
 
 // Submit runs one entity group transaction in partition partitionKey of
@@ -91,13 +133,21 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // call's attempt id, read back when the answer is a conflict or unknown)
 // and also when the immediate send failed (reported to Hooks.Error; Relay
 // will send). An error matching entity.ErrOutcomeUnknown means neither
-// could be told. Messages must not be over 64 KiB of JSON payload.
+// could be told.
+//
+// Before the transaction every message is checked as Processor.CheckSendable
+// checks it: a message that could never be sent — invalid, or too large
+// for a queue message when the processor has no blob container — is
+// refused with a *MessageError (matching ErrInvalidMessage or ErrTooLarge)
+// and nothing is committed. A payload is at most 64 KiB (an intent's
+// binary property) in any case.
 func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func(b *entity.Batch) error, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return &MessageError{Reason: "Submit has no message; use the table's Submit", Err: ErrInvalidMessage}
 	}
 	attempt := uuid.NewString()
 	rows := make([]*intent, len(msgs))
+	todo := make([]ready, len(msgs))
 	b := o.t.NewBatch()
 	for i, m := range msgs {
 		if err := m.check(); err != nil {
@@ -109,6 +159,10 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 		if m.Created.IsZero() {
 			m.Created = o.p.cfg.Clock.Now()
 		}
+		out, err := o.p.prepare(m)
+		if err != nil {
+			return err // never sendable: commit nothing
+		}
 		rows[i] = &intent{
 			PartitionKey: partitionKey,
 			RowKey:       o.cfg.Prefix + m.ID,
@@ -119,6 +173,7 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 			Payload:      m.Payload,
 			Attempt:      attempt,
 		}
+		todo[i] = ready{rowKey: rows[i].RowKey, etag: entity.AnyETag, kind: m.Kind, id: m.ID, out: out}
 		b.Insert(rows[i])
 	}
 	if change != nil {
@@ -126,11 +181,17 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 			return err
 		}
 	}
-	if _, err := o.t.Submit(ctx, b); err != nil && !o.committed(ctx, err, rows[0], attempt) {
+	etags, err := o.t.Submit(ctx, b)
+	if err != nil && !o.committed(ctx, err, rows[0], attempt) {
 		return err
 	}
-	if err := o.relay(ctx, partitionKey, rows); err != nil {
-		o.p.onError(fmt.Errorf("eventual: outbox: committed; the relay will send: %w", err))
+	for i := range todo {
+		if i < len(etags) && etags[i] != "" {
+			todo[i].etag = etags[i] // delete this very intent, not a later one with the same id
+		}
+	}
+	if _, errs := o.send(ctx, partitionKey, todo); len(errs) > 0 {
+		o.p.onError(fmt.Errorf("eventual: outbox: committed; the relay will send: %w", errline.Join(errs...)))
 	}
 	return nil
 }
@@ -154,56 +215,302 @@ func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, att
 // partitions or, with none, in the whole table (a table scan limited to
 // the intents' RowKey range: run it in the background, now and then, to
 // finish what crashed writers left). It returns how many it sent.
+//
+// One intent never holds up another: Relay goes on past every failure
+// and returns, besides the count, one *RelayError per intent it did not
+// send (or per partition it could not read), joined; errors.As finds
+// them, each naming the partition and the intent. An intent that can
+// never be sent — its row does not decode as an intent, or its message is
+// invalid, or too large for a queue message when the processor has no
+// blob container — is set aside: moved, in one entity group transaction,
+// to the RowKey UnsendablePrefix + message id of its partition, with the
+// reason (see "Wire format" in the package documentation), where tools
+// and Unsendable list it; Revive puts it back once the cause is fixed.
+// Its *RelayError has SetAside true and matches ErrUnsendable. Any other
+// failure (a send or delete that failed) leaves the intent for the next
+// Relay.
 func (o *Outbox[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	q := entity.Query{Filter: filter.RowKeyPrefix(o.cfg.Prefix)}
-	var found func(yield func(intent, error) bool)
-	if len(partitions) == 0 {
-		found = o.rows.Query(ctx, q)
-	} else {
-		found = o.rows.QueryPartitions(ctx, partitions, q, entity.FanOutOptions{})
-	}
 	cutoff := o.p.cfg.Clock.Now().Add(-o.cfg.Grace)
 	sent := 0
-	var group []*intent
-	flush := func() error {
-		if len(group) == 0 {
-			return nil
-		}
-		err := o.relay(ctx, group[0].PartitionKey, group)
-		if err == nil {
-			sent += len(group)
+	var errs []error
+	var pk string
+	var group []entity.DynamicEntity
+	flush := func() {
+		if len(group) > 0 {
+			n, gerrs := o.relayRows(ctx, pk, group)
+			sent += n
+			errs = append(errs, gerrs...)
 		}
 		group = group[:0]
-		return err
 	}
-	for row, err := range found {
-		if err != nil {
-			return sent, err
-		}
-		if row.Timestamp.After(cutoff) {
-			continue
-		}
-		if len(group) > 0 && group[0].PartitionKey != row.PartitionKey {
-			if err := flush(); err != nil {
-				return sent, err
+	scan := func(rows iter.Seq2[entity.DynamicEntity, error], partition string) {
+		for row, err := range rows {
+			if err != nil {
+				flush()
+				errs = append(errs, &RelayError{Partition: partition, Err: fmt.Errorf("reading intents: %w", err)})
+				return
 			}
+			if row.Timestamp.After(cutoff) {
+				continue
+			}
+			if len(group) > 0 && row.PartitionKey != pk {
+				flush()
+			}
+			pk = row.PartitionKey
+			group = append(group, row)
 		}
-		group = append(group, &row)
+		flush()
 	}
-	return sent, flush()
+	if len(partitions) == 0 {
+		scan(o.bags.Query(ctx, q), "")
+	} else {
+		seen := map[string]bool{}
+		for _, p := range partitions {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			scan(o.bags.Query(ctx, entity.Query{Filter: filter.PK(p).And(q.Filter)}), p)
+		}
+	}
+	return sent, errline.Join(errs...)
 }
 
-// relay enqueues the intents of one partition, then deletes them: a crash
-// between the two sends them again later (the same message IDs).
-func (o *Outbox[T]) relay(ctx context.Context, partitionKey string, rows []*intent) error {
-	msgs := make([]Message, len(rows))
-	rks := make([]string, len(rows))
-	for i, r := range rows {
-		msgs[i] = Message{Kind: r.Kind, ID: r.ID, Created: r.Created, Key: r.Key, Payload: r.Payload}
-		rks[i] = r.RowKey
+// ready is an intent whose message is prepared for sending.
+type ready struct {
+	rowKey, etag string
+	kind, id     string
+	out          outgoing
+}
+
+// relayRows sends the intents rows of one partition, setting aside those
+// that can never be sent.
+func (o *Outbox[T]) relayRows(ctx context.Context, pk string, rows []entity.DynamicEntity) (int, []error) {
+	var errs []error
+	var todo []ready
+	for i := range rows {
+		row := &rows[i]
+		m, err := o.messageOf(row)
+		var out outgoing
+		if err == nil {
+			out, err = o.p.prepare(m)
+		}
+		if err == nil {
+			todo = append(todo, ready{rowKey: row.RowKey, etag: row.ETag, kind: m.Kind, id: m.ID, out: out})
+			continue
+		}
+		re := &RelayError{Partition: pk, RowKey: row.RowKey, Kind: m.Kind, ID: m.ID, Err: err}
+		switch serr := o.setAside(ctx, row, err); {
+		case serr == nil:
+			re.SetAside = true
+		case errors.Is(serr, errGone):
+			continue // sent or set aside by another relay meanwhile
+		default:
+			re.Err = fmt.Errorf("%w; setting it aside failed: %w", err, serr)
+		}
+		errs = append(errs, re)
 	}
-	if err := o.p.Enqueue(ctx, msgs...); err != nil {
-		return err
+	sent, serrs := o.send(ctx, pk, todo)
+	return sent, append(errs, serrs...)
+}
+
+// messageOf reads the message of an intent row.
+func (o *Outbox[T]) messageOf(row *entity.DynamicEntity) (Message, error) {
+	var m Message
+	var missing []string
+	str := func(name string, dst *string, optional bool) {
+		v, present := row.Properties[name]
+		s, ok := v.(string)
+		switch {
+		case ok:
+			*dst = s
+		case present || !optional:
+			missing = append(missing, name)
+		}
 	}
-	return steps.DeleteAll(ctx, o.rows, partitionKey, rks)
+	str(propKind, &m.Kind, false)
+	str(propID, &m.ID, false)
+	str(propKey, &m.Key, true)
+	created, ok := entity.Prop[time.Time](row, propCreated)
+	if !ok {
+		missing = append(missing, propCreated+" (DateTime)")
+	}
+	m.Created = created
+	payload, ok := entity.Prop[[]byte](row, propPayload)
+	if !ok {
+		missing = append(missing, propPayload+" (Binary)")
+	}
+	m.Payload = payload
+	switch {
+	case len(missing) > 0:
+		return m, &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the intent entity does not decode: missing or mistyped " + strings.Join(missing, ", "), Err: ErrInvalidMessage}
+	case row.RowKey != o.cfg.Prefix+m.ID:
+		return m, &MessageError{Kind: m.Kind, ID: m.ID, Reason: fmt.Sprintf("the intent's RowKey %q does not name its message id", row.RowKey), Err: ErrInvalidMessage}
+	}
+	return m, nil
+}
+
+// errGone reports an intent that is no longer there as it was read.
+var errGone = errors.New("eventual: the intent is gone")
+
+// maxReason is the most bytes of a set-aside intent's reason kept.
+const maxReason = 1 << 10
+
+// setAside moves an intent that can never be sent to its unsendable row,
+// with the reason, in one entity group transaction that deletes the
+// intent on condition that it is still the version read. errGone means
+// another relay sent or set it aside first.
+func (o *Outbox[T]) setAside(ctx context.Context, row *entity.DynamicEntity, reason error) error {
+	dead := entity.DynamicEntity{
+		PartitionKey: row.PartitionKey,
+		RowKey:       o.cfg.UnsendablePrefix + strings.TrimPrefix(row.RowKey, o.cfg.Prefix),
+		Properties:   maps.Clone(row.Properties),
+	}
+	dead.Set(propReason, truncate(strings.ToValidUTF8(reason.Error(), "\uFFFD"), maxReason))
+	dead.Set(propSetAside, o.p.cfg.Clock.Now().UTC())
+	b := o.bags.NewBatch().Upsert(&dead, entity.Replace).Delete(row.PartitionKey, row.RowKey, row.ETag)
+	_, err := o.bags.Submit(ctx, b)
+	if err == nil {
+		return nil
+	}
+	// A lost reply, or another relay first: the intent as read tells.
+	got, gerr := o.bags.Get(ctx, row.PartitionKey, row.RowKey)
+	switch {
+	case errors.Is(gerr, entity.ErrNotFound):
+		if d, derr := o.bags.Get(ctx, dead.PartitionKey, dead.RowKey); derr == nil && d.Properties[propAttempt] == row.Properties[propAttempt] {
+			return nil // set aside (by this call, or another relay's)
+		}
+		return errGone
+	case gerr == nil && got.ETag != row.ETag:
+		return errGone // a new intent with the same id: the next Relay judges it
+	}
+	return err
+}
+
+// send enqueues the ready messages of one partition, each on its own,
+// then deletes the intents of those sent, each on condition that it is
+// still the version read (a crash between the two sends them again later,
+// with the same message ids). It returns how many it sent.
+func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []error) {
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	outs := make([]outgoing, len(todo))
+	for i := range todo {
+		outs[i] = todo[i].out
+	}
+	var errs []error
+	var done []ready
+	for i, err := range o.p.sendAll(ctx, outs) {
+		if err != nil {
+			r := todo[i]
+			errs = append(errs, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("enqueue into %s: %w", o.p.names[r.out.queue], err)})
+			continue
+		}
+		done = append(done, todo[i])
+	}
+	for chunk := range slices.Chunk(done, entity.MaxBatchOperations) {
+		if err := o.deleteSent(ctx, pk, chunk); err != nil {
+			errs = append(errs, &RelayError{Partition: pk, RowKey: chunk[0].rowKey, Kind: chunk[0].kind, ID: chunk[0].id, Err: fmt.Errorf("sent; deleting the intents (they will be sent again): %w", err)})
+		}
+	}
+	return len(done), errs
+}
+
+// deleteSent deletes the intents of sent messages: one transaction, or
+// one request per intent when the transaction fails (some are gone: a
+// concurrent relay, or a resend after a lost reply). An intent that is
+// gone, or replaced by a newer one with the same id, counts as done.
+func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) error {
+	b := o.bags.NewBatch()
+	for _, r := range rs {
+		b.Delete(pk, r.rowKey, r.etag)
+	}
+	if _, err := o.bags.Submit(ctx, b); err == nil {
+		return nil
+	}
+	for _, r := range rs {
+		var err error
+		for range 3 {
+			err = o.bags.Delete(ctx, pk, r.rowKey, r.etag)
+			if !errors.Is(err, entity.ErrOutcomeUnknown) {
+				break
+			}
+		}
+		if err != nil && !errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrPreconditionFailed) {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnsendableIntent is an intent that Relay set aside because it can
+// never be sent.
+type UnsendableIntent struct {
+	PartitionKey string
+	RowKey       string // UnsendablePrefix + the message id
+	// Message is the intent's message, as far as its entity decoded.
+	Message Message
+	// Reason is why it can never be sent, and SetAside when Relay found so
+	// (by the processor's clock).
+	Reason   string
+	SetAside time.Time
+}
+
+// Unsendable lists the intents Relay set aside, in the given partitions
+// or, with none, in the whole table (a scan limited to their RowKey
+// range).
+func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[UnsendableIntent, error] {
+	q := entity.Query{Filter: filter.RowKeyPrefix(o.cfg.UnsendablePrefix)}
+	var rows iter.Seq2[entity.DynamicEntity, error]
+	if len(partitions) == 0 {
+		rows = o.bags.Query(ctx, q)
+	} else {
+		rows = o.bags.QueryPartitions(ctx, partitions, q, entity.FanOutOptions{})
+	}
+	return func(yield func(UnsendableIntent, error) bool) {
+		for row, err := range rows {
+			if err != nil {
+				yield(UnsendableIntent{}, fmt.Errorf("eventual: listing unsendable intents: %w", err))
+				return
+			}
+			u := UnsendableIntent{PartitionKey: row.PartitionKey, RowKey: row.RowKey}
+			u.Message, _ = o.messageOf(&entity.DynamicEntity{RowKey: o.cfg.Prefix + strings.TrimPrefix(row.RowKey, o.cfg.UnsendablePrefix), Properties: row.Properties})
+			u.Reason, _ = entity.Prop[string](&row, propReason)
+			u.SetAside, _ = entity.Prop[time.Time](&row, propSetAside)
+			if !yield(u, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Revive moves the set-aside intent of message id in partition
+// partitionKey back among the intents, for a later Relay to send once the
+// cause is fixed (the processor given a blob container, a handler's kind
+// renamed back): one entity group transaction that inserts the intent and
+// deletes the unsendable row. An intent of that id already waiting is an
+// error matching entity.ErrAlreadyExists; no unsendable row,
+// entity.ErrNotFound.
+func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
+	deadKey := o.cfg.UnsendablePrefix + id
+	dead, err := o.bags.Get(ctx, partitionKey, deadKey)
+	if err != nil {
+		return fmt.Errorf("eventual: revive %q in partition %q: %w", id, partitionKey, err)
+	}
+	back := entity.DynamicEntity{PartitionKey: partitionKey, RowKey: o.cfg.Prefix + id, Properties: maps.Clone(dead.Properties)}
+	delete(back.Properties, propReason)
+	delete(back.Properties, propSetAside)
+	b := o.bags.NewBatch().Insert(&back).Delete(partitionKey, deadKey, dead.ETag)
+	if _, err := o.bags.Submit(ctx, b); err != nil {
+		// A lost reply: applied when the row is gone and the intent back.
+		_, derr := o.bags.Get(ctx, partitionKey, deadKey)
+		got, gerr := o.bags.Get(ctx, partitionKey, back.RowKey)
+		if errors.Is(derr, entity.ErrNotFound) && gerr == nil && got.Properties[propAttempt] == back.Properties[propAttempt] {
+			return nil
+		}
+		return fmt.Errorf("eventual: revive %q in partition %q: %w", id, partitionKey, err)
+	}
+	return nil
 }

@@ -2,15 +2,19 @@ package eventual
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/clock"
 	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/internal/steps"
 )
@@ -50,9 +54,11 @@ type Processor struct {
 }
 
 // New returns a processor of queues (several for scale-out: messages are
-// spread over them by key) that stores payloads too large for a queue
-// message in blobs, a container that may be nil when no payload is that
-// large.
+// spread over them by key) that stores in the blob container blobs the
+// payloads too large for a queue message and the records of poison
+// messages. blobs may be nil: a message too large is then refused before
+// it is sent or committed (ErrTooLarge), and poison messages keep no
+// record unless Config.Poison is PoisonWrapped.
 func New(queues []Queue, blobs *container.Client, cfg Config) (*Processor, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -113,20 +119,164 @@ func (p *Processor) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	defer p.running.Store(false)
+	procs, err := p.procs(p.procConfig())
+	if err != nil {
+		return err
+	}
+	runAll(ctx, procs)
+	return nil
+}
+
+func (p *Processor) procs(cfg queueproc.Config) ([]*queueproc.Processor, error) {
 	procs := make([]*queueproc.Processor, len(p.queues))
 	for i, q := range p.queues {
-		qp, err := queueproc.New(q.Work, q.Poison, p.names[i], p.dispatch, p.procConfig())
+		qp, err := queueproc.New(q.Work, q.Poison, p.names[i], p.dispatch, cfg)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 		}
 		procs[i] = qp
 	}
+	return procs, nil
+}
+
+func runAll(ctx context.Context, procs []*queueproc.Processor) {
 	var wg sync.WaitGroup
 	for _, qp := range procs {
 		wg.Go(func() { _ = qp.Run(ctx) })
 	}
 	wg.Wait()
-	return nil
+}
+
+// DrainReport says what a Drain did and what it left.
+type DrainReport struct {
+	// Deliveries during the drain, by result (see Outcome).
+	Done, Retried, Poisoned, Released int
+	// Left is how many messages the work queues held when Drain returned,
+	// by the service's approximate count, which is never lower than the
+	// true one. After a nil error it counts only messages that arrived
+	// after the queues were found empty; after a deadline, also those
+	// still invisible: delayed, waiting for a retry, held by another worker
+	// or by one that crashed.
+	Left int
+	// InPoison is how many messages the poison queues held when Drain
+	// returned, poisoned during this drain or before.
+	InPoison int
+}
+
+// Drain runs the handlers, as Run does, until the work queues are empty
+// and nothing is in flight — every message handled or poisoned, none
+// delayed, waiting for a retry or held by another worker — then stops and
+// returns what it did and what it left: the end of a batch job, or of a
+// test. It checks the queues' message counts (one Get Queue Properties
+// request per queue) only when every queue's last receive found nothing
+// and no message is in hand.
+//
+// When ctx ends first Drain stops as Run does and returns the report with
+// an error matching ctx.Err() (context.DeadlineExceeded for a deadline)
+// that says how many messages were left. It returns ErrRunning when p is
+// already running.
+func (p *Processor) Drain(ctx context.Context) (DrainReport, error) {
+	if !p.running.CompareAndSwap(false, true) {
+		return DrainReport{}, ErrRunning
+	}
+	defer p.running.Store(false)
+	var mu sync.Mutex
+	var rep DrainReport
+	cfg := p.procConfig()
+	cfg.Observe = func(o queueproc.Outcome) {
+		mu.Lock()
+		switch o.Result {
+		case queueproc.Succeeded:
+			rep.Done++
+		case queueproc.Retrying:
+			rep.Retried++
+		case queueproc.Poisoned:
+			rep.Poisoned++
+		case queueproc.Released:
+			rep.Released++
+		}
+		mu.Unlock()
+		p.observe(o)
+	}
+	procs, err := p.procs(cfg)
+	if err != nil {
+		return DrainReport{}, err
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ran := make(chan struct{})
+	go func() { runAll(rctx, procs); close(ran) }()
+	drained := p.waitDrained(ctx, procs)
+	stop()
+	<-ran
+	// Count what is left, also when ctx has ended.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishCount)
+	defer cancel()
+	left, cerr := p.countMessages(cctx, func(q Queue) *azqueue.QueueClient { return q.Work })
+	inPoison, perr := p.countMessages(cctx, func(q Queue) *azqueue.QueueClient { return q.Poison })
+	if perr != nil {
+		p.onError(fmt.Errorf("eventual: drain: counting the poison queues' messages: %w", perr))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	rep.Left, rep.InPoison = left, inPoison
+	switch {
+	case drained:
+		return rep, nil
+	case cerr != nil:
+		return rep, fmt.Errorf("eventual: drain stopped before the queues were empty (%w); counting what is left: %v", ctx.Err(), cerr)
+	}
+	return rep, fmt.Errorf("eventual: drain stopped with %d messages left in the work queues: %w", rep.Left, ctx.Err())
+}
+
+// finishCount bounds the requests that count what a drain left.
+const finishCount = 30 * time.Second
+
+// waitDrained returns true once every processor is idle and the work
+// queues hold no message, false when ctx ends first.
+func (p *Processor) waitDrained(ctx context.Context, procs []*queueproc.Processor) bool {
+	wait := p.cfg.PollInterval
+	for {
+		if clock.Sleep(ctx, p.cfg.Clock, wait) != nil {
+			return false
+		}
+		idle := true
+		for _, qp := range procs {
+			idle = idle && qp.Idle()
+		}
+		if !idle {
+			wait = p.cfg.PollInterval
+			continue
+		}
+		n, err := p.countMessages(ctx, func(q Queue) *azqueue.QueueClient { return q.Work })
+		switch {
+		case err == nil && n == 0:
+			return true
+		case err != nil && ctx.Err() == nil:
+			p.onError(fmt.Errorf("eventual: drain: counting messages: %w", err))
+		}
+		// Invisible messages: delayed, retrying, held elsewhere.
+		wait = min(2*wait, p.cfg.MaxPollInterval)
+	}
+}
+
+// countMessages sums the approximate message counts of one queue of each
+// of p's queues; a queue that does not exist holds none.
+func (p *Processor) countMessages(ctx context.Context, which func(Queue) *azqueue.QueueClient) (int, error) {
+	n := 0
+	for _, q := range p.queues {
+		props, err := which(q).GetProperties(ctx, nil)
+		if queueproc.IsQueueNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if props.ApproximateMessagesCount != nil {
+			n += int(*props.ApproximateMessagesCount)
+		}
+	}
+	return n, nil
 }
 
 func (p *Processor) procConfig() queueproc.Config {
@@ -143,6 +293,7 @@ func (p *Processor) procConfig() queueproc.Config {
 		ShutdownGrace:   c.ShutdownGrace,
 		Clock:           c.Clock,
 		PoisonText:      p.poisonText,
+		KeepRecord:      p.keepRecord,
 		Observe:         p.observe,
 		OnError:         p.cfg.Hooks.Error,
 	}
@@ -201,6 +352,10 @@ func (p *Processor) readClaim(ctx context.Context, name string) ([]byte, error) 
 	if p.blobs == nil {
 		return nil, errors.New("eventual: the message's payload is in a blob and the processor has no container")
 	}
+	return p.readBlob(ctx, name)
+}
+
+func (p *Processor) readBlob(ctx context.Context, name string) ([]byte, error) {
 	resp, err := p.blobs.NewBlobClient(name).DownloadStream(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -209,8 +364,83 @@ func (p *Processor) readClaim(ctx context.Context, name string) ([]byte, error) 
 	return io.ReadAll(resp.Body)
 }
 
+// poisonText is the text of m's copy in the poison queue: m's own
+// (PoisonOriginal), or the wrapper with its record.
 func (p *Processor) poisonText(m *queueproc.Message, r queueproc.Record) string {
+	if p.cfg.Poison != PoisonWrapped {
+		return m.Text
+	}
 	return poisonText(m.Text, p.record(m, r), p.cfg.Encoding)
+}
+
+// PoisonRecordPrefix starts the names of the blobs that hold poison
+// records (PoisonOriginal): PoisonRecordPrefix + poison queue name + "/" +
+// poison message id.
+const PoisonRecordPrefix = "tablekit.poison/"
+
+// poisonRecordName is the blob name of the record of the message with id
+// messageID in the poison queue poisonQueue.
+func poisonRecordName(poisonQueue, messageID string) string {
+	return PoisonRecordPrefix + poisonQueue + "/" + messageID
+}
+
+// keepRecord writes the record of m, whose copy is poisonID in its poison
+// queue, as a blob (PoisonOriginal with a container).
+func (p *Processor) keepRecord(ctx context.Context, m *queueproc.Message, r queueproc.Record, poisonID string) error {
+	if p.blobs == nil || p.cfg.Poison == PoisonWrapped || poisonID == "" {
+		return nil
+	}
+	rec := p.record(m, r)
+	rec.PoisonMessageID = poisonID
+	rec.Error = truncate(strings.ToValidUTF8(rec.Error, "\uFFFD"), maxRecordError)
+	if _, enc, err := decodeText(m.Text); err == nil {
+		if _, err := decodeEnvelope(m.Text); err == nil {
+			rec.Encoding = enc.String()
+		}
+	}
+	body, err := marshalVerbatim(rec)
+	if err != nil {
+		return err
+	}
+	return steps.PutBlob(ctx, p.blobs, poisonRecordName(m.Queue+PoisonSuffix, poisonID), body)
+}
+
+// maxRecordError is the most bytes of a handler's error a record blob
+// keeps.
+const maxRecordError = 32 << 10
+
+// ErrNoPoisonRecord reports a poison message whose record is not kept: the
+// processor has no blob container, the message is not in the poison
+// queue, or it is a second copy left by a lost reply or a crash (see
+// "Failure and recovery" in the package documentation).
+var ErrNoPoisonRecord = errors.New("eventual: no poison record")
+
+// PoisonRecord returns the record of the message with id messageID in the
+// poison queue of the work queue named queue, read from its blob
+// (PoisonOriginal; for PoisonWrapped messages, ParsePoison reads the
+// record from the message text). A record that cannot be found matches
+// ErrNoPoisonRecord.
+func (p *Processor) PoisonRecord(ctx context.Context, queue, messageID string) (PoisonRecord, error) {
+	if p.blobs == nil {
+		return PoisonRecord{}, fmt.Errorf("%w: the processor has no blob container (message %s of %s%s)", ErrNoPoisonRecord, messageID, queue, PoisonSuffix)
+	}
+	rec, err := p.readRecord(ctx, queue+PoisonSuffix, messageID)
+	if bloberror.HasCode(err, bloberror.BlobNotFound) {
+		return PoisonRecord{}, fmt.Errorf("%w: message %s of %s%s", ErrNoPoisonRecord, messageID, queue, PoisonSuffix)
+	}
+	return rec, err
+}
+
+func (p *Processor) readRecord(ctx context.Context, poisonQueue, messageID string) (PoisonRecord, error) {
+	data, err := p.readBlob(ctx, poisonRecordName(poisonQueue, messageID))
+	if err != nil {
+		return PoisonRecord{}, err
+	}
+	var rec PoisonRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return PoisonRecord{}, fmt.Errorf("eventual: poison record of message %s of %s: %w", messageID, poisonQueue, err)
+	}
+	return rec, nil
 }
 
 func (p *Processor) record(m *queueproc.Message, r queueproc.Record) PoisonRecord {

@@ -2,38 +2,47 @@ package eventual
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/queueproc"
+	"github.com/tablekit/tablekit/internal/steps"
 )
-
-// replayVisibility hides the poison messages Replay has received while it
-// works, so that it does not see one twice.
-const replayVisibility = time.Minute
 
 // ReplayOptions chooses what Replay moves back.
 type ReplayOptions struct {
 	// Max is the most messages to move; 0 means all.
 	Max int
 	// Filter, if set, chooses the messages to move by their record; the
-	// others stay in the poison queue. A message that is not a poison
-	// message of this package (no record) is passed a zero record.
+	// others stay in the poison queue. A message whose record is not kept
+	// (see ErrNoPoisonRecord) is passed a record with only Queue and
+	// PoisonMessageID set.
 	Filter func(PoisonRecord) bool
 }
 
 // Replay moves poison messages back into their work queues, as they were
-// before they were poisoned (the record removed), to run again once the
-// cause is fixed: a handler deployed for an unknown kind, a bug fixed. Their
-// dequeue count starts again at zero. It returns how many it moved.
+// before they were poisoned — the text byte for byte (PoisonOriginal), or
+// unwrapped (PoisonWrapped, also messages poisoned by earlier releases) —
+// to run again once the cause is fixed: a handler deployed for an unknown
+// kind, a bug fixed. Their dequeue count starts again at zero, and their
+// record blobs are deleted. It returns how many it moved.
 //
-// Each message is enqueued into its work queue first and deleted from the
-// poison queue second; a crash between leaves it in both, and it runs
-// again later from the poison queue's copy too (handlers are idempotent).
+// Each message is enqueued into its work queue first, deleted from the
+// poison queue second, and its record blob third; a crash after the first
+// leaves it in both queues, and it runs again later from the poison
+// queue's copy too (handlers are idempotent); a crash after the second,
+// or a record delete that failed (reported to Hooks.Error), leaves a
+// record naming a message no longer in the poison queue. One message that fails does not stop the
+// others: Replay goes on and returns the failures joined. The poison
+// messages Replay has received stay invisible for Config.VisibilityTimeout
+// while it works (those the filter leaves are made visible again when it
+// returns): after a crash, for that long.
 func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error) {
 	moved := 0
+	var errs []error
 	for i, q := range p.queues {
 		limit := -1
 		if opts.Max > 0 {
@@ -44,17 +53,16 @@ func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error)
 		}
 		n, err := p.replayQueue(ctx, q, p.names[i], limit, opts.Filter)
 		moved += n
-		if err != nil {
-			return moved, err
-		}
+		errs = append(errs, err)
 	}
-	return moved, nil
+	return moved, errline.Join(errs...)
 }
 
 type skipped struct{ id, receipt, text string }
 
 func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit int, keep func(PoisonRecord) bool) (moved int, err error) {
 	var held []skipped
+	var errs []error
 	defer func() {
 		// Let the messages the filter left be seen again at once.
 		for _, s := range held {
@@ -70,22 +78,26 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 		}
 		resp, err := q.Poison.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(n),
-			VisibilityTimeout: to.Ptr(queueproc.Seconds(replayVisibility)),
+			VisibilityTimeout: to.Ptr(queueproc.Seconds(p.cfg.VisibilityTimeout)),
 		})
 		if queueproc.IsQueueNotFound(err) {
-			return moved, nil // nothing was ever poisoned
+			return moved, errline.Join(errs...) // nothing was ever poisoned
 		}
 		if err != nil {
-			return moved, fmt.Errorf("eventual: replay: receiving from %s%s: %w", name, PoisonSuffix, err)
+			errs = append(errs, fmt.Errorf("eventual: replay: receiving from %s%s: %w", name, PoisonSuffix, err))
+			return moved, errline.Join(errs...)
 		}
 		if len(resp.Messages) == 0 {
-			return moved, nil
+			return moved, errline.Join(errs...)
 		}
 		for _, dm := range resp.Messages {
 			if dm == nil || dm.MessageID == nil || dm.PopReceipt == nil || dm.MessageText == nil {
 				continue
 			}
-			rec, original, _ := ParsePoison(*dm.MessageText)
+			rec, original, wrapped := ParsePoison(*dm.MessageText)
+			if !wrapped && keep != nil {
+				rec = p.recordFor(ctx, name, *dm.MessageID)
+			}
 			if keep != nil && !keep(rec) {
 				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
 				continue
@@ -95,11 +107,23 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 				continue
 			}
 			if _, err := q.Work.EnqueueMessage(ctx, original, nil); err != nil {
+				// This one stays; the others go on.
 				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
-				return moved, fmt.Errorf("eventual: replay: enqueueing into %s: %w", name, err)
+				errs = append(errs, fmt.Errorf("eventual: replay: enqueueing poison message %s of %s into its queue: %w", *dm.MessageID, name, err))
+				continue
 			}
 			if _, err := q.Poison.DeleteMessage(ctx, *dm.MessageID, *dm.PopReceipt, nil); err != nil && !queueproc.IsGone(err) {
-				return moved + 1, fmt.Errorf("eventual: replay: deleting poison message %s of %s: %w", *dm.MessageID, name, err)
+				errs = append(errs, fmt.Errorf("eventual: replay: poison message %s of %s replayed, deleting it failed (a later Replay sends it again): %w", *dm.MessageID, name, err))
+				moved++
+				continue // its record stays with it
+			}
+			// The record goes last: a crash before leaves a record of a
+			// message no longer in the poison queue, never a poison message
+			// whose record is gone (which a filter would then leave there).
+			if !wrapped && p.blobs != nil {
+				if err := steps.DeleteBlob(ctx, p.blobs, poisonRecordName(name+PoisonSuffix, *dm.MessageID)); err != nil {
+					p.onError(fmt.Errorf("eventual: replay: deleting the record of poison message %s of %s: %w", *dm.MessageID, name, err))
+				}
 			}
 			moved++
 			if limit > 0 {
@@ -107,5 +131,19 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 			}
 		}
 	}
-	return moved, nil
+	return moved, errline.Join(errs...)
+}
+
+// recordFor returns the record of a PoisonOriginal message for Replay's
+// filter: read from its blob, or, when it is not kept, only where the
+// message is.
+func (p *Processor) recordFor(ctx context.Context, queue, messageID string) PoisonRecord {
+	rec, err := p.PoisonRecord(ctx, queue, messageID)
+	if err != nil {
+		if !errors.Is(err, ErrNoPoisonRecord) {
+			p.onError(fmt.Errorf("eventual: replay: reading the record of poison message %s of %s: %w", messageID, queue, err))
+		}
+		return PoisonRecord{Queue: queue, PoisonMessageID: messageID}
+	}
+	return rec
 }

@@ -47,6 +47,13 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 	return steps.Move(ctx, from, to, partitionKey, rowKey, edit, entity.RetryPolicy{})
 }
 
+// MarkerPrefix starts the RowKey of every marker entity Once writes:
+// MarkerPrefix + keys.Compound(message id, step) (see "Wire format" in the
+// package documentation). A scan of a table where handlers run Once can
+// tell markers from its own rows by it; no other entity of such a
+// partition may have a RowKey that starts with it.
+const MarkerPrefix = "tablekit.once_"
+
 // Once applies a change that is not idempotent (an increment, an append)
 // exactly once per message and step name, in partition partitionKey of t:
 // effect reads what it needs and adds the change's operations to b, which
@@ -83,7 +90,10 @@ func PutBlob(ctx context.Context, c *container.Client, name string, data []byte)
 }
 
 // PutBlobIfAbsent writes data as the block blob name unless one exists.
-// created reports that this call wrote it, also after a lost reply.
+// created reports that the stored blob is this call's write, also after a
+// lost reply (its metadata carries this call's attempt id); a write of
+// this call that another writer replaced inside azcore's retry window
+// reports false (TestPutBlobIfAbsentReplacedInTheRetryWindow).
 func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data []byte) (created bool, err error) {
 	return steps.PutBlobIfAbsent(ctx, c, name, data)
 }

@@ -281,16 +281,11 @@ func (s *story) archive(ctx context.Context) error {
 func (s *story) poisonAndReplay(ctx context.Context) error {
 	var mu sync.Mutex
 	var poisoned []eventual.Outcome
-	got := make(chan struct{}, 1)
 	w, err := s.worker(s.env, eventual.Config{Workers: 1, Hooks: eventual.Hooks{Outcome: func(o eventual.Outcome) {
 		mu.Lock()
 		defer mu.Unlock()
 		if o.Result == eventual.Poison {
 			poisoned = append(poisoned, o)
-			select {
-			case got <- struct{}{}:
-			default:
-			}
 		}
 	}}})
 	if err != nil {
@@ -304,11 +299,27 @@ func (s *story) poisonAndReplay(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.out, "Enqueued a %s message, a kind no worker handles yet.\n", notifyKind.Name())
-	if err := runUntil(ctx, w.p, got); err != nil {
+	sent, err := s.peek(ctx, s.queue)
+	if err != nil {
 		return err
+	}
+	// Drain runs the worker until nothing is left to do, then returns.
+	dctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	report, err := w.p.Drain(dctx)
+	if err != nil {
+		return err
+	}
+	if len(poisoned) != 1 || report.Poisoned != 1 {
+		return fmt.Errorf("drained %+v, want the message poisoned", report)
 	}
 	o := poisoned[0]
 	fmt.Fprintf(s.out, "It went to the poison queue (<queue>%s) after delivery %d: %s.\n", eventual.PoisonSuffix, o.DequeueCount, o.Reason)
+	kept, err := s.peek(ctx, s.queue+eventual.PoisonSuffix)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "The poison queue holds the text as it was sent, byte for byte: %v.\n", kept == sent)
 
 	notified := make(chan struct{})
 	if err := eventual.Handle(w.p, notifyKind, func(ctx context.Context, n NotifyPayroll) error {
@@ -323,5 +334,25 @@ func (s *story) poisonAndReplay(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.out, "Deployed a handler for it; Replay moved %d message back.\n", n)
-	return runUntil(ctx, w.p, notified)
+	if _, err := w.p.Drain(dctx); err != nil {
+		return err
+	}
+	select {
+	case <-notified:
+		return nil
+	default:
+		return errors.New("the replayed message did not run")
+	}
+}
+
+// peek returns the text of the first visible message of the named queue.
+func (s *story) peek(ctx context.Context, queue string) (string, error) {
+	resp, err := s.env.QueueService.NewQueueClient(queue).PeekMessages(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Messages) == 0 || resp.Messages[0].MessageText == nil {
+		return "", fmt.Errorf("no message in %s", queue)
+	}
+	return *resp.Messages[0].MessageText, nil
 }

@@ -33,6 +33,7 @@ Converged. Current: (empty)
            Archive: 000123 Jones, 000124 Smith, 000125 Lee
 Enqueued a NotifyPayroll.v1 message, a kind no worker handles yet.
 It went to the poison queue (<queue>-poison) after delivery 1: unknown kind.
+The poison queue holds the text as it was sent, byte for byte: true.
 Deployed a handler for it; Replay moved 1 message back.
 The new handler notified payroll of 000124.
 Deleted the tables and queues.

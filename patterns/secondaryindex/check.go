@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
@@ -77,17 +78,19 @@ type group struct {
 	pk        string
 	resume    string // the token that restarts at this partition
 	primaries int
-	expected  map[string]expect // SamePartition entries, by RowKey
-	actual    map[string]stored // SamePartition entries found, by RowKey
-	remote    map[string]map[string]expect
-	strays    []stray // OtherPartition entries stored in this partition
+	// The entries the primaries expect, by entry RowKey: one primary
+	// each, or several for a unique value held twice (written around
+	// the Set).
+	expected map[string][]expect // SamePartition entries
+	actual   map[string]stored   // SamePartition entries found, by RowKey
+	remote   map[string]map[string][]expect
+	strays   []stray // OtherPartition entries stored in this partition
 }
 
 type expect struct {
-	ix     string
-	rk     string // the primary's
-	fp     uint64
-	detail string // set when two primaries claim one unique entry
+	ix string
+	rk string // the primary's
+	fp uint64
 }
 
 type stored struct {
@@ -131,7 +134,7 @@ func (c *checker[T]) checkpoint(t token) {
 }
 
 func (c *checker[T]) begin(pk string) {
-	c.g = group{pk: pk, resume: token{PK: pk}.String(), expected: map[string]expect{}, actual: map[string]stored{}, remote: map[string]map[string]expect{}}
+	c.g = group{pk: pk, resume: token{PK: pk}.String(), expected: map[string][]expect{}, actual: map[string]stored{}, remote: map[string]map[string][]expect{}}
 }
 
 // primaries scans the primaries' table from tok, partition by partition.
@@ -243,17 +246,13 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		into := c.g.expected
 		if ix.Placement == OtherPartition {
 			if into = c.g.remote[ix.Name]; into == nil {
-				into = map[string]expect{}
+				into = map[string][]expect{}
 				c.g.remote[ix.Name] = into
 			}
 		}
-		if first, dup := into[erk]; dup {
-			// Two primaries with one unique value: only writes around the
-			// Set do that. The second is reported missing.
-			want.detail = "value also held by " + first.rk
-			erk += "\x00" + rk
-		}
-		into[erk] = want
+		// Two primaries with one unique value (only writes around the Set
+		// do that) both expect the entry: diff decides which keeps it.
+		into[erk] = append(into[erk], want)
 	}
 	return true
 }
@@ -283,7 +282,7 @@ func (c *checker[T]) end() bool {
 
 // remote reads the entries of ix for the primaries of partition pk and
 // compares them with what the primaries expect.
-func (c *checker[T]) remote(ix *index[T], pk string, want map[string]expect) bool {
+func (c *checker[T]) remote(ix *index[T], pk string, want map[string][]expect) bool {
 	epk := ix.entryPK(pk)
 	from, to := keys.PrefixRange(ix.prefix)
 	got := map[string]stored{}
@@ -307,7 +306,13 @@ func (c *checker[T]) remote(ix *index[T], pk string, want map[string]expect) boo
 
 // diff reports the differences between expected and found entries of one
 // partition (ix nil: the SamePartition indexes'), in RowKey order.
-func (c *checker[T]) diff(ix *index[T], epk string, want map[string]expect, got map[string]stored) bool {
+//
+// A unique entry several primaries expect (a value held twice, written
+// around the Set) stays with one of them, by keeper's rule; each other
+// holder is a drift.Duplicate finding, which no repair changes, and the
+// keeper's entry is compared as any other. So a Rebuild never moves the
+// entry from one holder to the other and back.
+func (c *checker[T]) diff(ix *index[T], epk string, want map[string][]expect, got map[string]stored) bool {
 	type row struct {
 		rk string
 		f  drift.Finding
@@ -320,26 +325,28 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string]expect, got 
 		}
 		return k
 	}
-	for erk, w := range want {
-		rk, dup := erk, w.detail != ""
-		if dup {
-			rk, _, _ = strings.Cut(erk, "\x00")
-		}
-		f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: entry(rk)}
+	for rk, ws := range want {
 		h, ok := got[rk]
-		switch {
-		case dup:
-			f.Kind, f.Detail = drift.Missing, w.detail
-		case !ok:
-			f.Kind, f.Detail = drift.Missing, "no entry"
-		case h.opk != c.g.pk || h.ork != w.rk:
-			f.Kind, f.Detail = drift.Stale, "the entry names primary "+h.opk+"/"+h.ork
-		case h.fp != w.fp:
-			f.Kind, f.Detail = drift.Stale, "the entry's copy differs from the primary"
-		default:
-			continue
+		k := 0
+		if len(ws) > 1 {
+			k = keeper(ws, c.g.pk, h, ok)
 		}
-		rows = append(rows, row{rk, f})
+		for i, w := range ws {
+			f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: entry(rk)}
+			switch {
+			case i != k:
+				f.Kind, f.Detail = drift.Duplicate, duplicateDetail(ws, k)
+			case !ok:
+				f.Kind, f.Detail = drift.Missing, "no entry"
+			case h.opk != c.g.pk || h.ork != w.rk:
+				f.Kind, f.Detail = drift.Stale, "the entry names primary "+strconv.Quote(h.opk)+"/"+strconv.Quote(h.ork)
+			case h.fp != w.fp:
+				f.Kind, f.Detail = drift.Stale, "the entry's copy differs from the primary"
+			default:
+				continue
+			}
+			rows = append(rows, row{rk, f})
+		}
 	}
 	for rk, h := range got {
 		if _, ok := want[rk]; ok {
@@ -356,6 +363,39 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string]expect, got 
 		}
 	}
 	return true
+}
+
+// keeper sorts the primaries of partition pk expecting one unique entry
+// in key order and returns the position of the one that keeps it: the
+// primary the stored entry h (when found) names, else the first in key
+// order. Repair applies the same rule (repairLocal, ensure).
+func keeper(ws []expect, pk string, h stored, found bool) int {
+	slices.SortFunc(ws, func(a, b expect) int { return keys.Compare(a.rk, b.rk) })
+	if found && h.opk == pk {
+		if i := slices.IndexFunc(ws, func(w expect) bool { return w.rk == h.ork }); i >= 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// duplicateDetail names the holders of a value held twice, the keeper
+// first.
+func duplicateDetail(ws []expect, k int) string {
+	var b strings.Builder
+	b.WriteString("the unique value is held by ")
+	b.WriteString(strconv.Itoa(len(ws)))
+	b.WriteString(" primaries: ")
+	b.WriteString(strconv.Quote(ws[k].rk))
+	b.WriteString(" keeps the entry")
+	for i, w := range ws {
+		if i != k {
+			b.WriteString(", ")
+			b.WriteString(strconv.Quote(w.rk))
+		}
+	}
+	b.WriteString(" (change all but one)")
+	return b.String()
 }
 
 // hasPrimaries reports whether partition pk holds a primary.

@@ -115,7 +115,8 @@
 //
 // Check scans primaries and entries and yields a
 // [github.com/tablekit/tablekit/patterns/drift].Finding per disagreement:
-// Missing, Stale (the copy or the named primary differs) or Orphan. It is
+// Missing, Stale (the copy or the named primary differs), Orphan, or
+// Duplicate. It is
 // resumable: each finding carries the token of its partition (Resume), and
 // [CheckOptions].Checkpoint receives a token after each partition. Repair
 // fixes one finding as things are now (idempotent; a SamePartition repair
@@ -131,6 +132,20 @@
 //
 // A whole-table check is one scan of the table plus, per partition with
 // primaries, one range query per OtherPartition index.
+//
+// A unique value held by two primaries (only a write around the Set can
+// do that) keeps one entry, by a fixed rule: the primary the stored entry
+// names keeps it while it holds the value; otherwise (no entry, or one
+// naming a primary that does not hold it) the holder with the lowest
+// RowKey gets it. Each other holder is a drift.Duplicate finding naming
+// the holders; Repair refuses it (ErrDuplicate) and Rebuild counts it
+// without repairing it, since only a change of the primaries ends it. So
+// Rebuild never moves the entry between the holders, and a second Rebuild
+// right after the first repairs nothing (TestDuplicateUniqueValue). A
+// SamePartition write through the Set of a holder without the entry
+// whose copied properties change rewrites the entry as its own (it
+// upserts the entry of its unchanged value without reading it); an
+// OtherPartition one leaves it with its holder.
 //
 // # Failure and recovery
 //

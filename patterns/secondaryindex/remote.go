@@ -345,8 +345,10 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 				return step(err)
 			case v == held:
 				// Two primaries hold one unique value: only a writer that
-				// went around the Set can do that. Check reports it.
-				return step(&UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork)})
+				// went around the Set can do that. The entry stays with
+				// the holder it names (the rule Check's keeper states),
+				// and Check reports this primary as a drift.Duplicate.
+				return nil
 			case v == pending:
 				return step(errPending)
 			case v == again:

@@ -3,6 +3,8 @@ package secondaryindex
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/indexset"
@@ -17,10 +19,20 @@ import (
 // to its primary conditional on the ETag just read (which changes that
 // ETag), an OtherPartition entry as the index's messages write it. A
 // repair that loses to a writer reports drift.ErrRaced; check again.
+//
+// A drift.Duplicate finding (a unique value that a write around the Set
+// gave to a second primary) is not repaired: the index keeps the entry
+// with one holder (see the package documentation), and only a change of
+// the primaries ends it. Repair returns an error matching ErrDuplicate
+// for it, and changes nothing.
 func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	ix, err := s.index(f.Index)
 	if err != nil {
 		return err
+	}
+	if f.Kind == drift.Duplicate {
+		return &StepError{Step: "repair", Index: ix.Name, PartitionKey: f.Entry.PartitionKey, RowKey: f.Entry.RowKey,
+			Err: fmt.Errorf("the value is held by %q/%q and another primary; change one of them: %w", f.Primary.PartitionKey, f.Primary.RowKey, ErrDuplicate)}
 	}
 	if ix.Placement == OtherPartition {
 		return s.repairRemote(ctx, ix, f)
@@ -39,18 +51,20 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	if err != nil && !errors.Is(err, entity.ErrNotFound) {
 		return step("read entry", err)
 	}
-	// The holder: the finding's primary, or the primary the entry names,
-	// whichever holds the entry now.
+	// The holder: the primary the entry names if it holds the value (it
+	// keeps the entry, also when a write around the Set gave the value
+	// to a second primary: see keeper), else the finding's primary if it
+	// holds it.
 	var holder *version[T]
 	var hrk string
-	candidates := []string{f.Primary.RowKey}
-	if opk, ork, ok := owner(&entry); found && ok && opk == epk && ork != f.Primary.RowKey {
+	var candidates []string
+	if opk, ork, ok := owner(&entry); found && ok && opk == epk {
 		candidates = append(candidates, ork)
 	}
+	if f.Primary.PartitionKey == epk && !slices.Contains(candidates, f.Primary.RowKey) {
+		candidates = append(candidates, f.Primary.RowKey)
+	}
 	for _, rk := range candidates {
-		if f.Primary.PartitionKey != epk && rk == f.Primary.RowKey {
-			continue // not a primary of this partition
-		}
 		p, ok, err := s.read(ctx, epk, rk)
 		if err != nil {
 			return step("read primary", err)
@@ -138,7 +152,10 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 // Rebuild checks (as Check) and repairs each finding as it is found
 // (as Repair), while writers may keep writing. It returns what it saw:
 // Summary.Repaired counts the repairs made; findings whose repair lost to
-// a writer are counted but not repaired (check again). On an error,
+// a writer are counted but not repaired (check again), as are
+// drift.Duplicate findings, which no repair changes. A second Rebuild
+// right after the first, with no writer in between, repairs nothing
+// (TestDuplicateUniqueValue). On an error,
 // Summary.Next resumes the rebuild where it stopped; so does the last
 // token given to opts.Checkpoint, for a rebuild whose process died.
 func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
@@ -155,6 +172,9 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 		if err != nil {
 			sum.Next = last
 			return sum, err
+		}
+		if f.Kind == drift.Duplicate {
+			continue // counted; no repair changes it
 		}
 		if err := s.Repair(ctx, f); err != nil {
 			if errors.Is(err, drift.ErrRaced) {

@@ -79,7 +79,7 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // resync repairs primary pk/rk's membership of value's list in ix.
 func (s *Set[T]) resync(ctx context.Context, ix *index[T], pk, rk, value string) error {
 	if ix.remote() {
-		return s.sync(ctx, pk, rk, map[string][]string{ix.Name: {value}})
+		return s.sync(ctx, pk, rk, map[string][]string{ix.Name: {value}}, true)
 	}
 	return s.repairLocal(ctx, ix, pk, rk, value)
 }

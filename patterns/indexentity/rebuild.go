@@ -20,7 +20,8 @@ import (
 const bulkFindings = 16
 
 // repairLocal brings value's list of a SamePartition index in line with
-// primary pk/rk in one entity group transaction with an empty merge of the
+// primary pk/rk — that list alone — in one entity group transaction with
+// an empty merge of the
 // primary on condition of the ETag read (when it exists): a writer of the
 // primary that got there first makes it read again, and a writer after
 // it finds the list as repaired. When the primary is gone the transaction
@@ -33,8 +34,7 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], pk, rk, value st
 			return &StepError{Step: "repair: read primary", Index: ix.Name, PartitionKey: pk, RowKey: rk, Err: err}
 		}
 		w := s.newWrite(pk, rk)
-		w.touch, w.only = true, ix
-		w.clear = map[string][]string{ix.Name: {value}}
+		w.touch, w.only, w.fix = true, ix, value
 		if found {
 			w.old, w.cur = &p, &p
 		}
@@ -43,10 +43,12 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], pk, rk, value st
 }
 
 // Repair fixes what a finding of Check reports, whatever has changed
-// since: a Missing or Orphan finding brings the entry's list in line with
-// the primary as it is now, read again (the primary and the list in one
-// transaction for a SamePartition index; the sync of patterns/eventual's
-// handler, reading the primary again after the write, for the others);
+// since: a Missing or Orphan finding brings the entry's list — that list
+// alone, not the list of another value the primary holds now, which may
+// be damaged (a finding of its own) — in line with the primary as it is
+// now, read again (the primary and the list in one transaction for a
+// SamePartition index; the sync of patterns/eventual's handler, reading
+// the primary again after the write, for the others);
 // a Stale finding rewrites the entity's list from what can be read of it
 // (a continuation the directory does not name is deleted), after which
 // Check may report the members it lost as Missing. Repairs are

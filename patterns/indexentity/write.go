@@ -22,13 +22,15 @@ type write[T any] struct {
 	old    *version[T]
 	cur    *version[T]
 
-	// A repair: the primary's operation is an empty merge on old's ETag
-	// (old == cur), so that the transaction is conditional on the version
-	// the repair read; clear names values of SamePartition indexes whose
-	// lists must not hold the primary.
+	// A repair of value fix's list in index only: the primary's
+	// operation is an empty merge on old's ETag (old == cur), so that the
+	// transaction is conditional on the version the repair read, and the
+	// one list the finding names is the only one read and written (the
+	// primary joins it if it holds fix, else leaves it): a damaged list of
+	// the primary's other value is that list's own finding.
 	touch bool
-	clear map[string][]string
-	only  *index[T] // a repair's index; nil: every SamePartition index
+	fix   string
+	only  *index[T]
 
 	primary *entity.DynamicEntity // the primary's operation, for its new ETag
 	offset  int                   // operations before ours (outbox intents)
@@ -85,29 +87,25 @@ func (w *write[T]) round(ctx context.Context) error {
 // build adds the SamePartition lists' operations, then the primary's.
 func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 	w.rowOps = 0
+	if w.touch {
+		if err := w.repairOps(ctx, b); err != nil {
+			return err
+		}
+	}
 	for _, ix := range w.s.local {
-		if w.only != nil && ix != w.only {
-			continue
+		if w.touch {
+			break
 		}
 		oldV, oldHas := w.oldValue(ix)
 		newV, newHas, err := ix.valueOf(w.cur.entity(), w.pk)
-		if err != nil && w.touch {
-			newHas = false // a repair: a stored value that makes no key has no list
-		} else if err != nil {
+		if err != nil {
 			return err
 		}
-		if oldHas && newHas && oldV == newV && !w.touch {
+		if oldHas && newHas && oldV == newV {
 			continue
 		}
-		drop := w.clear[ix.Name]
-		if oldHas && !(newHas && oldV == newV) {
-			drop = append(drop, oldV)
-		}
-		for _, v := range dedupe(drop) {
-			if newHas && v == newV {
-				continue
-			}
-			if err := w.edit(ctx, ix, v, false, b); err != nil {
+		if oldHas {
+			if err := w.edit(ctx, ix, oldV, false, b); err != nil {
 				return err
 			}
 		}
@@ -149,6 +147,14 @@ func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 		}
 	}
 	return nil
+}
+
+// repairOps adds a repair's operations: the primary into value w.fix's
+// list of w.only if it holds that value (a stored value that makes no key
+// has no list), else out of it.
+func (w *write[T]) repairOps(ctx context.Context, b *entity.Batch) error {
+	v, has := w.oldValue(w.only)
+	return w.edit(ctx, w.only, w.fix, has && v == w.fix, b)
 }
 
 // oldValue is the stored version's value in ix; a value that makes no

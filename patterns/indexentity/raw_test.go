@@ -73,5 +73,3 @@ func (f *fixture) rawList(t testing.TB, pk, value string) (string, bool) {
 	s, _ := e["Members"].(string)
 	return s, true
 }
-
-

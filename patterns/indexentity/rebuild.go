@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -181,12 +182,12 @@ func (s *Set[T]) readBlobRaw(ctx context.Context, ix *index[T], name string) (*b
 		return l, nil, nil
 	}
 	if err != nil {
-		return nil, nil, &StepError{Step: "read index blob", Index: ix.Name, RowKey: name, Err: err}
+		return nil, nil, &StepError{Step: "read index blob " + strconv.Quote(name), Index: ix.Name, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, nil, &StepError{Step: "read index blob", Index: ix.Name, RowKey: name, Err: err}
+		return nil, nil, &StepError{Step: "read index blob " + strconv.Quote(name), Index: ix.Name, Err: err}
 	}
 	if resp.ETag != nil {
 		l.etag = *resp.ETag

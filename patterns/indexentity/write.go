@@ -3,6 +3,7 @@ package indexentity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -325,13 +326,13 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			return &StepError{Step: "update: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 		}
 		if !found {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+			return &stop{&StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
 		}
 		if old.etag != sys.ETag {
-			return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrPreconditionFailed}}
+			return &stop{&StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}}
 		}
 		w.old = &old
 		err = w.round(ctx)
@@ -379,10 +380,10 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	err := s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			return &StepError{Step: "modify: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 		}
 		if !found {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+			return &stop{&StepError{Step: "modify", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
 		}
 		// change gets its own copy: old's values are computed from old.e,
 		// which a change of shared slices or maps must not touch.
@@ -430,16 +431,16 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 		for {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return &StepError{Step: "delete: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
 				if unknown {
 					return nil // the transaction whose outcome was unknown was applied
 				}
-				return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
+				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
 			}
 			if !anyVersion && old.etag != etag {
-				return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrPreconditionFailed}}
+				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}}
 			}
 			w.old, w.cur = &old, nil
 			err = w.round(ctx)

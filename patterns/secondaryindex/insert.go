@@ -18,7 +18,7 @@ func (w *write[T]) run(ctx context.Context) error {
 			return err
 		}
 		if n >= w.s.maxBuilds() {
-			return &StepError{Step: "submit", PartitionKey: w.pk, RowKey: w.rk, Err: entity.ErrContention}
+			return &StepError{Step: "insert: submit", PartitionKey: w.pk, RowKey: w.rk, Err: entity.ErrContention}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package secondaryindex
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
@@ -32,13 +31,23 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	}
 	if f.Kind == drift.Duplicate {
 		return &StepError{Step: "repair", Index: ix.Name, PartitionKey: f.Entry.PartitionKey, RowKey: f.Entry.RowKey,
-			Err: fmt.Errorf("the value is held by %q/%q and another primary; change one of them: %w", f.Primary.PartitionKey, f.Primary.RowKey, ErrDuplicate)}
+			Err: heldTwice{f.Primary}}
 	}
 	if ix.Placement == OtherPartition {
 		return s.repairRemote(ctx, ix, f)
 	}
 	return s.repairLocal(ctx, ix, f)
 }
+
+// heldTwice is the cause of a Duplicate finding's refused repair; it
+// matches ErrDuplicate.
+type heldTwice struct{ holder drift.Key }
+
+func (e heldTwice) Error() string {
+	return "the value is held by " + indexset.Keys(e.holder.PartitionKey, e.holder.RowKey) + " and another primary: change one of them"
+}
+
+func (e heldTwice) Is(target error) bool { return target == ErrDuplicate }
 
 // repairLocal repairs the SamePartition entry f.Entry.
 func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding) error {

@@ -39,13 +39,13 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return &StepError{Step: "update: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
 			}
 			if old.etag != sys.ETag {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("stored version %s is not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}
+				return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}
 			}
 			w.old = &old
 			err = w.round(ctx)
@@ -53,7 +53,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
+				return &StepError{Step: "update: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	}()
@@ -95,10 +95,10 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return &StepError{Step: "modify: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return &StepError{Step: "modify", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
 			}
 			// change gets its own copy: old's entries are computed from
 			// old.e, which a change of shared slices or maps must not touch.
@@ -126,7 +126,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
+				return &StepError{Step: "modify: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	})

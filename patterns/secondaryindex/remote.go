@@ -118,7 +118,9 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 			if err == nil {
 				return nil
 			}
-			if errors.Is(err, entity.ErrAlreadyExists) {
+			if errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown) {
+				// Taken meanwhile, or a lost reply entity could not settle:
+				// the next read tells whose the entry is.
 				continue
 			}
 			return step(err)
@@ -140,8 +142,8 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 		}
 		if err := s.replaceEntry(ctx, &cur, want); err == nil {
 			return nil
-		} else if !changedSince(err) {
-			return step(err)
+		} else if !changedSince(err) && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return step(err) // else: read again, which tells
 		}
 	}
 	return step(entity.ErrContention)
@@ -326,7 +328,7 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 			if err == nil {
 				return nil
 			}
-			if errors.Is(err, entity.ErrAlreadyExists) {
+			if errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown) {
 				continue
 			}
 			return step(err)
@@ -357,8 +359,8 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 		}
 		if err := s.replaceEntry(ctx, &cur, want); err == nil {
 			return nil
-		} else if !changedSince(err) {
-			return step(err)
+		} else if !changedSince(err) && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return step(err) // else: read again, which tells
 		}
 	}
 	return step(entity.ErrContention)

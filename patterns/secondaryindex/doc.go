@@ -162,6 +162,61 @@
 //     concurrent writers, ErrOutcomeUnknown) enqueues a message that frees
 //     its reservations.
 //
+// # Wire format
+//
+// What a Set stores, for readers in other languages and tools. A primary
+// is stored as entity stores T, plus TkWrite (Edm.String), entity's write
+// token chain (package entity's lost-reply detection: a random token per
+// write and those before it). An entry is one entity:
+//
+//   - PartitionKey: the primary's (SamePartition), or the index's Name,
+//     "_" and the primary's ("email_Sales", OtherPartition), in the
+//     primary's table or Config.Entries;
+//   - RowKey: the Name, "_" and the value ("email_jonesj@contoso.com")
+//     for a unique index; for another, the Name, "_" and
+//     keys.Compound(value, the primary's RowKey): the two joined by a
+//     space, a space or '!' inside either written "! " or "!!"
+//     ("name_Jones empid_000123");
+//   - TkPrimaryPK and TkPrimaryRK (Edm.String): the primary's keys;
+//   - the copied properties (Index.Properties, or all), as the primary
+//     stores them;
+//   - TkClaim (Edm.String), on the entry of a unique OtherPartition index
+//     only while it is a reservation: the ETag the primary's write is
+//     conditional on, or "insert" for an insert. The worker's write of the
+//     entry for the primary that holds the value removes it; an entry
+//     without it names a primary that held the value when it was written;
+//   - TkWrite, on entries written with a write token (the unique ones).
+//
+// RowKeys starting with "tablekit." in the primaries' partitions are
+// package eventual's (outbox intents, Once markers). The message that
+// keeps OtherPartition entries is of kind Config.Kind
+// ("secondaryindex.<table>.v1"), its payload the primary's keys and the
+// values, by index, whose entries it looks at.
+//
+// For example, employee Sales/empid_000123 (FirstName John, LastName
+// Jones, Email jonesj@contoso.com, Age 30) with a unique index "email" of
+// the email and an index "name" of the last name copying FirstName and
+// LastName, both SamePartition, is three entities of partition Sales, as
+// the service returns them (annotations of types JSON cannot tell kept,
+// other metadata and TkWrite's value left out), in key order:
+//
+//	{"PartitionKey":"Sales","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//	{"PartitionKey":"Sales","RowKey":"empid_000123","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones"}
+//	{"PartitionKey":"Sales","RowKey":"name_Jones empid_000123","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//
+// With both indexes OtherPartition, Insert leaves the reservation of the
+// email, and the message's payload:
+//
+//	{"PartitionKey":"email_Sales","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkClaim":"insert","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//	{"pk":"Sales","rk":"empid_000123","values":{"email":["jonesj@contoso.com"],"name":["Jones"]}}
+//
+// and once the worker ran, the entries are:
+//
+//	{"PartitionKey":"email_Sales","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//	{"PartitionKey":"name_Sales","RowKey":"name_Jones empid_000123","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//
+// TestWireFormat checks these examples against what a Set writes.
+//
 // # Azurite and Cosmos DB
 //
 // Azurite handles an entity group transaction more slowly than a single

@@ -154,6 +154,71 @@
 // (Members) is the win, and the lookup's point reads cost more than the
 // scan: see the README for the numbers.
 //
+// # Wire format
+//
+// What a Set stores, for readers in other languages and tools. A primary
+// is stored as entity stores T, plus TkWrite (Edm.String), entity's write
+// token chain (package entity's lost-reply detection). A value's list is:
+//
+//   - SamePartition and OtherPartition: an index entity with PartitionKey
+//     the primaries' partition ("Sales"), or the index's Name, "_" and it
+//     ("lastname_Sales"), and RowKey the Name, "_" and the value written
+//     as keys.Compound writes one part (a space or '!' in it written "! "
+//     or "!!": "lastname_Van! Dam"). Its [PropMembers] (Edm.String) holds
+//     the primaries' RowKeys in the service's key order, each followed by
+//     "\n"; a list longer than one String property (32 K UTF-16 code
+//     units) goes on in Members2, Members3, …, never cutting a member.
+//     Once the entity would pass Config.MaxEntityBytes the list spills:
+//     this first entity then holds instead [PropChunks], a directory of
+//     one line per continuation entity — its number, a tab, and the lowest
+//     member it may hold ("" for the first), in key order, each line followed
+//     by "\n" — and [PropNextChunk] (Edm.Int64), the number the next
+//     continuation gets; continuation n has RowKey keys.Compound(value,
+//     n) after the Name and "_" ("lastname_Jones 2") and holds in Members
+//     the members from its line's bound up to the next line's: one key
+//     range per continuation entity. TkWrite is on the index entities
+//     written with a write token.
+//   - Blob: a block blob of Config.Blobs named Name, "/",
+//     keys.Compound(partition, value) and ".keys" ("lastname/Sales
+//     Jones.keys"), of content type text/plain; charset=utf-8: a header
+//     line "tablekit.indexentity.v1", then one member per line, each line
+//     ended by "\n", in key order.
+//
+// RowKeys starting with "tablekit." in the primaries' partitions are
+// package eventual's (outbox intents, Once markers). The message that
+// keeps OtherPartition and Blob lists is of kind Config.Kind
+// ("indexentity.<table>.v1"), its payload the primary's keys and the
+// values, by index, whose lists it looks at.
+//
+// For example, employees Sales/000123 and Sales/000152 named Jones and
+// Sales/000140 named Smith, with a SamePartition index "lastname", make
+// these index entities in partition Sales, as the service returns them
+// (TkWrite and metadata but type annotations left out):
+//
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones","Members":"000123\n000152\n"}
+//	{"PartitionKey":"Sales","RowKey":"lastname_Smith","Members":"000140\n"}
+//
+// OtherPartition stores the same in partition "lastname_Sales". A list of
+// Sales/000001, 000002 and 000003 that passed the limit (here, a limit
+// small enough for three members) spilled into two continuations:
+//
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones","Chunks":"1\t\n2\t000003\n","NextChunk@odata.type":"Edm.Int64","NextChunk":"3"}
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones 1","Members":"000001\n000002\n"}
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones 2","Members":"000003\n"}
+//
+// A Blob index keeps Jones's list of the first example in blob
+// "lastname/Sales Jones.keys":
+//
+//	tablekit.indexentity.v1
+//	000123
+//	000152
+//
+// and the message of Sales/000123's insert has the payload
+//
+//	{"pk":"Sales","rk":"000123","values":{"lastname":["Jones"]}}
+//
+// TestWireFormat checks these examples against what a Set writes.
+//
 // # Azurite and Cosmos DB
 //
 // Azurite does not enforce the 1 MiB entity limit or the 64 KiB String

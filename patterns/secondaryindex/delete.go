@@ -52,8 +52,11 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 			}
 		}
 	}
+	var err error
 	if anyVersion {
-		return s.cfg.Retry.Retry(ctx, attempt)
+		err = s.cfg.Retry.Retry(ctx, attempt)
+	} else {
+		err = attempt(ctx)
 	}
-	return attempt(ctx)
+	return opError("delete", pk, rk, err)
 }

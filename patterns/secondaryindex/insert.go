@@ -47,7 +47,7 @@ func (s *Set[T]) Insert(ctx context.Context, e *T) error {
 	w := s.newWrite(pk, rk)
 	w.cur = &cur
 	if err := w.run(ctx); err != nil {
-		return w.cleanup(ctx, err)
+		return w.cleanup(ctx, opError("insert", pk, rk, err))
 	}
 	w.finish(e)
 	return nil

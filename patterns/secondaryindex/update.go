@@ -58,7 +58,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 		}
 	}()
 	if err != nil {
-		return w.cleanup(ctx, err)
+		return w.cleanup(ctx, opError("update", pk, rk, err))
 	}
 	w.finish(e)
 	return nil
@@ -107,7 +107,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 				return err
 			}
 			if err := change(&e); err != nil {
-				return err
+				return &given{err}
 			}
 			if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
 				return &entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}
@@ -131,11 +131,22 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		}
 	})
 	if err != nil {
-		return out, w.cleanup(ctx, err)
+		var g *given
+		if errors.As(err, &g) {
+X
+		}
+		return out, w.cleanup(ctx, opError("modify", pk, rk, err))
 	}
 	w.finish(&out)
 	return out, nil
 }
+
+// given carries the error of Modify's change function out, to be
+// returned as is. It does not unwrap, so that entity.RetryPolicy does
+// not take it for a lost race (ErrPreconditionFailed).
+type given struct{ err error }
+
+func (g *given) Error() string { return g.err.Error() }
 
 // retry is the policy of one call: r unless it is zero, else Config.Retry.
 func (s *Set[T]) retry(r entity.RetryPolicy) entity.RetryPolicy {

@@ -246,6 +246,18 @@ func (w *write[T]) held(ctx context.Context, ix *index[T], value, erk string, ca
 	return errAgain
 }
 
+// opError names the operation and the primary's keys in an error that
+// does not come from this package (entity's answer to the transaction, a
+// cancelled context); the Set's own errors name them already.
+func opError(op, pk, rk string, err error) error {
+	var se *StepError
+	var ue *UniqueError
+	if err == nil || errors.As(err, &se) || errors.As(err, &ue) || errors.Is(err, errAgain) {
+		return err
+	}
+	return &StepError{Step: op, PartitionKey: pk, RowKey: rk, Err: err}
+}
+
 // finish reports the applied write's new ETag into e (none when the
 // transaction was found applied after a lost reply).
 func (w *write[T]) finish(e *T) {

@@ -133,7 +133,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	if err != nil {
 		var g *given
 		if errors.As(err, &g) {
-X
+			return out, w.cleanup(ctx, g.err) // change's own error, as is
 		}
 		return out, w.cleanup(ctx, opError("modify", pk, rk, err))
 	}

@@ -461,9 +461,11 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 	if call == nil || !call.Resent() || !isConflict(te.Op.StatusCode) || errors.Is(out, ErrTableNotFound) {
 		return out
 	}
-	// Entities that can tell whether the transaction was applied: one with
-	// the write token, the failing operation's, an insert's.
-	var tried [3]int
+	// Entities that can tell whether the transaction was applied: the
+	// first and the last with the write token (another writer may have
+	// removed the one and written over the other, keeping the chain), the
+	// failing operation's, an insert's.
+	var tried [4]int
 	n := 0
 	pick := func(i int) {
 		if i < 0 || i >= len(ops) || slices.Contains(tried[:n], i) {
@@ -483,6 +485,14 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.token != "" }) },
 		func() int { return out.Index },
 		func() int { return slices.IndexFunc(writes, func(w write) bool { return w.kind == wInsert }) },
+		func() int {
+			for i := len(writes) - 1; i >= 0; i-- {
+				if writes[i].token != "" {
+					return i
+				}
+			}
+			return -1
+		},
 	} {
 		pick(find())
 		if !errors.Is(err, ErrOutcomeUnknown) {

@@ -251,6 +251,24 @@ func unstop(err error) error {
 	return err
 }
 
+// given carries the error of Modify's change function out, to be
+// returned as is.
+type given struct{ err error }
+
+func (g *given) Error() string { return g.err.Error() }
+
+// opError names the operation and the primary's keys in an error that
+// does not come from this package (entity's answer to the transaction, a
+// cancelled context); the Set's own errors name them already.
+func opError(op, pk, rk string, err error) error {
+	var se *StepError
+	var ce *CorruptError
+	if err == nil || errors.As(err, &se) || errors.As(err, &ce) {
+		return err
+	}
+	return &StepError{Step: op, PartitionKey: pk, RowKey: rk, Err: err}
+}
+
 func nilEntity() error {
 	return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
 }
@@ -279,7 +297,7 @@ func (s *Set[T]) Insert(ctx context.Context, e *T) error {
 	w := s.newWrite(pk, rk)
 	w.cur = &cur
 	if err := s.cfg.Retry.Retry(ctx, w.round); err != nil {
-		return err
+		return opError("insert", pk, rk, err)
 	}
 	w.finish(e)
 	return nil
@@ -342,7 +360,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 		return err
 	})
 	if err != nil {
-		return unstop(err)
+		return opError("update", pk, rk, unstop(err))
 	}
 	w.finish(e)
 	return nil
@@ -392,7 +410,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 			return err
 		}
 		if err := change(&e); err != nil {
-			return &stop{err}
+			return &stop{&given{err}}
 		}
 		if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
 			return &stop{&entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}}
@@ -409,7 +427,11 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return nil
 	})
 	if err != nil {
-		return out, unstop(err)
+		var g *given
+		if errors.As(err, &g) {
+			return out, g.err // change's own error, as is
+		}
+		return out, opError("modify", pk, rk, unstop(err))
 	}
 	w.finish(&out)
 	return out, nil
@@ -452,7 +474,7 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 			return err
 		}
 	})
-	return unstop(err)
+	return opError("delete", pk, rk, unstop(err))
 }
 
 // copyEntity decodes a fresh copy of the version read.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"slices"
 	"strconv"
@@ -27,25 +26,35 @@ import (
 // partition's entries) or, with opts.Partitions, those partitions. Every
 // finding carries the token of its partition, and opts.Checkpoint gets a
 // token after each partition: a check started from one reports that
-// partition (or the next) and everything after it. The first error is
-// yielded and ends the sequence.
+// partition (or the next) and everything after it.
+//
+// A primary that does not decode as T (written around the Set with a
+// property of another type), or whose value makes no key, is one bad row
+// among many: it is yielded as a *StepError naming its keys (step "check:
+// decode primary", or "check: index value"), which unwraps to entity's or
+// the key's error, and the check goes on with the next entity; entries
+// naming a primary that does not decode are not reported (whether it
+// holds them cannot be told), and Rebuild leaves them. Any other error
+// (a failed query) is yielded and ends the sequence.
 //
 // Entries of OtherPartition indexes behind their primary (a write whose
 // message has not run yet) are reported like any other drift; check again
 // after the queue drained, or Rebuild.
 func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
-	return s.check(ctx, opts, nil)
+	return s.check(ctx, opts, nil, nil)
 }
 
-// check is Check counting what it read into sum (when not nil).
-func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summary) iter.Seq2[drift.Finding, error] {
+// check is Check counting what it read into sum (when not nil), and
+// collecting the errors of bad rows into rows instead of yielding them
+// (when not nil).
+func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summary, rows *[]error) iter.Seq2[drift.Finding, error] {
 	return func(yield func(drift.Finding, error) bool) {
 		tok, err := parseToken(opts.Resume)
 		if err != nil {
 			yield(drift.Finding{}, err)
 			return
 		}
-		c := &checker[T]{s: s, ctx: ctx, yield: yield, opts: opts, sum: sum, owners: map[string]bool{}}
+		c := &checker[T]{s: s, ctx: ctx, yield: yield, opts: opts, sum: sum, rows: rows, owners: map[string]bool{}}
 		if opts.Partitions != nil {
 			c.listed(tok)
 			return
@@ -66,6 +75,7 @@ type checker[T any] struct {
 	yield func(drift.Finding, error) bool
 	opts  CheckOptions
 	sum   *drift.Summary
+	rows  *[]error // bad rows' errors, when not yielded
 	stop  bool
 
 	g      group           // the partition being read
@@ -85,6 +95,9 @@ type group struct {
 	actual   map[string]stored   // SamePartition entries found, by RowKey
 	remote   map[string]map[string][]expect
 	strays   []stray // OtherPartition entries stored in this partition
+	// Primaries that do not decode, by RowKey: their entries are not
+	// judged.
+	bad map[string]bool
 }
 
 type expect struct {
@@ -119,6 +132,21 @@ func (c *checker[T]) emit(f drift.Finding) bool {
 	return !c.stop
 }
 
+// row reports a bad row and goes on.
+func (c *checker[T]) row(err error) bool {
+	if c.stop {
+		return false
+	}
+	if c.rows != nil {
+		*c.rows = append(*c.rows, err)
+		return true
+	}
+	if !c.yield(drift.Finding{}, err) {
+		c.stop = true
+	}
+	return !c.stop
+}
+
 func (c *checker[T]) fail(err error) bool {
 	if !c.stop {
 		c.yield(drift.Finding{}, err)
@@ -134,7 +162,7 @@ func (c *checker[T]) checkpoint(t token) {
 }
 
 func (c *checker[T]) begin(pk string) {
-	c.g = group{pk: pk, resume: token{PK: pk}.String(), expected: map[string][]expect{}, actual: map[string]stored{}, remote: map[string]map[string][]expect{}}
+	c.g = group{pk: pk, resume: token{PK: pk}.String(), expected: map[string][]expect{}, actual: map[string]stored{}, remote: map[string]map[string][]expect{}, bad: map[string]bool{}}
 }
 
 // primaries scans the primaries' table from tok, partition by partition.
@@ -230,13 +258,19 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 	c.g.primaries++
 	var v version[T]
 	if err := entity.Unmarshal(raw, &v.e); err != nil {
-		return c.fail(fmt.Errorf("secondaryindex: check: primary %s/%s: %w", d.PartitionKey, rk, err))
+		c.g.bad[rk] = true
+		return c.row(&StepError{Step: "check: decode primary", PartitionKey: d.PartitionKey, RowKey: rk, Err: err})
 	}
 	delete(d.Properties, propWriteToken)
 	for _, ix := range s.indexes {
 		_, erk, _, has, err := ix.entryKeys(&v.e, d.PartitionKey, rk)
 		if err != nil {
-			return c.fail(err)
+			// No entry can hold the value: entries naming the primary
+			// in this index are orphans.
+			if !c.row(&StepError{Step: "check: index value", Index: ix.Name, PartitionKey: d.PartitionKey, RowKey: rk, Err: err}) {
+				return false
+			}
+			continue
 		}
 		if !has {
 			continue
@@ -331,6 +365,9 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string][]expect, go
 		if len(ws) > 1 {
 			k = keeper(ws, c.g.pk, h, ok)
 		}
+		if ok && h.opk == c.g.pk && c.g.bad[h.ork] {
+			continue // the entry names a primary that does not decode
+		}
 		for i, w := range ws {
 			f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: entry(rk)}
 			switch {
@@ -349,7 +386,7 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string][]expect, go
 		}
 	}
 	for rk, h := range got {
-		if _, ok := want[rk]; ok {
+		if _, ok := want[rk]; ok || h.opk == c.g.pk && c.g.bad[h.ork] {
 			continue
 		}
 		rows = append(rows, row{rk, drift.Finding{Kind: drift.Orphan, Index: h.ix, Primary: keyOfDrift(h.opk, h.ork), Entry: entry(rk), Detail: "no primary holds this entry"}})

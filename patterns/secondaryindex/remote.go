@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -271,6 +272,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 		if err != nil {
 			return &StepError{Step: "sync: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 		}
+		var failed []error
 		for _, ix := range s.remote {
 			var want string
 			var has bool
@@ -278,7 +280,10 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 				var err error
 				_, _, want, has, err = ix.entryKeys(&p.e, pk, rk)
 				if err != nil {
-					return err
+					// A value that makes no key (written around the Set):
+					// this index fails alone; the others are synced.
+					failed = append(failed, err)
+					continue
 				}
 			}
 			vals := seen[ix.Name]
@@ -293,9 +298,15 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 					err = s.release(ctx, ix, pk, rk, v)
 				}
 				if err != nil {
-					return err
+					if ctx.Err() != nil {
+						return err
+					}
+					failed = append(failed, err)
 				}
 			}
+		}
+		if len(failed) > 0 {
+			return errline.Join(failed...)
 		}
 		after, still, err := s.read(ctx, pk, rk)
 		if err != nil {

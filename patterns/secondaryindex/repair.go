@@ -3,9 +3,11 @@ package secondaryindex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -164,7 +166,9 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 // a writer are counted but not repaired (check again), as are
 // drift.Duplicate findings, which no repair changes. A second Rebuild
 // right after the first, with no writer in between, repairs nothing
-// (TestDuplicateUniqueValue). On an error,
+// (TestDuplicateUniqueValue). A bad row (see Check) does not stop it: it
+// checks and repairs everything else and then returns the bad rows'
+// errors, joined, with Summary.Next "" (TestOneBadRow). On an error,
 // Summary.Next resumes the rebuild where it stopped; so does the last
 // token given to opts.Checkpoint, for a rebuild whose process died.
 func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
@@ -177,7 +181,8 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 			user(t)
 		}
 	}
-	for f, err := range s.check(ctx, opts, &sum) {
+	var rows []error
+	for f, err := range s.check(ctx, opts, &sum, &rows) {
 		if err != nil {
 			sum.Next = last
 			return sum, err
@@ -186,7 +191,11 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 			continue // counted; no repair changes it
 		}
 		if err := s.Repair(ctx, f); err != nil {
-			if errors.Is(err, drift.ErrRaced) {
+			switch {
+			case errors.Is(err, drift.ErrRaced):
+				continue
+			case badRow(err):
+				rows = append(rows, err) // a primary made undecodable since
 				continue
 			}
 			sum.Next = f.Resume
@@ -194,5 +203,19 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 		}
 		sum.Repaired++
 	}
-	return sum, nil
+	return sum, joinRows(rows)
+}
+
+// badRow reports an error of one entity that no retry fixes: it does not
+// decode, or its value makes no key.
+func badRow(err error) bool {
+	return errors.Is(err, entity.ErrDecode) || errors.Is(err, entity.ErrInvalid)
+}
+
+// joinRows joins the errors of bad rows, the first ten in full.
+func joinRows(rows []error) error {
+	if len(rows) > 10 {
+		rows = append(rows[:10:10], fmt.Errorf("secondaryindex: and %d more rows that cannot be checked", len(rows)-10))
+	}
+	return errline.Join(rows...)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
@@ -316,13 +317,19 @@ func chunks(ms []string, size int) [][]string {
 // after an error, Summary.Next (also passed to opts.Checkpoint after each
 // partition) resumes it. Repairs that lost a race to a writer are not
 // errors: they are counted as found and not repaired, for the next check.
+// A bad row (see Check) does not stop it: it checks and repairs the rest
+// and then returns the bad rows' errors, joined, with Summary.Next ""
+// (TestOneBadRow). A second Rebuild right after the first, with no writer
+// in between, repairs nothing.
 func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
 	var sum drift.Summary
 	var failed error
+	var rows []error
 	done := true
 	err := s.scan(ctx, opts, func(c *checked) bool {
+		rows = append(rows, c.rows()...)
 		if c.p != nil {
-			n, err := s.repairPartition(ctx, c, &sum)
+			n, err := s.repairPartition(ctx, c, &sum, &rows)
 			sum.Repaired += n
 			if err != nil {
 				failed, done = err, false
@@ -340,13 +347,28 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 	}
 	if err == nil && done {
 		sum.Next = ""
+		err = joinRows(rows)
 	}
 	return sum, err
 }
 
+// badRow reports an error of one entity that no retry fixes: it does not
+// decode, or its value makes no key.
+func badRow(err error) bool {
+	return errors.Is(err, entity.ErrDecode) || errors.Is(err, entity.ErrInvalid)
+}
+
+// joinRows joins the errors of bad rows, the first ten in full.
+func joinRows(rows []error) error {
+	if len(rows) > 10 {
+		rows = append(rows[:10:10], fmt.Errorf("indexentity: and %d more rows that cannot be checked", len(rows)-10))
+	}
+	return errline.Join(rows...)
+}
+
 // repairPartition repairs one partition's findings and counts them into
 // sum; it returns how many it repaired.
-func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Summary) (int, error) {
+func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Summary, rows *[]error) (int, error) {
 	p := c.p
 	sum.Scanned += len(p.primaries)
 	for _, lists := range p.lists {
@@ -366,6 +388,8 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 		switch err := s.Repair(ctx, f); {
 		case err == nil:
 			repaired++
+		case badRow(err):
+			*rows = append(*rows, err)
 		case !errors.Is(err, drift.ErrRaced):
 			return repaired, err
 		}
@@ -432,6 +456,8 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 			switch err := s.Repair(ctx, f); {
 			case err == nil:
 				repaired++
+			case badRow(err):
+				*rows = append(*rows, err) // a primary made undecodable since
 			case !errors.Is(err, drift.ErrRaced):
 				return repaired, err
 			}

@@ -19,7 +19,10 @@ import (
 // write: a SamePartition entry is written in one transaction with a write
 // to its primary conditional on the ETag just read (which changes that
 // ETag), an OtherPartition entry as the index's messages write it. A
-// repair that loses to a writer reports drift.ErrRaced; check again.
+// repair that loses to a writer reports drift.ErrRaced; check again. So
+// does one whose reply was lost while another writer changed the same
+// entities, when reading them back cannot tell whether it was applied
+// (TestRepairBesideWriter).
 //
 // A drift.Duplicate finding (a unique value that a write around the Set
 // gave to a second primary) is not repaired: the index keeps the entry
@@ -36,9 +39,17 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 			Err: heldTwice{f.Primary}}
 	}
 	if ix.Placement == OtherPartition {
-		return s.repairRemote(ctx, ix, f)
+		err = s.repairRemote(ctx, ix, f)
+	} else {
+		err = s.repairLocal(ctx, ix, f)
 	}
-	return s.repairLocal(ctx, ix, f)
+	if errors.Is(err, entity.ErrOutcomeUnknown) && !errors.Is(err, drift.ErrRaced) {
+		// A repair whose reply was lost and that entity could not settle
+		// (another writer changed the entities meanwhile): idempotent, so
+		// check again, as after a lost race.
+		return indexset.Raced(err)
+	}
+	return err
 }
 
 // heldTwice is the cause of a Duplicate finding's refused repair; it

@@ -96,4 +96,3 @@ func (r *seamRun) settle(t testing.TB) {
 		t.Fatal(err)
 	}
 }
-

@@ -55,7 +55,9 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], pk, rk, value st
 // (a continuation the directory does not name is deleted), after which
 // Check may report the members it lost as Missing. Repairs are
 // idempotent. A repair that keeps losing to writers of the same entities
-// returns an error matching drift.ErrRaced.
+// returns an error matching drift.ErrRaced, as does one whose reply was
+// lost while another writer changed the same entities, when reading them
+// back cannot tell whether it was applied (TestRepairBesideWriter).
 func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	ix, err := s.index(f.Index)
 	if err != nil {
@@ -77,10 +79,15 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	default:
 		return &StepError{Step: "repair", Index: ix.Name, Err: fmt.Errorf("unknown finding kind %v", f.Kind)}
 	}
-	if errors.Is(rerr, entity.ErrContention) {
-		return indexset.Raced(rerr)
+	switch {
+	case errors.Is(rerr, drift.ErrRaced):
+	case errors.Is(rerr, entity.ErrContention), errors.Is(rerr, entity.ErrOutcomeUnknown):
+		// Lost to writers, or a lost reply that reading back could not
+		// settle because another writer changed the same entities: the
+		// repair is idempotent, check again.
+		rerr = indexset.Raced(rerr)
 	}
-	return rerr
+	return wrap(rerr, "repair", ix.Name, f.Primary.PartitionKey, f.Primary.RowKey)
 }
 
 // entryValue is the value whose list entry k (an index entity or blob)

@@ -81,6 +81,9 @@ func (w *write[T]) round(ctx context.Context) error {
 		if i := te.Index - w.offset; i >= 0 && i < w.rowOps {
 			return errChanged
 		}
+		if w.touch && conflict(err) {
+			return errChanged // a repair's primary changed, or went, since it was read
+		}
 	}
 	return err
 }

@@ -61,8 +61,23 @@
 //     entity back: Insert, Update, Modify and Delete report what
 //     happened, and Modify applies its change exactly once; when the
 //     read-back cannot tell, the error matches entity.ErrOutcomeUnknown.
-//     The steps of the other placements add or remove one member, which
-//     repeats harmlessly, and read again after any failure.
+//     With another writer inserting, replacing, changing or deleting the
+//     same entity inside azcore's retry window, an applied write is never
+//     reported refused nor a refused one done (TestLostReplyBesideWriter,
+//     TestLostReplyRenameBesideRename); an Insert applied and then deleted
+//     by another process inside the window is inserted again by azcore's
+//     resend and reports success (the delete is undone). The steps of the
+//     other placements add or remove one member, which repeats
+//     harmlessly, and read again after any failure.
+//   - A process killed before or after any request of a write, whose call
+//     is never repeated, leaves nothing a fresh process's Relay and worker
+//     do not finish (TestRemoteCrashAtEveryStep,
+//     TestCrashThenFreshProcess).
+//   - One bad row does not hold back the others: a primary that does not
+//     decode as T is reported with its keys while Check, Rebuild and
+//     lookups go on (TestOneBadRow), and a list that cannot be written
+//     does not keep a message from the entity's other lists
+//     (TestSyncPastBadList).
 //   - The 1 MiB entity limit: a list that would make its index entity
 //     larger than Config.MaxEntityBytes (256 KiB by default) spills to
 //     continuation entities instead of failing. The first entity then

@@ -61,7 +61,20 @@
 // write goes through entity's write tokens (entity.Table.WithWriteTokens),
 // which settles that case by reading the primary back: the outcome is
 // reported as applied, refused, or entity.ErrOutcomeUnknown, never
-// guessed, and Modify is exactly-once.
+// guessed, and Modify is exactly-once (TestLostReplies). A resend refused
+// at an entry's operation passed the primary's conditional operation, so
+// the first try was not applied: the Set reads the refusal as the
+// transaction's answer, and a unique value another primary holds is a
+// *UniqueError, not ErrOutcomeUnknown (TestTakenValueLostReply). With
+// another writer inserting, replacing, changing or deleting the same
+// primary inside azcore's retry window, an applied write is never
+// reported refused nor a refused one done (TestLostReplyBesideWriter),
+// with two exceptions azcore's resend makes: an Insert applied and then,
+// inside the window, deleted by another process is inserted again by the
+// resend and reports success (the delete is undone); and if, besides,
+// a third process gave its unique value to another primary before the
+// resend, the Insert reports a *UniqueError although it was applied and
+// undone meanwhile.
 //
 // # Steps
 //
@@ -161,6 +174,19 @@
 //   - A write that fails after reserving (a unique value taken, too many
 //     concurrent writers, ErrOutcomeUnknown) enqueues a message that frees
 //     its reservations.
+//
+// A process killed before or after any request of a write, whose call is
+// never repeated, leaves nothing a fresh process cannot finish: its Relay,
+// a worker draining the queue, and a Rebuild once Config.Grace has passed
+// (for a reservation of an insert that never landed) leave no drift
+// (TestCrashAtEveryStep, which repeats the call, and
+// TestCrashThenFreshProcess, which does not).
+//
+// One bad row does not hold back the others: a primary that does not
+// decode as T (or whose value makes no key), or an entry that does not,
+// is reported with its keys while Check, Rebuild, lookups and the
+// index's messages go on with the rest (TestOneBadRow); see Check and
+// Rebuild.
 //
 // # Wire format
 //

@@ -38,6 +38,13 @@ type RowKeyField interface {
 	Set(v any, rowKey string) error
 }
 
+// Property is one property an entity type stores: its name on the wire
+// ("Total_Cents") and the Go path of its field ("Total.Cents").
+type Property struct {
+	Name   string
+	GoPath string
+}
+
 // The hooks. Package entity sets them in its init; do not assign them.
 var (
 	// SetSystem writes s into v's key fields, and into its ETag and
@@ -49,4 +56,10 @@ var (
 	// RowKeyFieldOf returns the RowKey field of an entity type: a tagged
 	// struct type or entity.DynamicEntity.
 	RowKeyFieldOf func(t reflect.Type) (RowKeyField, error)
+	// PropertiesOf returns the properties values of entity type t store,
+	// keys, ETag and Timestamp aside, in field order; open is true when
+	// t keeps any property besides (entity.DynamicEntity, or a struct
+	// with an extra map). A type that is not an entity type is an
+	// *entity.TypeError.
+	PropertiesOf func(t reflect.Type) (props []Property, open bool, err error)
 )

@@ -25,7 +25,7 @@ type employee struct {
 // TestHooks: package entity fills every hook, and each refuses what is not
 // an entity with a *entity.TypeError, never a panic.
 func TestHooks(t *testing.T) {
-	if entityfields.SetSystem == nil || entityfields.SetWritten == nil || entityfields.RowKeyFieldOf == nil {
+	if entityfields.SetSystem == nil || entityfields.SetWritten == nil || entityfields.RowKeyFieldOf == nil || entityfields.PropertiesOf == nil {
 		t.Fatal("a hook is nil although package entity is linked in")
 	}
 	e := &employee{Name: "n"}

@@ -3,6 +3,7 @@ package indexset
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/drift"
@@ -130,13 +131,43 @@ type StepError[P Package] struct {
 	Err          error
 }
 
+// Error reads "<package>: <step> (index "<name>") of "<pk>"/"<rk>": <cause>",
+// the keys quoted (a key may be empty, or hold spaces), the parts that do
+// not apply left out ("of partition "<pk>"" without a RowKey), and the
+// cause without the package's name when it starts with it, so that the
+// name is said once.
 func (e *StepError[P]) Error() string {
 	var p P
-	s := p.Name() + ": " + e.Step
+	var b strings.Builder
+	b.WriteString(p.Name())
+	b.WriteString(": ")
+	b.WriteString(e.Step)
 	if e.Index != "" {
-		s += " (index " + e.Index + ")"
+		b.WriteString(" (index ")
+		b.WriteString(strconv.Quote(e.Index))
+		b.WriteString(")")
 	}
-	return s + " of " + e.PartitionKey + "/" + e.RowKey + ": " + e.Err.Error()
+	switch {
+	case e.RowKey != "":
+		b.WriteString(" of ")
+		b.WriteString(Keys(e.PartitionKey, e.RowKey))
+	case e.PartitionKey != "":
+		b.WriteString(" of partition ")
+		b.WriteString(strconv.Quote(Shorten(e.PartitionKey)))
+	}
+	b.WriteString(": ")
+	cause := "<nil>"
+	if e.Err != nil {
+		cause = e.Err.Error()
+	}
+	b.WriteString(strings.TrimPrefix(cause, p.Name()+": "))
+	return b.String()
+}
+
+// Keys is an entity's keys as errors print them: "pk"/"rk", each quoted
+// and shortened.
+func Keys(pk, rk string) string {
+	return strconv.Quote(Shorten(pk)) + "/" + strconv.Quote(Shorten(rk))
 }
 
 func (e *StepError[P]) Unwrap() error { return e.Err }

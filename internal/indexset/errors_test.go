@@ -52,8 +52,25 @@ func TestErrorsArePerPackage(t *testing.T) {
 		t.Errorf("RowKeyError: %q", got)
 	}
 	err = &StepError[pkgB]{Step: "submit", Index: "name", PartitionKey: "Sales", RowKey: "1", Err: entity.ErrPreconditionFailed}
-	if !errors.Is(err, entity.ErrPreconditionFailed) || err.Error() != "b: submit (index name) of Sales/1: "+entity.ErrPreconditionFailed.Error() {
+	if !errors.Is(err, entity.ErrPreconditionFailed) || err.Error() != `b: submit (index "name") of "Sales"/"1": `+entity.ErrPreconditionFailed.Error() {
 		t.Errorf("StepError: %q", err)
+	}
+	// No keys: none printed; the cause's own package prefix said once.
+	err = &StepError[pkgA]{Step: "lookup", Index: "status", Err: errors.New("a: index is not unique")}
+	if got := err.Error(); got != `a: lookup (index "status"): index is not unique` {
+		t.Errorf("StepError without keys: %q", got)
+	}
+	err = &StepError[pkgA]{Step: "check: read partition", PartitionKey: "", RowKey: "", Err: errors.New("x")}
+	if got := err.Error(); got != `a: check: read partition: x` {
+		t.Errorf("StepError without keys: %q", got)
+	}
+	err = &StepError[pkgA]{Step: "check: read partition", PartitionKey: "Sales", Err: errors.New("x")}
+	if got := err.Error(); got != `a: check: read partition of partition "Sales": x` {
+		t.Errorf("StepError of a partition: %q", got)
+	}
+	err = &StepError[pkgA]{Step: "read primary", PartitionKey: "", RowKey: "O'Brien 1", Err: errors.New("x")}
+	if got := err.Error(); got != `a: read primary of ""/"O'Brien 1": x` {
+		t.Errorf("StepError with an empty PartitionKey: %q", got)
 	}
 	err = CheckMode[pkgA]("Modify", entity.Merge)
 	if got := err.Error(); got != "a: Modify with Merge: a Set writes its primaries whole; use Replace" || !errors.Is(err, entity.ErrInvalid) {

@@ -10,13 +10,16 @@
 // (or a rebuild that repairs as it checks) killed half-way resumes from the
 // last token it reported instead of starting again.
 //
-// Findings are of three kinds, named from the index's side:
+// Findings are of four kinds, named from the index's side:
 //
 //   - [Missing]: a primary has no index entry for a value it holds;
 //   - [Stale]: an index entry exists but disagrees with its primary (another
 //     value, older copied properties);
 //   - [Orphan]: an index entry points at a primary that does not exist or no
-//     longer holds that value.
+//     longer holds that value;
+//   - [Duplicate]: a second primary holds a value of a unique index (only a
+//     write around the index does that); the entry stays with one holder,
+//     and no repair changes it.
 //
 // A repair is idempotent and guarded by the ETags the check read, so it can
 // run while writers keep writing: a repair that loses a race to a writer

@@ -13,6 +13,12 @@ const (
 	Missing Kind = iota + 1 // the primary holds a value the index does not list
 	Stale                   // the entry exists but its copy differs from the primary
 	Orphan                  // the entry's primary is gone or holds another value
+	// Duplicate: two or more primaries hold one value of a unique index,
+	// which only writes around the index can do. The index keeps one
+	// entry, for the holder its package's rule picks; the finding names a
+	// holder left without it (Primary) and the entry (Entry), and no
+	// repair changes it: a person changes one of the primaries.
+	Duplicate
 )
 
 func (k Kind) String() string {
@@ -23,6 +29,8 @@ func (k Kind) String() string {
 		return "stale"
 	case Orphan:
 		return "orphan"
+	case Duplicate:
+		return "duplicate"
 	}
 	return fmt.Sprintf("drift.Kind(%d)", uint8(k))
 }
@@ -48,17 +56,23 @@ type Finding struct {
 }
 
 func (f Finding) String() string {
+	if f.Primary == (Key{}) {
+		// A finding about an entry alone (an unreadable one): no primary.
+		return fmt.Sprintf("%s %s entry %s/%s: %s", f.Index, f.Kind, f.Entry.PartitionKey, f.Entry.RowKey, f.Detail)
+	}
 	return fmt.Sprintf("%s %s entry %s/%s for primary %s/%s: %s",
 		f.Index, f.Kind, f.Entry.PartitionKey, f.Entry.RowKey, f.Primary.PartitionKey, f.Primary.RowKey, f.Detail)
 }
 
 // Summary counts what a check or rebuild saw.
 type Summary struct {
-	Scanned  int // primaries and entries read
-	Missing  int
-	Stale    int
-	Orphans  int
-	Repaired int
+	Scanned int // primaries and entries read
+	Missing int
+	Stale   int
+	Orphans int
+	// Duplicates counts Duplicate findings, which no repair changes.
+	Duplicates int
+	Repaired   int
 	// Next resumes the scan where it stopped; "" once it is complete.
 	Next string
 }
@@ -72,11 +86,13 @@ func (s *Summary) Count(f Finding) {
 		s.Stale++
 	case Orphan:
 		s.Orphans++
+	case Duplicate:
+		s.Duplicates++
 	}
 }
 
 // Drift is the number of findings counted.
-func (s Summary) Drift() int { return s.Missing + s.Stale + s.Orphans }
+func (s Summary) Drift() int { return s.Missing + s.Stale + s.Orphans + s.Duplicates }
 
 // ErrRaced reports a repair that found the entity changed since the check
 // read it: a writer got there first. Check again.

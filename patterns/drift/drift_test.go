@@ -17,4 +17,13 @@ func TestSummaryCounts(t *testing.T) {
 	if got := f.String(); got != "email stale entry Sales/email_a for primary Sales/1: Email differs" {
 		t.Fatal(got)
 	}
+	f.Primary = Key{}
+	if got := f.String(); got != "email stale entry Sales/email_a: Email differs" {
+		t.Fatalf("a finding without a primary: %q", got)
+	}
+	s = Summary{}
+	s.Count(Finding{Kind: Duplicate})
+	if s.Duplicates != 1 || s.Drift() != 1 || Duplicate.String() != "duplicate" {
+		t.Fatalf("Duplicate: %+v", s)
+	}
 }

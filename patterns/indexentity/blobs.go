@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
@@ -32,12 +33,12 @@ func (s *Set[T]) readBlob(ctx context.Context, ix *index[T], name string) (*blob
 		return l, nil
 	}
 	if err != nil {
-		return nil, &StepError{Step: "read index blob", Index: ix.Name, RowKey: name, Err: err}
+		return nil, &StepError{Step: "read index blob " + strconv.Quote(name), Index: ix.Name, Err: err}
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, &StepError{Step: "read index blob", Index: ix.Name, RowKey: name, Err: err}
+		return nil, &StepError{Step: "read index blob " + strconv.Quote(name), Index: ix.Name, Err: err}
 	}
 	if resp.ETag != nil {
 		l.etag = *resp.ETag
@@ -47,7 +48,7 @@ func (s *Set[T]) readBlob(ctx context.Context, ix *index[T], name string) (*blob
 		err = errors.New("the members are not in key order, or repeat")
 	}
 	if err != nil {
-		return nil, &CorruptError{Index: ix.Name, Where: name, Reason: err.Error()}
+		return nil, &CorruptError{Index: ix.Name, Blob: name, Reason: err.Error()}
 	}
 	l.members = ms
 	return l, nil
@@ -83,7 +84,7 @@ func (s *Set[T]) writeBlob(ctx context.Context, ix *index[T], l *blobList, membe
 		return errChanged
 	}
 	if err != nil {
-		return &StepError{Step: "write index blob", Index: ix.Name, RowKey: l.name, Err: err}
+		return &StepError{Step: "write index blob " + strconv.Quote(l.name), Index: ix.Name, Err: err}
 	}
 	return nil
 }
@@ -111,5 +112,5 @@ func (s *Set[T]) editBlob(ctx context.Context, ix *index[T], pk, value, member s
 			return s.writeBlob(ctx, ix, l, slices.Delete(l.members, i, i+1))
 		}
 	})
-	return wrap(err, "sync: write index blob", ix.Name, pk, name)
+	return wrap(err, "sync: write index blob "+strconv.Quote(name), ix.Name, "", "")
 }

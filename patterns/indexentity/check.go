@@ -47,6 +47,10 @@ type partition struct {
 	local     map[string]*partitionRows    // SamePartition index entities, by index name
 	lists     map[string]map[string]*found // every index's lists, by index name and value
 	stray     map[string][]*entity.DynamicEntity
+	// Primaries that do not decode, by RowKey, with their errors: whether
+	// a list should name them cannot be told, so none is judged about
+	// them.
+	bad map[string]error
 }
 
 // partitionRows collects the SamePartition index entities of one index.
@@ -67,7 +71,7 @@ type found struct {
 }
 
 func newPartition(pk string) *partition {
-	return &partition{pk: pk, primaries: map[string]*primaryState{}, local: map[string]*partitionRows{}, lists: map[string]map[string]*found{}, stray: map[string][]*entity.DynamicEntity{}}
+	return &partition{pk: pk, primaries: map[string]*primaryState{}, local: map[string]*partitionRows{}, lists: map[string]map[string]*found{}, stray: map[string][]*entity.DynamicEntity{}, bad: map[string]error{}}
 }
 
 // scanned is one entity of a primaries' partition, decoded once.
@@ -75,6 +79,7 @@ type scanned[T any] struct {
 	pk, rk, etag string
 	e            *T                    // a primary
 	row          *entity.DynamicEntity // a SamePartition index entity
+	bad          error                 // a primary that does not decode
 }
 
 // decodeScanned decodes an entity a scan read: as a T when it is a
@@ -103,7 +108,9 @@ func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
 		}
 		sc.pk, sc.rk, sc.etag = h.PartitionKey, h.RowKey, h.ETag
 		if s.isPrimary(sc.rk) {
-			return sc, &StepError{Step: "check: decode primary", PartitionKey: sc.pk, RowKey: sc.rk, Err: err}
+			// One bad row: reported, and the scan goes on.
+			sc.bad = &StepError{Step: "check: decode primary", PartitionKey: sc.pk, RowKey: sc.rk, Err: err}
+			return sc, nil
 		}
 	}
 	if ix := s.entryIndex(sc.rk); ix != nil && ix.Placement == SamePartition {
@@ -136,6 +143,10 @@ func etagOf(raw []byte) string {
 // add files one entity of the primaries' partition: a primary, or an
 // index entity of a SamePartition index.
 func (s *Set[T]) add(p *partition, sc scanned[T]) {
+	if sc.bad != nil {
+		p.bad[sc.rk] = sc.bad
+		return
+	}
 	if sc.e != nil {
 		st := &primaryState{etag: sc.etag, values: make([]string, len(s.indexes)), has: make([]bool, len(s.indexes))}
 		for i, ix := range s.indexes {
@@ -350,7 +361,7 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 			}
 			for _, m := range listed {
 				st := p.primaries[m]
-				if st != nil && st.has[i] && st.values[i] == v {
+				if st != nil && st.has[i] && st.values[i] == v || p.bad[m] != nil {
 					continue
 				}
 				detail := "the primary is gone"
@@ -445,13 +456,32 @@ func (s *Set[T]) partitions(ctx context.Context, given []string, t token) iter.S
 // primaries nor SamePartition index entities: an OtherPartition index's
 // partition, or another entity type's. The lists of other indexes for
 // such a partition are checked in phase 1.
-func (s *Set[T]) skip(p *partition) bool { return len(p.primaries) == 0 && len(p.local) == 0 }
+func (s *Set[T]) skip(p *partition) bool {
+	return len(p.primaries) == 0 && len(p.local) == 0 && len(p.bad) == 0
+}
 
 // checked is one partition's findings.
 type checked struct {
 	p        *partition
 	findings []drift.Finding
 	next     token // where the scan resumes after it
+}
+
+// rows returns the errors of the partition's bad rows, in key order.
+func (c *checked) rows() []error {
+	if c.p == nil || len(c.p.bad) == 0 {
+		return nil
+	}
+	rks := make([]string, 0, len(c.p.bad))
+	for rk := range c.p.bad {
+		rks = append(rks, rk)
+	}
+	slices.SortFunc(rks, keys.Compare)
+	out := make([]error, len(rks))
+	for i, rk := range rks {
+		out[i] = c.p.bad[rk]
+	}
+	return out
 }
 
 // scan runs a check from opts.Resume, calling visit for each partition.
@@ -607,10 +637,23 @@ func (s *Set[T]) listPartitions(ctx context.Context, ix *index[T], t token) iter
 // value. It is not a snapshot: run while writers write, it may report
 // what a write under way changes a moment later; Repair and Rebuild read
 // again before they change anything.
+//
+// A primary that does not decode as T (written around the Set with a
+// property of another type) is one bad row among many: it is yielded as a
+// *StepError naming its keys (step "check: decode primary", unwrapping to
+// entity's decoding error), and the check goes on; no list is judged
+// about it (a list naming it is not an Orphan), and Rebuild leaves it.
+// Any other error (a failed query) is yielded and ends the sequence.
 func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
 	return func(yield func(drift.Finding, error) bool) {
 		stopped := false
 		err := s.scan(ctx, opts, func(c *checked) bool {
+			for _, err := range c.rows() {
+				if !yield(drift.Finding{}, err) {
+					stopped = true
+					return false
+				}
+			}
 			for _, f := range c.findings {
 				if !yield(f, nil) {
 					stopped = true

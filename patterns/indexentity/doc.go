@@ -61,8 +61,23 @@
 //     entity back: Insert, Update, Modify and Delete report what
 //     happened, and Modify applies its change exactly once; when the
 //     read-back cannot tell, the error matches entity.ErrOutcomeUnknown.
-//     The steps of the other placements add or remove one member, which
-//     repeats harmlessly, and read again after any failure.
+//     With another writer inserting, replacing, changing or deleting the
+//     same entity inside azcore's retry window, an applied write is never
+//     reported refused nor a refused one done (TestLostReplyBesideWriter,
+//     TestLostReplyRenameBesideRename); an Insert applied and then deleted
+//     by another process inside the window is inserted again by azcore's
+//     resend and reports success (the delete is undone). The steps of the
+//     other placements add or remove one member, which repeats
+//     harmlessly, and read again after any failure.
+//   - A process killed before or after any request of a write, whose call
+//     is never repeated, leaves nothing a fresh process's Relay and worker
+//     do not finish (TestRemoteCrashAtEveryStep,
+//     TestCrashThenFreshProcess).
+//   - One bad row does not hold back the others: a primary that does not
+//     decode as T is reported with its keys while Check, Rebuild and
+//     lookups go on (TestOneBadRow), and a list that cannot be written
+//     does not keep a message from the entity's other lists
+//     (TestSyncPastBadList).
 //   - The 1 MiB entity limit: a list that would make its index entity
 //     larger than Config.MaxEntityBytes (256 KiB by default) spills to
 //     continuation entities instead of failing. The first entity then
@@ -153,6 +168,71 @@
 // entities faster than it answers 100 point queries, the index read alone
 // (Members) is the win, and the lookup's point reads cost more than the
 // scan: see the README for the numbers.
+//
+// # Wire format
+//
+// What a Set stores, for readers in other languages and tools. A primary
+// is stored as entity stores T, plus TkWrite (Edm.String), entity's write
+// token chain (package entity's lost-reply detection). A value's list is:
+//
+//   - SamePartition and OtherPartition: an index entity with PartitionKey
+//     the primaries' partition ("Sales"), or the index's Name, "_" and it
+//     ("lastname_Sales"), and RowKey the Name, "_" and the value written
+//     as keys.Compound writes one part (a space or '!' in it written "! "
+//     or "!!": "lastname_Van! Dam"). Its [PropMembers] (Edm.String) holds
+//     the primaries' RowKeys in the service's key order, each followed by
+//     "\n"; a list longer than one String property (32 K UTF-16 code
+//     units) goes on in Members2, Members3, …, never cutting a member.
+//     Once the entity would pass Config.MaxEntityBytes the list spills:
+//     this first entity then holds instead [PropChunks], a directory of
+//     one line per continuation entity — its number, a tab, and the lowest
+//     member it may hold ("" for the first), in key order, each line followed
+//     by "\n" — and [PropNextChunk] (Edm.Int64), the number the next
+//     continuation gets; continuation n has RowKey keys.Compound(value,
+//     n) after the Name and "_" ("lastname_Jones 2") and holds in Members
+//     the members from its line's bound up to the next line's: one key
+//     range per continuation entity. TkWrite is on the index entities
+//     written with a write token.
+//   - Blob: a block blob of Config.Blobs named Name, "/",
+//     keys.Compound(partition, value) and ".keys" ("lastname/Sales
+//     Jones.keys"), of content type text/plain; charset=utf-8: a header
+//     line "tablekit.indexentity.v1", then one member per line, each line
+//     ended by "\n", in key order.
+//
+// RowKeys starting with "tablekit." in the primaries' partitions are
+// package eventual's (outbox intents, Once markers). The message that
+// keeps OtherPartition and Blob lists is of kind Config.Kind
+// ("indexentity.<table>.v1"), its payload the primary's keys and the
+// values, by index, whose lists it looks at.
+//
+// For example, employees Sales/000123 and Sales/000152 named Jones and
+// Sales/000140 named Smith, with a SamePartition index "lastname", make
+// these index entities in partition Sales, as the service returns them
+// (TkWrite and metadata but type annotations left out):
+//
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones","Members":"000123\n000152\n"}
+//	{"PartitionKey":"Sales","RowKey":"lastname_Smith","Members":"000140\n"}
+//
+// OtherPartition stores the same in partition "lastname_Sales". A list of
+// Sales/000001, 000002 and 000003 that passed the limit (here, a limit
+// small enough for three members) spilled into two continuations:
+//
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones","Chunks":"1\t\n2\t000003\n","NextChunk@odata.type":"Edm.Int64","NextChunk":"3"}
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones 1","Members":"000001\n000002\n"}
+//	{"PartitionKey":"Sales","RowKey":"lastname_Jones 2","Members":"000003\n"}
+//
+// A Blob index keeps Jones's list of the first example in blob
+// "lastname/Sales Jones.keys":
+//
+//	tablekit.indexentity.v1
+//	000123
+//	000152
+//
+// and the message of Sales/000123's insert has the payload
+//
+//	{"pk":"Sales","rk":"000123","values":{"lastname":["Jones"]}}
+//
+// TestWireFormat checks these examples against what a Set writes.
 //
 // # Azurite and Cosmos DB
 //

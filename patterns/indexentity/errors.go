@@ -3,6 +3,7 @@ package indexentity
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/tablekit/tablekit/internal/indexset"
 )
@@ -62,13 +63,19 @@ type (
 // CorruptError reports index content that does not decode: it names the
 // index entity (or blob) and matches ErrCorrupt.
 type CorruptError struct {
-	Index  string
-	Where  string // "partition/rowkey" of the index entity, or the blob's name
-	Reason string
+	Index string
+	// The index entity's keys, or (Blob index) the blob's name.
+	PartitionKey, RowKey string
+	Blob                 string
+	Reason               string
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("indexentity: index %q: %s: %s", e.Index, e.Where, e.Reason)
+	where := "index entity " + indexset.Keys(e.PartitionKey, e.RowKey)
+	if e.Blob != "" {
+		where = "blob " + strconv.Quote(indexset.Shorten(e.Blob))
+	}
+	return fmt.Sprintf("indexentity: index %q: %s: %s", e.Index, where, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrCorrupt) true.

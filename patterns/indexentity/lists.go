@@ -175,7 +175,7 @@ func (s *Set[T]) readRows(ctx context.Context, ix *index[T], epk, value string) 
 	}
 	if last.bad {
 		p := last.problems[0]
-		return nil, &CorruptError{Index: ix.Name, Where: epk + "/" + p.rk, Reason: p.reason}
+		return nil, &CorruptError{Index: ix.Name, PartitionKey: epk, RowKey: p.rk, Reason: p.reason}
 	}
 	return last.members, nil
 }

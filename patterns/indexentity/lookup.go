@@ -33,7 +33,9 @@ func (s *Set[T]) Members(ctx context.Context, index, pk, value string) ([]string
 // (a list behind its primaries, or a primary changed since the index
 // read) is skipped, and repaired with opts.Repair. A primary that holds
 // value but is not listed yet (an OtherPartition or Blob list behind) is
-// not found.
+// not found. A member that does not decode as T is yielded as a
+// *StepError naming its keys, and the sequence goes on for as long as
+// the caller ranges over it; any other error ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -51,8 +53,17 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 		n := 0
 		for r := range s.fetch(ctx, pk, ms) {
 			if r.err != nil && !errors.Is(r.err, entity.ErrNotFound) {
-				yield(zero, &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: pk, RowKey: r.rk, Err: r.err})
-				return
+				err := &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: pk, RowKey: r.rk, Err: r.err}
+				if !errors.Is(r.err, entity.ErrDecode) {
+					yield(zero, err)
+					return
+				}
+				// One member that does not decode: its error, and the
+				// lookup goes on if the caller does.
+				if !yield(zero, err) {
+					return
+				}
+				continue
 			}
 			if v, has := ix.Value(&r.e); r.err != nil || !has || v != value {
 				stale = append(stale, r.rk)
@@ -79,7 +90,7 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // resync repairs primary pk/rk's membership of value's list in ix.
 func (s *Set[T]) resync(ctx context.Context, ix *index[T], pk, rk, value string) error {
 	if ix.remote() {
-		return s.sync(ctx, pk, rk, map[string][]string{ix.Name: {value}})
+		return s.sync(ctx, pk, rk, map[string][]string{ix.Name: {value}}, true)
 	}
 	return s.repairLocal(ctx, ix, pk, rk, value)
 }

@@ -207,3 +207,40 @@ func TestLocalLoad(t *testing.T) {
 		t.Error("no reply was lost")
 	}
 }
+
+// TestLostReplyRenameBesideRename: a rename of the only Orig to Ours has
+// its reply lost, and inside the retry window another writer renames the
+// employee on to Theirs (deleting Ours's list, which the rename created).
+// azcore's resend is refused at Orig's list, gone; the list entity that
+// carried the rename's write token is gone too, but the employee, written
+// over by the other writer, still carries it in its chain: Modify reports
+// success with the version it wrote, not entity.ErrOutcomeUnknown.
+func TestLostReplyRenameBesideRename(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	other, emps := newLocal(t, indexentity.Config{})
+	if err := other.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000001", LastName: "Orig"}); err != nil {
+		t.Fatal(err)
+	}
+	f := faults.New(faults.Config{})
+	s, err := indexentity.New(patterntest.View[Employee](t, patterntest.Faulty(env, f), emps), nil, indexentity.Config{},
+		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var theirs error
+	f.LoseNextThen(1, isBatch, func(*http.Request) {
+		_, theirs = other.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Theirs"; return nil }, entity.ModifyOptions{})
+	})
+	got, err := s.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.LastName = "Ours"; return nil }, entity.ModifyOptions{})
+	if err != nil || got.LastName != "Ours" {
+		t.Fatalf("the rename whose reply was lost: %+v, %v; want success", got, err)
+	}
+	if theirs != nil {
+		t.Fatalf("the other rename: %v", theirs)
+	}
+	if e := rawGet(t, emps.Name(), "Sales", "000001"); e["LastName"] != "Theirs" {
+		t.Errorf("stored %v", e)
+	}
+	noDrift(t, other)
+}

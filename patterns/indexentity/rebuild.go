@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
@@ -20,7 +22,8 @@ import (
 const bulkFindings = 16
 
 // repairLocal brings value's list of a SamePartition index in line with
-// primary pk/rk in one entity group transaction with an empty merge of the
+// primary pk/rk — that list alone — in one entity group transaction with
+// an empty merge of the
 // primary on condition of the ETag read (when it exists): a writer of the
 // primary that got there first makes it read again, and a writer after
 // it finds the list as repaired. When the primary is gone the transaction
@@ -33,8 +36,7 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], pk, rk, value st
 			return &StepError{Step: "repair: read primary", Index: ix.Name, PartitionKey: pk, RowKey: rk, Err: err}
 		}
 		w := s.newWrite(pk, rk)
-		w.touch, w.only = true, ix
-		w.clear = map[string][]string{ix.Name: {value}}
+		w.touch, w.only, w.fix = true, ix, value
 		if found {
 			w.old, w.cur = &p, &p
 		}
@@ -43,15 +45,19 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], pk, rk, value st
 }
 
 // Repair fixes what a finding of Check reports, whatever has changed
-// since: a Missing or Orphan finding brings the entry's list in line with
-// the primary as it is now, read again (the primary and the list in one
-// transaction for a SamePartition index; the sync of patterns/eventual's
-// handler, reading the primary again after the write, for the others);
+// since: a Missing or Orphan finding brings the entry's list — that list
+// alone, not the list of another value the primary holds now, which may
+// be damaged (a finding of its own) — in line with the primary as it is
+// now, read again (the primary and the list in one transaction for a
+// SamePartition index; the sync of patterns/eventual's handler, reading
+// the primary again after the write, for the others);
 // a Stale finding rewrites the entity's list from what can be read of it
 // (a continuation the directory does not name is deleted), after which
 // Check may report the members it lost as Missing. Repairs are
 // idempotent. A repair that keeps losing to writers of the same entities
-// returns an error matching drift.ErrRaced.
+// returns an error matching drift.ErrRaced, as does one whose reply was
+// lost while another writer changed the same entities, when reading them
+// back cannot tell whether it was applied (TestRepairBesideWriter).
 func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	ix, err := s.index(f.Index)
 	if err != nil {
@@ -73,10 +79,15 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	default:
 		return &StepError{Step: "repair", Index: ix.Name, Err: fmt.Errorf("unknown finding kind %v", f.Kind)}
 	}
-	if errors.Is(rerr, entity.ErrContention) {
-		return indexset.Raced(rerr)
+	switch {
+	case errors.Is(rerr, drift.ErrRaced):
+	case errors.Is(rerr, entity.ErrContention), errors.Is(rerr, entity.ErrOutcomeUnknown):
+		// Lost to writers, or a lost reply that reading back could not
+		// settle because another writer changed the same entities: the
+		// repair is idempotent, check again.
+		rerr = indexset.Raced(rerr)
 	}
-	return rerr
+	return wrap(rerr, "repair", ix.Name, f.Primary.PartitionKey, f.Primary.RowKey)
 }
 
 // entryValue is the value whose list entry k (an index entity or blob)
@@ -179,12 +190,12 @@ func (s *Set[T]) readBlobRaw(ctx context.Context, ix *index[T], name string) (*b
 		return l, nil, nil
 	}
 	if err != nil {
-		return nil, nil, &StepError{Step: "read index blob", Index: ix.Name, RowKey: name, Err: err}
+		return nil, nil, &StepError{Step: "read index blob " + strconv.Quote(name), Index: ix.Name, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, nil, &StepError{Step: "read index blob", Index: ix.Name, RowKey: name, Err: err}
+		return nil, nil, &StepError{Step: "read index blob " + strconv.Quote(name), Index: ix.Name, Err: err}
 	}
 	if resp.ETag != nil {
 		l.etag = *resp.ETag
@@ -313,13 +324,19 @@ func chunks(ms []string, size int) [][]string {
 // after an error, Summary.Next (also passed to opts.Checkpoint after each
 // partition) resumes it. Repairs that lost a race to a writer are not
 // errors: they are counted as found and not repaired, for the next check.
+// A bad row (see Check) does not stop it: it checks and repairs the rest
+// and then returns the bad rows' errors, joined, with Summary.Next ""
+// (TestOneBadRow). A second Rebuild right after the first, with no writer
+// in between, repairs nothing.
 func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
 	var sum drift.Summary
 	var failed error
+	var rows []error
 	done := true
 	err := s.scan(ctx, opts, func(c *checked) bool {
+		rows = append(rows, c.rows()...)
 		if c.p != nil {
-			n, err := s.repairPartition(ctx, c, &sum)
+			n, err := s.repairPartition(ctx, c, &sum, &rows)
 			sum.Repaired += n
 			if err != nil {
 				failed, done = err, false
@@ -337,13 +354,28 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 	}
 	if err == nil && done {
 		sum.Next = ""
+		err = joinRows(rows)
 	}
 	return sum, err
 }
 
+// badRow reports an error of one entity that no retry fixes: it does not
+// decode, or its value makes no key.
+func badRow(err error) bool {
+	return errors.Is(err, entity.ErrDecode) || errors.Is(err, entity.ErrInvalid)
+}
+
+// joinRows joins the errors of bad rows, the first ten in full.
+func joinRows(rows []error) error {
+	if len(rows) > 10 {
+		rows = append(rows[:10:10], fmt.Errorf("indexentity: and %d more rows that cannot be checked", len(rows)-10))
+	}
+	return errline.Join(rows...)
+}
+
 // repairPartition repairs one partition's findings and counts them into
 // sum; it returns how many it repaired.
-func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Summary) (int, error) {
+func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Summary, rows *[]error) (int, error) {
 	p := c.p
 	sum.Scanned += len(p.primaries)
 	for _, lists := range p.lists {
@@ -363,6 +395,8 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 		switch err := s.Repair(ctx, f); {
 		case err == nil:
 			repaired++
+		case badRow(err):
+			*rows = append(*rows, err)
 		case !errors.Is(err, drift.ErrRaced):
 			return repaired, err
 		}
@@ -429,6 +463,8 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 			switch err := s.Repair(ctx, f); {
 			case err == nil:
 				repaired++
+			case badRow(err):
+				*rows = append(*rows, err) // a primary made undecodable since
 			case !errors.Is(err, drift.ErrRaced):
 				return repaired, err
 			}

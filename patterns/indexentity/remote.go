@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -34,7 +35,7 @@ func (s *Set[T]) message(pk, rk string, values map[string][]string) (eventual.Me
 
 // handle is the message handler of the Set's kind.
 func (s *Set[T]) handle(ctx context.Context, m syncMessage) error {
-	return s.sync(ctx, m.PK, m.RK, m.Values)
+	return s.sync(ctx, m.PK, m.RK, m.Values, false)
 }
 
 // sync brings the OtherPartition and Blob lists of primary pk/rk in line
@@ -44,7 +45,14 @@ func (s *Set[T]) handle(ctx context.Context, m syncMessage) error {
 // version never leaves that version's membership behind: every change of
 // the primary after the second read sends a message of its own, whose
 // sync reads the primary after that change.
-func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]string) error {
+//
+// A list that cannot be written (unreadable, or a failed request) does
+// not stop the others: sync goes on with the rest and returns the errors
+// at the end, so that the message is delivered again for that list
+// alone. With only (a repair), sync reads and writes the given values'
+// lists alone, not the list of the value the primary holds: a damaged
+// list of that value is its own finding.
+func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]string, only bool) error {
 	seen := map[string][]string{}
 	for name, vs := range values {
 		if ix, ok := s.byName[name]; ok && ix.remote() {
@@ -60,6 +68,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 		if err != nil {
 			return &StepError{Step: "sync: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 		}
+		var failed []error
 		for _, ix := range s.remote {
 			var want string
 			var has bool
@@ -67,7 +76,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 				want, has, _ = ix.valueOf(&p.e, pk) // a value that makes no key has no list
 			}
 			vals := seen[ix.Name]
-			if has && !slices.Contains(vals, want) {
+			if has && !only && !slices.Contains(vals, want) {
 				vals = append(vals, want)
 				seen[ix.Name] = vals
 			}
@@ -76,9 +85,15 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 					continue // no list can hold it
 				}
 				if err := s.edit(ctx, ix, pk, v, rk, has && v == want); err != nil {
-					return err
+					if ctx.Err() != nil {
+						return err
+					}
+					failed = append(failed, err)
 				}
 			}
+		}
+		if len(failed) > 0 {
+			return errline.Join(failed...)
 		}
 		after, still, err := s.read(ctx, pk, rk)
 		if err != nil {

@@ -88,7 +88,7 @@ func decodeRow(e *entity.DynamicEntity, isHead bool) (members []string, dir []ch
 }
 
 func (l *list) corrupt(e *entity.DynamicEntity, err error) error {
-	return &CorruptError{Index: l.ix, Where: e.PartitionKey + "/" + e.RowKey, Reason: err.Error()}
+	return &CorruptError{Index: l.ix, PartitionKey: e.PartitionKey, RowKey: e.RowKey, Reason: err.Error()}
 }
 
 // readFor reads the index entities of value that hold (or would hold)

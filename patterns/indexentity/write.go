@@ -3,6 +3,7 @@ package indexentity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -22,13 +23,15 @@ type write[T any] struct {
 	old    *version[T]
 	cur    *version[T]
 
-	// A repair: the primary's operation is an empty merge on old's ETag
-	// (old == cur), so that the transaction is conditional on the version
-	// the repair read; clear names values of SamePartition indexes whose
-	// lists must not hold the primary.
+	// A repair of value fix's list in index only: the primary's
+	// operation is an empty merge on old's ETag (old == cur), so that the
+	// transaction is conditional on the version the repair read, and the
+	// one list the finding names is the only one read and written (the
+	// primary joins it if it holds fix, else leaves it): a damaged list of
+	// the primary's other value is that list's own finding.
 	touch bool
-	clear map[string][]string
-	only  *index[T] // a repair's index; nil: every SamePartition index
+	fix   string
+	only  *index[T]
 
 	primary *entity.DynamicEntity // the primary's operation, for its new ETag
 	offset  int                   // operations before ours (outbox intents)
@@ -78,6 +81,9 @@ func (w *write[T]) round(ctx context.Context) error {
 		if i := te.Index - w.offset; i >= 0 && i < w.rowOps {
 			return errChanged
 		}
+		if w.touch && conflict(err) {
+			return errChanged // a repair's primary changed, or went, since it was read
+		}
 	}
 	return err
 }
@@ -85,29 +91,25 @@ func (w *write[T]) round(ctx context.Context) error {
 // build adds the SamePartition lists' operations, then the primary's.
 func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 	w.rowOps = 0
+	if w.touch {
+		if err := w.repairOps(ctx, b); err != nil {
+			return err
+		}
+	}
 	for _, ix := range w.s.local {
-		if w.only != nil && ix != w.only {
-			continue
+		if w.touch {
+			break
 		}
 		oldV, oldHas := w.oldValue(ix)
 		newV, newHas, err := ix.valueOf(w.cur.entity(), w.pk)
-		if err != nil && w.touch {
-			newHas = false // a repair: a stored value that makes no key has no list
-		} else if err != nil {
+		if err != nil {
 			return err
 		}
-		if oldHas && newHas && oldV == newV && !w.touch {
+		if oldHas && newHas && oldV == newV {
 			continue
 		}
-		drop := w.clear[ix.Name]
-		if oldHas && !(newHas && oldV == newV) {
-			drop = append(drop, oldV)
-		}
-		for _, v := range dedupe(drop) {
-			if newHas && v == newV {
-				continue
-			}
-			if err := w.edit(ctx, ix, v, false, b); err != nil {
+		if oldHas {
+			if err := w.edit(ctx, ix, oldV, false, b); err != nil {
 				return err
 			}
 		}
@@ -149,6 +151,14 @@ func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 		}
 	}
 	return nil
+}
+
+// repairOps adds a repair's operations: the primary into value w.fix's
+// list of w.only if it holds that value (a stored value that makes no key
+// has no list), else out of it.
+func (w *write[T]) repairOps(ctx context.Context, b *entity.Batch) error {
+	v, has := w.oldValue(w.only)
+	return w.edit(ctx, w.only, w.fix, has && v == w.fix, b)
 }
 
 // oldValue is the stored version's value in ix; a value that makes no
@@ -244,6 +254,24 @@ func unstop(err error) error {
 	return err
 }
 
+// given carries the error of Modify's change function out, to be
+// returned as is.
+type given struct{ err error }
+
+func (g *given) Error() string { return g.err.Error() }
+
+// opError names the operation and the primary's keys in an error that
+// does not come from this package (entity's answer to the transaction, a
+// cancelled context); the Set's own errors name them already.
+func opError(op, pk, rk string, err error) error {
+	var se *StepError
+	var ce *CorruptError
+	if err == nil || errors.As(err, &se) || errors.As(err, &ce) {
+		return err
+	}
+	return &StepError{Step: op, PartitionKey: pk, RowKey: rk, Err: err}
+}
+
 func nilEntity() error {
 	return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
 }
@@ -272,7 +300,7 @@ func (s *Set[T]) Insert(ctx context.Context, e *T) error {
 	w := s.newWrite(pk, rk)
 	w.cur = &cur
 	if err := s.cfg.Retry.Retry(ctx, w.round); err != nil {
-		return err
+		return opError("insert", pk, rk, err)
 	}
 	w.finish(e)
 	return nil
@@ -319,13 +347,13 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			return &StepError{Step: "update: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 		}
 		if !found {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+			return &stop{&StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
 		}
 		if old.etag != sys.ETag {
-			return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrPreconditionFailed}}
+			return &stop{&StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}}
 		}
 		w.old = &old
 		err = w.round(ctx)
@@ -335,7 +363,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 		return err
 	})
 	if err != nil {
-		return unstop(err)
+		return opError("update", pk, rk, unstop(err))
 	}
 	w.finish(e)
 	return nil
@@ -373,10 +401,10 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	err := s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			return &StepError{Step: "modify: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 		}
 		if !found {
-			return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+			return &stop{&StepError{Step: "modify", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
 		}
 		// change gets its own copy: old's values are computed from old.e,
 		// which a change of shared slices or maps must not touch.
@@ -385,7 +413,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 			return err
 		}
 		if err := change(&e); err != nil {
-			return &stop{err}
+			return &stop{&given{err}}
 		}
 		if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
 			return &stop{&entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}}
@@ -402,7 +430,11 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return nil
 	})
 	if err != nil {
-		return out, unstop(err)
+		var g *given
+		if errors.As(err, &g) {
+			return out, g.err // change's own error, as is
+		}
+		return out, opError("modify", pk, rk, unstop(err))
 	}
 	w.finish(&out)
 	return out, nil
@@ -424,16 +456,16 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 		for {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return &StepError{Step: "delete: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
 				if unknown {
 					return nil // the transaction whose outcome was unknown was applied
 				}
-				return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
+				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
 			}
 			if !anyVersion && old.etag != etag {
-				return &stop{&StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrPreconditionFailed}}
+				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}}
 			}
 			w.old, w.cur = &old, nil
 			err = w.round(ctx)
@@ -445,7 +477,7 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 			return err
 		}
 	})
-	return unstop(err)
+	return opError("delete", pk, rk, unstop(err))
 }
 
 // copyEntity decodes a fresh copy of the version read.

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
@@ -26,25 +26,35 @@ import (
 // partition's entries) or, with opts.Partitions, those partitions. Every
 // finding carries the token of its partition, and opts.Checkpoint gets a
 // token after each partition: a check started from one reports that
-// partition (or the next) and everything after it. The first error is
-// yielded and ends the sequence.
+// partition (or the next) and everything after it.
+//
+// A primary that does not decode as T (written around the Set with a
+// property of another type), or whose value makes no key, is one bad row
+// among many: it is yielded as a *StepError naming its keys (step "check:
+// decode primary", or "check: index value"), which unwraps to entity's or
+// the key's error, and the check goes on with the next entity; entries
+// naming a primary that does not decode are not reported (whether it
+// holds them cannot be told), and Rebuild leaves them. Any other error
+// (a failed query) is yielded and ends the sequence.
 //
 // Entries of OtherPartition indexes behind their primary (a write whose
 // message has not run yet) are reported like any other drift; check again
 // after the queue drained, or Rebuild.
 func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
-	return s.check(ctx, opts, nil)
+	return s.check(ctx, opts, nil, nil)
 }
 
-// check is Check counting what it read into sum (when not nil).
-func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summary) iter.Seq2[drift.Finding, error] {
+// check is Check counting what it read into sum (when not nil), and
+// collecting the errors of bad rows into rows instead of yielding them
+// (when not nil).
+func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summary, rows *[]error) iter.Seq2[drift.Finding, error] {
 	return func(yield func(drift.Finding, error) bool) {
 		tok, err := parseToken(opts.Resume)
 		if err != nil {
 			yield(drift.Finding{}, err)
 			return
 		}
-		c := &checker[T]{s: s, ctx: ctx, yield: yield, opts: opts, sum: sum, owners: map[string]bool{}}
+		c := &checker[T]{s: s, ctx: ctx, yield: yield, opts: opts, sum: sum, rows: rows, owners: map[string]bool{}}
 		if opts.Partitions != nil {
 			c.listed(tok)
 			return
@@ -65,6 +75,7 @@ type checker[T any] struct {
 	yield func(drift.Finding, error) bool
 	opts  CheckOptions
 	sum   *drift.Summary
+	rows  *[]error // bad rows' errors, when not yielded
 	stop  bool
 
 	g      group           // the partition being read
@@ -77,17 +88,22 @@ type group struct {
 	pk        string
 	resume    string // the token that restarts at this partition
 	primaries int
-	expected  map[string]expect // SamePartition entries, by RowKey
-	actual    map[string]stored // SamePartition entries found, by RowKey
-	remote    map[string]map[string]expect
-	strays    []stray // OtherPartition entries stored in this partition
+	// The entries the primaries expect, by entry RowKey: one primary
+	// each, or several for a unique value held twice (written around
+	// the Set).
+	expected map[string][]expect // SamePartition entries
+	actual   map[string]stored   // SamePartition entries found, by RowKey
+	remote   map[string]map[string][]expect
+	strays   []stray // OtherPartition entries stored in this partition
+	// Primaries that do not decode, by RowKey: their entries are not
+	// judged.
+	bad map[string]bool
 }
 
 type expect struct {
-	ix     string
-	rk     string // the primary's
-	fp     uint64
-	detail string // set when two primaries claim one unique entry
+	ix string
+	rk string // the primary's
+	fp uint64
 }
 
 type stored struct {
@@ -116,6 +132,21 @@ func (c *checker[T]) emit(f drift.Finding) bool {
 	return !c.stop
 }
 
+// row reports a bad row and goes on.
+func (c *checker[T]) row(err error) bool {
+	if c.stop {
+		return false
+	}
+	if c.rows != nil {
+		*c.rows = append(*c.rows, err)
+		return true
+	}
+	if !c.yield(drift.Finding{}, err) {
+		c.stop = true
+	}
+	return !c.stop
+}
+
 func (c *checker[T]) fail(err error) bool {
 	if !c.stop {
 		c.yield(drift.Finding{}, err)
@@ -131,7 +162,7 @@ func (c *checker[T]) checkpoint(t token) {
 }
 
 func (c *checker[T]) begin(pk string) {
-	c.g = group{pk: pk, resume: token{PK: pk}.String(), expected: map[string]expect{}, actual: map[string]stored{}, remote: map[string]map[string]expect{}}
+	c.g = group{pk: pk, resume: token{PK: pk}.String(), expected: map[string][]expect{}, actual: map[string]stored{}, remote: map[string]map[string][]expect{}, bad: map[string]bool{}}
 }
 
 // primaries scans the primaries' table from tok, partition by partition.
@@ -227,13 +258,19 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 	c.g.primaries++
 	var v version[T]
 	if err := entity.Unmarshal(raw, &v.e); err != nil {
-		return c.fail(fmt.Errorf("secondaryindex: check: primary %s/%s: %w", d.PartitionKey, rk, err))
+		c.g.bad[rk] = true
+		return c.row(&StepError{Step: "check: decode primary", PartitionKey: d.PartitionKey, RowKey: rk, Err: err})
 	}
 	delete(d.Properties, propWriteToken)
 	for _, ix := range s.indexes {
 		_, erk, _, has, err := ix.entryKeys(&v.e, d.PartitionKey, rk)
 		if err != nil {
-			return c.fail(err)
+			// No entry can hold the value: entries naming the primary
+			// in this index are orphans.
+			if !c.row(&StepError{Step: "check: index value", Index: ix.Name, PartitionKey: d.PartitionKey, RowKey: rk, Err: err}) {
+				return false
+			}
+			continue
 		}
 		if !has {
 			continue
@@ -243,17 +280,13 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		into := c.g.expected
 		if ix.Placement == OtherPartition {
 			if into = c.g.remote[ix.Name]; into == nil {
-				into = map[string]expect{}
+				into = map[string][]expect{}
 				c.g.remote[ix.Name] = into
 			}
 		}
-		if first, dup := into[erk]; dup {
-			// Two primaries with one unique value: only writes around the
-			// Set do that. The second is reported missing.
-			want.detail = "value also held by " + first.rk
-			erk += "\x00" + rk
-		}
-		into[erk] = want
+		// Two primaries with one unique value (only writes around the Set
+		// do that) both expect the entry: diff decides which keeps it.
+		into[erk] = append(into[erk], want)
 	}
 	return true
 }
@@ -283,7 +316,7 @@ func (c *checker[T]) end() bool {
 
 // remote reads the entries of ix for the primaries of partition pk and
 // compares them with what the primaries expect.
-func (c *checker[T]) remote(ix *index[T], pk string, want map[string]expect) bool {
+func (c *checker[T]) remote(ix *index[T], pk string, want map[string][]expect) bool {
 	epk := ix.entryPK(pk)
 	from, to := keys.PrefixRange(ix.prefix)
 	got := map[string]stored{}
@@ -307,7 +340,13 @@ func (c *checker[T]) remote(ix *index[T], pk string, want map[string]expect) boo
 
 // diff reports the differences between expected and found entries of one
 // partition (ix nil: the SamePartition indexes'), in RowKey order.
-func (c *checker[T]) diff(ix *index[T], epk string, want map[string]expect, got map[string]stored) bool {
+//
+// A unique entry several primaries expect (a value held twice, written
+// around the Set) stays with one of them, by keeper's rule; each other
+// holder is a drift.Duplicate finding, which no repair changes, and the
+// keeper's entry is compared as any other. So a Rebuild never moves the
+// entry from one holder to the other and back.
+func (c *checker[T]) diff(ix *index[T], epk string, want map[string][]expect, got map[string]stored) bool {
 	type row struct {
 		rk string
 		f  drift.Finding
@@ -320,29 +359,34 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string]expect, got 
 		}
 		return k
 	}
-	for erk, w := range want {
-		rk, dup := erk, w.detail != ""
-		if dup {
-			rk, _, _ = strings.Cut(erk, "\x00")
-		}
-		f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: entry(rk)}
+	for rk, ws := range want {
 		h, ok := got[rk]
-		switch {
-		case dup:
-			f.Kind, f.Detail = drift.Missing, w.detail
-		case !ok:
-			f.Kind, f.Detail = drift.Missing, "no entry"
-		case h.opk != c.g.pk || h.ork != w.rk:
-			f.Kind, f.Detail = drift.Stale, "the entry names primary "+h.opk+"/"+h.ork
-		case h.fp != w.fp:
-			f.Kind, f.Detail = drift.Stale, "the entry's copy differs from the primary"
-		default:
-			continue
+		k := 0
+		if len(ws) > 1 {
+			k = keeper(ws, c.g.pk, h, ok)
 		}
-		rows = append(rows, row{rk, f})
+		if ok && h.opk == c.g.pk && c.g.bad[h.ork] {
+			continue // the entry names a primary that does not decode
+		}
+		for i, w := range ws {
+			f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: entry(rk)}
+			switch {
+			case i != k:
+				f.Kind, f.Detail = drift.Duplicate, duplicateDetail(ws, k)
+			case !ok:
+				f.Kind, f.Detail = drift.Missing, "no entry"
+			case h.opk != c.g.pk || h.ork != w.rk:
+				f.Kind, f.Detail = drift.Stale, "the entry names primary "+strconv.Quote(h.opk)+"/"+strconv.Quote(h.ork)
+			case h.fp != w.fp:
+				f.Kind, f.Detail = drift.Stale, "the entry's copy differs from the primary"
+			default:
+				continue
+			}
+			rows = append(rows, row{rk, f})
+		}
 	}
 	for rk, h := range got {
-		if _, ok := want[rk]; ok {
+		if _, ok := want[rk]; ok || h.opk == c.g.pk && c.g.bad[h.ork] {
 			continue
 		}
 		rows = append(rows, row{rk, drift.Finding{Kind: drift.Orphan, Index: h.ix, Primary: keyOfDrift(h.opk, h.ork), Entry: entry(rk), Detail: "no primary holds this entry"}})
@@ -356,6 +400,39 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string]expect, got 
 		}
 	}
 	return true
+}
+
+// keeper sorts the primaries of partition pk expecting one unique entry
+// in key order and returns the position of the one that keeps it: the
+// primary the stored entry h (when found) names, else the first in key
+// order. Repair applies the same rule (repairLocal, ensure).
+func keeper(ws []expect, pk string, h stored, found bool) int {
+	slices.SortFunc(ws, func(a, b expect) int { return keys.Compare(a.rk, b.rk) })
+	if found && h.opk == pk {
+		if i := slices.IndexFunc(ws, func(w expect) bool { return w.rk == h.ork }); i >= 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// duplicateDetail names the holders of a value held twice, the keeper
+// first.
+func duplicateDetail(ws []expect, k int) string {
+	var b strings.Builder
+	b.WriteString("the unique value is held by ")
+	b.WriteString(strconv.Itoa(len(ws)))
+	b.WriteString(" primaries: ")
+	b.WriteString(strconv.Quote(ws[k].rk))
+	b.WriteString(" keeps the entry")
+	for i, w := range ws {
+		if i != k {
+			b.WriteString(", ")
+			b.WriteString(strconv.Quote(w.rk))
+		}
+	}
+	b.WriteString(" (change all but one)")
+	return b.String()
 }
 
 // hasPrimaries reports whether partition pk holds a primary.

@@ -24,16 +24,16 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return &StepError{Step: "delete: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
 				if deleted {
 					return nil // the transaction whose outcome was unknown was applied
 				}
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return &StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
 			}
 			if !anyVersion && old.etag != etag {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("stored version %s is not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}
+				return &StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}
 			}
 			w.old, w.cur = &old, nil
 			err = w.round(ctx)
@@ -48,12 +48,15 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
+				return &StepError{Step: "delete: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	}
+	var err error
 	if anyVersion {
-		return s.cfg.Retry.Retry(ctx, attempt)
+		err = s.cfg.Retry.Retry(ctx, attempt)
+	} else {
+		err = attempt(ctx)
 	}
-	return attempt(ctx)
+	return opError("delete", pk, rk, err)
 }

@@ -61,7 +61,20 @@
 // write goes through entity's write tokens (entity.Table.WithWriteTokens),
 // which settles that case by reading the primary back: the outcome is
 // reported as applied, refused, or entity.ErrOutcomeUnknown, never
-// guessed, and Modify is exactly-once.
+// guessed, and Modify is exactly-once (TestLostReplies). A resend refused
+// at an entry's operation passed the primary's conditional operation, so
+// the first try was not applied: the Set reads the refusal as the
+// transaction's answer, and a unique value another primary holds is a
+// *UniqueError, not ErrOutcomeUnknown (TestTakenValueLostReply). With
+// another writer inserting, replacing, changing or deleting the same
+// primary inside azcore's retry window, an applied write is never
+// reported refused nor a refused one done (TestLostReplyBesideWriter),
+// with two exceptions azcore's resend makes: an Insert applied and then,
+// inside the window, deleted by another process is inserted again by the
+// resend and reports success (the delete is undone); and if, besides,
+// a third process gave its unique value to another primary before the
+// resend, the Insert reports a *UniqueError although it was applied and
+// undone meanwhile.
 //
 // # Steps
 //
@@ -115,7 +128,8 @@
 //
 // Check scans primaries and entries and yields a
 // [github.com/tablekit/tablekit/patterns/drift].Finding per disagreement:
-// Missing, Stale (the copy or the named primary differs) or Orphan. It is
+// Missing, Stale (the copy or the named primary differs), Orphan, or
+// Duplicate. It is
 // resumable: each finding carries the token of its partition (Resume), and
 // [CheckOptions].Checkpoint receives a token after each partition. Repair
 // fixes one finding as things are now (idempotent; a SamePartition repair
@@ -132,6 +146,20 @@
 // A whole-table check is one scan of the table plus, per partition with
 // primaries, one range query per OtherPartition index.
 //
+// A unique value held by two primaries (only a write around the Set can
+// do that) keeps one entry, by a fixed rule: the primary the stored entry
+// names keeps it while it holds the value; otherwise (no entry, or one
+// naming a primary that does not hold it) the holder with the lowest
+// RowKey gets it. Each other holder is a drift.Duplicate finding naming
+// the holders; Repair refuses it (ErrDuplicate) and Rebuild counts it
+// without repairing it, since only a change of the primaries ends it. So
+// Rebuild never moves the entry between the holders, and a second Rebuild
+// right after the first repairs nothing (TestDuplicateUniqueValue). A
+// SamePartition write through the Set of a holder without the entry
+// whose copied properties change rewrites the entry as its own (it
+// upserts the entry of its unchanged value without reading it); an
+// OtherPartition one leaves it with its holder.
+//
 // # Failure and recovery
 //
 //   - Crash before step 2: nothing of the primary changed. A reservation
@@ -146,6 +174,74 @@
 //   - A write that fails after reserving (a unique value taken, too many
 //     concurrent writers, ErrOutcomeUnknown) enqueues a message that frees
 //     its reservations.
+//
+// A process killed before or after any request of a write, whose call is
+// never repeated, leaves nothing a fresh process cannot finish: its Relay,
+// a worker draining the queue, and a Rebuild once Config.Grace has passed
+// (for a reservation of an insert that never landed) leave no drift
+// (TestCrashAtEveryStep, which repeats the call, and
+// TestCrashThenFreshProcess, which does not).
+//
+// One bad row does not hold back the others: a primary that does not
+// decode as T (or whose value makes no key), or an entry that does not,
+// is reported with its keys while Check, Rebuild, lookups and the
+// index's messages go on with the rest (TestOneBadRow); see Check and
+// Rebuild.
+//
+// # Wire format
+//
+// What a Set stores, for readers in other languages and tools. A primary
+// is stored as entity stores T, plus TkWrite (Edm.String), entity's write
+// token chain (package entity's lost-reply detection: a random token per
+// write and those before it). An entry is one entity:
+//
+//   - PartitionKey: the primary's (SamePartition), or the index's Name,
+//     "_" and the primary's ("email_Sales", OtherPartition), in the
+//     primary's table or Config.Entries;
+//   - RowKey: the Name, "_" and the value ("email_jonesj@contoso.com")
+//     for a unique index; for another, the Name, "_" and
+//     keys.Compound(value, the primary's RowKey): the two joined by a
+//     space, a space or '!' inside either written "! " or "!!"
+//     ("name_Jones empid_000123");
+//   - TkPrimaryPK and TkPrimaryRK (Edm.String): the primary's keys;
+//   - the copied properties (Index.Properties, or all), as the primary
+//     stores them;
+//   - TkClaim (Edm.String), on the entry of a unique OtherPartition index
+//     only while it is a reservation: the ETag the primary's write is
+//     conditional on, or "insert" for an insert. The worker's write of the
+//     entry for the primary that holds the value removes it; an entry
+//     without it names a primary that held the value when it was written;
+//   - TkWrite, on entries written with a write token (the unique ones).
+//
+// RowKeys starting with "tablekit." in the primaries' partitions are
+// package eventual's (outbox intents, Once markers). The message that
+// keeps OtherPartition entries is of kind Config.Kind
+// ("secondaryindex.<table>.v1"), its payload the primary's keys and the
+// values, by index, whose entries it looks at.
+//
+// For example, employee Sales/empid_000123 (FirstName John, LastName
+// Jones, Email jonesj@contoso.com, Age 30) with a unique index "email" of
+// the email and an index "name" of the last name copying FirstName and
+// LastName, both SamePartition, is three entities of partition Sales, as
+// the service returns them (annotations of types JSON cannot tell kept,
+// other metadata and TkWrite's value left out), in key order:
+//
+//	{"PartitionKey":"Sales","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//	{"PartitionKey":"Sales","RowKey":"empid_000123","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones"}
+//	{"PartitionKey":"Sales","RowKey":"name_Jones empid_000123","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//
+// With both indexes OtherPartition, Insert leaves the reservation of the
+// email, and the message's payload:
+//
+//	{"PartitionKey":"email_Sales","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkClaim":"insert","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//	{"pk":"Sales","rk":"empid_000123","values":{"email":["jonesj@contoso.com"],"name":["Jones"]}}
+//
+// and once the worker ran, the entries are:
+//
+//	{"PartitionKey":"email_Sales","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//	{"PartitionKey":"name_Sales","RowKey":"name_Jones empid_000123","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//
+// TestWireFormat checks these examples against what a Set writes.
 //
 // # Azurite and Cosmos DB
 //

@@ -83,7 +83,7 @@ func (e *UniqueError) Error() string {
 	if e.Pending {
 		what = "being claimed"
 	}
-	return fmt.Sprintf("secondaryindex: index %q: value %q is %s by %s/%s", e.Index, indexset.Shorten(e.Value), what, e.Holder.PartitionKey, e.Holder.RowKey)
+	return fmt.Sprintf("secondaryindex: index %q: value %q is %s by %s", e.Index, indexset.Shorten(e.Value), what, indexset.Keys(e.Holder.PartitionKey, e.Holder.RowKey))
 }
 
 // Is makes errors.Is(err, ErrDuplicate) true.

@@ -1,9 +1,12 @@
 package secondaryindex
 
 import (
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/ident"
 	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
@@ -58,7 +61,13 @@ type Index[T any] struct {
 	Unique bool
 	// Properties are the properties an entry copies from its primary; nil
 	// means all of them. A lookup that reads entries fills only these
-	// fields of T.
+	// fields of T. Each names a property T stores ("Total_Cents" for
+	// field Cents of a flattened struct field Total) or the Go path of
+	// its field ("Total.Cents"); New refuses any other name with a
+	// *DeclarationError (Field "Properties"), since an entry would
+	// silently copy nothing for it. A T that stores any property
+	// (entity.DynamicEntity, or a struct with an extra map) accepts any
+	// name.
 	Properties []string
 	// Placement is where the entries live; the zero value is
 	// SamePartition.
@@ -99,7 +108,58 @@ func reserved(name string) bool {
 	return false
 }
 
-func compile[T any](i int, d Index[T]) (*index[T], error) {
+// storedProps is what New checks Index.Properties against: the properties T
+// stores, by name and by Go path.
+type storedProps struct {
+	open   bool              // T keeps any property
+	names  map[string]bool   // stored names
+	byPath map[string]string // Go path → stored name
+	typ    string
+}
+
+func storedOf[T any]() (*storedProps, error) {
+	t := reflect.TypeFor[T]()
+	props, open, err := entityfields.PropertiesOf(t)
+	if err != nil {
+		return nil, err
+	}
+	st := &storedProps{open: open, names: map[string]bool{}, byPath: map[string]string{}, typ: t.String()}
+	for _, p := range props {
+		st.names[p.Name] = true
+		st.byPath[p.GoPath] = p.Name
+	}
+	return st, nil
+}
+
+// resolve returns the stored name of a name of Index.Properties, or why
+// there is none.
+func (st *storedProps) resolve(name string) (string, string) {
+	if st.open || st.names[name] {
+		return name, ""
+	}
+	if n, ok := st.byPath[name]; ok {
+		return n, ""
+	}
+	var near []string
+	for n := range st.names {
+		if strings.HasPrefix(n, name+"_") {
+			near = append(near, strconv.Quote(n))
+		}
+	}
+	for path := range st.byPath {
+		if strings.HasPrefix(path, name+".") && !slices.Contains(near, strconv.Quote(st.byPath[path])) {
+			near = append(near, strconv.Quote(st.byPath[path]))
+		}
+	}
+	slices.Sort(near)
+	reason := "names " + strconv.Quote(name) + ", which " + st.typ + " does not store"
+	if len(near) > 0 {
+		reason += " (it stores " + strings.Join(near, ", ") + ": name those, or their Go paths)"
+	}
+	return "", reason
+}
+
+func compile[T any](i int, d Index[T], st *storedProps) (*index[T], error) {
 	bad := func(field, reason string) error {
 		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
 	}
@@ -114,17 +174,23 @@ func compile[T any](i int, d Index[T]) (*index[T], error) {
 	}
 	ix := &index[T]{Index: d, prefix: d.Name + "_"}
 	if d.Properties != nil {
-		ix.props = slices.Clone(d.Properties)
+		ix.props = make([]string, 0, len(d.Properties))
+		for _, p := range d.Properties {
+			switch {
+			case reserved(p) || p == "PartitionKey" || p == "RowKey" || p == "Timestamp":
+				return nil, bad("Properties", "names "+strconv.Quote(p)+", which an entry keeps for itself")
+			}
+			name, why := st.resolve(p)
+			switch {
+			case why != "":
+				return nil, bad("Properties", why)
+			case ident.Check(name) != "":
+				return nil, bad("Properties", "names "+strconv.Quote(p)+", which is not a property name")
+			}
+			ix.props = append(ix.props, name)
+		}
 		slices.Sort(ix.props)
 		ix.props = slices.Compact(ix.props)
-		for _, p := range ix.props {
-			switch {
-			case ident.Check(p) != "":
-				return nil, bad("Properties", "names "+p+", which is not a property name")
-			case reserved(p) || p == "PartitionKey" || p == "RowKey" || p == "Timestamp":
-				return nil, bad("Properties", "names "+p+", which an entry keeps for itself")
-			}
-		}
 	}
 	return ix, nil
 }

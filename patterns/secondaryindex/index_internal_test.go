@@ -18,6 +18,16 @@ type emp struct {
 func byLast(e *emp) (string, bool)  { return e.LastName, e.LastName != "" }
 func byEmail(e *emp) (string, bool) { return strings.ToLower(e.Email), e.Email != "" }
 
+// storedEmp is what New checks emp's Index.Properties against.
+func storedEmp(t testing.TB) *storedProps {
+	t.Helper()
+	st, err := storedOf[emp]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func TestCompileRefusesBadDeclarations(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -32,14 +42,15 @@ func TestCompileRefusesBadDeclarations(t *testing.T) {
 		{"reserved property", Index[emp]{Name: "name", Key: byLast, Properties: []string{"TkPrimaryPK"}}, "Properties"},
 		{"key property", Index[emp]{Name: "name", Key: byLast, Properties: []string{"RowKey"}}, "Properties"},
 		{"bad property", Index[emp]{Name: "name", Key: byLast, Properties: []string{"a-b"}}, "Properties"},
+		{"unknown property", Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}}, "Properties"},
 	} {
-		_, err := compile(0, tc.d)
+		_, err := compile(0, tc.d, storedEmp(t))
 		var de *DeclarationError
 		if !errors.As(err, &de) || de.Field != tc.want || !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	ix, err := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Age", "LastName"}})
+	ix, err := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Age", "LastName"}}, storedEmp(t))
 	if err != nil || len(ix.props) != 2 || ix.props[0] != "Age" {
 		t.Errorf("properties sorted and deduplicated: %v, %v", ix, err)
 	}
@@ -87,8 +98,8 @@ func TestNewRefusesBadSets(t *testing.T) {
 }
 
 func TestEntryKeys(t *testing.T) {
-	unique, _ := compile(0, Index[emp]{Name: "email", Key: byEmail, Unique: true})
-	other, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Placement: OtherPartition})
+	unique, _ := compile(0, Index[emp]{Name: "email", Key: byEmail, Unique: true}, storedEmp(t))
+	other, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Placement: OtherPartition}, storedEmp(t))
 	e := emp{Email: "JonesJ@Contoso.com", LastName: "Van Dyke"}
 	epk, erk, v, ok, err := unique.entryKeys(&e, "Sales", "empid_000123")
 	if err != nil || !ok || epk != "Sales" || erk != "email_jonesj@contoso.com" || v != "jonesj@contoso.com" {
@@ -122,8 +133,10 @@ func TestEntryKeys(t *testing.T) {
 }
 
 func TestCopiesAndFingerprints(t *testing.T) {
-	name, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}})
-	all, _ := compile(1, Index[emp]{Name: "email", Key: byEmail})
+	// An open type (an extra map) may name a property its fields do not.
+	open := &storedProps{open: true}
+	name, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}}, open)
+	all, _ := compile(1, Index[emp]{Name: "email", Key: byEmail}, open)
 	v, err := intend(&emp{PartitionKey: "Sales", RowKey: "empid_1", Email: "a@b", LastName: "Jones", Age: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ func (w *write[T]) run(ctx context.Context) error {
 			return err
 		}
 		if n >= w.s.maxBuilds() {
-			return &StepError{Step: "submit", PartitionKey: w.pk, RowKey: w.rk, Err: entity.ErrContention}
+			return &StepError{Step: "insert: submit", PartitionKey: w.pk, RowKey: w.rk, Err: entity.ErrContention}
 		}
 	}
 }
@@ -47,7 +47,7 @@ func (s *Set[T]) Insert(ctx context.Context, e *T) error {
 	w := s.newWrite(pk, rk)
 	w.cur = &cur
 	if err := w.run(ctx); err != nil {
-		return w.cleanup(ctx, err)
+		return w.cleanup(ctx, opError("insert", pk, rk, err))
 	}
 	w.finish(e)
 	return nil

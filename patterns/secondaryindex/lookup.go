@@ -83,6 +83,11 @@ func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts Looku
 // value, among the primaries of partition pk, in the order of their
 // entries' keys (the primaries' RowKeys, for a non-unique index): a point
 // query for a unique index, a range query otherwise.
+//
+// An entry that does not decode as T, or (with Verify) a primary that
+// does not, is yielded as a *StepError naming its keys, and the sequence
+// goes on with the next entry for as long as the caller ranges over it;
+// any other error (a failed query) ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
 	ix, err := s.index(index)
 	if err != nil {
@@ -98,7 +103,8 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // LookupPrefix yields the entities whose value in the index named index
 // starts with prefix, among the primaries of partition pk, in the order of
 // the values: one range query ("RowKey ge 'email_a' and RowKey lt
-// 'email_b'", guide §6.1).
+// 'email_b'", guide §6.1). An entry or primary that does not decode is
+// yielded as an error and the sequence goes on, as for LookupAll.
 func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
 	ix, err := s.index(index)
 	if err != nil {
@@ -134,7 +140,7 @@ func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts
 		}
 		h, err := decodeHit[T](raw)
 		if err != nil {
-			yield(zero, err)
+			yield(zero, entryError(raw, err))
 			return
 		}
 		if !opts.Verify {
@@ -187,8 +193,14 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, op
 			batch = batch[:0]
 			for _, r := range out {
 				if r.err != nil {
-					yield(zero, r.err)
-					return false
+					if !badRow(r.err) {
+						yield(zero, r.err)
+						return false
+					}
+					if !yield(zero, r.err) {
+						return false // one bad primary: the caller decides
+					}
+					continue
 				}
 				if !r.ok {
 					continue
@@ -209,8 +221,12 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, op
 			}
 			h, err := decodeHit[T](raw)
 			if err != nil {
-				yield(zero, err)
-				return
+				// One entry that does not decode: its error, naming it,
+				// and the lookup goes on if the caller does.
+				if !yield(zero, entryError(raw, err)) {
+					return
+				}
+				continue
 			}
 			if !opts.Verify {
 				if !yield(h.e, nil) {
@@ -226,6 +242,13 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, op
 	}
 }
 
+// entryError names the entry raw that did not decode.
+func entryError(raw []byte, err error) error {
+	var m entryMeta
+	_ = entity.Unmarshal(raw, &m)
+	return &StepError{Step: "lookup: decode entry", PartitionKey: m.PartitionKey, RowKey: m.RowKey, Err: err}
+}
+
 // verify reads the primary of a hit and returns it if it still has the
 // hit's entry; otherwise ok is false, and the entry is repaired when opts
 // ask for it.
@@ -233,7 +256,7 @@ func (s *Set[T]) verify(ctx context.Context, ix *index[T], h *hit[T], opts Looku
 	var zero T
 	p, found, err := s.read(ctx, h.pk, h.rk)
 	if err != nil {
-		return zero, false, err
+		return zero, false, &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: h.pk, RowKey: h.rk, Err: err}
 	}
 	if found && s.holds(ix, &p, h.pk, h.rk, h.epk, h.erk) {
 		return p.e, true, nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -118,7 +119,9 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 			if err == nil {
 				return nil
 			}
-			if errors.Is(err, entity.ErrAlreadyExists) {
+			if errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown) {
+				// Taken meanwhile, or a lost reply entity could not settle:
+				// the next read tells whose the entry is.
 				continue
 			}
 			return step(err)
@@ -140,8 +143,8 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 		}
 		if err := s.replaceEntry(ctx, &cur, want); err == nil {
 			return nil
-		} else if !changedSince(err) {
-			return step(err)
+		} else if !changedSince(err) && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return step(err) // else: read again, which tells
 		}
 	}
 	return step(entity.ErrContention)
@@ -269,6 +272,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 		if err != nil {
 			return &StepError{Step: "sync: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 		}
+		var failed []error
 		for _, ix := range s.remote {
 			var want string
 			var has bool
@@ -276,7 +280,10 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 				var err error
 				_, _, want, has, err = ix.entryKeys(&p.e, pk, rk)
 				if err != nil {
-					return err
+					// A value that makes no key (written around the Set):
+					// this index fails alone; the others are synced.
+					failed = append(failed, err)
+					continue
 				}
 			}
 			vals := seen[ix.Name]
@@ -291,9 +298,15 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 					err = s.release(ctx, ix, pk, rk, v)
 				}
 				if err != nil {
-					return err
+					if ctx.Err() != nil {
+						return err
+					}
+					failed = append(failed, err)
 				}
 			}
+		}
+		if len(failed) > 0 {
+			return errline.Join(failed...)
 		}
 		after, still, err := s.read(ctx, pk, rk)
 		if err != nil {
@@ -326,7 +339,7 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 			if err == nil {
 				return nil
 			}
-			if errors.Is(err, entity.ErrAlreadyExists) {
+			if errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown) {
 				continue
 			}
 			return step(err)
@@ -345,8 +358,10 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 				return step(err)
 			case v == held:
 				// Two primaries hold one unique value: only a writer that
-				// went around the Set can do that. Check reports it.
-				return step(&UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork)})
+				// went around the Set can do that. The entry stays with
+				// the holder it names (the rule Check's keeper states),
+				// and Check reports this primary as a drift.Duplicate.
+				return nil
 			case v == pending:
 				return step(errPending)
 			case v == again:
@@ -355,8 +370,8 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 		}
 		if err := s.replaceEntry(ctx, &cur, want); err == nil {
 			return nil
-		} else if !changedSince(err) {
-			return step(err)
+		} else if !changedSince(err) && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return step(err) // else: read again, which tells
 		}
 	}
 	return step(entity.ErrContention)

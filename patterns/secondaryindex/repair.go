@@ -3,8 +3,11 @@ package secondaryindex
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -16,17 +19,48 @@ import (
 // write: a SamePartition entry is written in one transaction with a write
 // to its primary conditional on the ETag just read (which changes that
 // ETag), an OtherPartition entry as the index's messages write it. A
-// repair that loses to a writer reports drift.ErrRaced; check again.
+// repair that loses to a writer reports drift.ErrRaced; check again. So
+// does one whose reply was lost while another writer changed the same
+// entities, when reading them back cannot tell whether it was applied
+// (TestRepairBesideWriter).
+//
+// A drift.Duplicate finding (a unique value that a write around the Set
+// gave to a second primary) is not repaired: the index keeps the entry
+// with one holder (see the package documentation), and only a change of
+// the primaries ends it. Repair returns an error matching ErrDuplicate
+// for it, and changes nothing.
 func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 	ix, err := s.index(f.Index)
 	if err != nil {
 		return err
 	}
-	if ix.Placement == OtherPartition {
-		return s.repairRemote(ctx, ix, f)
+	if f.Kind == drift.Duplicate {
+		return &StepError{Step: "repair", Index: ix.Name, PartitionKey: f.Entry.PartitionKey, RowKey: f.Entry.RowKey,
+			Err: heldTwice{f.Primary}}
 	}
-	return s.repairLocal(ctx, ix, f)
+	if ix.Placement == OtherPartition {
+		err = s.repairRemote(ctx, ix, f)
+	} else {
+		err = s.repairLocal(ctx, ix, f)
+	}
+	if errors.Is(err, entity.ErrOutcomeUnknown) && !errors.Is(err, drift.ErrRaced) {
+		// A repair whose reply was lost and that entity could not settle
+		// (another writer changed the entities meanwhile): idempotent, so
+		// check again, as after a lost race.
+		return indexset.Raced(err)
+	}
+	return err
 }
+
+// heldTwice is the cause of a Duplicate finding's refused repair; it
+// matches ErrDuplicate.
+type heldTwice struct{ holder drift.Key }
+
+func (e heldTwice) Error() string {
+	return "the value is held by " + indexset.Keys(e.holder.PartitionKey, e.holder.RowKey) + " and another primary: change one of them"
+}
+
+func (e heldTwice) Is(target error) bool { return target == ErrDuplicate }
 
 // repairLocal repairs the SamePartition entry f.Entry.
 func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding) error {
@@ -39,18 +73,20 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	if err != nil && !errors.Is(err, entity.ErrNotFound) {
 		return step("read entry", err)
 	}
-	// The holder: the finding's primary, or the primary the entry names,
-	// whichever holds the entry now.
+	// The holder: the primary the entry names if it holds the value (it
+	// keeps the entry, also when a write around the Set gave the value
+	// to a second primary: see keeper), else the finding's primary if it
+	// holds it.
 	var holder *version[T]
 	var hrk string
-	candidates := []string{f.Primary.RowKey}
-	if opk, ork, ok := owner(&entry); found && ok && opk == epk && ork != f.Primary.RowKey {
+	var candidates []string
+	if opk, ork, ok := owner(&entry); found && ok && opk == epk {
 		candidates = append(candidates, ork)
 	}
+	if f.Primary.PartitionKey == epk && !slices.Contains(candidates, f.Primary.RowKey) {
+		candidates = append(candidates, f.Primary.RowKey)
+	}
 	for _, rk := range candidates {
-		if f.Primary.PartitionKey != epk && rk == f.Primary.RowKey {
-			continue // not a primary of this partition
-		}
 		p, ok, err := s.read(ctx, epk, rk)
 		if err != nil {
 			return step("read primary", err)
@@ -138,7 +174,12 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 // Rebuild checks (as Check) and repairs each finding as it is found
 // (as Repair), while writers may keep writing. It returns what it saw:
 // Summary.Repaired counts the repairs made; findings whose repair lost to
-// a writer are counted but not repaired (check again). On an error,
+// a writer are counted but not repaired (check again), as are
+// drift.Duplicate findings, which no repair changes. A second Rebuild
+// right after the first, with no writer in between, repairs nothing
+// (TestDuplicateUniqueValue). A bad row (see Check) does not stop it: it
+// checks and repairs everything else and then returns the bad rows'
+// errors, joined, with Summary.Next "" (TestOneBadRow). On an error,
 // Summary.Next resumes the rebuild where it stopped; so does the last
 // token given to opts.Checkpoint, for a rebuild whose process died.
 func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
@@ -151,13 +192,21 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 			user(t)
 		}
 	}
-	for f, err := range s.check(ctx, opts, &sum) {
+	var rows []error
+	for f, err := range s.check(ctx, opts, &sum, &rows) {
 		if err != nil {
 			sum.Next = last
 			return sum, err
 		}
+		if f.Kind == drift.Duplicate {
+			continue // counted; no repair changes it
+		}
 		if err := s.Repair(ctx, f); err != nil {
-			if errors.Is(err, drift.ErrRaced) {
+			switch {
+			case errors.Is(err, drift.ErrRaced):
+				continue
+			case badRow(err):
+				rows = append(rows, err) // a primary made undecodable since
 				continue
 			}
 			sum.Next = f.Resume
@@ -165,5 +214,19 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 		}
 		sum.Repaired++
 	}
-	return sum, nil
+	return sum, joinRows(rows)
+}
+
+// badRow reports an error of one entity that no retry fixes: it does not
+// decode, or its value makes no key.
+func badRow(err error) bool {
+	return errors.Is(err, entity.ErrDecode) || errors.Is(err, entity.ErrInvalid)
+}
+
+// joinRows joins the errors of bad rows, the first ten in full.
+func joinRows(rows []error) error {
+	if len(rows) > 10 {
+		rows = append(rows[:10:10], fmt.Errorf("secondaryindex: and %d more rows that cannot be checked", len(rows)-10))
+	}
+	return errline.Join(rows...)
 }

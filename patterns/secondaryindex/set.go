@@ -53,9 +53,13 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	if len(indexes) == 0 {
 		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
 	}
+	st, err := storedOf[T]()
+	if err != nil {
+		return nil, err
+	}
 	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, names: indexset.NewNames[pkg](cfg.PrimaryPrefix), proc: p, cfg: cfg}
 	for i, d := range indexes {
-		ix, err := compile(i, d)
+		ix, err := compile(i, d, st)
 		if err != nil {
 			return nil, err
 		}

@@ -39,13 +39,13 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return &StepError{Step: "update: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
 			}
 			if old.etag != sys.ETag {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("stored version %s is not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}
+				return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}
 			}
 			w.old = &old
 			err = w.round(ctx)
@@ -53,12 +53,12 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
+				return &StepError{Step: "update: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	}()
 	if err != nil {
-		return w.cleanup(ctx, err)
+		return w.cleanup(ctx, opError("update", pk, rk, err))
 	}
 	w.finish(e)
 	return nil
@@ -95,10 +95,10 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return &StepError{Step: "modify: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
-				return &StepError{Step: "read primary", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return &StepError{Step: "modify", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
 			}
 			// change gets its own copy: old's entries are computed from
 			// old.e, which a change of shared slices or maps must not touch.
@@ -107,7 +107,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 				return err
 			}
 			if err := change(&e); err != nil {
-				return err
+				return &given{err}
 			}
 			if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
 				return &entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}
@@ -126,16 +126,27 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 				return err
 			}
 			if n >= s.maxBuilds() {
-				return &StepError{Step: "submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
+				return &StepError{Step: "modify: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
 			}
 		}
 	})
 	if err != nil {
-		return out, w.cleanup(ctx, err)
+		var g *given
+		if errors.As(err, &g) {
+			return out, w.cleanup(ctx, g.err) // change's own error, as is
+		}
+		return out, w.cleanup(ctx, opError("modify", pk, rk, err))
 	}
 	w.finish(&out)
 	return out, nil
 }
+
+// given carries the error of Modify's change function out, to be
+// returned as is. It does not unwrap, so that entity.RetryPolicy does
+// not take it for a lost race (ErrPreconditionFailed).
+type given struct{ err error }
+
+func (g *given) Error() string { return g.err.Error() }
 
 // retry is the policy of one call: r unless it is zero, else Config.Retry.
 func (s *Set[T]) retry(r entity.RetryPolicy) entity.RetryPolicy {

@@ -179,10 +179,25 @@ func (w *write[T]) build(b *entity.Batch) error {
 // refused decides what a refused transaction means: the caller's
 // business (the primary's operation failed), another round (an entry's
 // operation failed on something this write can fix), or a *UniqueError.
+//
+// A resent transaction refused at an operation after the primary's (an
+// entry's), whose outcome entity could not settle (ErrOutcomeUnknown), is
+// settled here: the resend passed the primary's operation, which is
+// conditional (an insert, or a write on the ETag read), so the first try
+// did not change the primary and was not applied; the refusal is then
+// the transaction's answer, read as any other (a unique entry held by
+// another primary that holds the value is a *UniqueError, one left by no
+// primary is taken over in the next round). The one case this misreads:
+// an Insert applied, then, inside azcore's retry window, its primary
+// deleted and the value given to another primary by other processes —
+// reported as refused although it was applied and undone meanwhile.
 func (w *write[T]) refused(ctx context.Context, err error) error {
 	var te *entity.TransactionError
 	if !errors.As(err, &te) {
-		return err
+		var oe *entity.OutcomeError
+		if !errors.As(err, &oe) || !errors.As(oe.Last, &te) || te.Index-w.offset < 1 {
+			return err
+		}
 	}
 	i := te.Index - w.offset
 	if i < 0 || i >= len(w.roles) {
@@ -190,13 +205,13 @@ func (w *write[T]) refused(ctx context.Context, err error) error {
 	}
 	r := w.roles[i]
 	switch {
-	case r.kind == roleDelete && errors.Is(err, entity.ErrNotFound):
+	case r.kind == roleDelete && errors.Is(te, entity.ErrNotFound):
 		w.gone[r.erk] = true
 		return errAgain
-	case r.kind == rolePut && r.unique && errors.Is(err, entity.ErrAlreadyExists):
+	case r.kind == rolePut && r.unique && errors.Is(te, entity.ErrAlreadyExists):
 		ix := w.s.byName[r.name]
-		return w.held(ctx, ix, r.value, r.erk, err)
-	case r.kind == rolePut && r.unique && (errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrNotFound)):
+		return w.held(ctx, ix, r.value, r.erk, te)
+	case r.kind == rolePut && r.unique && (errors.Is(te, entity.ErrPreconditionFailed) || errors.Is(te, entity.ErrNotFound)):
 		delete(w.takeover, r.erk) // the entry changed since: look again
 		return errAgain
 	}
@@ -229,6 +244,18 @@ func (w *write[T]) held(ctx context.Context, ix *index[T], value, erk string, ca
 	}
 	w.takeover[erk] = e.ETag
 	return errAgain
+}
+
+// opError names the operation and the primary's keys in an error that
+// does not come from this package (entity's answer to the transaction, a
+// cancelled context); the Set's own errors name them already.
+func opError(op, pk, rk string, err error) error {
+	var se *StepError
+	var ue *UniqueError
+	if err == nil || errors.As(err, &se) || errors.As(err, &ue) || errors.Is(err, errAgain) {
+		return err
+	}
+	return &StepError{Step: op, PartitionKey: pk, RowKey: rk, Err: err}
 }
 
 // finish reports the applied write's new ETag into e (none when the

@@ -1,0 +1,101 @@
+package secondaryindex_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/secondaryindex"
+)
+
+// TestCrashThenFreshProcess inserts (or deletes) an employee whose email
+// is indexed in another partition and kills the process before each of
+// the write's storage requests, and once the service executed each of
+// them (crashtest.EveryStep). The program that restarts does not repeat
+// the call: a fresh Set — its outbox relay, a fresh worker draining the
+// queue, and a Rebuild with a clock past Config.Grace, as an operator's
+// nightly run — is all the recovery. Afterwards nothing has drifted,
+// nothing is poisoned, and the email finds exactly the employee the
+// table holds (read with a raw client): the write is either wholly there
+// or wholly not, and no reservation of an insert that never landed is
+// left behind.
+func TestCrashThenFreshProcess(t *testing.T) {
+	t.Parallel()
+	for _, op := range []string{"insert", "delete"} {
+		t.Run(op, func(t *testing.T) {
+			t.Parallel()
+			crashtest.EveryStep(t, env, crashtest.Scenario{Timeout: time.Minute, Prepare: func(t *testing.T) crashtest.Run {
+				ctx := context.Background()
+				tbl := employees(t, env)
+				qs := patterntest.Queues(t, env, 1)
+				s, _ := remoteSet(t, env, qs, tbl, nil, fast())
+				if op == "delete" {
+					e := Employee{PartitionKey: "Sales", RowKey: empid(1), LastName: "Jones", Email: "jones@x.com"}
+					if err := s.Insert(ctx, &e); err != nil {
+						t.Fatal(err)
+					}
+					if err := drainSet(ctx, t, env, qs, tbl); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return crashtest.Run{
+					Work: func(ctx context.Context, kenv *integration.Env) error {
+						ks, _ := remoteSet(t, kenv, qs, tbl, nil, fast())
+						if op == "delete" {
+							return ks.Delete(ctx, "Sales", empid(1), "")
+						}
+						return ks.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(1), LastName: "Jones", Email: "jones@x.com"})
+					},
+					Recover: func(ctx context.Context) error {
+						fresh, _ := remoteSet(t, env, qs, tbl, nil, fast())
+						if _, err := fresh.Relay(ctx); err != nil {
+							return err
+						}
+						if err := drainSet(ctx, t, env, qs, tbl); err != nil {
+							return err
+						}
+						cfg := remoteConfig(nil)
+						cfg.Now = func() time.Time { return time.Now().Add(time.Minute) }
+						p, err := eventual.New(patterntest.SameQueues(t, env, qs), nil, fast())
+						if err != nil {
+							return err
+						}
+						late, err := secondaryindex.New(tbl, p, cfg, emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
+						if err != nil {
+							return err
+						}
+						_, err = late.Rebuild(ctx, secondaryindex.CheckOptions{})
+						return err
+					},
+					Check: func(t *testing.T) {
+						raw := rawTable(t, tbl.Name())
+						there := rawGet(t, raw, "Sales", empid(1)) != nil
+						entry := rawGet(t, raw, "email_Sales", "email_jones@x.com")
+						switch {
+						case there && (entry == nil || entry[secondaryindex.PropPrimaryRK] != empid(1) || entry[secondaryindex.PropClaim] != nil):
+							t.Errorf("the employee is there, its entry %v", entry)
+						case !there && entry != nil:
+							t.Errorf("the employee is not there, its entry is: %v", entry)
+						}
+						if fs := findings(t, s, secondaryindex.CheckOptions{}); len(fs) != 0 {
+							t.Errorf("drift: %v", fs)
+						}
+						if n := poisoned(t, qs); n != 0 {
+							t.Errorf("%d messages poisoned", n)
+						}
+						_, err := s.Lookup(context.Background(), "email", "Sales", "jones@x.com", secondaryindex.LookupOptions{Verify: true})
+						if there != (err == nil) || !there && !errors.Is(err, entity.ErrNotFound) {
+							t.Errorf("the lookup: %v (employee there: %t)", err, there)
+						}
+					},
+				}
+			}})
+		})
+	}
+}

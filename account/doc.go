@@ -48,6 +48,19 @@
 // reach Azurite with a connection string (UseDevelopmentStorage=true, or
 // explicit endpoints with AccountKey or SharedAccessSignature).
 //
+// # Guarantees
+//
+// Every table client the Account hands out carries tablekit's two pipeline
+// policies: an insert whose reply was lost, which azcore resends and the
+// service answers 409, is reported as done (TestLostReplySettled loses the
+// reply and shows aztables' own client reporting the 409). The caller's
+// options reach every client, on a copy (TestOptions), and the Meter
+// counts every request of every client of the Account it was given to and
+// none of another (TestMeter). Each source reaches the URLs and sends the
+// authorization it names (TestDevelopmentStorage, TestConnectionStringForms,
+// TestNewWithTokenCredential, TestNewFromSASURL; on Azurite:
+// TestConnectionString, TestSASConnectionString, TestSASURL).
+//
 // # Failures
 //
 // Bad input is refused by the constructor, before any request and without a
@@ -57,7 +70,9 @@
 // was given no endpoint for is an *[EndpointError] (matching [ErrNoEndpoint])
 // naming the service and the setting that would give it. Nothing is checked
 // against the service: the first request shows a wrong key or an unreachable
-// host.
+// host. TestBadInput goes through each refusal; FuzzNewFromConnectionString
+// (seeded with internal/connstr's committed corpus) and FuzzAccountURL check
+// that no input panics or gets another kind of error.
 //
 // # Where this package sits
 //
@@ -71,5 +86,6 @@
 // patterns and programs can build on it without an import cycle. Patterns keep taking
 // the Azure SDK's own clients, so code that builds its clients another way
 // still works; it needs entity.ClientOptions (or this package) for lost
-// replies to be settled. Its tests check that it links no package testing.
+// replies to be settled. TestLinksNoTesting checks that it links no package
+// testing.
 package account

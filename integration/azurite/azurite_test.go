@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,47 @@ func TestStartRefusesSomePorts(t *testing.T) {
 	_, err := Start(context.Background(), &Options{TablePort: 10002})
 	if err == nil || !strings.Contains(err.Error(), "set all three") {
 		t.Errorf("Start with one port: %v", err)
+	}
+}
+
+// TestInstallWithoutNPM: with no npm to install Azurite, the error says
+// exactly which commands install it; an installation already in the cache
+// is used without npm and without a word.
+func TestInstallWithoutNPM(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Log("the cache directory is set through XDG_CACHE_HOME, which only Linux reads")
+		return
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("PATH", t.TempDir()) // no npm
+	var progress bytes.Buffer
+	_, err := Install(context.Background(), &progress)
+	if err == nil {
+		t.Fatal("Install without npm succeeded")
+	}
+	for _, want := range []string{InstallCommand, "make azurite", "npm install -g azurite@3.37.0", EnvAzurite, "Node.js 22"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+
+	version, digest, err := pinnedAzurite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(cache, "tablekit", "azurite-"+version+"-"+digest, "node_modules", ".bin", binName)
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Install(context.Background(), &progress)
+	if err != nil || got != bin {
+		t.Errorf("Install with Azurite in the cache: %q, %v; want %s", got, err, bin)
+	}
+	if progress.Len() != 0 {
+		t.Errorf("Install said %q, want nothing (nothing was installed)", progress.String())
 	}
 }

@@ -48,13 +48,6 @@ func Install(ctx context.Context, progress io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", fmt.Errorf("azurite: Azurite not found, and npm is not on PATH to install it: "+
-			"install Node.js 22 (20 works, with a warning) with npm, then run `%s` (or `make azurite` in a tablekit clone) once; "+
-			"or run `npm install -g azurite@%s`; or set %s to the path of an azurite executable, "+
-			"or TABLEKIT_CONNECTION_STRING to use a real storage account", InstallCommand, version, EnvAzurite)
-	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("azurite: no cache directory to install Azurite into (%w): "+
@@ -65,6 +58,13 @@ func Install(ctx context.Context, progress io.Writer) (string, error) {
 	bin := filepath.Join(dir, "node_modules", ".bin", binName)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", fmt.Errorf("azurite: Azurite not found, and npm is not on PATH to install it: "+
+			"install Node.js 22 (20 works, with a warning) with npm, then run `%s` (or `make azurite` in a tablekit clone) once; "+
+			"or run `npm install -g azurite@%s`; or set %s to the path of an azurite executable, "+
+			"or TABLEKIT_CONNECTION_STRING to use a real storage account", InstallCommand, version, EnvAzurite)
 	}
 	if progress == nil {
 		w, closeTTY := terminal()

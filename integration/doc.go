@@ -36,43 +36,40 @@
 // random digits, so parallel test binaries sharing a live account do not
 // collide either.
 //
-// Clients are built with [Env.ClientOptions]: at most two retries, 50 ms to 500 ms
-// apart, instead of azcore's default, which retries a 500 with delays of
-// seconds. A test that expects an error should use a client with
+// Clients are built by package account, the production wiring, from the
+// environment's connection string (or endpoint and credential), with
+// [Env.ClientOptions]: at most two retries, 50 ms to 500 ms apart, instead
+// of azcore's default, which retries a 500 with delays of seconds, and
+// tablekit's pipeline policies, so that tests run the product's paths. A
+// test that expects an error should use a client with
 // [Env.NoRetryClientOptions] (see [Env.TableWith] and [Env.NewTableService]).
+// [Env.Account] is that account, for code under test that takes an
+// *account.Account.
 //
-// [Start] and [Env.Close] are there for programs and benchmarks that manage the
-// environment themselves.
+// [Start] and [Env.Close] are there for benchmarks that manage the
+// environment themselves. A program's main should not call them: this
+// package links package testing. Programs build their clients with package
+// account, and start a private Azurite, when they want one, with package
+// azurite (which integration uses too).
 //
-// # Finding Azurite
+// # Azurite
 //
-// Start runs the first of:
+// Start runs Azurite as package azurite finds it: TABLEKIT_AZURITE, the
+// tablekit clone's integration/node_modules (`make azurite`), azurite on
+// PATH, or else the pinned version installed with npm into the user cache
+// directory on first use. That first installation takes 20 to 60 seconds;
+// its progress is written to the terminal, which `go test ./...` does not
+// capture, as well as to standard error. To take that step on its own,
+// before any test, run
 //
-//  1. the executable named by TABLEKIT_AZURITE;
-//  2. integration/node_modules/.bin/azurite in the tablekit source tree this
-//     package was compiled from (a clone, or a checkout used through a
-//     replace directive), as `make azurite` installs it;
-//  3. azurite on PATH (`npm install -g azurite@3.37.0`);
-//  4. Azurite 3.37.0 installed by Start itself with `npm ci --no-audit
-//     --no-fund` from the package.json and package-lock.json embedded in this
-//     package, into the user cache directory (os.UserCacheDir()/tablekit),
-//     once for all test binaries. This needs Node.js and npm on
-//     PATH, and is what happens in a module that depends on tablekit through
-//     `go get`. Azurite 3.37.0 declares Node.js 22 or later; it runs on
-//     Node.js 20 (npm prints an EBADENGINE warning), but not with npm's
-//     engine-strict set. The install prints to standard error where it
-//     installs, that it takes about 365 MB and 20 to 60 seconds, a line
-//     every ten seconds while npm runs, and how long it took.
+//	go run github.com/tablekit/tablekit/integration/azurite/devserver -install
 //
 // Start waits at most 60 seconds for a started Azurite to answer (it
 // usually takes one or two); TABLEKIT_AZURITE_TIMEOUT (such as 90s) changes
 // that on a slow machine. Errors are one line; Main prints the end of
-// Azurite's output after one.
-//
-// Azurite runs in a process group of its own: Close kills the group and
-// waits until no process of it is left. On Linux the process is also killed
-// by the kernel when the test binary dies without reaching Close (a panic,
-// a -timeout), so no Azurite outlives the tests.
+// Azurite's output after one. Close kills Azurite's process group and waits
+// until no process of it is left; on Linux the kernel also kills it when
+// the test binary dies without reaching Close (a panic, a -timeout).
 //
 // # Live accounts
 //

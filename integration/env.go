@@ -23,6 +23,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/account"
+	"github.com/tablekit/tablekit/integration/azurite"
 	"github.com/tablekit/tablekit/internal/connstr"
 	"github.com/tablekit/tablekit/internal/pipeline"
 )
@@ -39,17 +41,17 @@ const (
 	// azidentity.NewDefaultAzureCredential.
 	EnvAccountURL = "TABLEKIT_ACCOUNT_URL"
 	// EnvAzurite names a variable holding the path of the azurite executable
-	// to run, overriding the search described in the package documentation.
-	EnvAzurite = "TABLEKIT_AZURITE"
+	// to run, overriding the search described in package azurite.
+	EnvAzurite = azurite.EnvAzurite
 	// EnvAzuriteTimeout names a variable holding how long Start waits for a
 	// started Azurite to answer, as a Go duration; 60s when unset.
-	EnvAzuriteTimeout = "TABLEKIT_AZURITE_TIMEOUT"
+	EnvAzuriteTimeout = azurite.EnvTimeout
 )
 
 // The well-known development account that Azurite serves.
 const (
-	AzuriteAccountName = "devstoreaccount1"
-	AzuriteAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	AzuriteAccountName = azurite.AccountName
+	AzuriteAccountKey  = azurite.AccountKey
 )
 
 // Timeouts for the requests the helpers make on a test's behalf.
@@ -70,7 +72,9 @@ type Env struct {
 	// not an Azurite process started for the tests.
 	Live bool
 
-	// Clients for the three services, built with ClientOptions.
+	// Clients for the three services, built with ClientOptions by
+	// Account. QueueService and BlobService are nil for an account
+	// without those services (Cosmos DB for Table).
 	TableService *aztables.ServiceClient
 	QueueService *azqueue.ServiceClient
 	BlobService  *azblob.Client
@@ -89,7 +93,8 @@ type Env struct {
 	// answer (zero for a live account).
 	StartupDuration time.Duration
 
-	proc      *process                      // nil for a live account
+	server    *azurite.Server               // nil for a live account
+	account   *account.Account              // the clients' account
 	names     *namer                        // shared by an Env and its views
 	configure []func(*azcore.ClientOptions) // a view's changes to client options
 	view      bool                          // made by With: Close leaves the process alone
@@ -133,7 +138,7 @@ func (e *Env) WithOptions(configure func(*azcore.ClientOptions)) *Env {
 		BlobEndpoint:     e.BlobEndpoint,
 		Credential:       e.Credential,
 		StartupDuration:  e.StartupDuration,
-		proc:             e.proc,
+		server:           e.server,
 		names:            e.names,
 		configure:        append(slices.Clone(e.configure), configure),
 		view:             true,
@@ -180,8 +185,16 @@ func Start(ctx context.Context) (*Env, error) {
 			return nil, fmt.Errorf("integration: %s: %w", EnvAccountURL, err)
 		}
 	default:
-		if err := e.startAzurite(ctx); err != nil {
-			return nil, err
+		srv, err := azurite.Start(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("integration: %w", err)
+		}
+		e.server = srv
+		e.ConnectionString = srv.ConnectionString
+		e.TableEndpoint, e.QueueEndpoint, e.BlobEndpoint = srv.TableEndpoint, srv.QueueEndpoint, srv.BlobEndpoint
+		e.StartupDuration = srv.StartupDuration
+		if err := e.connect(); err != nil {
+			return nil, errors.Join(fmt.Errorf("integration: clients of Azurite: %w", err), srv.Close())
 		}
 	}
 	return e, nil
@@ -192,8 +205,8 @@ func Start(ctx context.Context) (*Env, error) {
 // view made by With, it does nothing. Close may be called more than once.
 func (e *Env) Close() error {
 	e.closeOnce.Do(func() {
-		if e.proc != nil && !e.view {
-			e.closeErr = e.proc.stop()
+		if e.server != nil && !e.view {
+			e.closeErr = e.server.Close()
 		}
 	})
 	return e.closeErr
@@ -202,11 +215,17 @@ func (e *Env) Close() error {
 // PID returns the process id of the Azurite process, or 0 for a live
 // account.
 func (e *Env) PID() int {
-	if e.proc == nil {
+	if e.server == nil {
 		return 0
 	}
-	return e.proc.pid
+	return e.server.PID()
 }
+
+// Account returns the account of the Env's clients: production wiring
+// (package account) with the test client options and the changes of a
+// view made by With or WithOptions, for code under test that takes an
+// *account.Account.
+func (e *Env) Account() *account.Account { return e.account }
 
 // Main runs a package's tests against an environment. Call it from TestMain:
 //
@@ -239,7 +258,7 @@ func run(m *testing.M, env **Env) (code int) {
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: cannot start the test environment: %v\n", err)
-		if out := outputOf(err); out != "" {
+		if out := azurite.Output(err); out != "" {
 			fmt.Fprintf(os.Stderr, "its output ends:\n%s\n", out)
 		}
 		return 1
@@ -438,19 +457,19 @@ func isNotFound(err error) bool {
 // connection string.
 func (e *Env) useConnectionString(ctx context.Context, cs string) error {
 	// Parsed once: a malformed string is named before any client is built,
-	// and UseDevelopmentStorage=true becomes explicit endpoints.
-	parsed, err := connstr.Parse(cs)
+	// and UseDevelopmentStorage=true becomes explicit endpoints, which the
+	// SDKs' own FromConnectionString constructors accept (tests use them).
+	normal, err := connstr.Normalize(cs)
 	if err != nil {
 		return err
 	}
 	e.Live = true
-	e.ConnectionString = parsed.String()
+	e.ConnectionString = normal
 	if err := e.connect(); err != nil {
 		return err
 	}
-	e.TableEndpoint = parsed.TableEndpoint
-	e.QueueEndpoint = e.QueueService.URL()
-	e.BlobEndpoint = e.BlobService.URL()
+	ep := e.account.Endpoints()
+	e.TableEndpoint, e.QueueEndpoint, e.BlobEndpoint = ep.Table, ep.Queue, ep.Blob
 	return e.checkTables(ctx)
 }
 
@@ -466,41 +485,37 @@ func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
 	}
 	e.Live = true
 	e.Credential = cred
-	e.TableEndpoint = withSlash(tableURL)
-	e.QueueEndpoint = strings.Replace(e.TableEndpoint, ".table.", ".queue.", 1)
-	e.BlobEndpoint = strings.Replace(e.TableEndpoint, ".table.", ".blob.", 1)
+	e.TableEndpoint = tableURL
 	if err := e.connect(); err != nil {
 		return err
 	}
+	ep := e.account.Endpoints()
+	e.TableEndpoint, e.QueueEndpoint, e.BlobEndpoint = ep.Table, ep.Queue, ep.Blob
 	return e.checkTables(ctx)
 }
 
-// connect builds the three service clients with the test options.
+// connect builds the account and its three service clients with the test
+// options and the view's changes: from the connection string, or from the
+// table endpoint and the credential.
 func (e *Env) connect() error {
-	opts := e.testClientOptions()
-	e.applyView(&opts)
+	opts := &account.Options{ClientOptions: e.testClientOptions()}
+	e.applyView(&opts.ClientOptions)
 	var err error
 	if e.ConnectionString != "" {
-		if e.TableService, err = aztables.NewServiceClientFromConnectionString(e.ConnectionString, &aztables.ClientOptions{ClientOptions: opts}); err != nil {
-			return fmt.Errorf("table client: %w", err)
-		}
-		if e.QueueService, err = azqueue.NewServiceClientFromConnectionString(e.ConnectionString, &azqueue.ClientOptions{ClientOptions: opts}); err != nil {
-			return fmt.Errorf("queue client: %w", err)
-		}
-		if e.BlobService, err = azblob.NewClientFromConnectionString(e.ConnectionString, &azblob.ClientOptions{ClientOptions: opts}); err != nil {
-			return fmt.Errorf("blob client: %w", err)
-		}
-		return nil
+		e.account, err = account.NewFromConnectionString(e.ConnectionString, opts)
+	} else {
+		e.account, err = account.New(e.TableEndpoint, e.Credential, opts)
 	}
-	if e.TableService, err = aztables.NewServiceClient(e.TableEndpoint, e.Credential, &aztables.ClientOptions{ClientOptions: opts}); err != nil {
-		return fmt.Errorf("table client: %w", err)
+	if err != nil {
+		return err
 	}
-	if e.QueueService, err = azqueue.NewServiceClient(e.QueueEndpoint, e.Credential, &azqueue.ClientOptions{ClientOptions: opts}); err != nil {
-		return fmt.Errorf("queue client: %w", err)
+	if e.TableService, err = e.account.TableService(); err != nil {
+		return err
 	}
-	if e.BlobService, err = azblob.NewClient(e.BlobEndpoint, e.Credential, &azblob.ClientOptions{ClientOptions: opts}); err != nil {
-		return fmt.Errorf("blob client: %w", err)
-	}
+	// A Cosmos DB for Table account has no queues and blobs: the Scratch
+	// methods say so when asked.
+	e.QueueService, _ = e.account.QueueService()
+	e.BlobService, _ = e.account.BlobService()
 	return nil
 }
 
@@ -517,11 +532,4 @@ func (e *Env) checkTables(ctx context.Context) error {
 		return fmt.Errorf("table service at %s does not answer: %w", e.TableEndpoint, err)
 	}
 	return nil
-}
-
-func withSlash(u string) string {
-	if strings.HasSuffix(u, "/") {
-		return u
-	}
-	return u + "/"
 }

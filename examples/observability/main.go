@@ -11,16 +11,20 @@
 //     HTTP request itself);
 //   - cost: tablekit's storage-cost meter, one more per-retry policy.
 //
-// tablekit's tables wrap *aztables.Client, so these options are set where the
-// client is built and tablekit inherits them:
+// The options are given once, where package account builds the clients
+// from the connection string, and every table, queue and container client
+// inherits them:
 //
-//	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
-//		Logging:          policy.LogOptions{AllowedHeaders: []string{"x-ms-client-request-id"}},
-//		Retry:            policy.RetryOptions{MaxRetries: 4, RetryDelay: 200 * time.Millisecond},
-//		TracingProvider:  azotel.NewTracingProvider(tracerProvider, nil),
-//		PerRetryPolicies: []policy.Policy{meter.Policy()},
-//	}}
-//	emps, err := entity.NewTableFromConnectionString[Employee](cs, "Employees", opts)
+//	acct, err := account.NewFromConnectionString(cs, &account.Options{
+//		ClientOptions: azcore.ClientOptions{
+//			Logging:         policy.LogOptions{AllowedHeaders: []string{"x-ms-client-request-id"}},
+//			Retry:           policy.RetryOptions{MaxRetries: 4, RetryDelay: 200 * time.Millisecond},
+//			TracingProvider: azotel.NewTracingProvider(tracerProvider, nil),
+//		},
+//		Meter: meter, // cost.NewMeter()
+//	})
+//	tables, err := acct.TableService()
+//	emps, err := entity.NewTableFromService[Employee](tables, "Employees")
 //
 // This program lives in a module of its own so that OpenTelemetry is a
 // dependency of the example, not of tablekit.
@@ -32,7 +36,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -42,10 +45,11 @@ import (
 	azlog "github.com/Azure/azure-sdk-for-go/sdk/azcore/log"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel"
+	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -58,14 +62,7 @@ type Employee struct {
 	Name       string
 }
 
-func main() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := run(ctx, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "observability:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("observability", report) }
 
 // Observed is what one run saw: the log lines, the spans and the cost.
 type Observed struct {
@@ -74,12 +71,9 @@ type Observed struct {
 	Cost  cost.Snapshot
 }
 
-func run(ctx context.Context, out io.Writer) error {
-	env, err := integration.Start(ctx)
-	if err != nil {
-		return err
-	}
-	defer env.Close()
+// report observes a few calls on env's account and prints what was seen:
+// the program, as a demo.Tour.
+func report(ctx context.Context, env *demo.Env, out io.Writer) error {
 	obs, err := observe(ctx, env)
 	if err != nil {
 		return err
@@ -95,7 +89,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 // observe builds a typed table whose client logs, traces, retries and meters
 // through azcore's pipeline, and runs a few calls through it.
-func observe(ctx context.Context, env *integration.Env) (Observed, error) {
+func observe(ctx context.Context, env *demo.Env) (Observed, error) {
 	// Logging: azcore's listener is process-wide; a program sets it once.
 	var mu sync.Mutex
 	var logs []string
@@ -112,13 +106,20 @@ func observe(ctx context.Context, env *integration.Env) (Observed, error) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 
+	// The account env names, with these options for all its clients.
 	meter := cost.NewMeter()
-	observed := env.WithOptions(func(o *azcore.ClientOptions) {
-		o.Logging = policy.LogOptions{AllowedHeaders: []string{"x-ms-client-request-id"}}
-		o.Retry = policy.RetryOptions{MaxRetries: 4, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 2 * time.Second}
-		o.TracingProvider = azotel.NewTracingProvider(tp, nil)
-		o.PerRetryPolicies = append(o.PerRetryPolicies, meter.Policy())
+	acct, err := env.Account.WithOptions(func(o *account.Options) {
+		o.ClientOptions = azcore.ClientOptions{
+			Logging:         policy.LogOptions{AllowedHeaders: []string{"x-ms-client-request-id"}},
+			Retry:           policy.RetryOptions{MaxRetries: 4, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 2 * time.Second},
+			TracingProvider: azotel.NewTracingProvider(tp, nil),
+		}
+		o.Meter = meter
 	})
+	if err != nil {
+		return Observed{}, err
+	}
+	observed := demo.New(acct, env.ConnectionString)
 	client, drop, err := observed.ScratchTable(ctx, "observability")
 	if err != nil {
 		return Observed{}, err

@@ -7,18 +7,18 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/integration"
 )
+
+var env *integration.Env
+
+func TestMain(m *testing.M) { integration.Main(m, &env) }
 
 func TestObserve(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	env, err := integration.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
-	obs, err := observe(ctx, env)
+	obs, err := observe(ctx, demo.New(env.Account(), env.ConnectionString))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,4 +50,23 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestRun runs the program as main does, on the test account named in
+// TABLEKIT_CONNECTION_STRING by its explicit connection string.
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	testAccount := func(name string) string {
+		return map[string]string{demo.EnvConnectionString: env.ConnectionString, demo.EnvAccountURL: env.TableEndpoint}[name]
+	}
+	var out strings.Builder
+	if err := demo.Run(ctx, testAccount, &out, report); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"Using the account ", "azcore log: ", "OpenTelemetry spans (azotel): ", "storage cost: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
 }

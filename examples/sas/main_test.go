@@ -5,15 +5,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/examples/demo"
+	"github.com/tablekit/tablekit/examples/sas/tour"
+	"github.com/tablekit/tablekit/integration"
 )
 
-// TestRun runs the program as `go run` would: it starts its own Azurite
-// (or uses the account in the environment), runs the tour and stops it.
+var env *integration.Env
+
+func TestMain(m *testing.M) { integration.Main(m, &env) }
+
+// testAccount is the environment that main reads, naming the test account
+// by its explicit connection string (or, for a live account reached with a
+// credential, its URL).
+func testAccount(name string) string {
+	return map[string]string{demo.EnvConnectionString: env.ConnectionString, demo.EnvAccountURL: env.TableEndpoint}[name]
+}
+
+// TestRun runs the program as main does (demo.Run), on the test account
+// named in TABLEKIT_CONNECTION_STRING, and checks what the tour says.
 func TestRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var out strings.Builder
-	if err := run(ctx, &out); err != nil {
+	if err := demo.Run(ctx, testAccount, &out, tour.Tour); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{"== sas: a token for one user's partition", "Deleted the table."} {
@@ -21,7 +36,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if !strings.HasPrefix(out.String(), "Started Azurite") && !strings.HasPrefix(out.String(), "Using the account") {
-		t.Errorf("output does not say where it ran:\n%s", out.String())
+	if !strings.HasPrefix(out.String(), "Using the account ") {
+		t.Errorf("output does not say it ran on the account named:\n%s", out.String())
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -28,7 +28,7 @@ type Review struct {
 	Rating     int32
 }
 
-func keyOrder(ctx context.Context, env *integration.Env, w io.Writer) error {
+func keyOrder(ctx context.Context, env *demo.Env, w io.Writer) error {
 	client, drop, err := newTable(ctx, env, "tourkeys")
 	if err != nil {
 		return err

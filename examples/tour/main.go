@@ -10,9 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
@@ -21,6 +19,7 @@ import (
 	buckettour "github.com/tablekit/tablekit/examples/bucket/tour"
 	compoundtour "github.com/tablekit/tablekit/examples/compound/tour"
 	dataseriestour "github.com/tablekit/tablekit/examples/dataseries/tour"
+	"github.com/tablekit/tablekit/examples/demo"
 	denormalizetour "github.com/tablekit/tablekit/examples/denormalize/tour"
 	encryptiontour "github.com/tablekit/tablekit/examples/encryption/tour"
 	eventualtour "github.com/tablekit/tablekit/examples/eventual/tour"
@@ -33,14 +32,13 @@ import (
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
 	secondaryindextour "github.com/tablekit/tablekit/examples/secondaryindex/tour"
 	widetour "github.com/tablekit/tablekit/examples/wide/tour"
-	"github.com/tablekit/tablekit/integration"
 )
 
 // step is one stop of the tour. It gets the whole account (tables, queues
 // and blobs), as the patterns that span services need.
 type step struct {
 	title string
-	run   func(ctx context.Context, env *integration.Env, w io.Writer) error
+	run   demo.Tour
 }
 
 // steps lists the tour in order; each pattern package adds its stop here.
@@ -73,30 +71,14 @@ func steps() []step {
 	}
 }
 
-func main() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := run(ctx, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "tour:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("tour", tour) }
 
-func run(ctx context.Context, w io.Writer) error {
-	env, err := integration.Start(ctx)
-	if err != nil {
-		return err
-	}
-	defer env.Close()
-	if env.Live {
-		fmt.Fprintln(w, "Running against the account from the environment:", env.TableEndpoint)
-	} else {
-		fmt.Fprintf(w, "Running against a private Azurite at %s (pid %d, ready in %v).\n", env.TableEndpoint, env.PID(), env.StartupDuration.Round(time.Millisecond))
-	}
+// tour runs every step, in order, as one demo.Tour.
+func tour(ctx context.Context, env *demo.Env, w io.Writer) error {
 	return runSteps(ctx, env, w, steps())
 }
 
-func runSteps(ctx context.Context, env *integration.Env, w io.Writer, list []step) error {
+func runSteps(ctx context.Context, env *demo.Env, w io.Writer, list []step) error {
 	for i, s := range list {
 		fmt.Fprintf(w, "\n%d. %s\n%s\n", i+1, s.title, strings.Repeat("-", len(s.title)+3))
 		if err := s.run(ctx, env, w); err != nil {
@@ -109,7 +91,7 @@ func runSteps(ctx context.Context, env *integration.Env, w io.Writer, list []ste
 
 // newTable creates a table with a unique name and returns it with a
 // function that deletes it.
-func newTable(ctx context.Context, env *integration.Env, prefix string) (*aztables.Client, func(), error) {
+func newTable(ctx context.Context, env *demo.Env, prefix string) (*aztables.Client, func(), error) {
 	client, drop, err := env.ScratchTable(ctx, prefix)
 	if err != nil {
 		return nil, nil, err
@@ -118,7 +100,7 @@ func newTable(ctx context.Context, env *integration.Env, prefix string) (*aztabl
 }
 
 // newTypedTable is newTable with a typed view of the table.
-func newTypedTable[T any](ctx context.Context, env *integration.Env, prefix string) (*entity.Table[T], func(), error) {
+func newTypedTable[T any](ctx context.Context, env *demo.Env, prefix string) (*entity.Table[T], func(), error) {
 	client, drop, err := newTable(ctx, env, prefix)
 	if err != nil {
 		return nil, nil, err

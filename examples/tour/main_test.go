@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -12,11 +13,15 @@ var env *integration.Env
 
 func TestMain(m *testing.M) { integration.Main(m, &env) }
 
-// TestTour runs every step against the test service and checks that each
-// told the story it should: `make demo` stays true.
+// TestTour runs the program as main does (demo.Run), on the test account
+// named by its explicit connection string in TABLEKIT_CONNECTION_STRING, and
+// checks that every step told the story it should: `make demo` stays true.
 func TestTour(t *testing.T) {
 	var out strings.Builder
-	if err := runSteps(context.Background(), env, &out, steps()); err != nil {
+	testAccount := func(name string) string {
+		return map[string]string{demo.EnvConnectionString: env.ConnectionString, demo.EnvAccountURL: env.TableEndpoint}[name]
+	}
+	if err := demo.Run(context.Background(), testAccount, &out, tour); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{
@@ -40,6 +45,7 @@ func TestTour(t *testing.T) {
 		"total 200: every increment counted once.",
 		"gives the same five: true.",
 		"Tour complete.",
+		"Using the account ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the tour does not say %q", want)

@@ -8,37 +8,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"time"
-
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/examples/wide/tour"
-	"github.com/tablekit/tablekit/integration"
 )
 
-func main() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	err := run(ctx, os.Stdout)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "wide example:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context, out io.Writer) (err error) {
-	env, err := integration.Start(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, env.Close()) }()
-	if env.Live {
-		fmt.Fprintln(out, "Using the account from the environment.")
-	} else {
-		fmt.Fprintf(out, "Started Azurite (pid %d) in %v.\n", env.PID(), env.StartupDuration.Round(time.Millisecond))
-	}
-	return tour.Tour(ctx, env, out)
-}
+func main() { demo.Main("wide example", tour.Tour) }

@@ -16,7 +16,7 @@ import (
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/resolver"
 )
 
@@ -48,7 +48,7 @@ const customers, ordersEach = 20, 150
 
 // Tour runs the step against env, printing to out; its tables are deleted
 // at the end.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	srcClient, dropSrc, err := env.ScratchTable(ctx, "ordersv1")
 	if err != nil {
 		return err

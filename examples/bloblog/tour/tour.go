@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/cost"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/bloblog"
 )
 
 // Tour logs three hours of a queue service's requests to blobs, lists the
 // blobs, reads a range that spans two of them, and deletes its container,
 // printing what happens to out.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	meter := cost.NewMeter()
 	c, drop, err := env.With(meter.Policy()).ScratchContainer(ctx, "bloblogtour")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/examples/bloblog/tour"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) { integration.Main(m, &env) }
 func TestTour(t *testing.T) {
 	ctx := context.Background()
 	var out strings.Builder
-	if err := tour.Tour(ctx, env, &out); err != nil {
+	if err := tour.Tour(ctx, demo.New(env.Account(), env.ConnectionString), &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []*regexp.Regexp{

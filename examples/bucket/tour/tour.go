@@ -17,7 +17,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/bucket"
 )
@@ -33,7 +33,7 @@ var start = time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
 
 // Tour creates its own uniquely named table, runs the page-view story
 // against it, printing what happens to out, and deletes the table.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	meter := cost.NewMeter()
 	client, drop, err := env.With(meter.Policy()).ScratchTable(ctx, "buckettour")
 	if err != nil {

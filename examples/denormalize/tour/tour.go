@@ -19,7 +19,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
@@ -59,7 +59,7 @@ type Entry struct {
 
 // Tour creates two tables and a queue, runs the story against them,
 // printing what happens to out, and deletes them.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	meter := cost.NewMeter()
 	metered := env.With(meter.Policy())
 	var drops []func() error

@@ -20,7 +20,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 )
 
 // Employee keeps its e-mail and salary encrypted and its grade signed.
@@ -36,7 +36,7 @@ type Employee struct {
 
 // Tour creates its own table, runs the story against it, printing what
 // happens to out, and deletes the table.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	client, drop, err := env.ScratchTable(ctx, "crypttour")
 	if err != nil {
 		return err

@@ -18,8 +18,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -53,7 +52,7 @@ const visibility = 2 * time.Second
 
 // Tour creates two tables and a queue, runs the story against them,
 // printing what happens to out, and deletes them.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	var drops []func() error
 	defer func() {
 		for _, d := range drops {
@@ -106,7 +105,7 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 }
 
 type story struct {
-	env    *integration.Env
+	env    *demo.Env
 	out    io.Writer
 	tables []string // Current, Archive
 	queue  string
@@ -118,7 +117,7 @@ type worker struct {
 	current, archive *entity.Table[Employee]
 }
 
-func (s *story) worker(env *integration.Env, cfg eventual.Config) (*worker, error) {
+func (s *story) worker(env *demo.Env, cfg eventual.Config) (*worker, error) {
 	w := &worker{}
 	var err error
 	if w.current, err = entity.NewTableFromService[Employee](env.TableService, s.tables[0]); err != nil {
@@ -167,7 +166,7 @@ func (s *story) list(ctx context.Context, tbl *entity.Table[Employee]) (string, 
 func (s *story) archive(ctx context.Context) error {
 	// A worker that dies half-way: from the moment killer.Kill is called
 	// none of its requests reaches storage, as if its process were gone.
-	killer := crashtest.NewKiller(-1)
+	killer := demo.NewKiller(-1)
 	crashed := make(chan struct{})
 	first, err := s.worker(s.env.With(killer), eventual.Config{Workers: 1, BatchSize: 1, ShutdownGrace: time.Second})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/indexentity"
 )
@@ -40,7 +40,7 @@ var indexes = []indexentity.Index[Employee]{
 
 // Tour creates a table, a queue and a blob container, runs the story
 // against them, printing what happens to out, and deletes them.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	var drops []func() error
 	defer func() {
 		for _, d := range drops {

@@ -21,8 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/large"
 )
@@ -47,7 +46,7 @@ func photo(seed byte) []byte {
 
 // Tour creates its own table, container and queue, runs the story against
 // them, printing what happens and what it costs to out, and deletes them.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	var drops []func() error
 	defer func() {
 		for _, d := range drops {
@@ -104,7 +103,7 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 type story struct {
 	ctx                     context.Context
 	out                     io.Writer
-	env, metered            *integration.Env
+	env, metered            *demo.Env
 	meter                   *cost.Meter
 	table, container, queue string
 	emps                    *large.Table[Employee]
@@ -114,7 +113,7 @@ type story struct {
 }
 
 // open returns the story's Table through env's clients.
-func (s *story) open(env *integration.Env, cfg large.Config) (*large.Table[Employee], *container.Client, *eventual.Processor, error) {
+func (s *story) open(env *demo.Env, cfg large.Config) (*large.Table[Employee], *container.Client, *eventual.Processor, error) {
 	tbl, err := entity.NewTableFromService[Employee](env.TableService, s.table)
 	if err != nil {
 		return nil, nil, nil, err
@@ -247,14 +246,14 @@ func (s *story) stored(dept, id string) (entity.DynamicEntity, error) {
 // the entity: the employee still reads whole, and the sweep deletes the
 // orphan once it is older than the grace period.
 func (s *story) crash(dept, id string, e Employee) error {
-	killer := crashtest.NewKiller(2) // the read and the upload get through
+	killer := demo.NewKiller(2) // the read and the upload get through
 	emps, _, _, err := s.open(s.env.With(killer), large.Config{})
 	if err != nil {
 		return err
 	}
 	e.Photo = photo(3)
 	err = emps.Replace(s.ctx, &e)
-	if !errors.Is(err, crashtest.ErrKilled) {
+	if !errors.Is(err, demo.ErrKilled) {
 		return fmt.Errorf("the crashing replace: %v", err)
 	}
 	n, err := s.blobs()

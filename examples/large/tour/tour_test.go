@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/examples/large/tour"
 	"github.com/tablekit/tablekit/integration"
 )
@@ -16,7 +17,7 @@ func TestMain(m *testing.M) { integration.Main(m, &env) }
 
 func TestTour(t *testing.T) {
 	var out strings.Builder
-	if err := tour.Tour(context.Background(), env, &out); err != nil {
+	if err := tour.Tour(context.Background(), demo.New(env.Account(), env.ConnectionString), &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []*regexp.Regexp{

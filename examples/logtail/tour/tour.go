@@ -14,7 +14,7 @@ import (
 
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/logtail"
 )
@@ -35,7 +35,7 @@ var start = time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
 
 // Tour creates its own uniquely named table, runs the login-attempts story
 // against it, printing what happens to out, and deletes the table.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	meter := cost.NewMeter()
 	client, drop, err := env.With(meter.Policy()).ScratchTable(ctx, "logtailtour")
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/lookup"
 )
 
@@ -34,7 +34,7 @@ type Employee struct {
 
 // Tour creates its own table, runs the story against it, printing what
 // happens to out, and deletes it.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	meter := cost.NewMeter()
 	client, drop, err := env.With(meter.Policy()).ScratchTable(ctx, "lookuptour")
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/resolver"
 )
 
@@ -55,7 +55,7 @@ func upgradeEmployee(old *EmployeeV1) (*Employee, error) {
 // Tour creates its own uniquely named table, runs the departments and
 // employees story against it, printing what happens to out, and deletes
 // the table.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	client, drop, err := env.ScratchTable(ctx, "resolvertour")
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/rotation"
 )
@@ -30,7 +30,7 @@ type Attempt struct {
 // Tour writes three days of login attempts to a table per day, reads two of
 // the days back, expires the oldest day by deleting its table, and deletes
 // the rest, printing what happens to out.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	meter := cost.NewMeter()
 	metered := env.With(meter.Policy())
 	catalog, dropCatalog, err := metered.ScratchTable(ctx, "logincatalog")

@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/entity/sas"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 )
 
 // Order is one customer's order; each customer has a partition.
@@ -31,7 +32,7 @@ type Order struct {
 
 // Tour creates its own table, runs the story against it, printing what
 // happens to out, and deletes the table.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	fmt.Fprintln(out, "== sas: a token for one user's partition (design guide §7)")
 	if env.ConnectionString == "" {
 		fmt.Fprintln(out, "The account is used with a Microsoft Entra credential: there is no account key to sign tokens with.")
@@ -158,8 +159,8 @@ func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) 
 
 // aztablesTrap shows aztables' token for alice's range refused, and the
 // same token accepted once the range it signed is added to its URL.
-func aztablesTrap(ctx context.Context, env *integration.Env, name string, out io.Writer) error {
-	cred, err := aztables.NewSharedKeyCredential(integration.AzuriteAccountName, integration.AzuriteAccountKey)
+func aztablesTrap(ctx context.Context, env *demo.Env, name string, out io.Writer) error {
+	cred, err := aztables.NewSharedKeyCredential(account.DevelopmentAccountName, account.DevelopmentAccountKey)
 	if err != nil {
 		return err
 	}

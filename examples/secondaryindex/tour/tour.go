@@ -16,7 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
@@ -52,7 +52,7 @@ var staff = []Employee{
 
 // Tour creates two tables and a queue, runs the story against them,
 // printing what happens to out, and deletes them.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	var drops []func() error
 	defer func() {
 		for _, d := range drops {
@@ -175,7 +175,7 @@ func samePartition(ctx context.Context, out io.Writer, meter *cost.Meter, employ
 	return nil
 }
 
-func otherPartition(ctx context.Context, out io.Writer, env *integration.Env, queues []eventual.Queue, employees *entity.Table[Employee]) error {
+func otherPartition(ctx context.Context, out io.Writer, env *demo.Env, queues []eventual.Queue, employees *entity.Table[Employee]) error {
 	p, err := eventual.New(queues, nil, eventual.Config{PollInterval: 10 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond})
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/patterns/wide"
 )
 
@@ -48,7 +48,7 @@ func skills(n int) map[string]any {
 
 // Tour creates its own uniquely named table, runs the story against it,
 // printing what happens and what it costs to out, and deletes the table.
-func Tour(ctx context.Context, env *integration.Env, out io.Writer) (err error) {
+func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	meter := cost.NewMeter()
 	client, drop, err := env.With(meter.Policy()).ScratchTable(ctx, "widetour")
 	if err != nil {

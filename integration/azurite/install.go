@@ -1,4 +1,4 @@
-package integration
+package azurite
 
 import (
 	"context"
@@ -24,25 +24,33 @@ import (
 //go:embed package.json package-lock.json
 var npmFiles embed.FS
 
-// installAzurite installs the pinned Azurite into the user's cache directory
-// (once; concurrent test binaries wait for the first) and returns its
-// executable. It says what it does on progress: the first install takes
-// 20 to 60 seconds and about 365 MB, which should not pass in silence.
-func installAzurite(ctx context.Context, progress io.Writer) (string, error) {
+// InstallCommand is the command that installs the pinned Azurite as a step
+// of its own, with its progress on the terminal, before tests or programs
+// need it.
+const InstallCommand = "go run github.com/tablekit/tablekit/integration/azurite/devserver -install"
+
+// Install installs the pinned Azurite with npm into the user's cache
+// directory (os.UserCacheDir()/tablekit), once for every program and test
+// binary of the machine (concurrent callers wait for the first), and
+// returns its executable; when it is installed already, it returns at once
+// and says nothing.
+//
+// The first installation takes 20 to 60 seconds and about 365 MB, which
+// should not pass in silence: Install says what it does, a line every ten
+// seconds while npm runs, and how long it took, on progress — nil means the
+// terminal (/dev/tty, which `go test ./...` does not capture, besides
+// standard error) or standard error when there is no terminal. Start calls
+// it when no other Azurite is found; the devserver command (go run
+// github.com/tablekit/tablekit/integration/azurite/devserver -install) runs
+// it as a step of its own.
+func Install(ctx context.Context, progress io.Writer) (string, error) {
 	version, digest, err := pinnedAzurite()
 	if err != nil {
 		return "", err
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", fmt.Errorf("integration: Azurite not found, and npm is not on PATH to install it: "+
-			"install Node.js 22 (20 works, with a warning) and npm (tablekit then installs azurite@%s by itself), "+
-			"or run `npm install -g azurite@%s`, or set %s to the path of an azurite executable, "+
-			"or set %s to use a real storage account", version, version, EnvAzurite, EnvConnectionString)
-	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("integration: no cache directory to install Azurite into (%w): "+
+		return "", fmt.Errorf("azurite: no cache directory to install Azurite into (%w): "+
 			"run `npm install -g azurite@%s` or set %s", err, version, EnvAzurite)
 	}
 	base := filepath.Join(cache, "tablekit")
@@ -51,12 +59,24 @@ func installAzurite(ctx context.Context, progress io.Writer) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", fmt.Errorf("azurite: Azurite not found, and npm is not on PATH to install it: "+
+			"install Node.js 22 (20 works, with a warning) with npm, then run `%s` (or `make azurite` in a tablekit clone) once; "+
+			"or run `npm install -g azurite@%s`; or set %s to the path of an azurite executable, "+
+			"or TABLEKIT_CONNECTION_STRING to use a real storage account", InstallCommand, version, EnvAzurite)
+	}
+	if progress == nil {
+		w, closeTTY := terminal()
+		defer closeTTY()
+		progress = w
+	}
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+		return "", fmt.Errorf("azurite: installing Azurite: %w", err)
 	}
 	unlock, err := lockFile(ctx, dir+".lock")
 	if err != nil {
-		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+		return "", fmt.Errorf("azurite: installing Azurite: %w", err)
 	}
 	defer unlock()
 	if _, err := os.Stat(bin); err == nil {
@@ -67,19 +87,19 @@ func installAzurite(ctx context.Context, progress io.Writer) (string, error) {
 	// half-done installation is never taken for a complete one.
 	tmp, err := os.MkdirTemp(base, "azurite-"+version+".tmp-")
 	if err != nil {
-		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+		return "", fmt.Errorf("azurite: installing Azurite: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
-		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+		return "", fmt.Errorf("azurite: installing Azurite: %w", err)
 	}
 	for _, name := range []string{"package.json", "package-lock.json"} {
 		data, _ := npmFiles.ReadFile(name)
 		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
-			return "", fmt.Errorf("integration: installing Azurite: %w", err)
+			return "", fmt.Errorf("azurite: installing Azurite: %w", err)
 		}
 	}
-	fmt.Fprintf(progress, "integration: installing azurite@%s with `npm ci` into %s (once per lock file; about 365 MB, 20-60 s)\n", version, dir)
+	fmt.Fprintf(progress, "tablekit: installing azurite@%s with `npm ci` into %s, once for this machine (about 365 MB, 20-60 s)\n", version, dir)
 	started := time.Now()
 	stop := tick(progress, started)
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
@@ -87,7 +107,7 @@ func installAzurite(ctx context.Context, progress io.Writer) (string, error) {
 	out, err := cmd.CombinedOutput()
 	stop()
 	if err != nil {
-		return "", &outputError{err: fmt.Errorf("integration: `npm ci` of azurite@%s in %s failed: %w; "+
+		return "", &outputError{err: fmt.Errorf("azurite: `npm ci` of azurite@%s in %s failed: %w; "+
 			"install it by hand with `npm install -g azurite@%s`, or set %s to an azurite executable",
 			version, tmp, err, version, EnvAzurite), output: lastLines(string(out), 30)}
 	}
@@ -95,12 +115,12 @@ func installAzurite(ctx context.Context, progress io.Writer) (string, error) {
 		if _, statErr := os.Stat(bin); statErr == nil {
 			return bin, nil
 		}
-		return "", fmt.Errorf("integration: installing Azurite: %w", err)
+		return "", fmt.Errorf("azurite: installing Azurite: %w", err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("integration: `npm ci` of azurite@%s left no %s: %w", version, bin, err)
+		return "", fmt.Errorf("azurite: `npm ci` of azurite@%s left no %s: %w", version, bin, err)
 	}
-	fmt.Fprintf(progress, "integration: azurite@%s installed in %v\n", version, time.Since(started).Round(time.Second))
+	fmt.Fprintf(progress, "tablekit: azurite@%s installed in %v\n", version, time.Since(started).Round(time.Second))
 	return bin, nil
 }
 
@@ -118,7 +138,7 @@ func tick(progress io.Writer, started time.Time) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				fmt.Fprintf(progress, "integration: still installing Azurite (%v)\n", time.Since(started).Round(time.Second))
+				fmt.Fprintf(progress, "tablekit: still installing Azurite (%v)\n", time.Since(started).Round(time.Second))
 			}
 		}
 	}()
@@ -137,11 +157,11 @@ func pinnedAzurite() (version, digest string, err error) {
 		Dependencies map[string]string `json:"dependencies"`
 	}
 	if err := json.Unmarshal(pkg, &manifest); err != nil {
-		return "", "", fmt.Errorf("integration: embedded package.json: %w", err)
+		return "", "", fmt.Errorf("azurite: embedded package.json: %w", err)
 	}
 	version = manifest.Dependencies["azurite"]
 	if version == "" {
-		return "", "", errors.New("integration: embedded package.json pins no azurite")
+		return "", "", errors.New("azurite: embedded package.json pins no azurite")
 	}
 	lock, err := npmFiles.ReadFile("package-lock.json")
 	if err != nil {

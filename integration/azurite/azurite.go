@@ -1,9 +1,10 @@
-package integration
+package azurite
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/account"
 )
 
 const (
@@ -32,39 +34,117 @@ const (
 	stopTimeout = 10 * time.Second
 )
 
-// startAzurite finds Azurite, starts it on free loopback ports and waits
-// until its three services answer.
-func (e *Env) startAzurite(ctx context.Context) error {
-	bin, err := findAzurite(ctx)
+// The development account that Azurite serves.
+const (
+	AccountName = account.DevelopmentAccountName
+	AccountKey  = account.DevelopmentAccountKey
+)
+
+// Environment variables read by Start.
+const (
+	// EnvAzurite names a variable holding the path of the azurite executable
+	// to run, overriding the search described in the package documentation.
+	EnvAzurite = "TABLEKIT_AZURITE"
+	// EnvTimeout names a variable holding how long Start waits for a
+	// started Azurite to answer, as a Go duration; 60s when unset.
+	EnvTimeout = "TABLEKIT_AZURITE_TIMEOUT"
+)
+
+// Options change what Start does. The zero value (or nil) starts Azurite on
+// free loopback ports.
+type Options struct {
+	// BlobPort, QueuePort and TablePort are the loopback ports to listen
+	// on; 0 means free ports chosen by Start (all three are chosen together:
+	// set all or none). 10000, 10001 and 10002 are the ports that
+	// "UseDevelopmentStorage=true" stands for.
+	BlobPort, QueuePort, TablePort int
+	// Progress receives what an installation of Azurite says (see
+	// Install); nil means the terminal, or standard error when there is none.
+	Progress io.Writer
+}
+
+// Server is a running Azurite, in memory, on loopback ports, serving the
+// development account.
+type Server struct {
+	// ConnectionString reaches the three services, with explicit endpoints
+	// (which every SDK accepts, unlike UseDevelopmentStorage=true).
+	ConnectionString string
+	// Service endpoints, each ending with '/'.
+	TableEndpoint, QueueEndpoint, BlobEndpoint string
+	// StartupDuration is how long Start took until all three services
+	// answered (installation excluded).
+	StartupDuration time.Duration
+
+	proc      *process
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start finds Azurite (installing it on first use, see the package
+// documentation), starts it in memory on loopback ports and waits (at most
+// TABLEKIT_AZURITE_TIMEOUT, 60 s by default, or until ctx ends) until the
+// table, queue and blob services all answer a request. The caller must call
+// Close. A failure is one line; Output gives the end of what Azurite printed.
+func Start(ctx context.Context, opts *Options) (*Server, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	fixed := o.BlobPort != 0 || o.QueuePort != 0 || o.TablePort != 0
+	if fixed && (o.BlobPort <= 0 || o.QueuePort <= 0 || o.TablePort <= 0) {
+		return nil, fmt.Errorf("azurite: ports %d (blob), %d (queue), %d (table): set all three, or none for free ones", o.BlobPort, o.QueuePort, o.TablePort)
+	}
+	bin, err := Find(ctx, o.Progress)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	begin := time.Now()
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(3)
-		if err != nil {
-			return fmt.Errorf("integration: choosing ports: %w", err)
+		ports := []int{o.BlobPort, o.QueuePort, o.TablePort}
+		if !fixed {
+			if ports, err = freePorts(3); err != nil {
+				return nil, fmt.Errorf("azurite: choosing ports: %w", err)
+			}
 		}
 		p, err := startProcess(bin, azuriteArgs(ports[0], ports[1], ports[2]))
 		if err != nil {
-			return fmt.Errorf("integration: starting %s: %w", bin, err)
+			return nil, fmt.Errorf("azurite: starting %s: %w", bin, err)
 		}
-		e.setAzuriteEndpoints(ports[0], ports[1], ports[2])
-		err = e.waitReady(ctx, p)
+		s := newServer(ports[0], ports[1], ports[2])
+		err = s.waitReady(ctx, p)
 		if err == nil {
-			e.proc = p
-			e.StartupDuration = time.Since(begin)
-			return nil
+			s.proc = p
+			s.StartupDuration = time.Since(begin)
+			return s, nil
 		}
 		stopErr := p.stop()
-		if errors.Is(err, errPortTaken) && attempt < bindAttempts {
+		if errors.Is(err, errPortTaken) && attempt < bindAttempts && !fixed {
 			continue
 		}
 		if stopErr != nil {
 			err = fmt.Errorf("%w (and stopping it: %v)", err, stopErr)
 		}
-		return &outputError{err: fmt.Errorf("integration: Azurite (%s) on ports %v: %w", bin, ports, err), output: p.log.tail(40)}
+		return nil, &outputError{err: fmt.Errorf("azurite: %s on ports %v: %w", bin, ports, err), output: p.log.tail(40)}
 	}
+}
+
+// Close stops Azurite, with every process of its process group, and waits
+// until they are gone. It may be called more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.proc != nil {
+			s.closeErr = s.proc.stop()
+		}
+	})
+	return s.closeErr
+}
+
+// PID returns the process id of the Azurite process.
+func (s *Server) PID() int {
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.pid
 }
 
 // outputError is a failure to start or install Azurite, in one line, with
@@ -77,8 +157,10 @@ type outputError struct {
 func (e *outputError) Error() string { return e.err.Error() }
 func (e *outputError) Unwrap() error { return e.err }
 
-// outputOf is the process output an error carries, "" for none.
-func outputOf(err error) string {
+// Output returns the end of what Azurite (or npm installing it) printed,
+// which an error of Start carries, indented, for a message after the error;
+// "" for another error.
+func Output(err error) string {
 	var oe *outputError
 	if errors.As(err, &oe) {
 		return oe.output
@@ -95,16 +177,18 @@ func azuriteArgs(blob, queue, table int) []string {
 	}
 }
 
-// setAzuriteEndpoints fills in the connection string and endpoints for an
-// Azurite on the given ports. The table endpoint keeps its trailing slash
-// (aztables uses the endpoint as given, and GetTableSASURL needs the slash);
-// azqueue and azblob add one themselves.
-func (e *Env) setAzuriteEndpoints(blob, queue, table int) {
-	e.TableEndpoint = fmt.Sprintf("http://127.0.0.1:%d/%s/", table, AzuriteAccountName)
-	e.QueueEndpoint = fmt.Sprintf("http://127.0.0.1:%d/%s/", queue, AzuriteAccountName)
-	e.BlobEndpoint = fmt.Sprintf("http://127.0.0.1:%d/%s/", blob, AzuriteAccountName)
-	e.ConnectionString = fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s;QueueEndpoint=%s;BlobEndpoint=%s;",
-		AzuriteAccountName, AzuriteAccountKey, e.TableEndpoint, e.QueueEndpoint, e.BlobEndpoint)
+// newServer returns the connection string and endpoints of an Azurite on
+// the given ports. Every endpoint keeps its trailing slash (aztables uses
+// the endpoint as given, and GetTableSASURL needs the slash).
+func newServer(blob, queue, table int) *Server {
+	s := &Server{
+		TableEndpoint: fmt.Sprintf("http://127.0.0.1:%d/%s/", table, AccountName),
+		QueueEndpoint: fmt.Sprintf("http://127.0.0.1:%d/%s/", queue, AccountName),
+		BlobEndpoint:  fmt.Sprintf("http://127.0.0.1:%d/%s/", blob, AccountName),
+	}
+	s.ConnectionString = fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s;QueueEndpoint=%s;BlobEndpoint=%s;",
+		AccountName, AccountKey, s.TableEndpoint, s.QueueEndpoint, s.BlobEndpoint)
+	return s
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
@@ -124,9 +208,8 @@ func freePorts(n int) ([]int, error) {
 var errPortTaken = errors.New("a port was taken before Azurite could bind it")
 
 // waitReady polls the three services with real requests until each has
-// answered once, the process dies, readyTimeout passes or ctx ends. On
-// success the Env's clients are set.
-func (e *Env) waitReady(ctx context.Context, p *process) error {
+// answered once, the process dies, readyTimeout passes or ctx ends.
+func (s *Server) waitReady(ctx context.Context, p *process) error {
 	timeout, err := readyTimeout()
 	if err != nil {
 		return err
@@ -136,15 +219,15 @@ func (e *Env) waitReady(ctx context.Context, p *process) error {
 
 	// Probes make one try each: the loop below is the retry.
 	probeOpts := azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
-	tables, err := aztables.NewServiceClientFromConnectionString(e.ConnectionString, &aztables.ClientOptions{ClientOptions: probeOpts})
+	tables, err := aztables.NewServiceClientFromConnectionString(s.ConnectionString, &aztables.ClientOptions{ClientOptions: probeOpts})
 	if err != nil {
 		return err
 	}
-	queues, err := azqueue.NewServiceClientFromConnectionString(e.ConnectionString, &azqueue.ClientOptions{ClientOptions: probeOpts})
+	queues, err := azqueue.NewServiceClientFromConnectionString(s.ConnectionString, &azqueue.ClientOptions{ClientOptions: probeOpts})
 	if err != nil {
 		return err
 	}
-	blobs, err := azblob.NewClientFromConnectionString(e.ConnectionString, &azblob.ClientOptions{ClientOptions: probeOpts})
+	blobs, err := azblob.NewClientFromConnectionString(s.ConnectionString, &azblob.ClientOptions{ClientOptions: probeOpts})
 	if err != nil {
 		return err
 	}
@@ -203,7 +286,7 @@ func (e *Env) waitReady(ctx context.Context, p *process) error {
 			if strings.Contains(p.log.String(), "EADDRINUSE") {
 				return errPortTaken
 			}
-			return e.connect()
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -223,13 +306,13 @@ func (e *Env) waitReady(ctx context.Context, p *process) error {
 
 // readyTimeout returns how long to wait for Azurite to answer.
 func readyTimeout() (time.Duration, error) {
-	v := os.Getenv(EnvAzuriteTimeout)
+	v := os.Getenv(EnvTimeout)
 	if v == "" {
 		return defaultReadyTimeout, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s=%q is not a positive duration such as 90s", EnvAzuriteTimeout, v)
+		return 0, fmt.Errorf("%s=%q is not a positive duration such as 90s", EnvTimeout, v)
 	}
 	return d, nil
 }
@@ -338,24 +421,37 @@ func (t *tailBuffer) tail(n int) string {
 	return "Azurite output (last lines):\n\t" + strings.Join(lines, "\n\t")
 }
 
-// findAzurite returns the azurite executable to run: $TABLEKIT_AZURITE, then
+// Find returns the azurite executable Start runs: $TABLEKIT_AZURITE, then
 // this module's integration/node_modules/.bin/azurite, then azurite on PATH,
-// then a copy installed with npm into the user's cache directory.
-func findAzurite(ctx context.Context) (string, error) {
+// then the copy Install puts into the user's cache directory, installing it
+// first when it is not there yet (progress as for Install).
+func Find(ctx context.Context, progress io.Writer) (string, error) {
 	if bin := os.Getenv(EnvAzurite); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
-			return "", fmt.Errorf("integration: %s=%s: %w", EnvAzurite, bin, err)
+			return "", fmt.Errorf("azurite: %s=%s: %w", EnvAzurite, bin, err)
 		}
 		return bin, nil
 	}
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		bin := filepath.Join(filepath.Dir(file), "node_modules", ".bin", binName)
-		if _, err := os.Stat(bin); err == nil {
-			return bin, nil
-		}
+	if bin := repoBin(); bin != "" {
+		return bin, nil
 	}
 	if bin, err := exec.LookPath("azurite"); err == nil {
 		return bin, nil
 	}
-	return installAzurite(ctx, os.Stderr)
+	return Install(ctx, progress)
+}
+
+// repoBin returns integration/node_modules/.bin/azurite of the tablekit
+// source tree this package was compiled from, where `make azurite` installs
+// it, or "" when it is not there.
+func repoBin() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	bin := filepath.Join(filepath.Dir(filepath.Dir(file)), "node_modules", ".bin", binName)
+	if _, err := os.Stat(bin); err != nil {
+		return ""
+	}
+	return bin
 }

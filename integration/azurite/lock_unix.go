@@ -1,6 +1,6 @@
 //go:build unix
 
-package integration
+package azurite
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build windows
 
-package integration
+package azurite
 
 import "context"
 

@@ -1,0 +1,91 @@
+// Package account builds, for a production program, the table, queue and blob
+// clients that tablekit's packages take, from what a deployment is given: a
+// connection string, an account URL and a Microsoft Entra credential, or a SAS
+// URL. Every client it builds carries tablekit's pipeline policies, so that a
+// write whose reply was lost is settled instead of misreported (see
+// entity.ClientOptions), the caller's azcore.ClientOptions (retries, logging,
+// tracing, transport, policies of its own) and, when asked, the storage-cost
+// meter of package cost.
+//
+//	acct, err := account.NewFromConnectionString(os.Getenv("AZURE_STORAGE_CONNECTION_STRING"), nil)
+//	if err != nil {
+//		return err // a *ConfigError naming the setting, before any request
+//	}
+//	tables, err := acct.TableService()
+//	if err != nil {
+//		return err // an *EndpointError: the account has no table endpoint
+//	}
+//	orders, err := entity.NewTableFromService[Order](tables, "Orders")
+//	queues, err := acct.QueueService() // eventual.QueuesOf(queues, "orders")
+//	photos, err := acct.Container("photos") // *container.Client for large, bloblog
+//
+// # Sources
+//
+// [NewFromConnectionString] reads the storage connection strings the portal,
+// the Azure CLI and Azurite give: AccountName and AccountKey (with
+// DefaultEndpointsProtocol and EndpointSuffix, or explicit TableEndpoint,
+// QueueEndpoint and BlobEndpoint), SharedAccessSignature with AccountName or
+// explicit endpoints, and "UseDevelopmentStorage=true" (with an optional
+// DevelopmentStorageProxyUri), which the Go SDKs refuse and which stands for
+// Azurite's well-known account on its default ports 10000 (blob), 10001 (queue)
+// and 10002 (table). When both AccountKey and SharedAccessSignature are set,
+// the key is used.
+//
+// [New] takes the URL of any one of the account's services,
+// https://NAME.table.core.windows.net/ (or .queue., .blob., in any cloud's
+// suffix), derives the other two, and authorizes every request with a
+// token credential such as azidentity.NewDefaultAzureCredential's. A Cosmos DB
+// for Table endpoint (https://NAME.table.cosmos.azure.com/) gives a table
+// service only.
+//
+// [NewFromSASURL] takes a service URL that carries an account SAS
+// (https://NAME.blob.core.windows.net/?sv=…&ss=bqt&…&sig=…) and uses the same
+// token for the three services; which of them it may reach is the token's
+// business (its ss field), checked by the service.
+//
+// Azurite's endpoints (http://127.0.0.1:10002/devstoreaccount1) name no
+// service in their host, so their three endpoints cannot be derived from one:
+// reach Azurite with a connection string (UseDevelopmentStorage=true, or
+// explicit endpoints with AccountKey or SharedAccessSignature).
+//
+// # Guarantees
+//
+// Every table client the Account hands out carries tablekit's two pipeline
+// policies: an insert whose reply was lost, which azcore resends and the
+// service answers 409, is reported as done (TestLostReplySettled loses the
+// reply and shows aztables' own client reporting the 409). The caller's
+// options reach every client, on a copy (TestOptions), and the Meter
+// counts every request of every client of the Account it was given to and
+// none of another (TestMeter). Each source reaches the URLs and sends the
+// authorization it names (TestDevelopmentStorage, TestConnectionStringForms,
+// TestNewWithTokenCredential, TestNewFromSASURL; on Azurite:
+// TestConnectionString, TestSASConnectionString, TestSASURL).
+//
+// # Failures
+//
+// Bad input is refused by the constructor, before any request and without a
+// panic: a malformed connection string, URL, key or name is a *[ConfigError]
+// (matching [ErrInvalid]) naming the setting and what is wrong with it, never
+// repeating a key or signature. Asking for the client of a service the account
+// was given no endpoint for is an *[EndpointError] (matching [ErrNoEndpoint])
+// naming the service and the setting that would give it. Nothing is checked
+// against the service: the first request shows a wrong key or an unreachable
+// host. TestBadInput goes through each refusal; FuzzNewFromConnectionString
+// (seeded with internal/connstr's committed corpus) and FuzzAccountURL check
+// that no input panics or gets another kind of error.
+//
+// # Where this package sits
+//
+// Package account is a top-level package beside entity, cost and keys, not
+// part of any of them: entity is the table layer and links no queue or blob
+// SDK, integration links package testing (which a production binary should
+// not), and an internal package could not be called by users. It depends on
+// cost (the meter) and on the two internal packages that entity's
+// ClientOptions and integration already use (connstr, pipeline), and on no
+// tablekit package that builds on tables, so that integration, the
+// patterns and programs can build on it without an import cycle. Patterns keep taking
+// the Azure SDK's own clients, so code that builds its clients another way
+// still works; it needs entity.ClientOptions (or this package) for lost
+// replies to be settled. TestLinksNoTesting checks that it links no package
+// testing.
+package account

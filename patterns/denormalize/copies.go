@@ -38,8 +38,8 @@ type Copies[T, S any] struct {
 
 	outbox    *eventual.Outbox[entity.DynamicEntity] // the sources' table's; nil without a processor
 	tgtOutbox *eventual.Outbox[entity.DynamicEntity] // the targets' table's (outbox when it is the same table)
-	kind   eventual.Kind[fanout]
-	cfg    Config
+	kind      eventual.Kind[fanout]
+	cfg       Config
 }
 
 // New returns the Copies of relations from sources into targets.

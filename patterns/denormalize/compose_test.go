@@ -2,6 +2,7 @@ package denormalize_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -121,6 +122,35 @@ func queued(t testing.TB, qs []eventual.Queue) (work, poison int) {
 		}
 	}
 	return work, poison
+}
+
+// queuedIDs peeks, with a plain client, at the messages waiting in the
+// work queues (none is being handled) and returns their envelopes' ids.
+func queuedIDs(t testing.TB, qs []eventual.Queue) []string {
+	t.Helper()
+	var ids []string
+	n := int32(32)
+	for _, q := range qs {
+		resp, err := q.Work.PeekMessages(context.Background(), &azqueue.PeekMessagesOptions{NumberOfMessages: &n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range resp.Messages {
+			text := *m.MessageText
+			body, err := base64.StdEncoding.DecodeString(text)
+			if err != nil {
+				body = []byte(text)
+			}
+			var env struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(body, &env); err != nil {
+				t.Fatalf("queued message %q: %v", text, err)
+			}
+			ids = append(ids, env.ID)
+		}
+	}
+	return ids
 }
 
 // sameGuide is the guide's partition (a SamePartition relation) with a

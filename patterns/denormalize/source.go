@@ -24,6 +24,9 @@ const maxRounds = 16
 // back into it (cleared when the transaction was found applied after a
 // lost reply: read it again before a conditional write).
 //
+// opts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // Steps: one point query per candidate target (Relation.Targets) of the
 // SamePartition relations, then one transaction. That transaction writes
 // every candidate that exists: the copy into each that refers to s, and a
@@ -80,6 +83,9 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOpti
 // OtherPartition relations, the transaction also holds the fan-out
 // message's outbox intent (then an enqueue and the intent's delete).
 //
+// wopts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // Lost replies: the transaction carries entity's write token, so a resent
 // transaction's refusal is settled by reading back (applied, refused, or
 // entity.ErrOutcomeUnknown), never guessed, and the change is applied at
@@ -129,6 +135,9 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 // that round fails too, the error matches entity.ErrOutcomeUnknown (and
 // the later failure): the delete may have been applied, and is never
 // reported refused (TestDeleteSourceUnknownThenReadFails).
+//
+// opts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
 //
 // Steps: the source's read, one point query per candidate target of the
 // SamePartition relations, and one transaction (with OtherPartition

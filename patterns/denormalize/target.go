@@ -17,6 +17,9 @@ import (
 // entity.ErrAlreadyExists. t's copied fields and new ETag are written
 // back into it.
 //
+// opts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // Steps: one point query per source t refers to, and one transaction
 // (t's insert and, per SamePartition source, a write conditional on the
 // version read that changes nothing, so that a concurrent change of the
@@ -73,6 +76,9 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 // new manager), that source is read and copied; when it refers to the same
 // sources as before and leaves the copies alone, no source is read: a read
 // and a transaction of one operation.
+//
+// wopts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
 //
 // OtherPartition: the source is read and copied, then read again once the
 // target is written; if it changed in between, the copy is refreshed

@@ -508,3 +508,77 @@ func TestUserMessageRefused(t *testing.T) {
 		t.Errorf("%d messages queued, %d poisoned", work, poison)
 	}
 }
+
+// Memo copies an employee's name in the same partition; its Payload, an
+// Int64, is a property an outbox intent holds as binary: an intent does
+// not decode as a Memo.
+type Memo struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string
+	About        string // the employee's RowKey
+	AboutName    string `table:",omitempty"`
+	Payload      int64
+}
+
+// TestIntentsAreNotTargets leaves the intent of a message of the caller's
+// in a partition whose every entity a relation's Targets names (its
+// enqueue failed: the relay will send it), with a target type the intent
+// does not decode as: Check and Rebuild report nothing, and a change of a
+// source of that partition goes through — the intent is eventual's, not a
+// bad target.
+func TestIntentsAreNotTargets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rel := denormalize.Relation[Memo, Employee]{
+		Name:    "about",
+		Fields:  []denormalize.Field{{From: "Name", To: "AboutName"}},
+		Source:  func(m *Memo) (denormalize.Key, bool) { return denormalize.Key{PartitionKey: m.PartitionKey, RowKey: m.About}, m.About != "" },
+		Targets: func(e *Employee) denormalize.Targets { return denormalize.Targets{Ranges: []denormalize.Range{{PartitionKey: e.PartitionKey}}} },
+	}
+	emps := patterntest.Table[Employee](t, env)
+	qs := patterntest.Queues(t, env, 1)
+	build := func(e *integration.Env) *denormalize.Copies[Memo, Employee] {
+		p, err := eventual.New(patterntest.SameQueues(t, e, qs), nil, patterntest.Fast())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := denormalize.New(patterntest.View[Memo](t, e, emps), patterntest.View[Employee](t, e, emps), p, denormalize.Config{}, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := build(env)
+	if err := c.InsertSource(ctx, &Employee{PartitionKey: "Sales", RowKey: empID(1), Name: "Jeff"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.InsertTarget(ctx, &Memo{PartitionKey: "Sales", RowKey: "memo 1", About: empID(1)}); err != nil {
+		t.Fatal(err)
+	}
+	noQueue := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool { return strings.Contains(r.URL.Path, "/messages") }})
+	if _, err := build(env.With(noQueue)).ModifySource(ctx, "Sales", empID(1), func(e *Employee) error { e.Title = "boss"; return nil }, entity.ModifyOptions{}, withNotes(note(t, "waiting", "x"))); err != nil {
+		t.Fatal(err)
+	}
+	if left := intentsLeft(t, emps.Name(), "Sales"); len(left) != 1 {
+		t.Fatalf("intents %v, want the one whose enqueue failed", left)
+	}
+	for f, err := range c.Check(ctx, denormalize.CheckOptions{}) {
+		t.Errorf("Check beside a waiting intent: %v, %v", f, err)
+	}
+	if sum, err := c.Rebuild(ctx, denormalize.CheckOptions{}); err != nil || sum.Drift() != 0 || sum.Scanned != 2 {
+		t.Errorf("Rebuild beside a waiting intent: %+v, %v; want 2 scanned, nothing found", sum, err)
+	}
+	if _, err := c.ModifySource(ctx, "Sales", empID(1), func(e *Employee) error { e.Name = "Jeffrey"; return nil }, entity.ModifyOptions{}); err != nil {
+		t.Fatalf("a change whose targets' range holds a waiting intent: %v", err)
+	}
+	if err := c.InsertSource(ctx, &Employee{PartitionKey: "Sales", RowKey: empID(2), Name: "Sue"}); err != nil {
+		t.Fatalf("an insert whose targets' range holds a waiting intent: %v", err)
+	}
+	if m, err := patterntest.View[Memo](t, env, emps).Get(ctx, "Sales", "memo 1"); err != nil || m.AboutName != "Jeffrey" {
+		t.Errorf("memo 1: %+v, %v", m, err)
+	}
+	if left := intentsLeft(t, emps.Name(), "Sales"); len(left) != 1 {
+		t.Errorf("intents %v, want the waiting one left alone", left)
+	}
+}

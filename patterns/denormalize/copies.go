@@ -37,6 +37,7 @@ type Copies[T, S any] struct {
 	remote []*relation[T, S] // OtherPartition
 
 	outbox    *eventual.Outbox[entity.DynamicEntity] // the sources' table's; nil without a processor
+	intents   string                                 // the RowKey prefix of outbox intents; "" without an outbox
 	tgtOutbox *eventual.Outbox[entity.DynamicEntity] // the targets' table's (outbox when it is the same table)
 	kind      eventual.Kind[fanout]
 	cfg       Config
@@ -128,6 +129,10 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 	}
 	if c.outbox, err = newOutbox(p, c.srcBags, cfg.Outbox); err != nil {
 		return nil, err
+	}
+	c.intents = cfg.Outbox.Prefix
+	if c.intents == "" {
+		c.intents = eventual.OutboxPrefix
 	}
 	c.tgtOutbox = c.outbox
 	if !c.same {
@@ -332,16 +337,23 @@ func read[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key
 	return decode[V](raw)
 }
 
-// queryRange reads the entities of r. A row that does not decode is
+// queryRange reads the entities of r, but for outbox intents (RowKeys
+// that start with intents, when not ""). A row that does not decode is
 // bad(its keys, the error) when bad is not nil, and the query goes on;
 // else it ends the query with a *StepError naming it.
-func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, yield func(*doc[V]) error, bad func(Key, error) error) error {
+func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, intents string, yield func(*doc[V]) error, bad func(Key, error) error) error {
 	q := entity.Query{Filter: filter.PK(r.PartitionKey).And(filter.RowKeyRange(r.From, r.To))}
 	for raw, err := range rows.Query(ctx, q) {
 		if err != nil {
 			return err
 		}
 		d, err := decode[V](raw)
+		if k, ok := badRow(err); ok && isIntent(k, intents) {
+			continue
+		}
+		if err == nil && isIntent(d.key, intents) {
+			continue
+		}
 		if k, ok := badRow(err); ok {
 			if bad == nil {
 				return &StepError{Step: "read target", Key: k, Err: err}
@@ -359,6 +371,13 @@ func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage],
 		}
 	}
 	return nil
+}
+
+// isIntent reports whether k is an outbox intent of a table whose intents'
+// RowKeys start with prefix ("": the table has no outbox): an entity of
+// eventual's, not a source or target.
+func isIntent(k Key, prefix string) bool {
+	return prefix != "" && strings.HasPrefix(k.RowKey, prefix)
 }
 
 // bagOf encodes v as a property bag, to be written over the version base

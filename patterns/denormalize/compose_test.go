@@ -531,10 +531,14 @@ func TestIntentsAreNotTargets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rel := denormalize.Relation[Memo, Employee]{
-		Name:    "about",
-		Fields:  []denormalize.Field{{From: "Name", To: "AboutName"}},
-		Source:  func(m *Memo) (denormalize.Key, bool) { return denormalize.Key{PartitionKey: m.PartitionKey, RowKey: m.About}, m.About != "" },
-		Targets: func(e *Employee) denormalize.Targets { return denormalize.Targets{Ranges: []denormalize.Range{{PartitionKey: e.PartitionKey}}} },
+		Name:   "about",
+		Fields: []denormalize.Field{{From: "Name", To: "AboutName"}},
+		Source: func(m *Memo) (denormalize.Key, bool) {
+			return denormalize.Key{PartitionKey: m.PartitionKey, RowKey: m.About}, m.About != ""
+		},
+		Targets: func(e *Employee) denormalize.Targets {
+			return denormalize.Targets{Ranges: []denormalize.Range{{PartitionKey: e.PartitionKey}}}
+		},
 	}
 	emps := patterntest.Table[Employee](t, env)
 	qs := patterntest.Queues(t, env, 1)

@@ -126,7 +126,7 @@ func (e *CopiesError) Is(target error) bool { return target == ErrTooManyCopies 
 // one transaction commits with it. A fan-out message names at most 40 KiB
 // of targets (about 1,000 keys); a change commits at most 48 of them, and
 // at most as many as its transaction has room for besides its own
-// writes (100 operations in all). Name targets by Range rather than by
+// writes and the caller's messages (100 operations in all). Name targets by Range rather than by
 // key: a range is one entry however many targets it holds. It matches
 // ErrFanOutTooLarge; nothing was written.
 type FanOutError struct {

@@ -28,10 +28,13 @@ type WriteOptions struct {
 	// that breaks these is refused with a *MessageError before any
 	// request: nothing is written (TestUserMessageRefused).
 	//
-	// Give each message an ID derived from the change rather than a random
-	// one when the call may be repeated (after entity.ErrOutcomeUnknown):
-	// handlers' eventual.Once steps are keyed by it. The outbox sends at
-	// once: a message's Delay is not kept.
+	// A write that writes nothing commits nothing: a DeleteSource that
+	// finds no source (deleted already, by this call's earlier round after
+	// a lost reply, or by another) sends no message. Give each message an
+	// ID derived from the change rather than a random one when the call may
+	// be repeated (after entity.ErrOutcomeUnknown): handlers' eventual.Once
+	// steps are keyed by it. The outbox sends at once: a message's Delay is
+	// not kept.
 	Messages []eventual.Message
 }
 

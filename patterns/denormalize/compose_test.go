@@ -210,7 +210,8 @@ func (d directory) drainNotes(ctx context.Context, t testing.TB, notes *entity.T
 // a SamePartition Copies and of an OtherPartition one whose targets are
 // in another table: each is delivered once the writes are done, and no
 // intent is left. A change that leaves every copy alone (one operation
-// without messages) commits its message too.
+// without messages) commits its message too; a DeleteSource that finds
+// no source writes nothing and sends nothing.
 func TestUserMessages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -236,6 +237,11 @@ func TestUserMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := c.DeleteSource(ctx, "Sales", empID(3), withNotes(note(t, "delete-source", "Cy left"))); err != nil {
+			t.Fatal(err)
+		}
+		// A delete that finds nothing to delete writes nothing, and sends
+		// nothing.
+		if err := c.DeleteSource(ctx, "Sales", empID(3), withNotes(note(t, "delete-again", "Cy left again"))); err != nil {
 			t.Fatal(err)
 		}
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -93,6 +93,32 @@
 // Beyond that, split the counters over more entities (per writer, or per
 // shard, summed on read).
 //
+// # Ownership
+//
+// A Series owns the slot properties (Config.Prefix and the slot's number:
+// [Series.Property]) and the write token TkWrite of its series entities —
+// (pk, rk) and, for a longer series, its chunks keys.Compound(rk, c). The
+// other properties of those entities are the caller's and are kept
+// (TestIncrementKeepsOtherProperties). There is no Check: a counter has no
+// source to be compared with. What another writer of the slots leaves
+// (TestPlainWrites):
+//
+//   - a slot merged by hand sets the counter: the increments before it
+//     are gone, and Add goes on from the value written;
+//   - the entity replaced without its slots resets them to 0;
+//   - a slot written as anything but an Int32 or Int64 makes Get and Add
+//     fail with ErrStoredType, until it is written as an integer again;
+//   - a write between an Add's lost reply and azcore's resend: the Add
+//     returns its own value or entity.ErrOutcomeUnknown, never another
+//     writer's, and the stored counter is what the last writer wrote
+//     (TestLostReplySeams).
+//
+// With package eventual: Add is not idempotent, so a handler that adds
+// counts a message delivered twice twice. To count a message once, a
+// handler increments through eventual.Once in the series' table and
+// partition: the Once marker and a merge of the slot conditional on the
+// entity's ETag, in one transaction (TestOncePerMessage).
+//
 // # Azurite and Cosmos DB
 //
 // Azurite honours If-Match as the service does; all tests run on it. The

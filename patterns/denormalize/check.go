@@ -50,7 +50,11 @@ func parseToken(s string) (token, error) {
 // Entry the target. SamePartition copies never drift unless written
 // without this package; OtherPartition copies are reported while their
 // fan-out is under way. Each page of targets costs one query, plus one
-// point query per distinct source its targets refer to.
+// point query per distinct source its targets refer to. Outbox intents
+// waiting in the targets' table (RowKeys that start with
+// Config.Outbox.Prefix) are eventual's, not targets: they are skipped, as
+// the writes skip them in the ranges Relation.Targets names
+// (TestIntentsAreNotTargets).
 //
 // A target (or the source it refers to) that does not decode as its
 // type yields a *StepError naming its keys, and the scan goes on past it
@@ -90,6 +94,9 @@ func (c *Copies[T, S]) check(ctx context.Context, opts CheckOptions, sum *drift.
 			sources := map[Key]*doc[S]{}
 			for _, raw := range page.Items {
 				t, err := decode[T](raw)
+				if k, ok := badRow(err); ok && isIntent(k, c.intents) || err == nil && isIntent(t.key, c.intents) {
+					continue // an outbox intent, waiting to be sent: not a target
+				}
 				if k, ok := badRow(err); ok {
 					// One target that does not decode is reported, with its
 					// keys, and the scan goes on past it.

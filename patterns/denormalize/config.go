@@ -115,8 +115,11 @@ type Config struct {
 	// characters and followed by 16 hex digits of a hash of the pair. Two
 	// Copies of one pair of tables on one processor need distinct kinds.
 	Kind string
-	// Outbox tunes the outbox that makes a source's change and its fan-out
-	// message one transaction (OtherPartition relations).
+	// Outbox tunes the outboxes that make a write and its messages one
+	// transaction: a source's change and its fan-out messages
+	// (OtherPartition relations), and any write and the caller's own
+	// messages (WriteOptions.Messages). Both tables use it when the
+	// targets are in another table.
 	Outbox eventual.OutboxConfig
 	// Concurrency is how many targets a fan-out writes at once; 0 means
 	// entity.DefaultConcurrency.

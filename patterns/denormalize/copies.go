@@ -36,9 +36,11 @@ type Copies[T, S any] struct {
 	local  []*relation[T, S] // SamePartition
 	remote []*relation[T, S] // OtherPartition
 
-	outbox *eventual.Outbox[entity.DynamicEntity]
-	kind   eventual.Kind[fanout]
-	cfg    Config
+	outbox    *eventual.Outbox[entity.DynamicEntity] // the sources' table's; nil without a processor
+	intents   string                                 // the RowKey prefix of outbox intents; "" without an outbox
+	tgtOutbox *eventual.Outbox[entity.DynamicEntity] // the targets' table's (outbox when it is the same table)
+	kind      eventual.Kind[fanout]
+	cfg       Config
 }
 
 // New returns the Copies of relations from sources into targets.
@@ -47,7 +49,10 @@ type Copies[T, S any] struct {
 // typed views of it). OtherPartition relations need p, the processor of
 // package eventual whose workers fan changes out (New registers its message
 // kind on p; run p.Run somewhere, and Relay now and then); p may be nil
-// when every relation is SamePartition. Build the tables' clients with
+// when every relation is SamePartition, unless writes are to commit
+// messages of the caller's (WriteOptions.Messages): p sends those, from
+// the outbox of the table written (Relay sends what a crashed writer
+// left). Build the tables' clients with
 // entity.ClientOptions (tablekit's constructors and integration.Env do), so
 // that a lost reply is never misreported.
 //
@@ -116,11 +121,27 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 	if len(c.local) > 0 && !c.same {
 		return nil, &ConfigError{Relation: c.local[0].Name, Field: "Placement", Reason: "is SamePartition, but the sources' table " + sources.Name() + " is not the targets' table " + targets.Name() + " (or a name is unknown: build the clients with entity.ClientOptions)"}
 	}
+	if p == nil {
+		if len(c.remote) > 0 {
+			return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition relations need one"}
+		}
+		return c, nil // SamePartition only, without the caller's messages
+	}
+	if c.outbox, err = newOutbox(p, c.srcBags, cfg.Outbox); err != nil {
+		return nil, err
+	}
+	c.intents = cfg.Outbox.Prefix
+	if c.intents == "" {
+		c.intents = eventual.OutboxPrefix
+	}
+	c.tgtOutbox = c.outbox
+	if !c.same {
+		if c.tgtOutbox, err = newOutbox(p, c.tgtBags, cfg.Outbox); err != nil {
+			return nil, err
+		}
+	}
 	if len(c.remote) == 0 {
 		return c, nil
-	}
-	if p == nil {
-		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition relations need one"}
 	}
 	name := cfg.Kind
 	if name == "" {
@@ -132,13 +153,6 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 		return nil, &ConfigError{Field: "Kind", Reason: why}
 	}
 	c.kind = eventual.NewKind[fanout](name)
-	if c.outbox, err = eventual.NewOutbox(p, c.srcBags, cfg.Outbox); err != nil {
-		var ce *eventual.ConfigError
-		if errors.As(err, &ce) {
-			return nil, &ConfigError{Field: "Outbox", Reason: strings.TrimPrefix(ce.Field, "OutboxConfig.") + " " + ce.Reason}
-		}
-		return nil, err
-	}
 	if err := eventual.Handle(p, c.kind, c.handle, eventual.HandleOptions{}); err != nil {
 		if errors.Is(err, eventual.ErrDuplicateKind) {
 			return nil, &ConfigError{Field: "Kind", Reason: strconv.Quote(name) + " has a handler on the processor already: give each Copies of one pair of tables on one processor its own Config.Kind"}
@@ -150,6 +164,20 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 		return nil, err
 	}
 	return c, nil
+}
+
+// newOutbox returns the outbox of table t, its configuration errors
+// named as this package's.
+func newOutbox(p *eventual.Processor, t *entity.Table[entity.DynamicEntity], cfg eventual.OutboxConfig) (*eventual.Outbox[entity.DynamicEntity], error) {
+	o, err := eventual.NewOutbox(p, t, cfg)
+	if err != nil {
+		var ce *eventual.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &ConfigError{Field: "Outbox", Reason: strings.TrimPrefix(ce.Field, "OutboxConfig.") + " " + ce.Reason}
+		}
+		return nil, err
+	}
+	return o, nil
 }
 
 // kindName is the default message kind of the Copies from table src into
@@ -198,11 +226,14 @@ func (c *Copies[T, S]) retry(r entity.RetryPolicy) entity.RetryPolicy {
 	return r
 }
 
-// Relay sends the fan-out messages of source changes whose writer died
-// after its transaction and before the enqueue, in the given partitions of
-// the sources' table or, with none, in all of them (see
-// eventual.Outbox.Relay). Run it now and then when there are OtherPartition
-// relations.
+// Relay sends the messages of writes whose writer died after its
+// transaction and before the enqueue — the fan-out messages of source
+// changes, and the caller's own messages (WriteOptions.Messages) — in the
+// given partitions or, with none, in all of them (see
+// eventual.Outbox.Relay): of the sources' table and, when the targets are
+// in another, of the targets' table too (a target write's messages). Run
+// it now and then when there are OtherPartition relations or writes with
+// messages. Without a processor there is nothing to send: 0.
 func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	if err := c.ok(); err != nil {
 		return 0, err
@@ -210,7 +241,12 @@ func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, er
 	if c.outbox == nil {
 		return 0, nil
 	}
-	return c.outbox.Relay(ctx, partitions...)
+	n, err := c.outbox.Relay(ctx, partitions...)
+	if err != nil || c.tgtOutbox == c.outbox {
+		return n, err
+	}
+	m, err := c.tgtOutbox.Relay(ctx, partitions...)
+	return n + m, err
 }
 
 // doc is one entity as read: its typed value, its property bag (what a
@@ -301,16 +337,23 @@ func read[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key
 	return decode[V](raw)
 }
 
-// queryRange reads the entities of r. A row that does not decode is
+// queryRange reads the entities of r, but for outbox intents (RowKeys
+// that start with intents, when not ""). A row that does not decode is
 // bad(its keys, the error) when bad is not nil, and the query goes on;
 // else it ends the query with a *StepError naming it.
-func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, yield func(*doc[V]) error, bad func(Key, error) error) error {
+func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage], r Range, intents string, yield func(*doc[V]) error, bad func(Key, error) error) error {
 	q := entity.Query{Filter: filter.PK(r.PartitionKey).And(filter.RowKeyRange(r.From, r.To))}
 	for raw, err := range rows.Query(ctx, q) {
 		if err != nil {
 			return err
 		}
 		d, err := decode[V](raw)
+		if k, ok := badRow(err); ok && isIntent(k, intents) {
+			continue
+		}
+		if err == nil && isIntent(d.key, intents) {
+			continue
+		}
 		if k, ok := badRow(err); ok {
 			if bad == nil {
 				return &StepError{Step: "read target", Key: k, Err: err}
@@ -328,6 +371,13 @@ func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage],
 		}
 	}
 	return nil
+}
+
+// isIntent reports whether k is an outbox intent of a table whose intents'
+// RowKeys start with prefix ("": the table has no outbox): an entity of
+// eventual's, not a source or target.
+func isIntent(k Key, prefix string) bool {
+	return prefix != "" && strings.HasPrefix(k.RowKey, prefix)
 }
 
 // bagOf encodes v as a property bag, to be written over the version base

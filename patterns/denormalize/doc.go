@@ -33,6 +33,50 @@
 // names; a target that names none, or a source that does not exist, holds
 // no copy (the properties are removed, not zeroed).
 //
+// # Ownership
+//
+// The Copies owns every write to its sources and targets: write them
+// through it, and through nothing else. Other writers are seen by
+// [Copies.Check], which scans the targets and compares each copy with
+// the source its target refers to, and repaired by [Copies.Rebuild] (or
+// Refresh a target, Push a source); a second Rebuild then finds nothing.
+// What a write that bypasses the Copies leaves (a plain
+// [github.com/tablekit/tablekit/entity.Table], another program):
+//
+//   - a source's property that no relation copies (an employee's title):
+//     nothing, no drift (TestOwnership);
+//   - a source's copied property (the manager's phone): every target
+//     that refers to it keeps the old copy, reported Stale
+//     (TestOwnership; OtherPartition, where no fan-out message is sent:
+//     TestOwnershipOtherPartition);
+//   - an inserted source that targets already refer to: they hold no
+//     copy, reported Missing (TestOwnership);
+//   - a deleted source: its targets keep the copy, reported Orphan; a
+//     target's copy written by hand: Stale, or Orphan for a target that
+//     refers to no source; a target written without its copied
+//     properties: Missing (TestDrift).
+//
+// Only the copied properties are checked: properties of a source or
+// target that no Field names are the caller's. The To properties are the
+// package's: whatever a change function, or another writer, puts there is
+// overwritten by the next write through the Copies.
+//
+// To compose with other patterns, use the Copies' writes as the steps,
+// and its hook: WriteOptions.Messages commits the caller's own messages
+// of package [github.com/tablekit/tablekit/patterns/eventual] in the
+// write's transaction (an audit record, a follow-up in another table),
+// sent exactly when the write commits (see Guarantee). A handler that
+// writes sources or targets calls the Copies; these run again harmlessly
+// when a message is delivered twice (TestHandlerSteps): DeleteSource (a
+// missing source counts as deleted), Push and Refresh (they write only
+// what differs), and ModifySource or ModifyTarget with a change that sets
+// values rather than increments them. InsertSource and InsertTarget
+// report entity.ErrAlreadyExists when run again: a handler counts that as
+// done, as eventual.Insert does. eventual.Move of a source or a target
+// bypasses the Copies (its delete is a plain write): instead, insert the
+// copy where it goes and DeleteSource (its copies removed) in the
+// handler's steps.
+//
 // # Guarantee
 //
 // [SamePartition] (the guide's case: the department entity and its
@@ -67,6 +111,23 @@
 // copy may be behind its source; it is never a copy of another source
 // than the one the target refers to.
 //
+// The caller's messages (WriteOptions.Messages, with a processor given to
+// New): the write's transaction commits them as outbox intents beside
+// the change and its fan-out intents, so they are sent exactly when the
+// change committed and never when it did not: killed after any request
+// of a ModifySource, before sending or once executed, and recovered by a
+// fresh Copies (Relay) and processor, a message is delivered exactly when
+// its change is stored (TestUserMessageCrashMatrix); with its
+// transaction's reply lost and another writer's replace, merge or
+// delete in between, it is delivered once, as is the other writer's
+// (TestUserMessageLostReply). Every message is checked before any
+// request — a valid message whose envelope fits one queue message once
+// base64-encoded, without a blob — and one that cannot be sent refuses
+// the write with a *MessageError, writing nothing
+// (TestUserMessageRefused). Delivery is at least once, as for any
+// message of package eventual: a handler's Once steps, keyed by the
+// message's ID, count it once.
+//
 // Lost replies: every write carries entity's write token
 // (entity.Table.WithWriteTokens), and the outbox its attempt id, so a
 // transaction whose reply was lost and that azcore resent is reported as
@@ -84,12 +145,15 @@
 //  3. One entity group transaction: the source's write (If-Match its ETag),
 //     each target whose copy changes (If-Match its ETag) and, if an
 //     OtherPartition copy changes, the outbox intents of the fan-out
-//     messages (one per 40 KiB of target keys and ranges).
+//     messages (one per 40 KiB of target keys and ranges), and those of
+//     the caller's WriteOptions.Messages.
 //     A 412 starts again at step 1. An insert also fences every target it
 //     read, so that a target made to refer to it meanwhile is not missed.
 //     Copies and fences count against the 99 operations the transaction
-//     has besides the source's: more is a *CopiesError (ErrTooManyCopies),
-//     before anything is written (TestInsertSourceCountsFences).
+//     has besides the source's and its messages': more is a *CopiesError
+//     (ErrTooManyCopies), before anything is written
+//     (TestInsertSourceCountsFences); messages of the caller's that do not
+//     fit beside the change are a *MessageError.
 //  4. With intents: enqueue the messages and delete the intents.
 //  5. The fan-out (a worker of the processor): read the source; read the
 //     targets the message names and, for a change that fits one message,
@@ -106,8 +170,9 @@
 //
 // ModifyTarget: read the target; after the change, read each source it
 // now refers to (unless it refers to the same one as before and the copy
-// was left alone), copy; one transaction with the target's write and the
-// fences of its SamePartition sources. An OtherPartition source is read
+// was left alone), copy; one transaction with the target's write, the
+// fences of its SamePartition sources and the intents of the caller's
+// messages (in the targets' table's outbox). An OtherPartition source is read
 // again after the write: if it changed meanwhile, its fan-out may have
 // read the target before it referred to the source, so the copy is
 // refreshed.
@@ -115,8 +180,9 @@
 // # Failure and recovery
 //
 //   - Crash before the transaction of step 3: nothing changed.
-//   - Crash between steps 3 and 4: the intent is committed with the
-//     change; [Copies.Relay] (run it now and then) sends it.
+//   - Crash between steps 3 and 4: the intents (the fan-out's and the
+//     caller's messages) are committed with the change; [Copies.Relay]
+//     (run it now and then) sends them (TestUserMessageCrashMatrix).
 //   - Crash in step 5: the message reappears and runs again; each target
 //     that holds the copy already is skipped (TestCrashAtEveryStep,
 //     TestCrashMatrix: every write killed after each request, recovered by

@@ -90,7 +90,8 @@ func checkMode(op string, mode entity.UpdateMode) error {
 
 // CopiesError reports a SamePartition change of a source whose
 // transaction would write more targets than it holds besides the source
-// (99, less one per fan-out message of OtherPartition relations). What
+// (99, less one per fan-out message of OtherPartition relations and per
+// message of the caller's, WriteOptions.Messages). What
 // counts, among the targets that Relation.Targets names and that exist:
 //
 //   - Copies: each that refers to the source and whose copy changes;
@@ -125,7 +126,7 @@ func (e *CopiesError) Is(target error) bool { return target == ErrTooManyCopies 
 // one transaction commits with it. A fan-out message names at most 40 KiB
 // of targets (about 1,000 keys); a change commits at most 48 of them, and
 // at most as many as its transaction has room for besides its own
-// writes (100 operations in all). Name targets by Range rather than by
+// writes and the caller's messages (100 operations in all). Name targets by Range rather than by
 // key: a range is one entry however many targets it holds. It matches
 // ErrFanOutTooLarge; nothing was written.
 type FanOutError struct {
@@ -180,3 +181,35 @@ func (e *unsettled) Error() string {
 }
 
 func (e *unsettled) Unwrap() []error { return []error{e.unknown, e.last} }
+
+// MessageError reports a message of WriteOptions.Messages that cannot be
+// committed with the change and sent, found before any request: nothing
+// was written. It names the write, its entity and the message (its
+// position, kind and id), and matches entity.ErrInvalid and its cause:
+// eventual.ErrInvalidMessage (a kind, id, payload or creation time that
+// breaks eventual's rules, an id given twice), or eventual.ErrTooLarge (an
+// envelope that does not fit a queue message without a blob, or more
+// messages than the transaction holds).
+type MessageError struct {
+	Op       string // "ModifySource", …
+	Key      Key    // the entity written
+	Index    int    // the message's position in WriteOptions.Messages
+	Kind, ID string
+	Reason   string
+	Err      error // eventual.ErrInvalidMessage or eventual.ErrTooLarge
+}
+
+func (e *MessageError) Error() string {
+	s := "denormalize: " + e.Op + " " + e.Key.String() + ": message " + strconv.Itoa(e.Index)
+	if e.ID != "" || e.Kind != "" {
+		s += " (id " + strconv.Quote(e.ID) + ", kind " + strconv.Quote(e.Kind) + ")"
+	}
+	return s + ": " + e.Reason
+}
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *MessageError) Is(target error) bool { return target == entity.ErrInvalid }
+
+// Unwrap returns the cause: eventual.ErrInvalidMessage or
+// eventual.ErrTooLarge.
+func (e *MessageError) Unwrap() error { return e.Err }

@@ -281,7 +281,7 @@ func (c *Copies[T, S]) walkTargets(ctx context.Context, source Key, cands Target
 		}
 	}
 	for _, rg := range cands.Ranges {
-		err := queryRange(ctx, c.tgtRaw, rg, func(t *doc[T]) error {
+		err := queryRange(ctx, c.tgtRaw, rg, c.intents, func(t *doc[T]) error {
 			if !first(t.key) {
 				return nil
 			}

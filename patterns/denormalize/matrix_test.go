@@ -36,6 +36,10 @@ import (
 //	Repair, Rebuild: the recovery step of the crash matrices; TestBadTargetCheck
 //	Relay and the fan-out worker: TestCrashAtEveryStep, TestCrashMatrix,
 //	    TestLostRepliesFanOut, TestBadTargetFanOut, TestLargeFanOut
+//	The caller's messages (WriteOptions.Messages): TestUserMessageCrashMatrix,
+//	    TestUserMessageLostReply, TestUserMessageRefused (one bad message
+//	    among many), TestUserMessages, TestIntentsAreNotTargets
+//	Writes beside the Copies: TestOwnership, TestOwnershipOtherPartition, TestDrift
 //
 // Each run reads the final state back with plain aztables clients: every
 // department (entry) holds its manager's name and phone, or none when it

@@ -3,6 +3,7 @@ package denormalize
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
@@ -23,6 +24,9 @@ const maxRounds = 16
 // back into it (cleared when the transaction was found applied after a
 // lost reply: read it again before a conditional write).
 //
+// opts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // Steps: one point query per candidate target (Relation.Targets) of the
 // SamePartition relations, then one transaction. That transaction writes
 // every candidate that exists: the copy into each that refers to s, and a
@@ -30,7 +34,7 @@ const maxRounds = 16
 // is made to refer to s unseen. More than 99 of them (less one per
 // fan-out message) is a *CopiesError matching ErrTooManyCopies, whatever
 // source they refer to: narrow Relation.Targets to insert there.
-func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
+func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOptions) error {
 	if err := c.ok(); err != nil {
 		return err
 	}
@@ -44,9 +48,13 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 	if err := validKey(key); err != nil {
 		return err
 	}
+	user, err := c.writeOptions("InsertSource", key, opts)
+	if err != nil {
+		return err
+	}
 	var etag string
 	err = c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		etag, err = c.writeSource(ctx, key, nil, s, false)
+		etag, err = c.writeSource(ctx, "InsertSource", key, nil, s, false, user)
 		return err
 	})
 	if err != nil {
@@ -75,11 +83,14 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S) error {
 // OtherPartition relations, the transaction also holds the fan-out
 // message's outbox intent (then an enqueue and the intent's delete).
 //
+// wopts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // Lost replies: the transaction carries entity's write token, so a resent
 // transaction's refusal is settled by reading back (applied, refused, or
 // entity.ErrOutcomeUnknown), never guessed, and the change is applied at
 // most once.
-func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error, opts entity.ModifyOptions) (S, error) {
+func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error, opts entity.ModifyOptions, wopts ...WriteOptions) (S, error) {
 	var out S
 	if err := c.ok(); err != nil {
 		return out, err
@@ -94,12 +105,16 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 	if err := validKey(key); err != nil {
 		return out, err
 	}
-	err := c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
+	user, err := c.writeOptions("ModifySource", key, wopts)
+	if err != nil {
+		return out, err
+	}
+	err = c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, cur, err := readChanged(ctx, c.srcRaw, key, "source", change)
 		if err != nil {
 			return err
 		}
-		etag, err := c.writeSource(ctx, key, old, &cur, false)
+		etag, err := c.writeSource(ctx, "ModifySource", key, old, &cur, false, user)
 		if err != nil {
 			return err
 		}
@@ -121,15 +136,22 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 // the later failure): the delete may have been applied, and is never
 // reported refused (TestDeleteSourceUnknownThenReadFails).
 //
+// opts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // Steps: the source's read, one point query per candidate target of the
 // SamePartition relations, and one transaction (with OtherPartition
 // relations, its fan-out message's intent too).
-func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
+func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string, opts ...WriteOptions) error {
 	if err := c.ok(); err != nil {
 		return err
 	}
 	key := Key{pk, rk}
 	if err := validKey(key); err != nil {
+		return err
+	}
+	user, err := c.writeOptions("DeleteSource", key, opts)
+	if err != nil {
 		return err
 	}
 	var unknown error // the first round whose outcome is unknown
@@ -142,7 +164,7 @@ func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string) error {
 			if old == nil {
 				return nil // deleted, with its copies, by this call or another
 			}
-			_, err = c.writeSource(ctx, key, old, nil, false)
+			_, err = c.writeSource(ctx, "DeleteSource", key, old, nil, false, user)
 			return err
 		})
 		switch {
@@ -203,17 +225,18 @@ func (c *Copies[T, S]) Push(ctx context.Context, pk, rk string) error {
 		if err != nil {
 			return &StepError{Step: "read source", Key: key, Err: err}
 		}
-		_, err = c.writeSource(ctx, key, old, &cur, true)
+		_, err = c.writeSource(ctx, "Push", key, old, &cur, true, nil)
 		return err
 	})
 }
 
-// writeSource runs one round of a change of the source key from old (nil:
-// insert) to cur (nil: delete) and returns the source's new ETag ("" for
-// a delete, or a transaction found applied after a lost reply). push
-// writes the copies of old, unchanged, wherever they differ: the source
-// itself is only fenced.
-func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cur *S, push bool) (string, error) {
+// writeSource runs one round of op, a change of the source key from old
+// (nil: insert) to cur (nil: delete), committing the caller's messages
+// user with it, and returns the source's new ETag ("" for a delete, or a
+// transaction found applied after a lost reply). push writes the copies
+// of old, unchanged, wherever they differ: the source itself is only
+// fenced.
+func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old *doc[S], cur *S, push bool, user []eventual.Message) (string, error) {
 	var curBag, oldBag *entity.DynamicEntity
 	if cur != nil {
 		var err error
@@ -300,8 +323,8 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 			if err != nil {
 				return "", &StepError{Step: "fan-out message", Key: key, Err: err}
 			}
-			if ops.len() < entity.MaxBatchOperations && (len(parts) > maxFanoutMessages || ops.len()+len(parts) > entity.MaxBatchOperations) {
-				return "", &StepError{Step: "fan-out message", Key: key, Err: &FanOutError{Messages: len(parts), Limit: min(maxFanoutMessages, entity.MaxBatchOperations-ops.len())}}
+			if room := entity.MaxBatchOperations - ops.len() - len(user); room > 0 && (len(parts) > maxFanoutMessages || len(parts) > room) {
+				return "", &StepError{Step: "fan-out message", Key: key, Err: &FanOutError{Messages: len(parts), Limit: min(maxFanoutMessages, room)}}
 			}
 			for _, p := range parts {
 				msg, err := c.kind.Message(p)
@@ -317,9 +340,15 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, key Key, old *doc[S], cu
 	if push && ops.len() == 1 && len(msgs) == 0 {
 		return old.etag, nil // every copy is current: nothing to write
 	}
-	if ops.len()+len(msgs) > entity.MaxBatchOperations {
-		return "", &StepError{Step: "submit", Key: key, Err: &CopiesError{Copies: ops.copies, Fences: ops.fences, Limit: entity.MaxBatchOperations - 1 - len(msgs)}}
+	if own := ops.len() + len(msgs); len(user) > 0 && own <= entity.MaxBatchOperations && own+len(user) > entity.MaxBatchOperations {
+		room := entity.MaxBatchOperations - own
+		return "", &StepError{Step: "submit", Key: key, Err: &MessageError{Op: op, Key: key, Index: room, Kind: user[room].Kind, ID: user[room].ID, Err: eventual.ErrTooLarge,
+			Reason: "the change takes " + strconv.Itoa(own) + " operations of its transaction (its writes and " + strconv.Itoa(len(msgs)) + " fan-out messages), which leaves room for " + strconv.Itoa(room) + " of the " + strconv.Itoa(len(user)) + " messages"}}
 	}
+	if ops.len()+len(msgs)+len(user) > entity.MaxBatchOperations {
+		return "", &StepError{Step: "submit", Key: key, Err: &CopiesError{Copies: ops.copies, Fences: ops.fences, Limit: max(0, entity.MaxBatchOperations-1-len(msgs)-len(user))}}
+	}
+	msgs = append(msgs, user...)
 	var err error
 	if len(msgs) > 0 {
 		err = c.outbox.Submit(ctx, key.PartitionKey, func(b *entity.Batch) error {
@@ -399,7 +428,7 @@ func (c *Copies[T, S]) readTargets(ctx context.Context, source Key, cands Target
 		}
 	}
 	for _, rg := range cands.Ranges {
-		err := queryRange(ctx, c.tgtRaw, rg, func(t *doc[T]) error {
+		err := queryRange(ctx, c.tgtRaw, rg, c.intents, func(t *doc[T]) error {
 			if seen[t.key] {
 				return nil
 			}

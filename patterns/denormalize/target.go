@@ -3,10 +3,12 @@ package denormalize
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/errline"
+	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
 // InsertTarget inserts t with the copies of the sources it refers to,
@@ -15,13 +17,16 @@ import (
 // entity.ErrAlreadyExists. t's copied fields and new ETag are written
 // back into it.
 //
+// opts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // Steps: one point query per source t refers to, and one transaction
 // (t's insert and, per SamePartition source, a write conditional on the
 // version read that changes nothing, so that a concurrent change of the
 // source fails and starts again rather than leave t behind); for
 // OtherPartition sources, a second read of each (see ModifyTarget: when
 // it fails, t was inserted and the error matches ErrCopyUnverified).
-func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
+func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOptions) error {
 	if err := c.ok(); err != nil {
 		return err
 	}
@@ -35,9 +40,13 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 	if err := validKey(key); err != nil {
 		return err
 	}
+	user, err := c.writeOptions("InsertTarget", key, opts)
+	if err != nil {
+		return err
+	}
 	var w *targetWrite[S]
 	err = c.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		w, err = c.writeTarget(ctx, key, nil, t, false)
+		w, err = c.writeTarget(ctx, "InsertTarget", key, nil, t, false, user)
 		return err
 	})
 	if err != nil {
@@ -68,6 +77,9 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 // sources as before and leaves the copies alone, no source is read: a read
 // and a transaction of one operation.
 //
+// wopts is at most one WriteOptions: its Messages, the caller's own, are
+// committed in the write's transaction and sent exactly when it commits.
+//
 // OtherPartition: the source is read and copied, then read again once the
 // target is written; if it changed in between, the copy is refreshed
 // (Refresh), so that a change the fan-out missed — it read the target
@@ -75,7 +87,7 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T) error {
 // second read or refresh fails, the write stands (the target returned is
 // what was written) and the error matches ErrCopyUnverified: do not apply
 // the change again; Refresh the target (TestVerifyCopyFails).
-func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
+func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
 	var out T
 	if err := c.ok(); err != nil {
 		return out, err
@@ -90,13 +102,17 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 	if err := validKey(key); err != nil {
 		return out, err
 	}
+	user, err := c.writeOptions("ModifyTarget", key, wopts)
+	if err != nil {
+		return out, err
+	}
 	var w *targetWrite[S]
-	err := c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
+	err = c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, cur, err := readChanged(ctx, c.tgtRaw, key, "target", change)
 		if err != nil {
 			return err
 		}
-		w, err = c.writeTarget(ctx, key, old, &cur, false)
+		w, err = c.writeTarget(ctx, "ModifyTarget", key, old, &cur, false, user)
 		return err
 	})
 	if err != nil {
@@ -152,10 +168,11 @@ func (w *targetWrite[S]) result(v any, key Key) error {
 	return entityfields.SetWritten(v, w.bag.ETag)
 }
 
-// writeTarget runs one round of a write of target key from old (nil:
-// insert) to cur (nil: old as it is, its copies refreshed). force reads
-// every source even when the reference and the copy did not change.
-func (c *Copies[T, S]) writeTarget(ctx context.Context, key Key, old *doc[T], cur *T, force bool) (*targetWrite[S], error) {
+// writeTarget runs one round of op, a write of target key from old (nil:
+// insert) to cur (nil: old as it is, its copies refreshed), committing
+// the caller's messages user with it. force reads every source even when
+// the reference and the copy did not change.
+func (c *Copies[T, S]) writeTarget(ctx context.Context, op string, key Key, old *doc[T], cur *T, force bool, user []eventual.Message) (*targetWrite[S], error) {
 	var nb *entity.DynamicEntity
 	if cur == nil {
 		nb = clone(&old.bag)
@@ -216,16 +233,31 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, key Key, old *doc[T], cu
 	if old != nil && cur == nil && sameBag(nb, &old.bag) {
 		return w, nil // nothing to write
 	}
-	b := c.tgtBags.NewBatch()
-	if old == nil {
-		b.Insert(nb)
+	if own := 1 + len(fences); len(user) > 0 && own <= entity.MaxBatchOperations && own+len(user) > entity.MaxBatchOperations {
+		room := entity.MaxBatchOperations - own
+		return nil, &StepError{Step: "submit", Key: key, Err: &MessageError{Op: op, Key: key, Index: room, Kind: user[room].Kind, ID: user[room].ID, Err: eventual.ErrTooLarge,
+			Reason: "the write takes " + strconv.Itoa(own) + " operations of its transaction (the target and the fences of its sources), which leaves room for " + strconv.Itoa(room) + " of the " + strconv.Itoa(len(user)) + " messages"}}
+	}
+	write := func(b *entity.Batch) error {
+		if old == nil {
+			b.Insert(nb)
+		} else {
+			b.Update(nb, entity.Replace)
+		}
+		for _, f := range fences {
+			b.Update(f, entity.Merge)
+		}
+		return nil
+	}
+	var err error
+	if len(user) > 0 {
+		err = c.tgtOutbox.Submit(ctx, key.PartitionKey, write, user...)
 	} else {
-		b.Update(nb, entity.Replace)
+		b := c.tgtBags.NewBatch()
+		_ = write(b)
+		_, err = c.tgtBags.Submit(ctx, b)
 	}
-	for _, f := range fences {
-		b.Update(f, entity.Merge)
-	}
-	if _, err := c.tgtBags.Submit(ctx, b); err != nil {
+	if err != nil {
 		return nil, submitError("submit", key, err)
 	}
 	w.written = true
@@ -283,7 +315,7 @@ func (c *Copies[T, S]) refresh(ctx context.Context, key Key, force bool, retry e
 				w = nil
 				return nil
 			}
-			w, err = c.writeTarget(ctx, key, old, nil, force)
+			w, err = c.writeTarget(ctx, "Refresh", key, old, nil, force, nil)
 			return err
 		})
 		if err != nil || w == nil {

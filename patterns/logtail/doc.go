@@ -89,6 +89,33 @@
 // entries and deletes those; every entry is counted once
 // (TestTrimLostReplySeams).
 //
+// # Ownership
+//
+// A Log owns the entries of each partition it appends to: the entities
+// whose RowKeys start with 19 digits — its own keys, and the guide's plain
+// keys of other writers, which it reads as entries (TestSharedPartition);
+// the partition's other entities are the caller's, never read or trimmed.
+// Entries are immutable by convention, not enforced; there is no Check.
+// What another writer does to them (TestPlainWrites):
+//
+//   - an entry merged or replaced changes in place: Tail, Since and Page
+//     return the new content at the entry's place in time;
+//   - an entry deleted leaves a hole in the middle of the log — the shape
+//     the Guarantee says Trim and crashes never leave — which readers and
+//     Trim step over (Trim counts only what it deletes);
+//   - an entry inserted with the guide's 19-digit key is an entry of the
+//     instant its key says (TestSharedPartition).
+//
+// With package eventual: Append is not idempotent — each call writes new
+// keys — so a handler that appends writes a message delivered twice
+// twice. To append once per message, a handler upserts the entry
+// (eventual.Upsert on the Log's table) under a key made from the
+// message: keys.InvertedTicksSeq(Delivery.Created, 0), "_", and a writer
+// id made from the message's ID (1 to 32 ASCII letters, digits and '-': a
+// hash of it, say), which Tail, ParseKey and Trim treat as any entry
+// (TestOncePerMessage). Trim can run again: a crashed one is finished by
+// the next (TestTrimCrashLeavesNoHole).
+//
 // # Azurite and Cosmos DB
 //
 // Azurite sorts as the service does, and every test of this package runs on

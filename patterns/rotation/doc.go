@@ -94,6 +94,34 @@
 // refuses that creation while the name is being deleted (TableBeingDeleted),
 // which the writer reports as ErrExpired.
 //
+// # Ownership
+//
+// A Rotation owns its partition of the catalog (PartitionKey Config.Name:
+// the meta entry and one entry per period) and the period tables it
+// names; the entities in a period's table are the caller's, written
+// through the Rotation, or through the entity.Table that [Rotation.Table]
+// returns for the operations it does not wrap. There is no Check. What
+// other writes leave (TestPlainWrites):
+//
+//   - an entity written into a period's table whose time (Config.Time)
+//     lies in another period stays in the table it was written to: Query,
+//     which reads the tables of the periods a range overlaps and then
+//     filters by time, finds it only for a range that overlaps both
+//     periods, and it expires with the table that holds it, not with its
+//     own period;
+//   - a period's catalog entry deleted by hand: the next write to that
+//     period claims it again with a new table; the old table and its
+//     entities are read by no Query and deleted by no Expire (delete the
+//     table by hand).
+//
+// With package eventual, whose handlers may run twice: Upsert and Prepare
+// leave the same state when run again, and Insert's second run is
+// entity.ErrAlreadyExists, which a handler counts as done, as
+// eventual.Insert does (TestRepeatedSteps); a second Expire with the same
+// time finds nothing to do (TestExpireKeepsTheRest). The tables
+// Rotation.Table returns take eventual's steps (Insert, Upsert, Delete,
+// Move) like any table, for entities of that period.
+//
 // # Azurite and Cosmos DB
 //
 // Azurite deletes a table at once and lets its name be created again

@@ -98,6 +98,40 @@
 // head's history still turns a refused write found applied into success,
 // but a write applied and then overtaken by a delete is reported refused.
 //
+// # Ownership
+//
+// A Table owns every row of a wide entity: the head, RowKey
+// keys.Compound(id, "00"), and the rows of properties,
+// keys.Compound(id, "01") onwards. Write them through it only; there is no
+// Check, and a row written otherwise shows at the next read, as follows
+// (TestPlainWrites):
+//
+//   - a changed value merged into a row of properties by another writer
+//     (a plain entity.Table, aztables) is not seen by the version's
+//     bookkeeping: every read returns it inside the version, without
+//     error — a mix of the committed version and the foreign value — and
+//     the entity's ETag does not change, so a Replace conditional on an
+//     ETag read before the merge overwrites it without a conflict;
+//   - a row replaced without its WideVersion property makes every read
+//     fail with ErrCorrupt;
+//   - a row deleted makes every read fail with ErrTorn, after
+//     Config.ReadAttempts reads, and Delete with AnyETag too, as it
+//     reads first;
+//   - either way, a Replace with an ETag read before the damage rewrites
+//     every row, and the entity reads whole again;
+//   - an entity written with the logical entity's own keys (PartitionKey,
+//     id) is another entity, outside the wide entity's rows: Get never
+//     reads it, Delete leaves it.
+//
+// With package eventual, whose handlers may run twice: Upsert, Delete
+// with AnyETag, and Modify with a change that sets values leave the same
+// state when run again, and Insert's second run is
+// entity.ErrAlreadyExists, which a handler counts as done, as
+// eventual.Insert does (TestRepeatedSteps). Delete with an ETag succeeds
+// again (the entity is gone), but Replace with an ETag is refused the
+// second time, entity.ErrPreconditionFailed: the first run changed the
+// version (TestStaleETagChangesNothing).
+//
 // # Azurite and Cosmos DB differences
 //
 // Azurite enforces none of the limits this package splits by (252

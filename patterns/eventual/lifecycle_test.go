@@ -83,9 +83,10 @@ func TestShutdownLosesNothing(t *testing.T) {
 // TestVisibilityRenewal runs a handler for 9 s with a 4 s visibility
 // timeout while a second worker polls the same queue: the renewals keep
 // the message invisible, so it is delivered once; the cost meter counts
-// the UpdateMessage requests that did it.
+// the UpdateMessage requests that did it. It does not run in parallel:
+// its renewals must reach the service within 2 s, which an Azurite busy
+// with the package's parallel crash tests does not always allow.
 func TestVisibilityRenewal(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	meter := cost.NewMeter()
 	metered := env.With(meter.Policy())

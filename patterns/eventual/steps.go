@@ -93,7 +93,7 @@ func PutBlob(ctx context.Context, c *container.Client, name string, data []byte)
 // created reports that the stored blob is this call's write, also after a
 // lost reply (its metadata carries this call's attempt id); a write of
 // this call that another writer replaced inside azcore's retry window
-// reports false (TestPutBlobIfAbsentReplacedInTheRetryWindow).
+// reports false (internal/steps' TestPutBlobIfAbsentReplacedInTheRetryWindow).
 func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data []byte) (created bool, err error) {
 	return steps.PutBlobIfAbsent(ctx, c, name, data)
 }

@@ -328,7 +328,12 @@ func TestTamperEveryByte(t *testing.T) {
 	for n := range len(meta) {
 		m := orig.clone()
 		m.setBinary(crypt.MetadataProperty, meta[:n])
-		wantKind(t, readErr(t, ct, m.bytes(t)), crypt.ErrMetadata)
+		err := readErr(t, ct, m.bytes(t))
+		wantKind(t, err, crypt.ErrMetadata)
+		// The reason names the field that is cut, once.
+		if n > 2 && n < listsAt && (!strings.Contains(err.Error(), "truncated ") || strings.Contains(err.Error(), "list:")) {
+			t.Errorf("metadata cut at %d: %v", n, err)
+		}
 	}
 }
 

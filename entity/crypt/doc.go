@@ -140,6 +140,17 @@
 // new key are skipped). A merge whose reply was lost and that azcore resent
 // fails on the ETag; the entity, read again, is found rotated.
 //
+// Every write replaces the whole entity (Merge is refused), so a write
+// whose reply was lost while another writer inserted, replaced, merged or
+// deleted the entity inside azcore's retry window leaves it absent or
+// authentic, never a mix of two writes' properties under one signature, and
+// is never reported refused (TestSeamsLostReplyWithAnotherWriter; a clear
+// property merged by another writer stays unsigned, as always). An entity
+// that fits the service in clear but not once encrypted (a ciphertext over
+// 64 KiB, the entity over 1 MiB with its metadata) is refused before any
+// request; in a BulkWrite it fails alone and the others are written
+// (TestBulkWriteOneBadEntity).
+//
 // # Filters
 //
 // A filter that compares an encrypted property could only match

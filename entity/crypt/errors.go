@@ -96,7 +96,7 @@ func (e *ReadError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Reason)
 	}
-	if e.Err != nil {
+	if e.Err != nil && e.Err != e.Kind { // the bare sentinel would repeat the kind
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}

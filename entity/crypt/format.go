@@ -191,6 +191,9 @@ func (r *metaReader) bytes(what string, max int) []byte {
 // list appends one list's names to names and returns names and the count.
 // what names the list in errors ("encrypted", "signed", "beacon").
 func (r *metaReader) list(what string, names [][]byte) ([][]byte, int) {
+	if r.err != "" {
+		return names, 0 // an earlier field failed: say that, unprefixed
+	}
 	n := r.uvarint("name count", maxNames)
 	for range n {
 		name := r.bytes("name", maxName)

@@ -85,12 +85,21 @@ func (e *RotateError) Error() string {
 			b.WriteString("; …")
 			break
 		}
-		b.WriteString("; (")
-		b.WriteString(strconv.Quote(f.PartitionKey))
-		b.WriteString(", ")
-		b.WriteString(strconv.Quote(f.RowKey))
-		b.WriteString("): ")
-		b.WriteString(f.Err.Error())
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		// A *ReadError names the entity itself.
+		var re *ReadError
+		if !errors.As(f.Err, &re) {
+			b.WriteString("entity (")
+			b.WriteString(strconv.Quote(f.PartitionKey))
+			b.WriteString(", ")
+			b.WriteString(strconv.Quote(f.RowKey))
+			b.WriteString("): ")
+		}
+		b.WriteString(strings.TrimPrefix(f.Err.Error(), "crypt: "))
 	}
 	return b.String()
 }
@@ -207,7 +216,7 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		meta, ok := entity.Prop[[]byte](d, MetadataProperty)
 		if !ok {
 			if v, has := d.Properties[MetadataProperty]; has {
-				return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrTampered, Reason: fmt.Sprintf("stored as %T, not Edm.Binary", v)}
+				return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrTampered, Reason: fmt.Sprintf("not stored as an Edm.Binary (read as Go %T)", v)}
 			}
 			res.Skipped++
 			return nil
@@ -228,7 +237,7 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		cek, err := t.core.key.Unwrap(ctx, keyID, alg, m.wrapped)
 		switch {
 		case errors.Is(err, ErrUnknownKey):
-			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnknownKey, Reason: "key id " + quote(keyID), Err: err}
+			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnknownKey, Reason: "key id " + quote(keyID)}
 		case errors.Is(err, ErrUnwrap):
 			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnwrap, Reason: "key id " + quote(keyID), Err: err}
 		case err != nil: // Key Vault unreachable, refusing, …: not the entity's fault

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/entity"
@@ -69,6 +70,9 @@ func TestRotatePastBadEntities(t *testing.T) {
 	}
 	res, err := rotating.Rotate(ctx, crypt.RotateOptions{PageSize: 5})
 	check("first run", res, err, 20, 0)
+	if msg := err.Error(); !strings.HasPrefix(msg, "crypt: rotate: 4 entities not rotated: ") || strings.Count(msg, "crypt:") != 1 || !strings.Contains(msg, `entity ("Sales", "045meta")`) {
+		t.Errorf("the error reads %q", msg)
+	}
 	res, err = rotating.Rotate(ctx, crypt.RotateOptions{PageSize: 5})
 	check("second run", res, err, 0, 20)
 	// Raw: every good entity under the new key, the bad ones as they were.

@@ -37,7 +37,11 @@ type Config struct {
 	// then a filter on a property other than the keys and Timestamp is
 	// refused (ErrEncryptedFilter) unless it is a point query of an entity
 	// for which Config.Encrypt says clear (see the package doc's Filters).
-	// Ignored without Config.Encrypt.
+	// Ignored without Config.Encrypt. It holds for what is written from
+	// then on: an entity written before it was set, with a property outside
+	// it encrypted, is missed by filters on that property until Rotate with
+	// Reencrypt rewrites it (which lists it in RotateResult.Failed if the
+	// function still marks that property).
 	Encryptable []string
 	// Sign marks sign-only properties (stored in clear, covered by the
 	// entity's signature) besides those tagged `table:",sign"`. nil means

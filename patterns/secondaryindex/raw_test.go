@@ -61,4 +61,3 @@ func rawDelete(t testing.TB, c *aztables.Client, pk, rk string) {
 		t.Fatal(err)
 	}
 }
-

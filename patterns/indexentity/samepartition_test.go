@@ -260,7 +260,7 @@ func TestValidation(t *testing.T) {
 		t.Errorf("a change of keys: %v", err)
 	}
 	giveUp := fmt.Errorf("no")
-	if _, err := s.Modify(ctx, "Sales", "1", func(e *Employee) error { return giveUp }, entity.ModifyOptions{}); err != giveUp {
+	if _, err := s.Modify(ctx, "Sales", "1", func(e *Employee) error { return giveUp }, entity.ModifyOptions{}); !errors.Is(err, giveUp) {
 		t.Errorf("change's error: %v", err)
 	}
 	if got := lookup(t, s, "lastname", "Sales", "Smith"); len(got) != 0 {

@@ -431,7 +431,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	})
 	if err != nil {
 		var g *given
-		if errors.As(err, &g) {
+		if errors.As(unstop(err), &g) {
 			return out, g.err // change's own error, as is
 		}
 		return out, opError("modify", pk, rk, unstop(err))

@@ -11,7 +11,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/internal/seamtest"
 )
 
@@ -132,50 +131,6 @@ func TestEntityWritesAreTruthfulBesideASecondWriter(t *testing.T) {
 					},
 				}
 			}})
-		})
-	}
-}
-
-// CreateTable and DeleteTable with the reply of their request lost: the
-// resend meets the table the first try made (409) or removed (404); the
-// answer is never that refusal.
-func TestTableLifecycleIsTruthfulAfterALostReply(t *testing.T) {
-	ctx := t.Context()
-	for _, op := range []string{"CreateTable", "CreateTableIfNotExists", "DeleteTable"} {
-		t.Run(op, func(t *testing.T) {
-			name := env.TableName(t)
-			if op == "DeleteTable" {
-				if _, err := env.TableService.CreateTable(ctx, name, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			inj := faults.New(faults.Config{})
-			tbl, err := entity.NewTableFromService[row](env.With(inj).TableService, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inj.LoseNext(1, nil)
-			switch op {
-			case "CreateTable":
-				err = tbl.CreateTable(ctx)
-			case "CreateTableIfNotExists":
-				err = tbl.CreateTableIfNotExists(ctx)
-			default:
-				err = tbl.DeleteTable(ctx)
-			}
-			if inj.Stats().LostReplies != 1 {
-				t.Fatal("no reply was lost")
-			}
-			seamtest.Truthful(t, op, err, true)
-			if op == "CreateTableIfNotExists" && err != nil {
-				t.Errorf("CreateTableIfNotExists: %v, want nil: the table exists", err)
-			}
-			_, gerr := env.TableService.NewClient(name).GetEntity(ctx, "p", "r", nil)
-			var re *azcore.ResponseError
-			exists := !(errors.As(gerr, &re) && re.ErrorCode == "TableNotFound")
-			if exists != (op != "DeleteTable") {
-				t.Errorf("after %s the table exists: %v", op, exists)
-			}
 		})
 	}
 }

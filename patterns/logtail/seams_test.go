@@ -334,6 +334,12 @@ func TestAppendLostReplySeams(t *testing.T) {
 							// at the next entry and does not write it again.
 							continue
 						}
+						if s, ok := stored[e.RowKey]; ok && i == 0 && (mode == "replace" || mode == "merge") && s.User == "other" {
+							// Written, then overwritten by the other program
+							// inside the retry window: the transaction was
+							// applied, which entity settles from the others.
+							continue
+						}
 						if s, ok := stored[e.RowKey]; !ok || s.N != e.N || s.User != "mine" {
 							t.Fatalf("entry %d reported written, stored %+v (found %v)", i, s, ok)
 						}

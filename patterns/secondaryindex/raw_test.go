@@ -61,25 +61,3 @@ func rawDelete(t testing.TB, c *aztables.Client, pk, rk string) {
 		t.Fatal(err)
 	}
 }
-
-// rawRowKeys lists the RowKeys of partition pk.
-func rawRowKeys(t testing.TB, c *aztables.Client, pk string) []string {
-	t.Helper()
-	f := "PartitionKey eq '" + pk + "'"
-	pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &f})
-	var rks []string
-	for pager.More() {
-		page, err := pager.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range page.Entities {
-			var m struct{ RowKey string }
-			if err := json.Unmarshal(e, &m); err != nil {
-				t.Fatal(err)
-			}
-			rks = append(rks, m.RowKey)
-		}
-	}
-	return rks
-}

@@ -430,11 +430,11 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return nil
 	})
 	if err != nil {
-		var g *given
-		if errors.As(err, &g) {
+		err = unstop(err)
+		if g, ok := err.(*given); ok {
 			return out, g.err // change's own error, as is
 		}
-		return out, opError("modify", pk, rk, unstop(err))
+		return out, opError("modify", pk, rk, err)
 	}
 	w.finish(&out)
 	return out, nil

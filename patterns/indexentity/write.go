@@ -430,11 +430,12 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return nil
 	})
 	if err != nil {
+		err = unstop(err)
 		var g *given
-		if errors.As(unstop(err), &g) {
+		if errors.As(err, &g) {
 			return out, g.err // change's own error, as is
 		}
-		return out, opError("modify", pk, rk, unstop(err))
+		return out, opError("modify", pk, rk, err)
 	}
 	w.finish(&out)
 	return out, nil
@@ -445,13 +446,22 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 // or entity.AnyETag deletes whatever its version, retrying from a fresh
 // read when a writer changes it meanwhile. A missing entity is an error
 // matching entity.ErrNotFound.
+//
+// A delete whose reply was lost and whose outcome entity could not
+// settle is read again: gone, it was applied; the version it deleted
+// still there, it was not, and Delete goes on; another version there
+// (this delete applied and the entity written again by another process
+// inside the retry window, or another process's change before it) is
+// entity.ErrOutcomeUnknown: Delete neither reports it refused nor deletes
+// the other process's version (TestLostReplyBesideWriter).
 func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}
 	anyVersion := etag == "" || etag == entity.AnyETag
 	w := s.newWrite(pk, rk)
-	unknown := false
+	var unknown error // the answer of a delete of version tried whose outcome is unknown
+	var tried string
 	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		for {
 			old, found, err := s.read(ctx, pk, rk)
@@ -459,19 +469,22 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 				return &StepError{Step: "delete: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
-				if unknown {
+				if unknown != nil {
 					return nil // the transaction whose outcome was unknown was applied
 				}
 				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
+			}
+			if unknown != nil && old.etag != tried {
+				return &stop{unknown} // applied and written again, or overtaken: no read tells
 			}
 			if !anyVersion && old.etag != etag {
 				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}}
 			}
 			w.old, w.cur = &old, nil
 			err = w.round(ctx)
-			if errors.Is(err, entity.ErrOutcomeUnknown) && !unknown {
-				// A delete carries no write token: the next read tells.
-				unknown = true
+			if errors.Is(err, entity.ErrOutcomeUnknown) && unknown == nil {
+				// The next read tells, where entity could not.
+				unknown, tried = err, old.etag
 				continue
 			}
 			return err

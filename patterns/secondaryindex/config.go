@@ -32,7 +32,12 @@ type Config struct {
 	// claimed by an update that did not arrive only after Grace (and after
 	// fencing the primary), one claimed by an insert only after Grace, an
 	// insert being sent within Grace/2 of its reservation or not at all.
-	// 0 means 10 s. It must be shorter than the time the processor keeps
+	// The last rests on time: the deadline stops a transaction from
+	// leaving after Grace/2, not one that left earlier from landing
+	// later, and a reservation's age is its Timestamp (the service's
+	// clock) read with Now. Choose Grace well above twice the longest a
+	// request may spend in transit (azcore's per-try timeout) plus the
+	// clocks' skew. 0 means 10 s. It must be shorter than the time the processor keeps
 	// redelivering a message (eventual.Config's RetryDelay and
 	// MaxDeliveries), which a message waiting for a claim relies on.
 	Grace time.Duration

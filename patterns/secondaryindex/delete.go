@@ -13,13 +13,22 @@ import (
 // entity.AnyETag deletes whatever its version, retrying from a fresh
 // read when a writer changes it meanwhile. A missing entity is an error
 // matching entity.ErrNotFound.
+//
+// A delete whose reply was lost carries no write token: Delete reads the
+// entity again. Gone, the delete was applied; the version it deleted
+// still there, it was not, and Delete goes on; another version there
+// (this delete applied and the entity written again by another process
+// inside the retry window, or another process's change before it) is
+// entity.ErrOutcomeUnknown: Delete neither reports it refused nor deletes
+// the other process's version (TestLostReplyBesideWriter).
 func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}
 	anyVersion := etag == "" || etag == entity.AnyETag
 	w := s.newWrite(pk, rk)
-	deleted := false
+	var unknown error // the answer of a delete of version tried whose outcome is unknown
+	var tried string
 	attempt := func(ctx context.Context) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
@@ -27,10 +36,13 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 				return &StepError{Step: "delete: read primary", PartitionKey: pk, RowKey: rk, Err: err}
 			}
 			if !found {
-				if deleted {
+				if unknown != nil {
 					return nil // the transaction whose outcome was unknown was applied
 				}
 				return &StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+			}
+			if unknown != nil && old.etag != tried {
+				return unknown // applied and written again, or overtaken: no read tells
 			}
 			if !anyVersion && old.etag != etag {
 				return &StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}
@@ -40,9 +52,9 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 			switch {
 			case err == nil:
 				return nil
-			case errors.Is(err, entity.ErrOutcomeUnknown) && !deleted:
+			case errors.Is(err, entity.ErrOutcomeUnknown) && unknown == nil:
 				// Deletes carry no write token: the next read tells.
-				deleted = true
+				unknown, tried = err, old.etag
 				continue
 			case !errors.Is(err, errAgain):
 				return err

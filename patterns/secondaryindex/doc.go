@@ -116,7 +116,9 @@
 // for the latter). A claim is dead when no write can apply it any more:
 // the owner's ETag differs from the claim (the write was conditional on
 // it), the owner is gone (for an update), or Config.Grace has passed (for
-// an insert: the writer does not send its transaction after Grace/2; for
+// an insert: the writer does not send its transaction after Grace/2 —
+// which holds as long as no request spends more than Grace/2 in transit,
+// see Config.Grace; for
 // an update whose owner still has the claimed ETag, the taker first
 // fences the owner — a write conditional on that ETag that changes it — so
 // that the claimed write can never apply). Every removal or takeover of an

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/internal/patterntest"
@@ -76,6 +79,68 @@ func TestTakenValueLostReply(t *testing.T) {
 	}
 	if e := rawGet(t, raw, "Sales", "email_late@x.com"); e == nil || e[secondaryindex.PropPrimaryRK] != empid(4) {
 		t.Errorf("the entry of late@x.com: %v", e)
+	}
+	if fs := findings(t, healthy, secondaryindex.CheckOptions{}); len(fs) != 0 {
+		t.Errorf("drift: %v", fs)
+	}
+}
+
+// beforeFirst is a per-retry policy that runs f once, just before the
+// first request match accepts goes out.
+type beforeFirst struct {
+	once  sync.Once
+	match func(*http.Request) bool
+	f     func()
+}
+
+func (b *beforeFirst) Do(req *policy.Request) (*http.Response, error) {
+	if b.match(req.Raw()) {
+		b.once.Do(b.f)
+	}
+	return req.Next()
+}
+
+// TestTakenValueLostReplyOtherPartition: the same with the email indexed
+// in another partition, where the value is claimed by inserting its
+// entry before the primary: another employee claims the value between
+// the claim's read (nothing there) and its insert, which is refused; its
+// reply is lost and the resend is refused again. Reading the entry
+// settles it: a *UniqueError naming the other employee, and no employee
+// is stored.
+func TestTakenValueLostReplyOtherPartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := employees(t, env)
+	raw := rawTable(t, tbl.Name())
+	qs := patterntest.Queues(t, env, 1)
+	healthy, _ := remoteSet(t, env, qs, tbl, nil, fast())
+	isEntryInsert := func(r *http.Request) bool {
+		return r.Method == http.MethodPost && !strings.HasSuffix(r.URL.Path, "$batch")
+	}
+	inj := faults.New(faults.Config{})
+	inj.LoseNext(1, isEntryInsert)
+	hook := &beforeFirst{match: isEntryInsert, f: func() {
+		if err := healthy.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(1), LastName: "Holder", Email: "taken@x.com"}); err != nil {
+			t.Error(err)
+		}
+	}}
+	s, _ := remoteSet(t, patterntest.Faulty(env, hook, inj), qs, tbl, nil, fast())
+	err := s.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(2), LastName: "Second", Email: "taken@x.com"})
+	var ue *secondaryindex.UniqueError
+	if !errors.As(err, &ue) || errors.Is(err, entity.ErrOutcomeUnknown) || ue.Holder.RowKey != empid(1) {
+		t.Fatalf("Insert of a value taken under it, the claim's reply lost: %v; want a *UniqueError naming %s", err, empid(1))
+	}
+	if st := inj.Stats(); st.LostReplies != 1 {
+		t.Fatalf("%d replies lost", st.LostReplies)
+	}
+	if e := rawGet(t, raw, "Sales", empid(2)); e != nil {
+		t.Errorf("the refused insert stored %v", e)
+	}
+	if err := drainSet(ctx, t, env, qs, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if e := rawGet(t, raw, "email_Sales", "email_taken@x.com"); e == nil || e[secondaryindex.PropPrimaryRK] != empid(1) {
+		t.Errorf("the entry: %v", e)
 	}
 	if fs := findings(t, healthy, secondaryindex.CheckOptions{}); len(fs) != 0 {
 		t.Errorf("drift: %v", fs)

@@ -42,7 +42,8 @@ func (r *seamRun) set(t testing.TB, e *integration.Env) *secondaryindex.Set[Empl
 
 // setAndProcessor is a Set of the run's table through e's clients, with
 // its processor for OtherPartition. Reservations protect a write for
-// 1.5 s (Config.Grace), so that a run whose second writer left one
+// 4 s (Config.Grace: its insert deadline, 2 s, is well above a request
+// on a loaded machine), so that a run whose second writer left one
 // drains soon.
 func (r *seamRun) setAndProcessor(t testing.TB, e *integration.Env) (*secondaryindex.Set[Employee], *eventual.Processor) {
 	t.Helper()
@@ -54,7 +55,7 @@ func (r *seamRun) setAndProcessor(t testing.TB, e *integration.Env) (*secondaryi
 		t.Fatal(err)
 	}
 	cfg := remoteConfig(nil)
-	cfg.Grace = 1500 * time.Millisecond
+	cfg.Grace = 4 * time.Second
 	s, err := secondaryindex.New(patterntest.View[Employee](t, e, r.tbl), p, cfg,
 		emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
 	if err != nil {

@@ -448,6 +448,13 @@ func TestNoPanicOnNil(t *testing.T) {
 	sweepMethods(t, reflect.TypeFor[entity.Table[json.RawMessage]](), reflect.ValueOf(rows))
 	_ = nilTable
 
+	sweepPackages(t, pkgs)
+}
+
+// sweepPackages checks that each package's exported functions and types
+// all have a case, then calls every function and every method.
+func sweepPackages(t *testing.T, pkgs []pkg) {
+	t.Helper()
 	for _, p := range pkgs {
 		t.Run(p.dir, func(t *testing.T) {
 			funcs, types := exported(t, filepath.Join("..", "..", p.dir))

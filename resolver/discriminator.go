@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
@@ -131,9 +130,6 @@ func (d Discriminator) check() error {
 		}
 		if err := keys.Validate(d.sep); err != nil {
 			return fmt.Errorf("%w: separator %q: %w", ErrSchema, d.sep, err)
-		}
-		if strings.ContainsRune(d.sep, '\'') {
-			return fmt.Errorf("%w: separator %q contains ', which aztables cannot address in a transaction", ErrSchema, d.sep)
 		}
 		if d.property != "" {
 			return checkPropertyName(d.property)

@@ -291,9 +291,6 @@ func (b *builder) linkKinds() error {
 		if strings.Index(e.kind+s.disc.sep, s.disc.sep) != len(e.kind) {
 			return fmt.Errorf("%w: kind %q of %q contains, or runs into, the separator %q", ErrSchema, e.kind, e.name, s.disc.sep)
 		}
-		if strings.ContainsRune(e.kind, '\'') {
-			return fmt.Errorf("%w: kind %q of %q contains ', which aztables cannot address in a transaction", ErrSchema, e.kind, e.name)
-		}
 		if e.final.kind != e.kind {
 			return fmt.Errorf("%w: %q is upgraded to %q, of another kind: with RowKey prefixes an upgrade must keep its kind (the key)", ErrSchema, e.name, e.final.name)
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestQuoteInKindAndSeparator: a kind and a separator with a single quote
-// (a RowKey prefix "O'Emp''") work in a transaction, a point read, a
+// (the RowKey prefix O'Emp followed by two quotes) work in a transaction, a point read, a
 // prefix query and a Modify, because every write goes through entity's
 // own requests; the stored RowKeys are read back with a raw query.
 func TestQuoteInKindAndSeparator(t *testing.T) {

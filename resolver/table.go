@@ -25,7 +25,11 @@ type Table struct {
 	raw  *entity.Table[json.RawMessage] // reads: each row's object, decoded here
 }
 
-// NewTable returns a view of the client's table through s.
+// NewTable returns a view of the client's table through s. Build the
+// client with entity.ClientOptions (or with package account), so that lost
+// replies are never misreported and transactions address every key,
+// single quotes included; a write that needs it through another client
+// fails with an *entity.ClientOptionsError before any request.
 func NewTable(client *aztables.Client, s *Schema) (*Table, error) {
 	if s == nil {
 		return nil, errors.New("resolver: nil *Schema")

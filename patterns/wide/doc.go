@@ -132,6 +132,48 @@
 // second time, entity.ErrPreconditionFailed: the first run changed the
 // version (TestStaleETagChangesNothing).
 //
+// # Wire format
+//
+// What another language needs to read and write these entities. The
+// logical entity id of partition pk is the entities of pk whose RowKeys are
+// keys.Compound(id, "00") to keys.Compound(id, "99") (see "Compound keys"
+// in package keys: each part escaped, parts joined by a space, so the rows
+// of one id sort together and apart from every other id's).
+//
+// Row 00, the head, holds no user property, only:
+//   - WideVersion (String): the token of the write that last wrote it, a
+//     random UUID unique to that write;
+//   - WideSeq (Int64): the number of the current version; each write adds
+//     one;
+//   - WideBorn (Int64): the number the entity was inserted with, random
+//     below 2^52 (so the versions of an entity deleted and inserted again
+//     do not repeat those of its earlier life);
+//   - WideRows (Int32): n, the number of rows of properties;
+//   - WideManifest (String): the tokens rows 01 to n must carry,
+//     space-separated, row 01 first;
+//   - WideH00 to WideH15 (String): the token of version s in WideH<s mod
+//     16>, the last 16 versions, by which a writer whose reply was lost
+//     tells whether its write was applied.
+//
+// Rows 01 to n hold the user properties, stored as entity's codec stores
+// them, and WideVersion, the token of the write that last wrote the row.
+// A reader reads the range in one query and takes it only when every
+// row's WideVersion is the manifest's token for it (else a writer committed
+// between two pages: it reads again). A writer sends one entity group
+// transaction: the head, inserted or merged on condition of its ETag, with
+// a new token in WideVersion and WideH<seq mod 16>, WideSeq plus one and
+// the new manifest; every row it changes, upserted with the new token; and
+// deletes of the rows past the new n. Which row holds a property is the
+// writer's choice (see above); readers must not assume it.
+//
+// For example, Insert of Bag{PartitionKey: "Sales", RowKey: "emp1",
+// Props: {"Name": "Jones", "Age": int32(41)}} stores these two entities
+// (the service's JSON, less Timestamp and odata.etag; <t> is the write's
+// token, <s> its version number):
+//
+//	{"PartitionKey":"Sales","RowKey":"emp1 00","WideBorn":"<s>","WideBorn@odata.type":"Edm.Int64","WideH<s mod 16>":"<t>","WideManifest":"<t>","WideRows":1,"WideSeq":"<s>","WideSeq@odata.type":"Edm.Int64","WideVersion":"<t>"}
+//	{"Age":41,"Name":"Jones","PartitionKey":"Sales","RowKey":"emp1 01","WideVersion":"<t>"}
+//
 // # Azurite and Cosmos DB differences
 //
 // Azurite enforces none of the limits this package splits by (252

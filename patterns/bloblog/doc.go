@@ -76,6 +76,40 @@
 // context ends (TestAppendContextWaitsThroughFailingFlushes). Close reports
 // the records it could not write as a *FlushError.
 //
+// # Wire format
+//
+// What another language needs to read these logs, or write blobs that a
+// Reader reads. A log is the blobs of one container named
+// <Service>/YYYY/MM/DD/HHMM/NNNNNN.log: the start of the record's period
+// (Config.Period, aligned in UTC) and a six-digit sequence number within
+// the period, from 000001; each blob is an append blob. Its metadata (keys
+// in lower case; read them without regard to case, as HTTP capitalises
+// them):
+//   - bloblogformat: the record format's version, FormatVersion ("1");
+//   - bloblogwriter: the id (a random UUID) of the Logger that created the
+//     blob, the only one that appends to it;
+//   - mintime, maxtime: the earliest and latest time of the blob's
+//     records, in the record format's time (both or neither). They always
+//     cover the records; they may be wider (a crash after widening them).
+//
+// The blob holds whole records, each "<time> <length> <data>\n": <time>
+// the record's time in UTC with nine fractional digits, always 30 bytes;
+// <length> the length of <data> in bytes, in decimal without leading
+// zeros; <data> the record's bytes as given, which may hold line feeds —
+// the length, not the line feed, ends them. Records are in append order,
+// which is each goroutine's Append order, not time order.
+//
+// For example, two records appended by a Logger of Service "queue" (the
+// default hour-long Period), at 18:00:00.123456789 and 18:05 on 31 July
+// 2014, the second of two lines; <id> is the Logger's id, and a line feed
+// inside a line below is shown as \n:
+//
+//	blob queue/2014/07/31/1800/000001.log (AppendBlob)
+//	metadata bloblogformat=1 bloblogwriter=<id> maxtime=2014-07-31T18:05:00.000000000Z mintime=2014-07-31T18:00:00.123456789Z
+//	2014-07-31T18:00:00.123456789Z 15 GET /orders 200\n
+//	2014-07-31T18:05:00.000000000Z 9 two\n
+//	lines\n
+//
 // # Azurite and Cosmos DB
 //
 // Azurite accepts append blocks larger than 4 MiB; the service does not,

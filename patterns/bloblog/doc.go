@@ -101,7 +101,7 @@
 //
 // For example, two records appended by a Logger of Service "queue" (the
 // default hour-long Period), at 18:00:00.123456789 and 18:05 on 31 July
-// 2014, the second of two lines; <id> is the Logger's id, and a line feed
+// 2014, the second of two lines; <id> is the Logger's id, and each line
 // inside a line below is shown as \n:
 //
 //	blob queue/2014/07/31/1800/000001.log (AppendBlob)

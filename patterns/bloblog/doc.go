@@ -102,7 +102,7 @@
 // For example, two records appended by a Logger of Service "queue" (the
 // default hour-long Period), at 18:00:00.123456789 and 18:05 on 31 July
 // 2014, the second of two lines; <id> is the Logger's id, and each line
-// inside a line below is shown as \n:
+// feed is shown as \n:
 //
 //	blob queue/2014/07/31/1800/000001.log (AppendBlob)
 //	metadata bloblogformat=1 bloblogwriter=<id> maxtime=2014-07-31T18:05:00.000000000Z mintime=2014-07-31T18:00:00.123456789Z

@@ -68,6 +68,28 @@
 // refuses fails alone (TestWriteOneBadEntryAmongMany). Reads have no state
 // to recover.
 //
+// # Ownership
+//
+// A Spread owns no entity: it places each entry by its RowKey, and reads
+// the N partitions of a name, keys.Compound(name, bucket). Entries written
+// there otherwise (a plain entity.Table, another program, a load job) are
+// entries like the Spread's, as far as they follow the layout; where they
+// do not, there is no Check, and this is what the reads see
+// (TestPlainWrites):
+//
+//   - an entity in the bucket its RowKey gives: an entry like any other;
+//   - an entity in another bucket of the name: Query and Tail return it,
+//     Get does not (it reads only the RowKey's own bucket); when its RowKey
+//     is also an entry's in the right bucket, the merged reads return both;
+//   - an entity under the bare name, or in a bucket of another count
+//     (Config.Buckets is part of the layout): no read of the Spread returns
+//     it.
+//
+// With package eventual, whose handlers may run twice: Write in its default
+// mode (an upsert) leaves the same state when run again; in Insert mode the
+// second run names the entries already stored (entity.ErrAlreadyExists),
+// which a handler counts as done (TestWriteSurvivesACrashAtEveryRequest).
+//
 // # Azurite and Cosmos DB
 //
 // Azurite sorts within a partition as the service does and accepts the same

@@ -37,7 +37,12 @@ type ConfigError struct {
 	Reason string
 }
 
-func (e *ConfigError) Error() string { return "account: " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string {
+	if e == nil {
+		return "account: invalid argument: <nil>"
+	}
+	return "account: " + e.Field + ": " + e.Reason
+}
 
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalid }
@@ -61,6 +66,9 @@ type EndpointError struct {
 }
 
 func (e *EndpointError) Error() string {
+	if e == nil {
+		return "account: no endpoint: <nil>"
+	}
 	return fmt.Sprintf("account: no %s endpoint: %s", e.Service, e.Reason)
 }
 

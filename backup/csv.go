@@ -111,6 +111,9 @@ func parseValue(typ, s string) (any, error) {
 // columns given, in that order (a property of a row that columns does not
 // name is an error).
 func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity, error]) error {
+	if w == nil {
+		return &ConfigError{Field: "w", Reason: "nil io.Writer"}
+	}
 	cw := csv.NewWriter(w)
 	head := []string{"PartitionKey", "RowKey", "Timestamp"}
 	index := make(map[string]int, len(columns))
@@ -126,6 +129,10 @@ func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity
 	}
 	if err := cw.Write(head); err != nil {
 		return err
+	}
+	if rows == nil { // no rows: the header alone
+		cw.Flush()
+		return cw.Error()
 	}
 	rec := make([]string, len(head))
 	for d, err := range rows {
@@ -169,6 +176,10 @@ func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity
 // *LineError and end the sequence.
 func ReadCSV(r io.Reader) iter.Seq2[entity.DynamicEntity, error] {
 	return func(yield func(entity.DynamicEntity, error) bool) {
+		if r == nil {
+			yield(entity.DynamicEntity{}, &ConfigError{Field: "r", Reason: "nil io.Reader"})
+			return
+		}
 		for l, err := range readCSV(r) {
 			if err != nil {
 				yield(l.d, err)

@@ -49,7 +49,12 @@ func (e *LineError) Error() string {
 }
 
 func (e *LineError) Is(target error) bool { return target == ErrFormat }
-func (e *LineError) Unwrap() error        { return e.Err }
+func (e *LineError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // EntityError is one entity that Import did not write, with its keys.
 type EntityError struct {
@@ -65,4 +70,9 @@ func (e *EntityError) Error() string {
 	return fmt.Sprintf("backup: line %d (PartitionKey %q, RowKey %q) not written: %v", e.Line, e.PartitionKey, e.RowKey, e.Err)
 }
 
-func (e *EntityError) Unwrap() error { return e.Err }
+func (e *EntityError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}

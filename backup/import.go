@@ -85,7 +85,12 @@ func (e *ImportError) Error() string {
 	return fmt.Sprintf("backup: import: %d entities failed, %d in conflict; first: %v", e.Failed, e.Conflicts, e.First)
 }
 
-func (e *ImportError) Unwrap() error { return e.First }
+func (e *ImportError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.First
+}
 
 // StoppedError reports an import stopped by a failure that another run may
 // not meet (a transport error, an unknown outcome, throttling): the segment
@@ -104,7 +109,12 @@ func (e *StoppedError) Error() string {
 	return fmt.Sprintf("backup: import stopped in the segment from line %d (resume from the last checkpoint): %v", e.Line, e.Err)
 }
 
-func (e *StoppedError) Unwrap() error { return e.Err }
+func (e *StoppedError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 func (o ImportOptions) withDefaults() (ImportOptions, error) {
 	switch {

@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -101,8 +102,29 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// Errors of a policy used outside a pipeline or without its constructor;
+// a pipeline never sends a nil request.
+var (
+	errNotMade    = errors.New("throttle: use NewLimiter or NewSimulator: the zero value has no state")
+	errNilRequest = errors.New("throttle: nil request")
+)
+
+// usable says why a policy cannot handle req, or nil.
+func usable(made bool, req *policy.Request) error {
+	switch {
+	case !made:
+		return errNotMade
+	case req == nil || req.Raw() == nil:
+		return errNilRequest
+	}
+	return nil
+}
+
 // Stats returns the counts so far.
 func (l *Limiter) Stats() Stats {
+	if l == nil || l.pacers == nil {
+		return Stats{}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.stats
@@ -111,6 +133,9 @@ func (l *Limiter) Stats() Stats {
 // Rate returns the current rate for a table's partition on an account host
 // (entities per second), or the target if nothing was sent there yet.
 func (l *Limiter) Rate(account, table, partitionKey string) float64 {
+	if l == nil || l.pacers == nil {
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if p := l.pacers[work{account: account, table: table, partition: partitionKey}.partitionKey()]; p != nil {
@@ -130,6 +155,9 @@ func (l *Limiter) pacer(key string, target float64) *pacer {
 
 // Do implements policy.Policy.
 func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
+	if err := usable(l != nil && l.pacers != nil, req); err != nil {
+		return nil, err
+	}
 	w := workOf(req)
 	ctx := req.Raw().Context()
 	for {

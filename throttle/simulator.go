@@ -66,6 +66,9 @@ func NewSimulator(cfg SimConfig) (*Simulator, error) {
 
 // Stats returns the counts so far.
 func (s *Simulator) Stats() SimStats {
+	if s == nil || s.buckets == nil {
+		return SimStats{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stats
@@ -90,6 +93,9 @@ func (s *Simulator) take(key string, rate, n float64, now time.Time) bool {
 
 // Do implements policy.Policy.
 func (s *Simulator) Do(req *policy.Request) (*http.Response, error) {
+	if err := usable(s != nil && s.buckets != nil, req); err != nil {
+		return nil, err
+	}
 	w := workOf(req)
 	s.mu.Lock()
 	now := s.now()

@@ -25,6 +25,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -77,6 +78,12 @@ func (p *Profile) real(etag string) string {
 
 // Do implements policy.Policy.
 func (p *Profile) Do(req *policy.Request) (*http.Response, error) {
+	switch {
+	case p == nil || p.toReal == nil:
+		return nil, errors.New("cosmos: use New: the zero Profile has no state")
+	case req == nil || req.Raw() == nil:
+		return nil, errors.New("cosmos: nil request")
+	}
 	raw := req.Raw()
 	if resp := p.refuse(req); resp != nil {
 		return resp, nil

@@ -1,5 +1,6 @@
 // Package apisweep_test calls every exported function and method of
-// tablekit's core packages (entity, entity/filter, keys, resolver) with nil
+// tablekit's packages (entity, entity/filter, keys, resolver; account, backup,
+// throttle and integration/cosmos in ops_test.go) with nil
 // receivers and nil or zero arguments, and fails on any panic: bad input
 // gets an error (or a harmless zero result), never a crash.
 //

@@ -85,12 +85,33 @@ func scanProps(data []byte, fn func(props []rawProp) error) error {
 	props, err := sc.Object((*pp)[:0])
 	err = syntaxErr(err)
 	if err == nil {
+		err = unescapeNames(props)
+	}
+	if err == nil {
 		err = fn(props)
 	}
 	clear(props) // drop references to data before pooling
 	*pp = props[:0]
 	propsPool.Put(pp)
 	return err
+}
+
+// unescapeNames replaces each name written with JSON escapes by its
+// text: "N\u0040odata.type" is the annotation "N@odata.type", and is
+// matched as one. Bodies of the service and the SDKs have no escaped names,
+// so this costs nothing on them.
+func unescapeNames(props []rawProp) error {
+	for i := range props {
+		if !props[i].NameEsc {
+			continue
+		}
+		s, ok := unescape(props[i].Name)
+		if !ok {
+			return &DecodeError{Reason: "malformed property name"}
+		}
+		props[i].Name, props[i].NameEsc = []byte(s), false
+	}
+	return nil
 }
 
 const annotationSuffix = "@odata.type"

@@ -112,18 +112,18 @@ func TestEntryKeys(t *testing.T) {
 	if pk, ok := other.ownerPartition(epk); !ok || pk != "Sales" {
 		t.Errorf("owner partition of %q: %q %v", epk, pk, ok)
 	}
-	if v, rk, ok := other.parseEntryRK(erk); !ok || v != "Van Dyke" || rk != "empid_000123" {
+	if v, _, rk, ok := other.parseEntryRK(erk); !ok || v != "Van Dyke" || rk != "empid_000123" {
 		t.Errorf("parse %q: %q %q %v", erk, v, rk, ok)
 	}
 	// The exact range holds every entry of the value and nothing else;
 	// the prefix range every value that starts with the prefix.
 	from, to := other.exactRange("Van Dyke")
 	in := func(k string) bool { return keys.Compare(from, k) <= 0 && keys.Compare(k, to) < 0 }
-	if !in(erk) || !in(other.entryRK("Van Dyke", "z")) || in(other.entryRK("Van Dyker", "a")) || in(other.entryRK("Van", "a")) {
+	if !in(erk) || !in(other.entryRK("Van Dyke", "", "z")) || in(other.entryRK("Van Dyker", "", "a")) || in(other.entryRK("Van", "", "a")) {
 		t.Errorf("exact range [%q, %q)", from, to)
 	}
 	from, to = other.prefixRange("Van D")
-	if !in(erk) || !in(other.entryRK("Van Dam", "a")) || in(other.entryRK("Van", "a")) || in(other.entryRK("Vanes", "a")) {
+	if !in(erk) || !in(other.entryRK("Van Dam", "", "a")) || in(other.entryRK("Van", "", "a")) || in(other.entryRK("Vanes", "", "a")) {
 		t.Errorf("prefix range [%q, %q)", from, to)
 	}
 	from, to = unique.prefixRange("jo")

@@ -27,7 +27,7 @@ type Set[T any] struct {
 	byName  map[string]*index[T]
 	names   *indexset.Names[pkg]
 	local   []*index[T] // SamePartition
-	remote  []*index[T] // OtherPartition
+	remote  []*index[T] // OtherPartition and TableWide
 
 	proc   *eventual.Processor
 	outbox *eventual.Outbox[entity.DynamicEntity]
@@ -68,7 +68,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		}
 		s.byName[ix.Name] = ix
 		s.indexes = append(s.indexes, ix)
-		if ix.Placement == OtherPartition {
+		if ix.remote() {
 			s.remote = append(s.remote, ix)
 		} else {
 			s.local = append(s.local, ix)
@@ -94,7 +94,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		return s, nil
 	}
 	if p == nil {
-		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition indexes need one"}
+		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and TableWide indexes need one"}
 	}
 	name := cfg.Kind
 	if name == "" {

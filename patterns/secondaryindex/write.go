@@ -64,12 +64,11 @@ func (s *Set[T]) newWrite(pk, rk string) *write[T] {
 
 // entryOf returns the keys of v's entry in ix; has is false when v is nil
 // or not indexed.
-func (w *write[T]) entryOf(ix *index[T], v *version[T]) (erk, value string, has bool, err error) {
+func (w *write[T]) entryOf(ix *index[T], v *version[T]) (epk, erk, value string, has bool, err error) {
 	if v == nil {
-		return "", "", false, nil
+		return "", "", "", false, nil
 	}
-	_, erk, value, has, err = ix.entryKeys(&v.e, w.pk, w.rk)
-	return erk, value, has, err
+	return ix.entryKeys(&v.e, w.pk, w.rk)
 }
 
 // round builds and submits the transaction once. It returns errAgain
@@ -134,11 +133,11 @@ func (w *write[T]) build(b *entity.Batch) error {
 	}
 	w.roles = append(w.roles, role{kind: rolePrimary})
 	for _, ix := range w.s.local {
-		oldK, _, oldHas, err := w.entryOf(ix, w.old)
+		_, oldK, _, oldHas, err := w.entryOf(ix, w.old)
 		if err != nil {
 			return err
 		}
-		newK, newV, newHas, err := w.entryOf(ix, w.cur)
+		_, newK, newV, newHas, err := w.entryOf(ix, w.cur)
 		if err != nil {
 			return err
 		}

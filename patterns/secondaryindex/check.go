@@ -95,7 +95,7 @@ type group struct {
 	expected map[string][]expect // SamePartition entries
 	actual   map[string]stored   // SamePartition entries found, by RowKey
 	remote   map[string]map[string][]expect
-	strays   []stray // OtherPartition entries stored in this partition
+	strays   []stray      // OtherPartition entries stored in this partition
 	wide     []wideExpect // TableWide entries the primaries expect
 	// Primaries that do not decode, by RowKey: their entries are not
 	// judged.

@@ -180,13 +180,13 @@ func TestCopiesAndFingerprints(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
-	for _, tok := range []token{{}, {PK: "Sales"}, {PK: "Sales", After: true}, {PK: "", After: true}, {Phase: 1, Page: "abc"}} {
+	for _, tok := range []token{{}, {PK: "Sales"}, {PK: "Sales", After: true}, {PK: "", After: true}, {Phase: 1, Page: "abc"}, {Phase: 2}, {Phase: 2, Ix: 1, Bucket: "07", Page: "abc"}} {
 		got, err := parseToken(tok.String())
 		if err != nil || got != tok {
 			t.Errorf("%+v: round trip %+v, %v", tok, got, err)
 		}
 	}
-	for _, bad := range []string{"x", "si1.!", "si1." + "e30x", "si1.eyJoIjoyfQ", "si1.eyJ4IjoxfQ", "si1.eyJoIjoxLCJwIjoiYSJ9"} {
+	for _, bad := range []string{"x", "si1.!", "si1." + "e30x", token{Phase: 3}.String(), token{Phase: 1, Ix: 1}.String(), token{Phase: 2, Ix: -1}.String(), token{Phase: 2, PK: "a"}.String(), "si1.eyJ4IjoxfQ", "si1.eyJoIjoxLCJwIjoiYSJ9"} {
 		if _, err := parseToken(bad); !errors.Is(err, ErrInvalidToken) {
 			t.Errorf("%q: %v", bad, err)
 		}

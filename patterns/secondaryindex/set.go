@@ -90,11 +90,18 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 			return nil, err
 		}
 	}
-	if len(s.remote) == 0 {
+	if p == nil {
+		if len(s.remote) > 0 {
+			return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and TableWide indexes need one"}
+		}
 		return s, nil
 	}
-	if p == nil {
-		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and TableWide indexes need one"}
+	if len(s.remote) == 0 {
+		// The outbox of the caller's messages (WriteOptions) alone.
+		if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	name := cfg.Kind
 	if name == "" {

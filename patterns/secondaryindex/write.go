@@ -37,6 +37,7 @@ type write[T any] struct {
 	reservedNow int
 	reservedAt  time.Time
 
+	msgs    []eventual.Message    // the caller's (WriteOptions.Messages)
 	primary *entity.DynamicEntity // the primary's operation, for its new ETag
 	roles   []role                // the roles of the transaction's operations
 	offset  int                   // operations before ours (outbox intents)
@@ -94,14 +95,18 @@ func (w *write[T]) round(ctx context.Context) error {
 		sctx, cancel = context.WithDeadline(ctx, w.reservedAt.Add(s.cfg.Grace/2))
 		defer cancel()
 	}
-	if msg == nil {
+	msgs := w.msgs
+	if msg != nil {
+		msgs = append([]eventual.Message{*msg}, w.msgs...)
+	}
+	if len(msgs) == 0 {
 		b := s.bags.NewBatch()
 		if err := build(b); err != nil {
 			return err
 		}
 		_, err = s.bags.Submit(sctx, b)
 	} else {
-		err = s.outbox.Submit(sctx, w.pk, build, *msg)
+		err = s.outbox.Submit(sctx, w.pk, build, msgs...)
 	}
 	if err == nil {
 		return nil

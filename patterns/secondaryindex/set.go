@@ -36,9 +36,10 @@ type Set[T any] struct {
 }
 
 // New returns the Set of primary's entities with the given indexes.
-// OtherPartition indexes need p, the processor of patterns/eventual whose
+// OtherPartition and TableWide indexes need p, the processor of patterns/eventual whose
 // workers keep them (New registers the Set's message kind on it; run p.Run
-// somewhere); p may be nil when every index is SamePartition. The primary
+// somewhere); p may be nil when every index is SamePartition and no write
+// carries messages (WriteOptions). The primary
 // table and Config.Entries should be built with entity.ClientOptions (as
 // tablekit's constructors and integration.Env do), so that a lost reply is
 // never misreported.
@@ -132,7 +133,8 @@ func (s *Set[T]) Indexes() []string {
 // Relay sends the index messages of primary writes whose process died
 // between the write and the send (the outbox's intents), in the given
 // partitions or the whole table; see eventual.Outbox.Relay. Run it now and
-// then where OtherPartition indexes are kept.
+// then where OtherPartition or TableWide indexes are kept, or writes carry
+// messages (WriteOptions).
 func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	if s.outbox == nil {
 		return 0, nil

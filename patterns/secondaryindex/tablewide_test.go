@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/crashtest"
 	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/keys"
@@ -26,6 +27,12 @@ const wideBuckets = 4
 // wideSet makes a processor over qs and the Set of tbl with the email
 // (unique) and name indexes TableWide, wideBuckets buckets each.
 func wideSet(t testing.TB, qs []eventual.Queue, tbl *entity.Table[Employee], entries *entity.Table[entity.DynamicEntity], pcfg eventual.Config) (*secondaryindex.Set[Employee], *eventual.Processor) {
+	t.Helper()
+	return wideSetOn(t, env, qs, tbl, entries, pcfg)
+}
+
+// wideSetOn is wideSet with every client made from e.
+func wideSetOn(t testing.TB, env *integration.Env, qs []eventual.Queue, tbl *entity.Table[Employee], entries *entity.Table[entity.DynamicEntity], pcfg eventual.Config) (*secondaryindex.Set[Employee], *eventual.Processor) {
 	t.Helper()
 	p, err := eventual.New(patterntest.SameQueues(t, env, qs), nil, pcfg)
 	if err != nil {

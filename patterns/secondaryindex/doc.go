@@ -111,8 +111,8 @@
 // the new one in the same transaction as the primary's replace. A lookup
 // returns exactly the primaries holding the value.
 //
-// OtherPartition and TableWide: eventually consistent. The primary's change and the
-// message that updates its entries are one transaction (an outbox intent,
+// OtherPartition and TableWide: eventually consistent. The primary's
+// change and the message that updates its entries are one transaction (an outbox intent,
 // eventual.Outbox), so no change loses its message; the message runs at
 // least once and its steps are idempotent, so once the queue has drained
 // every entry agrees with its primary. Meanwhile an entry may be behind
@@ -149,23 +149,27 @@
 // Insert, Update, Modify, Delete of a primary (Update, Modify and Delete
 // first read it, one request, to learn its current entries):
 //
-//  1. For each unique OtherPartition index whose value changes: reserve the
-//     new value (read the entry, then insert it, or replace it on its
-//     ETag, with the new copy and a claim: the ETag the primary's write is
-//     conditional on, or [ClaimInsert]). Two requests per value.
+//  1. For each unique OtherPartition or TableWide index whose value
+//     changes: reserve the new value (read the entry, then insert it, or
+//     replace it on its ETag, with the new copy and a claim: the ETag the
+//     primary's write is conditional on, or [ClaimInsert]). Two requests
+//     per value.
 //  2. One entity group transaction in the primary's partition: the
 //     primary's insert, replace (If-Match its ETag) or delete; per
 //     SamePartition index, the old entry's delete and the new entry's
 //     insert (unique) or insert-or-replace (non-unique), or one
 //     insert-or-replace when only the copied properties changed; and, when
-//     an OtherPartition entry changes, the outbox intent of its message.
+//     an OtherPartition or TableWide entry changes, the outbox intent of
+//     its message; and the intents of the caller's messages
+//     (WriteOptions).
 //  3. With an intent: enqueue the message and delete the intent (two
 //     requests).
-//  4. The message's handler, for each OtherPartition index: reads the
-//     primary; writes the entry of the value it holds (non-unique: one
-//     insert-or-replace; unique: read, then write if it differs); removes
-//     the entries of the message's other values the primary no longer
-//     holds; reads the primary again and starts over if it changed.
+//  4. The message's handler, for each OtherPartition and TableWide index:
+//     reads the primary; writes the entry of the value it holds
+//     (non-unique: one insert-or-replace; unique: read, then write if it
+//     differs); removes the entries of the message's other values the
+//     primary no longer holds; reads the primary again and starts over if
+//     it changed.
 //
 // A SamePartition write with two indexes is one storage transaction
 // (Insert) or two (Modify: read and transaction).
@@ -177,7 +181,9 @@
 // becomes a *UniqueError. An entry left by no primary (see Check) is
 // replaced, on its ETag, in the next round of the same write.
 //
-// OtherPartition: the entry of a unique value is its reservation entity.
+// OtherPartition and TableWide: the entry of a unique value is its
+// reservation entity (for TableWide, one per value in the whole table:
+// its partition derives from the value).
 // A writer inserts it before writing the primary (step 1); a second writer
 // finds it and reads its owner: an owner holding the value, or whose claim
 // may still be written, makes the second writer fail ([UniqueError].Pending
@@ -341,7 +347,8 @@
 // insert (about 1.8 times as long for three entities), while the service
 // bills and times it as one request: BenchmarkWrite compares both. The
 // Cosmos DB Table API supports entity group transactions but has no
-// queues: OtherPartition and TableWide indexes need a storage account's queues; and it
+// queues: OtherPartition and TableWide indexes need a storage account's
+// queues; and it
 // returns query results unsorted, so lookups of several entries come in
 // no particular order there.
 //

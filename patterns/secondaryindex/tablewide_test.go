@@ -426,3 +426,65 @@ func TestTableWideUniqueRace(t *testing.T) {
 		})
 	}
 }
+
+// TestTableWideRefused: a bucket count out of range, or set on an index
+// that is not TableWide, is a *DeclarationError (Field "Buckets"); a
+// TableWide index needs a processor; the lookups of one placement refuse
+// the other's indexes with ErrPlacement, before any request.
+func TestTableWideRefused(t *testing.T) {
+	t.Parallel()
+	tbl := employees(t, env)
+	qs := patterntest.Queues(t, env, 1)
+	p, err := eventual.New(patterntest.SameQueues(t, env, qs), nil, fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		placement secondaryindex.Placement
+		buckets   int
+	}{{secondaryindex.TableWide, -1}, {secondaryindex.TableWide, secondaryindex.MaxBuckets + 1}, {secondaryindex.OtherPartition, 4}, {secondaryindex.SamePartition, 4}} {
+		ix := emailIndex(c.placement)
+		ix.Buckets = c.buckets
+		_, err := secondaryindex.New(tbl, p, remoteConfig(nil), ix)
+		var de *secondaryindex.DeclarationError
+		if !errors.As(err, &de) || de.Field != "Buckets" || !errors.Is(err, secondaryindex.ErrInvalidConfig) {
+			t.Errorf("%v with %d buckets: %v", c.placement, c.buckets, err)
+		}
+	}
+	var ce *secondaryindex.ConfigError
+	if _, err := secondaryindex.New(tbl, nil, remoteConfig(nil), emailIndex(secondaryindex.TableWide)); !errors.As(err, &ce) {
+		t.Errorf("TableWide without a processor: %v", err)
+	}
+	ctx := context.Background()
+	local := localSet(t, tbl)
+	if _, err := local.LookupValue(ctx, "email", "x", secondaryindex.LookupOptions{}); !errors.Is(err, secondaryindex.ErrPlacement) {
+		t.Errorf("LookupValue of a SamePartition index: %v", err)
+	}
+	for _, seq := range []func(func(Employee, error) bool){
+		local.LookupValueAll(ctx, "name", "x", secondaryindex.LookupOptions{}),
+		local.LookupValuePrefix(ctx, "name", "x", secondaryindex.LookupOptions{}),
+	} {
+		for _, err := range seq {
+			if !errors.Is(err, secondaryindex.ErrPlacement) {
+				t.Errorf("a table-wide lookup of a SamePartition index: %v", err)
+			}
+		}
+	}
+	s, _ := wideSet(t, qs, tbl, nil, fast())
+	for _, seq := range []func(func(Employee, error) bool){
+		s.LookupAll(ctx, "name", "Sales", "x", secondaryindex.LookupOptions{}),
+		s.LookupPrefix(ctx, "name", "Sales", "x", secondaryindex.LookupOptions{}),
+	} {
+		for _, err := range seq {
+			if !errors.Is(err, secondaryindex.ErrPlacement) {
+				t.Errorf("a partition lookup of a TableWide index: %v", err)
+			}
+		}
+	}
+	if _, err := s.LookupValue(ctx, "name", "x", secondaryindex.LookupOptions{}); !errors.Is(err, secondaryindex.ErrNotUnique) {
+		t.Errorf("LookupValue of a non-unique index: %v", err)
+	}
+	if _, err := s.LookupValue(ctx, "email", "nobody", secondaryindex.LookupOptions{}); !errors.Is(err, entity.ErrNotFound) {
+		t.Errorf("LookupValue of a missing value: %v", err)
+	}
+}

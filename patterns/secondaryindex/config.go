@@ -28,10 +28,9 @@ type Config struct {
 	// ModifyOptions.Retry is not zero uses that instead.
 	Retry entity.RetryPolicy
 	// Grace is how long the reservation of a unique OtherPartition or
-	// TableWide value
-	// protects a write that is under way: another writer takes a value
-	// claimed by an update that did not arrive only after Grace (and after
-	// fencing the primary), one claimed by an insert only after Grace, an
+	// TableWide value protects a write that is under way: another writer
+	// takes a value claimed by an update that did not arrive only after
+	// Grace (and after fencing the primary), one claimed by an insert only after Grace, an
 	// insert being sent within Grace/2 of its reservation or not at all.
 	// The last rests on time: the deadline stops a transaction from
 	// leaving after Grace/2, not one that left earlier from landing

@@ -12,9 +12,9 @@ import (
 // Config tunes a Set. The zero value works for SamePartition indexes; each
 // field says what 0 means.
 type Config struct {
-	// Entries is the table of the OtherPartition indexes' entries (guide
-	// §6.2: "in different partitions or tables"); nil means the primary's
-	// table. Entries are property bags: the copied properties and the
+	// Entries is the table of the OtherPartition and TableWide indexes'
+	// entries (guide §6.2: "in different partitions or tables"); nil
+	// means the primary's table. Entries are property bags: the copied properties and the
 	// keys of their primary.
 	Entries *entity.Table[entity.DynamicEntity]
 	// PrimaryPrefix is the RowKey prefix of the primaries ("empid_"), so
@@ -27,10 +27,10 @@ type Config struct {
 	// entity.RetryPolicy's defaults (10 rounds). A Modify whose
 	// ModifyOptions.Retry is not zero uses that instead.
 	Retry entity.RetryPolicy
-	// Grace is how long the reservation of a unique OtherPartition value
-	// protects a write that is under way: another writer takes a value
-	// claimed by an update that did not arrive only after Grace (and after
-	// fencing the primary), one claimed by an insert only after Grace, an
+	// Grace is how long the reservation of a unique OtherPartition or
+	// TableWide value protects a write that is under way: another writer
+	// takes a value claimed by an update that did not arrive only after
+	// Grace (and after fencing the primary), one claimed by an insert only after Grace, an
 	// insert being sent within Grace/2 of its reservation or not at all.
 	// The last rests on time: the deadline stops a transaction from
 	// leaving after Grace/2, not one that left earlier from landing
@@ -41,12 +41,13 @@ type Config struct {
 	// redelivering a message (eventual.Config's RetryDelay and
 	// MaxDeliveries), which a message waiting for a claim relies on.
 	Grace time.Duration
-	// Kind is the name of the message kind that keeps OtherPartition
-	// indexes; "" means "secondaryindex.<table>.v1". Two Sets of one table
+	// Kind is the name of the message kind that keeps OtherPartition and
+	// TableWide indexes; "" means "secondaryindex.<table>.v1". Two Sets of one table
 	// on one processor need distinct kinds.
 	Kind string
 	// Outbox tunes the outbox that makes a primary's change and its index
-	// message one transaction (OtherPartition indexes).
+	// message one transaction (OtherPartition and TableWide indexes), and
+	// of the caller's messages (WriteOptions).
 	Outbox eventual.OutboxConfig
 	// Concurrency is how many primaries a verifying lookup reads at once;
 	// 0 means entity.DefaultConcurrency.
@@ -91,7 +92,7 @@ type LookupOptions struct {
 	// Verify a lookup returns the entries' copies: the primary's keys and
 	// the copied properties, no ETag — exact for SamePartition indexes,
 	// possibly behind (or ahead, for a write under way) for OtherPartition
-	// ones.
+	// and TableWide ones.
 	Verify bool
 	// Repair repairs the entries a verifying lookup skipped (Set.Repair),
 	// before the lookup returns.

@@ -17,11 +17,17 @@
 //   - OtherPartition (§6.2): entries in partition Name_PartitionKey
 //     ("email_Sales") of the primary's table or of Config.Entries, written
 //     after the primary by a queue-driven worker of package
-//     [github.com/tablekit/tablekit/patterns/eventual].
+//     [github.com/tablekit/tablekit/patterns/eventual];
+//   - [TableWide]: entries in partition Name_Bucket ("email_14"), the
+//     bucket derived from the VALUE (keys.Bucket(value, Index.Buckets)),
+//     of the primary's table or of Config.Entries, kept as OtherPartition
+//     entries are: a lookup needs no PartitionKey (see Placement below).
 //
 // Uniqueness: a unique value is one primary's at most, per partition of
-// entries. Two writers claiming it concurrently: exactly one wins, the
-// other gets a *UniqueError (errors.Is(err, [ErrDuplicate])).
+// entries — for TableWide, in the whole table. Two writers claiming it
+// concurrently: exactly one wins, the other gets a *UniqueError
+// (errors.Is(err, [ErrDuplicate])) naming the holder (TestUniqueRace,
+// TestTableWideUniqueRace: eight writers in eight partitions).
 //
 //	set, err := secondaryindex.New(employees, processor, secondaryindex.Config{PrimaryPrefix: "empid_"},
 //		secondaryindex.Index[Employee]{Name: "email", Unique: true,
@@ -37,6 +43,65 @@
 //	for f, err := range set.Check(ctx, secondaryindex.CheckOptions{}) { … } // drift.Finding
 //	sum, err := set.Rebuild(ctx, secondaryindex.CheckOptions{})
 //
+// # Placement
+//
+// Which placement for which query:
+//
+//   - SamePartition: the lookup knows the partition (an employee's email
+//     within a department). Always exact; the entries share the
+//     partition's ~2,000 entities/s with the primaries. Write: the
+//     primary's transaction (1 storage transaction for an insert, 2 for a
+//     Modify: read and transaction). Lookup: 1 point query (unique) or 1
+//     range query.
+//   - OtherPartition: the same lookups, entries in their own partitions
+//     (another table, or keeping the primaries' partition small).
+//   - TableWide: the lookup does not know the partition ("order 12345,
+//     whatever its customer"; "all pending orders"). LookupValue of a
+//     unique value is one point query (plus one per entry with Verify);
+//     LookupValueAll of a non-unique value one range query in one
+//     partition (the value's bucket); LookupValuePrefix one range query
+//     per bucket — Index.Buckets queries, run side by side and merged in
+//     value order, exact and ordered. Throughput ceiling: the entries of
+//     one value all live in one bucket, so one value takes at most ~2,000
+//     entity writes/s (the service's target per partition), and the index
+//     as a whole about Index.Buckets × 2,000/s (16 buckets, the default:
+//     ~32,000/s), with values spread evenly by the hash; a value with very
+//     many primaries (a status) makes its bucket hot: use
+//     patterns/indexentity, or put more of the key in the value. Writes
+//     cost what an OtherPartition write costs: a unique value's
+//     reservation (2 requests), the primary's transaction with the
+//     message's intent, the enqueue and intent delete (2), and the
+//     worker's reads and writes.
+//
+// Lookups take a PartitionKey for SamePartition and OtherPartition indexes
+// (Lookup, LookupAll, LookupPrefix) and none for TableWide ones
+// (LookupValue, LookupValueAll, LookupValuePrefix); each refuses the other
+// placement's indexes with an error matching [ErrPlacement].
+//
+// # Ownership
+//
+// The Set owns every write to its primaries: Insert, Update, Modify,
+// Delete and MoveTo keep the entries with the primary, nothing else can.
+// A write through a plain entity.Table (or eventual.Move, whose delete is
+// plain) beside the Set leaves the entries as they were, and Check reports
+// exactly that (TestPlainWriteBesideSet): a plainly changed indexed value
+// leaves the old value's entry an Orphan and the new value's Missing; a
+// changed copied property leaves the entries that copy it Stale; a plain
+// delete leaves every entry of the primary an Orphan; a plain insert's
+// entries are Missing. Rebuild repairs all of it (and the index's
+// messages then catch up), but between the write and the Rebuild, lookups
+// without Verify return what the entries say. To move or archive a
+// primary, use MoveTo (from an eventual handler too: it is an idempotent
+// step); each Set write can be such a step (Modify with a change that
+// sets values, Delete, whose ErrNotFound on a repeat means done; Insert's
+// entity.ErrAlreadyExists, likewise).
+//
+// The caller's own messages of package eventual commit with any write, in
+// its transaction (WriteOptions.Messages): the change, its index intent
+// and the caller's intents commit together, or none, and the messages are
+// sent exactly when the change committed (TestUserMessageCrash,
+// TestUserMessages).
+//
 // # Guarantee
 //
 // SamePartition: the primary and its entries change in ONE entity group
@@ -46,15 +111,18 @@
 // the new one in the same transaction as the primary's replace. A lookup
 // returns exactly the primaries holding the value.
 //
-// OtherPartition: eventually consistent. The primary's change and the
-// message that updates its entries are one transaction (an outbox intent,
+// OtherPartition and TableWide: eventually consistent. The primary's
+// change and the message that updates its entries are one transaction (an outbox intent,
 // eventual.Outbox), so no change loses its message; the message runs at
 // least once and its steps are idempotent, so once the queue has drained
 // every entry agrees with its primary. Meanwhile an entry may be behind
 // its primary, or ahead of it (a unique entry is written, as a
 // reservation, before the primary): a lookup with [LookupOptions].Verify
 // reads each primary and returns only those that hold the value — never
-// an entity whose indexed value differs.
+// an entity whose indexed value differs (TestOtherPartition,
+// TestTableWide). After the queue drained, TableWide lookups are exact:
+// 16 writers in 40 partitions, a tenth of their replies lost and the
+// worker killed twice (TestTableWideLoad).
 //
 // Lost replies: a transaction whose reply was lost and that azcore resent
 // is refused at operation 0 (409 or 412) although it was applied. Every
@@ -81,23 +149,27 @@
 // Insert, Update, Modify, Delete of a primary (Update, Modify and Delete
 // first read it, one request, to learn its current entries):
 //
-//  1. For each unique OtherPartition index whose value changes: reserve the
-//     new value (read the entry, then insert it, or replace it on its
-//     ETag, with the new copy and a claim: the ETag the primary's write is
-//     conditional on, or [ClaimInsert]). Two requests per value.
+//  1. For each unique OtherPartition or TableWide index whose value
+//     changes: reserve the new value (read the entry, then insert it, or
+//     replace it on its ETag, with the new copy and a claim: the ETag the
+//     primary's write is conditional on, or [ClaimInsert]). Two requests
+//     per value.
 //  2. One entity group transaction in the primary's partition: the
 //     primary's insert, replace (If-Match its ETag) or delete; per
 //     SamePartition index, the old entry's delete and the new entry's
 //     insert (unique) or insert-or-replace (non-unique), or one
 //     insert-or-replace when only the copied properties changed; and, when
-//     an OtherPartition entry changes, the outbox intent of its message.
+//     an OtherPartition or TableWide entry changes, the outbox intent of
+//     its message; and the intents of the caller's messages
+//     (WriteOptions).
 //  3. With an intent: enqueue the message and delete the intent (two
 //     requests).
-//  4. The message's handler, for each OtherPartition index: reads the
-//     primary; writes the entry of the value it holds (non-unique: one
-//     insert-or-replace; unique: read, then write if it differs); removes
-//     the entries of the message's other values the primary no longer
-//     holds; reads the primary again and starts over if it changed.
+//  4. The message's handler, for each OtherPartition and TableWide index:
+//     reads the primary; writes the entry of the value it holds
+//     (non-unique: one insert-or-replace; unique: read, then write if it
+//     differs); removes the entries of the message's other values the
+//     primary no longer holds; reads the primary again and starts over if
+//     it changed.
 //
 // A SamePartition write with two indexes is one storage transaction
 // (Insert) or two (Modify: read and transaction).
@@ -109,7 +181,9 @@
 // becomes a *UniqueError. An entry left by no primary (see Check) is
 // replaced, on its ETag, in the next round of the same write.
 //
-// OtherPartition: the entry of a unique value is its reservation entity.
+// OtherPartition and TableWide: the entry of a unique value is its
+// reservation entity (for TableWide, one per value in the whole table:
+// its partition derives from the value).
 // A writer inserts it before writing the primary (step 1); a second writer
 // finds it and reads its owner: an owner holding the value, or whose claim
 // may still be written, makes the second writer fail ([UniqueError].Pending
@@ -146,7 +220,16 @@
 //	Rebuild(ctx, CheckOptions) (drift.Summary, error)
 //
 // A whole-table check is one scan of the table plus, per partition with
-// primaries, one range query per OtherPartition index.
+// primaries, one range query per OtherPartition index. A TableWide index
+// costs one point query per primary (its entry: Missing, Stale, and a
+// unique value's other holder, Duplicate, one more point query) and,
+// after the primaries, a scan of its buckets (one range query each,
+// paged) with one point query per entry (its primary: Orphan); the
+// checkpoints of that phase name the index, the bucket and the page, so a
+// check resumes there. A check of opts.Partitions reads the TableWide
+// entries those primaries expect, but finds no TableWide orphans (their
+// partitions are the values', not the primaries'): check the whole table
+// for those.
 //
 // A unique value held by two primaries (only a write around the Set can
 // do that) keeps one entry, by a fixed rule: the primary the stored entry
@@ -198,17 +281,24 @@
 // write and those before it). An entry is one entity:
 //
 //   - PartitionKey: the primary's (SamePartition), or the index's Name,
-//     "_" and the primary's ("email_Sales", OtherPartition), in the
-//     primary's table or Config.Entries;
+//     "_" and the primary's ("email_Sales", OtherPartition), or the
+//     index's Name, "_" and the value's bucket ("email_14", TableWide:
+//     keys.Bucket(value, Index.Buckets), whose hash the keys package
+//     documents, written in decimal zero-padded to the width of
+//     Buckets-1), in the primary's table or Config.Entries;
 //   - RowKey: the Name, "_" and the value ("email_jonesj@contoso.com")
 //     for a unique index; for another, the Name, "_" and
 //     keys.Compound(value, the primary's RowKey): the two joined by a
 //     space, a space or '!' inside either written "! " or "!!"
-//     ("name_Jones empid_000123");
+//     ("name_Jones empid_000123"); for a non-unique TableWide index,
+//     keys.Compound(value, the primary's PartitionKey, its RowKey)
+//     ("name_Jones Sales empid_000123"), so that one range query of the
+//     value's bucket finds all its primaries, in key order;
 //   - TkPrimaryPK and TkPrimaryRK (Edm.String): the primary's keys;
 //   - the copied properties (Index.Properties, or all), as the primary
 //     stores them;
-//   - TkClaim (Edm.String), on the entry of a unique OtherPartition index
+//   - TkClaim (Edm.String), on the entry of a unique OtherPartition or
+//     TableWide index
 //     only while it is a reservation: the ETag the primary's write is
 //     conditional on, or "insert" for an insert. The worker's write of the
 //     entry for the primary that holds the value removes it; an entry
@@ -243,6 +333,12 @@
 //	{"PartitionKey":"email_Sales","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
 //	{"PartitionKey":"name_Sales","RowKey":"name_Jones empid_000123","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
 //
+// With both indexes TableWide (16 buckets: keys.Bucket gives "14" for
+// "jonesj@contoso.com" and "01" for "Jones"), once the worker ran:
+//
+//	{"PartitionKey":"email_14","RowKey":"email_jonesj@contoso.com","Age":30,"Email":"jonesj@contoso.com","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//	{"PartitionKey":"name_01","RowKey":"name_Jones Sales empid_000123","FirstName":"John","LastName":"Jones","TkPrimaryPK":"Sales","TkPrimaryRK":"empid_000123"}
+//
 // TestWireFormat checks these examples against what a Set writes.
 //
 // # Azurite and Cosmos DB
@@ -251,7 +347,8 @@
 // insert (about 1.8 times as long for three entities), while the service
 // bills and times it as one request: BenchmarkWrite compares both. The
 // Cosmos DB Table API supports entity group transactions but has no
-// queues: OtherPartition indexes need a storage account's queues; and it
+// queues: OtherPartition and TableWide indexes need a storage account's
+// queues; and it
 // returns query results unsorted, so lookups of several entries come in
 // no particular order there.
 //

@@ -145,3 +145,78 @@ func ExampleLookupOptions_verify() {
 	// new email: empid_000123
 	// drift: none
 }
+
+// Table-wide indexes: an employee found by email, and the Joneses, without
+// knowing their departments; archived with MoveTo, its entries go too.
+func ExampleSet_LookupValue() {
+	ctx := context.Background()
+	client, drop, _ := env.ScratchTable(ctx, "example")
+	defer drop()
+	archiveClient, dropArchive, _ := env.ScratchTable(ctx, "archive")
+	defer dropArchive()
+	queue, dropQueue, _ := env.ScratchQueue(ctx, "example")
+	defer dropQueue()
+	parts, _ := azqueue.ParseURL(queue.URL())
+	queues := eventual.QueuesOf(env.QueueService, parts.QueueName)
+	p, err := eventual.New(queues, nil, eventual.Config{PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	if err := p.CreateQueues(ctx); err != nil { // the poison queue
+		panic(err)
+	}
+	defer queues[0].Poison.Delete(ctx, nil)
+	employees, _ := entity.NewTable[Employee](client)
+	archive, _ := entity.NewTable[Employee](archiveClient)
+	set, err := secondaryindex.New(employees, p, secondaryindex.Config{PrimaryPrefix: "empid_"},
+		emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide))
+	if err != nil {
+		panic(err)
+	}
+	for i, dept := range []string{"Sales", "Support", "Legal"} {
+		e := Employee{PartitionKey: dept, RowKey: empid(123 + i), FirstName: dept, LastName: "Jones", Email: strings.ToLower(dept) + "@contoso.com"}
+		if err := set.Insert(ctx, &e); err != nil {
+			panic(err)
+		}
+	}
+	run, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- p.Run(run) }()
+	defer func() { stop(); <-done }()
+	settle := func() {
+		for {
+			n := 0
+			for _, err := range set.Check(ctx, secondaryindex.CheckOptions{}) {
+				if err != nil {
+					panic(err)
+				}
+				n++
+			}
+			if n == 0 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	settle()
+	e, _ := set.LookupValue(ctx, "email", "support@contoso.com", secondaryindex.LookupOptions{})
+	fmt.Println("by email:", e.PartitionKey, e.RowKey)
+	for e, err := range set.LookupValueAll(ctx, "name", "Jones", secondaryindex.LookupOptions{}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("Jones:", e.PartitionKey, e.RowKey)
+	}
+	if err := set.MoveTo(ctx, "Legal", empid(125), archive); err != nil {
+		panic(err)
+	}
+	settle()
+	_, err = set.LookupValue(ctx, "email", "legal@contoso.com", secondaryindex.LookupOptions{})
+	fmt.Println("archived, gone from the index:", errors.Is(err, entity.ErrNotFound))
+	// Output:
+	// by email: Support empid_000124
+	// Jones: Legal empid_000125
+	// Jones: Sales empid_000123
+	// Jones: Support empid_000124
+	// archived, gone from the index: true
+}

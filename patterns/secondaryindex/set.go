@@ -27,7 +27,7 @@ type Set[T any] struct {
 	byName  map[string]*index[T]
 	names   *indexset.Names[pkg]
 	local   []*index[T] // SamePartition
-	remote  []*index[T] // OtherPartition
+	remote  []*index[T] // OtherPartition and TableWide
 
 	proc   *eventual.Processor
 	outbox *eventual.Outbox[entity.DynamicEntity]
@@ -36,9 +36,10 @@ type Set[T any] struct {
 }
 
 // New returns the Set of primary's entities with the given indexes.
-// OtherPartition indexes need p, the processor of patterns/eventual whose
+// OtherPartition and TableWide indexes need p, the processor of patterns/eventual whose
 // workers keep them (New registers the Set's message kind on it; run p.Run
-// somewhere); p may be nil when every index is SamePartition. The primary
+// somewhere); p may be nil when every index is SamePartition and no write
+// carries messages (WriteOptions). The primary
 // table and Config.Entries should be built with entity.ClientOptions (as
 // tablekit's constructors and integration.Env do), so that a lost reply is
 // never misreported.
@@ -68,7 +69,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		}
 		s.byName[ix.Name] = ix
 		s.indexes = append(s.indexes, ix)
-		if ix.Placement == OtherPartition {
+		if ix.remote() {
 			s.remote = append(s.remote, ix)
 		} else {
 			s.local = append(s.local, ix)
@@ -90,11 +91,18 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 			return nil, err
 		}
 	}
-	if len(s.remote) == 0 {
+	if p == nil {
+		if len(s.remote) > 0 {
+			return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and TableWide indexes need one"}
+		}
 		return s, nil
 	}
-	if p == nil {
-		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition indexes need one"}
+	if len(s.remote) == 0 {
+		// The outbox of the caller's messages (WriteOptions) alone.
+		if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	name := cfg.Kind
 	if name == "" {
@@ -125,7 +133,8 @@ func (s *Set[T]) Indexes() []string {
 // Relay sends the index messages of primary writes whose process died
 // between the write and the send (the outbox's intents), in the given
 // partitions or the whole table; see eventual.Outbox.Relay. Run it now and
-// then where OtherPartition indexes are kept.
+// then where OtherPartition or TableWide indexes are kept, or writes carry
+// messages (WriteOptions).
 func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	if s.outbox == nil {
 		return 0, nil

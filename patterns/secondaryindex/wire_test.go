@@ -14,6 +14,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
 // docExamples returns the example blocks of the package doc's "Wire
@@ -111,7 +114,7 @@ func TestWireFormat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ex := docExamples(t)
-	if len(ex) != 3 || len(ex[0]) != 3 || len(ex[1]) != 2 || len(ex[2]) != 2 {
+	if len(ex) != 4 || len(ex[0]) != 3 || len(ex[1]) != 2 || len(ex[2]) != 2 || len(ex[3]) != 2 {
 		t.Fatalf("the doc's examples: %q", ex)
 	}
 	john := func() *Employee {
@@ -148,6 +151,25 @@ func TestWireFormat(t *testing.T) {
 	email, _ := rawPartition(t, tbl.Name(), "email_Sales")
 	name, _ := rawPartition(t, tbl.Name(), "name_Sales")
 	equalLines(t, "other partition, after the worker", append(email, name...), ex[2])
+
+	// TableWide, 16 buckets (the default).
+	tbl = employees(t, env)
+	qs = patterntest.Queues(t, env, 1)
+	p, err := eventual.New(patterntest.SameQueues(t, env, qs), nil, fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := secondaryindex.New(tbl, p, remoteConfig(nil), emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Insert(ctx, john()); err != nil {
+		t.Fatal(err)
+	}
+	drainWide(t, p, qs)
+	email, _ = rawPartition(t, tbl.Name(), "email_"+keys.Bucket("jonesj@contoso.com", secondaryindex.DefaultBuckets))
+	name, _ = rawPartition(t, tbl.Name(), "name_"+keys.Bucket("Jones", secondaryindex.DefaultBuckets))
+	equalLines(t, "table-wide, after the worker", append(email, name...), ex[3])
 }
 
 // payload is the payload of a queued message: eventual's envelope is a

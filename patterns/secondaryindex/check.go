@@ -62,9 +62,10 @@ func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summar
 		if tok.Phase == 0 && !c.primaries(tok) {
 			return
 		}
-		if s.other && len(s.remote) > 0 {
-			c.strays(tok)
+		if tok.Phase <= 1 && s.other && slices.ContainsFunc(s.remote, func(ix *index[T]) bool { return ix.Placement == OtherPartition }) && !c.strays(tok) {
+			return
 		}
+		c.buckets(tok)
 	}
 }
 
@@ -94,7 +95,8 @@ type group struct {
 	expected map[string][]expect // SamePartition entries
 	actual   map[string]stored   // SamePartition entries found, by RowKey
 	remote   map[string]map[string][]expect
-	strays   []stray // OtherPartition entries stored in this partition
+	strays   []stray      // OtherPartition entries stored in this partition
+	wide     []wideExpect // TableWide entries the primaries expect
 	// Primaries that do not decode, by RowKey: their entries are not
 	// judged.
 	bad map[string]bool
@@ -242,6 +244,9 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		if !ok {
 			return true // not an entry: another type's entity
 		}
+		if ix.Placement == TableWide {
+			return true // judged by the scan of the index's buckets
+		}
 		if ix.Placement == OtherPartition {
 			if !s.other {
 				c.g.strays = append(c.g.strays, stray{ix: ix.Name, rk: rk, opk: opk, ork: ork})
@@ -263,7 +268,7 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 	}
 	delete(d.Properties, propWriteToken)
 	for _, ix := range s.indexes {
-		_, erk, _, has, err := ix.entryKeys(&v.e, d.PartitionKey, rk)
+		_, erk, value, has, err := ix.entryKeys(&v.e, d.PartitionKey, rk)
 		if err != nil {
 			// No entry can hold the value: entries naming the primary
 			// in this index are orphans.
@@ -277,6 +282,10 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		}
 		c.names = ix.copiedNames(d.Properties, c.names)
 		want := expect{ix: ix.Name, rk: rk, fp: fingerprint(d.Properties, c.names, d.PartitionKey, rk)}
+		if ix.Placement == TableWide {
+			c.g.wide = append(c.g.wide, wideExpect{expect: want, epk: ix.entryPK(value, d.PartitionKey), erk: erk})
+			continue
+		}
 		into := c.g.expected
 		if ix.Placement == OtherPartition {
 			if into = c.g.remote[ix.Name]; into == nil {
@@ -300,9 +309,12 @@ func (c *checker[T]) end() bool {
 	c.owners[g.pk] = g.primaries > 0
 	if g.primaries > 0 {
 		for _, ix := range c.s.remote {
-			if !c.remote(ix, g.pk, g.remote[ix.Name]) {
+			if ix.Placement == OtherPartition && !c.remote(ix, g.pk, g.remote[ix.Name]) {
 				return false
 			}
+		}
+		if !c.wideEntries() {
+			return false
 		}
 	}
 	for _, st := range g.strays {
@@ -317,7 +329,7 @@ func (c *checker[T]) end() bool {
 // remote reads the entries of ix for the primaries of partition pk and
 // compares them with what the primaries expect.
 func (c *checker[T]) remote(ix *index[T], pk string, want map[string][]expect) bool {
-	epk := ix.entryPK(pk)
+	epk := ix.entryPK("", pk)
 	from, to := keys.PrefixRange(ix.prefix)
 	got := map[string]stored{}
 	q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to))}
@@ -483,15 +495,14 @@ func (c *checker[T]) stray(st stray, epk string) bool {
 
 // strays scans the entries' table of a whole-table check, for entries
 // whose primaries' partition has no primary at all (phase 1).
-func (c *checker[T]) strays(tok token) {
+func (c *checker[T]) strays(tok token) bool {
 	q := entity.Query{Select: []string{PropPrimaryPK, PropPrimaryRK}}
 	page := tok.Page
 	for {
 		resume := token{Phase: 1, Page: page}.String()
 		p, err := c.s.entries.QueryPage(c.ctx, q, page)
 		if err != nil {
-			c.fail(err)
-			return
+			return c.fail(err)
 		}
 		c.g = group{resume: resume}
 		for _, d := range p.Items {
@@ -504,11 +515,11 @@ func (c *checker[T]) strays(tok token) {
 				continue
 			}
 			if !c.stray(stray{ix: ix.Name, rk: d.RowKey, opk: opk, ork: ork}, d.PartitionKey) {
-				return
+				return false
 			}
 		}
 		if p.Next == "" {
-			return
+			return !c.stop
 		}
 		page = p.Next
 		c.checkpoint(token{Phase: 1, Page: page})

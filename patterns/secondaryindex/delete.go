@@ -21,12 +21,20 @@ import (
 // inside the retry window, or another process's change before it) is
 // entity.ErrOutcomeUnknown: Delete neither reports it refused nor deletes
 // the other process's version (TestLostReplyBesideWriter).
-func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
+//
+// opts may carry the caller's messages, committed with the delete
+// (WriteOptions); a Delete that finds nothing to delete sends none.
+func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteOptions) error {
 	if err := s.validKeys(pk, rk); err != nil {
+		return err
+	}
+	msgs, err := s.writeMessages("Delete", opts)
+	if err != nil {
 		return err
 	}
 	anyVersion := etag == "" || etag == entity.AnyETag
 	w := s.newWrite(pk, rk)
+	w.msgs = msgs
 	var unknown error // the answer of a delete of version tried whose outcome is unknown
 	var tried string
 	attempt := func(ctx context.Context) error {
@@ -64,7 +72,6 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
 			}
 		}
 	}
-	var err error
 	if anyVersion {
 		err = s.cfg.Retry.Retry(ctx, attempt)
 	} else {

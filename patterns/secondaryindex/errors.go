@@ -22,6 +22,11 @@ var (
 	// ErrNotUnique reports Lookup on an index that is not unique: use
 	// LookupAll.
 	ErrNotUnique = errors.New("secondaryindex: index is not unique")
+	// ErrPlacement reports a lookup that does not fit the index's
+	// placement: Lookup, LookupAll and LookupPrefix (which take a
+	// PartitionKey) of a TableWide index, or LookupValue, LookupValueAll
+	// and LookupValuePrefix of another. Nothing was sent.
+	ErrPlacement = errors.New("secondaryindex: lookup does not fit the index's placement")
 	// ErrInvalidToken reports a resume token that this package did not
 	// make.
 	ErrInvalidToken = errors.New("secondaryindex: invalid resume token")

@@ -35,17 +35,21 @@ func FuzzEntryKey(f *testing.F) {
 	f.Add("a!! b", "x y", false)
 	f.Add("", "", false)
 	f.Fuzz(func(t *testing.T, value, rk string, unique bool) {
-		ix := &index[struct{}]{Index: Index[struct{}]{Name: "ix", Unique: unique}, prefix: "ix_"}
-		erk := ix.entryRK(value, rk)
-		v, r, ok := ix.parseEntryRK(erk)
-		if !ok || v != value || (!unique && r != rk) {
-			t.Fatalf("%q %q made %q, which splits into %q %q %v", value, rk, erk, v, r, ok)
+		for _, pl := range []Placement{OtherPartition, TableWide} {
+			ix := &index[struct{}]{Index: Index[struct{}]{Name: "ix", Unique: unique, Placement: pl}, prefix: "ix_", buckets: 16}
+			erk := ix.entryRK(value, "pk "+rk, rk)
+			v, p, r, ok := ix.parseEntryRK(erk)
+			if !ok || v != value || (!unique && r != rk) || (!unique && pl == TableWide && p != "pk "+rk) {
+				t.Fatalf("%v: %q %q made %q, which splits into %q %q %q %v", pl, value, rk, erk, v, p, r, ok)
+			}
+			_, _, _, _ = ix.parseEntryRK(value) // any string
 		}
+		ix := &index[struct{}]{Index: Index[struct{}]{Name: "ix", Unique: unique}, prefix: "ix_"}
+		erk := ix.entryRK(value, "", rk)
 		if keys.Validate(value) == nil && keys.Validate(rk) == nil && len(value)+len(rk) < 400 {
 			if err := keys.Validate(erk); err != nil {
 				t.Fatalf("valid parts made an invalid key %q: %v", erk, err)
 			}
 		}
-		_, _, _ = ix.parseEntryRK(value) // any string
 	})
 }

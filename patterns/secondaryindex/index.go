@@ -1,6 +1,7 @@
 package secondaryindex
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 	"strconv"
@@ -25,7 +26,24 @@ const (
 	// §6.2), written by patterns/eventual after the primary: an index that
 	// catches up, read with LookupOptions.Verify where that matters.
 	OtherPartition
+	// TableWide keeps the entries in partitions derived from the indexed
+	// value, not from the primary's: Name + "_" + keys.Bucket(value,
+	// Index.Buckets) ("email_07"), in Config.Entries or the primary's
+	// table. A lookup needs no PartitionKey (LookupValue,
+	// LookupValueAll, LookupValuePrefix), and a unique value is one
+	// entity's in the whole table. The entries are kept as
+	// OtherPartition ones are (the outbox and patterns/eventual, fenced
+	// reservations for unique values): an index that catches up.
+	TableWide
 )
+
+// DefaultBuckets is the bucket count of a TableWide index whose
+// Index.Buckets is 0.
+const DefaultBuckets = 16
+
+// MaxBuckets is the largest Index.Buckets: a prefix lookup costs one query
+// per bucket.
+const MaxBuckets = 1000
 
 func (p Placement) String() string {
 	switch p {
@@ -33,6 +51,8 @@ func (p Placement) String() string {
 		return "same partition"
 	case OtherPartition:
 		return "other partition"
+	case TableWide:
+		return "table-wide"
 	}
 	return "Placement(" + string(rune('0'+p)) + ")"
 }
@@ -57,7 +77,10 @@ type Index[T any] struct {
 	// RowKey is the value and the primary's RowKey as one compound key
 	// (keys.Compound), so that any number of entities may share a value.
 	// Uniqueness holds within the partition of the entries: the primary's
-	// partition (SamePartition), or Name_PartitionKey (OtherPartition).
+	// partition (SamePartition), or Name_PartitionKey (OtherPartition);
+	// for TableWide, in the whole table (the entry's partition derives
+	// from the value). A non-unique TableWide entry's RowKey is the value
+	// and both of the primary's keys as one compound key.
 	Unique bool
 	// Properties are the properties an entry copies from its primary; nil
 	// means all of them. A lookup that reads entries fills only these
@@ -72,6 +95,13 @@ type Index[T any] struct {
 	// Placement is where the entries live; the zero value is
 	// SamePartition.
 	Placement Placement
+	// Buckets is how many partitions a TableWide index spreads its
+	// entries over (keys.Bucket of the value): its write throughput is
+	// about Buckets × 2,000 entities/s (the service's target per
+	// partition), and a LookupValuePrefix costs Buckets queries. 0 means
+	// DefaultBuckets; at most MaxBuckets; set only for TableWide indexes.
+	// Changing it moves most entries: Rebuild after.
+	Buckets int
 }
 
 // Properties every entry carries besides its copy of the primary.
@@ -94,8 +124,9 @@ const (
 // index is a checked declaration with what its keys need.
 type index[T any] struct {
 	Index[T]
-	prefix string   // Name + "_"
-	props  []string // sorted; nil: all
+	prefix  string   // Name + "_"
+	props   []string // sorted; nil: all
+	buckets int      // TableWide: the bucket count
 }
 
 // reserved reports a property an entry keeps for itself, never copied
@@ -169,10 +200,18 @@ func compile[T any](i int, d Index[T], st *storedProps) (*index[T], error) {
 	if d.Key == nil {
 		return nil, bad("Key", "is nil")
 	}
-	if d.Placement > OtherPartition {
-		return nil, bad("Placement", "is not SamePartition or OtherPartition")
+	if d.Placement > TableWide {
+		return nil, bad("Placement", "is not SamePartition, OtherPartition or TableWide")
 	}
 	ix := &index[T]{Index: d, prefix: d.Name + "_"}
+	switch {
+	case d.Buckets < 0 || d.Buckets > MaxBuckets:
+		return nil, bad("Buckets", "is "+strconv.Itoa(d.Buckets)+", not 0 to "+strconv.Itoa(MaxBuckets))
+	case d.Buckets != 0 && d.Placement != TableWide:
+		return nil, bad("Buckets", "is set on an index that is not TableWide")
+	case d.Placement == TableWide:
+		ix.buckets = cmp.Or(d.Buckets, DefaultBuckets)
+	}
 	if d.Properties != nil {
 		ix.props = make([]string, 0, len(d.Properties))
 		for _, p := range d.Properties {
@@ -195,30 +234,47 @@ func compile[T any](i int, d Index[T], st *storedProps) (*index[T], error) {
 	return ix, nil
 }
 
-// entryPK is the PartitionKey of the entries of primaries in partition pk.
-func (ix *index[T]) entryPK(pk string) string {
-	if ix.Placement == OtherPartition {
+// entryPK is the PartitionKey of the entry for value held by a primary in
+// partition pk.
+func (ix *index[T]) entryPK(value, pk string) string {
+	switch ix.Placement {
+	case OtherPartition:
 		return ix.prefix + pk
+	case TableWide:
+		return ix.prefix + keys.Bucket(value, ix.buckets)
 	}
 	return pk
 }
 
-// ownerPartition is the inverse of entryPK: the primaries' partition of
-// the entries in partition epk, and false when no partition maps to it.
+// ownerPartition is the inverse of entryPK for OtherPartition and
+// SamePartition: the primaries' partition of the entries in partition
+// epk, and false when no partition maps to it (or the index is
+// TableWide, whose entries' partitions say nothing of their primaries').
 func (ix *index[T]) ownerPartition(epk string) (string, bool) {
-	if ix.Placement != OtherPartition {
-		return epk, true
+	switch ix.Placement {
+	case OtherPartition:
+		return strings.CutPrefix(epk, ix.prefix)
+	case TableWide:
+		return "", false
 	}
-	return strings.CutPrefix(epk, ix.prefix)
+	return epk, true
 }
 
-// entryRK is the RowKey of the entry for value held by the primary whose
-// RowKey is rk.
-func (ix *index[T]) entryRK(value, rk string) string {
-	if ix.Unique {
+// entryRK is the RowKey of the entry for value held by the primary with
+// keys pk, rk.
+func (ix *index[T]) entryRK(value, pk, rk string) string {
+	switch {
+	case ix.Unique:
 		return ix.prefix + value
+	case ix.Placement == TableWide:
+		return ix.prefix + keys.Compound(value, pk, rk)
 	}
 	return ix.prefix + keys.Compound(value, rk)
+}
+
+// entryAt returns the keys of the entry for value held by primary pk/rk.
+func (ix *index[T]) entryAt(value, pk, rk string) (epk, erk string) {
+	return ix.entryPK(value, pk), ix.entryRK(value, pk, rk)
 }
 
 // entryKeys returns the keys of e's entry in this index, or ok false when
@@ -228,7 +284,7 @@ func (ix *index[T]) entryKeys(e *T, pk, rk string) (epk, erk, value string, ok b
 	if !ok {
 		return "", "", "", false, nil
 	}
-	epk, erk = ix.entryPK(pk), ix.entryRK(value, rk)
+	epk, erk = ix.entryAt(value, pk, rk)
 	if err := keys.Validate(epk); err != nil {
 		return "", "", "", false, &KeyError{Index: ix.Name, Value: value, Err: err}
 	}
@@ -239,26 +295,31 @@ func (ix *index[T]) entryKeys(e *T, pk, rk string) (epk, erk, value string, ok b
 }
 
 // parseEntryRK splits an entry's RowKey into the value and, for a
-// non-unique index, the primary's RowKey. ok is false for a RowKey this
-// index did not make.
-func (ix *index[T]) parseEntryRK(erk string) (value, rk string, ok bool) {
-	return parseEntryRK(ix.prefix, ix.Unique, erk)
-}
-
-func parseEntryRK(prefix string, unique bool, erk string) (value, rk string, ok bool) {
-	rest, ok := strings.CutPrefix(erk, prefix)
+// non-unique index, the primary's keys (pk "" unless the index is
+// TableWide: the entry's partition tells it, see ownerPartition). ok is
+// false for a RowKey this index did not make.
+func (ix *index[T]) parseEntryRK(erk string) (value, pk, rk string, ok bool) {
+	rest, ok := strings.CutPrefix(erk, ix.prefix)
 	if !ok {
-		return "", "", false
+		return "", "", "", false
 	}
-	if unique {
-		return rest, "", true
+	if ix.Unique {
+		return rest, "", "", true
 	}
 	parts, err := keys.SplitCompound(rest)
-	if err != nil || len(parts) != 2 {
-		return "", "", false
+	switch {
+	case err != nil:
+		return "", "", "", false
+	case ix.Placement == TableWide && len(parts) == 3:
+		return parts[0], parts[1], parts[2], true
+	case ix.Placement != TableWide && len(parts) == 2:
+		return parts[0], "", parts[1], true
 	}
-	return parts[0], parts[1], true
+	return "", "", "", false
 }
+
+// remote reports an index kept through the outbox and patterns/eventual.
+func (ix *index[T]) remote() bool { return ix.Placement != SamePartition }
 
 // exactRange is the RowKey range of the entries of a non-unique index
 // holding value (a unique index's entry is read by a point query).

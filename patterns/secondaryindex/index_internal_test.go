@@ -112,18 +112,18 @@ func TestEntryKeys(t *testing.T) {
 	if pk, ok := other.ownerPartition(epk); !ok || pk != "Sales" {
 		t.Errorf("owner partition of %q: %q %v", epk, pk, ok)
 	}
-	if v, rk, ok := other.parseEntryRK(erk); !ok || v != "Van Dyke" || rk != "empid_000123" {
+	if v, _, rk, ok := other.parseEntryRK(erk); !ok || v != "Van Dyke" || rk != "empid_000123" {
 		t.Errorf("parse %q: %q %q %v", erk, v, rk, ok)
 	}
 	// The exact range holds every entry of the value and nothing else;
 	// the prefix range every value that starts with the prefix.
 	from, to := other.exactRange("Van Dyke")
 	in := func(k string) bool { return keys.Compare(from, k) <= 0 && keys.Compare(k, to) < 0 }
-	if !in(erk) || !in(other.entryRK("Van Dyke", "z")) || in(other.entryRK("Van Dyker", "a")) || in(other.entryRK("Van", "a")) {
+	if !in(erk) || !in(other.entryRK("Van Dyke", "", "z")) || in(other.entryRK("Van Dyker", "", "a")) || in(other.entryRK("Van", "", "a")) {
 		t.Errorf("exact range [%q, %q)", from, to)
 	}
 	from, to = other.prefixRange("Van D")
-	if !in(erk) || !in(other.entryRK("Van Dam", "a")) || in(other.entryRK("Van", "a")) || in(other.entryRK("Vanes", "a")) {
+	if !in(erk) || !in(other.entryRK("Van Dam", "", "a")) || in(other.entryRK("Van", "", "a")) || in(other.entryRK("Vanes", "", "a")) {
 		t.Errorf("prefix range [%q, %q)", from, to)
 	}
 	from, to = unique.prefixRange("jo")
@@ -180,13 +180,13 @@ func TestCopiesAndFingerprints(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
-	for _, tok := range []token{{}, {PK: "Sales"}, {PK: "Sales", After: true}, {PK: "", After: true}, {Phase: 1, Page: "abc"}} {
+	for _, tok := range []token{{}, {PK: "Sales"}, {PK: "Sales", After: true}, {PK: "", After: true}, {Phase: 1, Page: "abc"}, {Phase: 2}, {Phase: 2, Ix: 1, Bucket: "07", Page: "abc"}} {
 		got, err := parseToken(tok.String())
 		if err != nil || got != tok {
 			t.Errorf("%+v: round trip %+v, %v", tok, got, err)
 		}
 	}
-	for _, bad := range []string{"x", "si1.!", "si1." + "e30x", "si1.eyJoIjoyfQ", "si1.eyJ4IjoxfQ", "si1.eyJoIjoxLCJwIjoiYSJ9"} {
+	for _, bad := range []string{"x", "si1.!", "si1." + "e30x", token{Phase: 3}.String(), token{Phase: 1, Ix: 1}.String(), token{Phase: 2, Ix: -1}.String(), token{Phase: 2, PK: "a"}.String(), "si1.eyJ4IjoxfQ", "si1.eyJoIjoxLCJwIjoiYSJ9"} {
 		if _, err := parseToken(bad); !errors.Is(err, ErrInvalidToken) {
 			t.Errorf("%q: %v", bad, err)
 		}

@@ -28,8 +28,9 @@ func (w *write[T]) run(ctx context.Context) error {
 // unique values reserved first). An entity with e's keys is an error
 // matching entity.ErrAlreadyExists; a unique value held by another is a
 // *UniqueError. e's new ETag is written back into it (cleared when the
-// transaction was found applied after a lost reply).
-func (s *Set[T]) Insert(ctx context.Context, e *T) error {
+// transaction was found applied after a lost reply). opts may carry the
+// caller's messages, committed with the insert (WriteOptions).
+func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
 		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
 	}
@@ -40,12 +41,16 @@ func (s *Set[T]) Insert(ctx context.Context, e *T) error {
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}
+	msgs, err := s.writeMessages("Insert", opts)
+	if err != nil {
+		return err
+	}
 	cur, err := intend(e)
 	if err != nil {
 		return err
 	}
 	w := s.newWrite(pk, rk)
-	w.cur = &cur
+	w.cur, w.msgs = &cur, msgs
 	if err := w.run(ctx); err != nil {
 		return w.cleanup(ctx, opError("insert", pk, rk, err))
 	}

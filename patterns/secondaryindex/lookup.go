@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
+	"slices"
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
@@ -39,7 +41,7 @@ func (s *Set[T]) index(name string) (*index[T], error) {
 
 // readers returns the table an index's entries are read from.
 func (s *Set[T]) readers(ix *index[T]) *entity.Table[json.RawMessage] {
-	if ix.Placement == OtherPartition {
+	if ix.remote() {
 		return s.copies
 	}
 	return s.raw
@@ -60,58 +62,225 @@ func decodeHit[T any](raw []byte) (hit[T], error) {
 	return h, entityfields.SetSystem(&h.e, entityfields.System{PartitionKey: h.pk, RowKey: h.rk})
 }
 
+// placed returns the index named name if its placement is (tableWide) or
+// is not TableWide: the lookups with a PartitionKey serve SamePartition
+// and OtherPartition indexes, those without (LookupValue...) TableWide
+// ones.
+func (s *Set[T]) placed(step, name string, tableWide bool) (*index[T], error) {
+	ix, err := s.index(name)
+	if err != nil {
+		return nil, err
+	}
+	if (ix.Placement == TableWide) != tableWide {
+		return nil, &StepError{Step: step, Index: name, Err: fmt.Errorf("%w: the index is %s", ErrPlacement, ix.Placement)}
+	}
+	return ix, nil
+}
+
 // Lookup returns the entity whose value in the unique index named index
 // is value, among the primaries of partition pk: one point query, and one
 // more with opts.Verify. No such entity is an error matching
-// entity.ErrNotFound.
+// entity.ErrNotFound. A TableWide index is an error matching ErrPlacement:
+// use LookupValue.
 func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) (T, error) {
-	var zero T
-	ix, err := s.index(index)
+	ix, err := s.placed("lookup", index, false)
 	if err != nil {
+		var zero T
 		return zero, err
 	}
+	return s.lookupOne(ctx, ix, pk, value, opts)
+}
+
+// LookupValue returns the entity whose value in the unique TableWide
+// index named index is value, wherever its partition: one point query
+// (the entry's partition derives from the value), and one more with
+// opts.Verify. No such entity is an error matching entity.ErrNotFound; an
+// index that is not TableWide one matching ErrPlacement (use Lookup).
+func (s *Set[T]) LookupValue(ctx context.Context, index, value string, opts LookupOptions) (T, error) {
+	ix, err := s.placed("lookup", index, true)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return s.lookupOne(ctx, ix, "", value, opts)
+}
+
+func (s *Set[T]) lookupOne(ctx context.Context, ix *index[T], pk, value string, opts LookupOptions) (T, error) {
+	var zero T
 	if !ix.Unique {
-		return zero, &StepError{Step: "lookup", Index: index, Err: ErrNotUnique}
+		return zero, &StepError{Step: "lookup", Index: ix.Name, Err: ErrNotUnique}
 	}
 	for e, err := range s.point(ctx, ix, pk, value, opts) {
 		return e, err
 	}
-	return zero, &StepError{Step: "lookup", Index: index, PartitionKey: ix.entryPK(pk), RowKey: ix.entryRK(value, ""), Err: entity.ErrNotFound}
+	epk, erk := ix.entryAt(value, pk, "")
+	return zero, &StepError{Step: "lookup", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: entity.ErrNotFound}
 }
 
 // LookupAll yields the entities whose value in the index named index is
 // value, among the primaries of partition pk, in the order of their
 // entries' keys (the primaries' RowKeys, for a non-unique index): a point
-// query for a unique index, a range query otherwise.
+// query for a unique index, a range query otherwise. A TableWide index is
+// an error matching ErrPlacement: use LookupValueAll.
 //
 // An entry that does not decode as T, or (with Verify) a primary that
 // does not, is yielded as a *StepError naming its keys, and the sequence
 // goes on with the next entry for as long as the caller ranges over it;
 // any other error (a failed query) ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.index(index)
+	ix, err := s.placed("lookup", index, false)
 	if err != nil {
 		return fail[T](err)
 	}
+	return s.lookupAll(ctx, ix, pk, value, opts)
+}
+
+// LookupValueAll yields the entities whose value in the TableWide index
+// named index is value, wherever their partitions, in the order of the
+// primaries' keys (PartitionKey, then RowKey): a point query for a unique
+// index, one range query in one partition otherwise (the value's bucket).
+// Errors are yielded as by LookupAll; an index that is not TableWide is an
+// error matching ErrPlacement (use LookupAll).
+func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
+	ix, err := s.placed("lookup", index, true)
+	if err != nil {
+		return fail[T](err)
+	}
+	return s.lookupAll(ctx, ix, "", value, opts)
+}
+
+func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, opts LookupOptions) iter.Seq2[T, error] {
 	if ix.Unique {
 		return s.point(ctx, ix, pk, value, opts)
 	}
 	from, to := ix.exactRange(value)
-	return s.scan(ctx, ix, pk, from, to, opts)
+	return s.scan(ctx, ix, s.rangeQuery(ix, ix.entryPK(value, pk), from, to, opts), opts)
 }
 
 // LookupPrefix yields the entities whose value in the index named index
 // starts with prefix, among the primaries of partition pk, in the order of
 // the values: one range query ("RowKey ge 'email_a' and RowKey lt
 // 'email_b'", guide §6.1). An entry or primary that does not decode is
-// yielded as an error and the sequence goes on, as for LookupAll.
+// yielded as an error and the sequence goes on, as for LookupAll. A
+// TableWide index is an error matching ErrPlacement: use
+// LookupValuePrefix.
 func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.index(index)
+	ix, err := s.placed("lookup", index, false)
 	if err != nil {
 		return fail[T](err)
 	}
 	from, to := ix.prefixRange(prefix)
-	return s.scan(ctx, ix, pk, from, to, opts)
+	return s.scan(ctx, ix, s.rangeQuery(ix, ix.entryPK("", pk), from, to, opts), opts)
+}
+
+// LookupValuePrefix yields the entities whose value in the TableWide index
+// named index starts with prefix, wherever their partitions, in the order
+// of the values (then of the primaries' keys, for a non-unique index):
+// exact and ordered, it costs one range query per bucket (Index.Buckets
+// queries, each paged, run side by side), merged as they are read. Errors
+// are yielded as by LookupAll; an index that is not TableWide is an error
+// matching ErrPlacement (use LookupPrefix).
+func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {
+	ix, err := s.placed("lookup", index, true)
+	if err != nil {
+		return fail[T](err)
+	}
+	from, to := ix.prefixRange(prefix)
+	sources := make([]func(context.Context) iter.Seq2[json.RawMessage, error], 0, ix.buckets)
+	for b := range keys.Buckets(ix.buckets) {
+		sources = append(sources, s.rangeQuery(ix, ix.prefix+b, from, to, opts))
+	}
+	return s.scan(ctx, ix, mergeByRowKey(sources), opts)
+}
+
+// rangeQuery is the query of the entries of ix in partition epk with
+// RowKeys from from to to.
+func (s *Set[T]) rangeQuery(ix *index[T], epk, from, to string, opts LookupOptions) func(context.Context) iter.Seq2[json.RawMessage, error] {
+	q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to))}
+	if !opts.Verify {
+		q.Limit = opts.Limit
+	}
+	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] { return s.readers(ix).Query(ctx, q) }
+}
+
+// mergeByRowKey merges queries that each yield in RowKey order into one
+// sequence in RowKey order, reading them side by side.
+func mergeByRowKey(sources []func(context.Context) iter.Seq2[json.RawMessage, error]) func(context.Context) iter.Seq2[json.RawMessage, error] {
+	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] {
+		return func(yield func(json.RawMessage, error) bool) {
+			type head struct {
+				next func() (json.RawMessage, error, bool)
+				stop func()
+				raw  json.RawMessage
+				rk   string
+			}
+			var heads []*head
+			defer func() {
+				for _, h := range heads {
+					h.stop()
+				}
+			}()
+			// advance reads the next entry of h; false when h is done.
+			advance := func(h *head) (bool, error) {
+				raw, err, ok := h.next()
+				if !ok {
+					return false, nil
+				}
+				if err != nil {
+					return false, err
+				}
+				var m entryMeta
+				if err := entity.Unmarshal(raw, &m); err != nil {
+					return false, err
+				}
+				h.raw, h.rk = raw, m.RowKey
+				return true, nil
+			}
+			for _, src := range sources {
+				next, stop := iter.Pull2(src(ctx))
+				heads = append(heads, &head{next: next, stop: stop})
+			}
+			// The first page of every bucket is asked for at once.
+			live := make([]*head, len(heads))
+			errs := make([]error, len(heads))
+			var wg sync.WaitGroup
+			for i, h := range heads {
+				wg.Go(func() {
+					ok, err := advance(h)
+					if ok {
+						live[i] = h
+					}
+					errs[i] = err
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				yield(nil, err)
+				return
+			}
+			live = slices.DeleteFunc(live, func(h *head) bool { return h == nil })
+			for len(live) > 0 {
+				m := 0
+				for i := 1; i < len(live); i++ {
+					if keys.Compare(live[i].rk, live[m].rk) < 0 {
+						m = i
+					}
+				}
+				h := live[m]
+				if !yield(h.raw, nil) {
+					return
+				}
+				ok, err := advance(h)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if !ok {
+					live = slices.Delete(live, m, m+1)
+				}
+			}
+		}
+	}
 }
 
 func fail[T any](err error) iter.Seq2[T, error] {
@@ -125,7 +294,7 @@ func fail[T any](err error) iter.Seq2[T, error] {
 func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts LookupOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
-		epk, erk := ix.entryPK(pk), ix.entryRK(value, "")
+		epk, erk := ix.entryAt(value, pk, "")
 		if err := keys.Validate(erk); err != nil {
 			yield(zero, &KeyError{Index: ix.Name, Value: value, Err: err})
 			return
@@ -156,14 +325,10 @@ func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts
 	}
 }
 
-// scan reads the entries of one RowKey range of an index.
-func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, opts LookupOptions) iter.Seq2[T, error] {
+// scan reads the entries of ix that query yields, in its order.
+func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Context) iter.Seq2[json.RawMessage, error], opts LookupOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
-		q := entity.Query{Filter: filter.PK(ix.entryPK(pk)).And(filter.RowKeyRange(from, to))}
-		if !opts.Verify {
-			q.Limit = opts.Limit
-		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		batch := make([]hit[T], 0, 2*s.cfg.Concurrency)
@@ -214,7 +379,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, op
 			}
 			return true
 		}
-		for raw, err := range s.readers(ix).Query(ctx, q) {
+		for raw, err := range query(ctx) {
 			if err != nil {
 				yield(zero, err)
 				return
@@ -230,6 +395,9 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], pk, from, to string, op
 			}
 			if !opts.Verify {
 				if !yield(h.e, nil) {
+					return
+				}
+				if yielded++; opts.Limit > 0 && yielded >= opts.Limit {
 					return
 				}
 				continue
@@ -273,7 +441,7 @@ func (s *Set[T]) verify(ctx context.Context, ix *index[T], h *hit[T], opts Looku
 // entryKey is the drift.Key of an entry of ix.
 func (s *Set[T]) entryKey(ix *index[T], epk, erk string) drift.Key {
 	k := drift.Key{PartitionKey: epk, RowKey: erk}
-	if ix.Placement == OtherPartition && s.other {
+	if ix.remote() && s.other {
 		k.Table = s.entries.Name()
 	}
 	return k

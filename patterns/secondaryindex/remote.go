@@ -43,11 +43,11 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 	values := map[string][]string{}
 	changed := false
 	for _, ix := range s.remote {
-		oldK, oldV, oldHas, err := w.entryOf(ix, w.old)
+		oldP, oldK, oldV, oldHas, err := w.entryOf(ix, w.old)
 		if err != nil {
 			return nil, err
 		}
-		newK, newV, newHas, err := w.entryOf(ix, w.cur)
+		newP, newK, newV, newHas, err := w.entryOf(ix, w.cur)
 		if err != nil {
 			return nil, err
 		}
@@ -57,12 +57,11 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 		if newHas {
 			values[ix.Name] = append(values[ix.Name], newV)
 		}
-		epk := ix.entryPK(w.pk)
 		switch {
 		case !oldHas && !newHas:
 			continue
-		case oldHas && newHas && oldK == newK:
-			if !sameCopy(ix.copyOf(w.cur, epk, newK, w.pk, w.rk), ix.copyOf(w.old, epk, oldK, w.pk, w.rk)) {
+		case oldHas && newHas && oldP == newP && oldK == newK:
+			if !sameCopy(ix.copyOf(w.cur, newP, newK, w.pk, w.rk), ix.copyOf(w.old, oldP, oldK, w.pk, w.rk)) {
 				changed = true
 			}
 			continue
@@ -82,7 +81,7 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 		if !slices.Contains(w.reserved[ix.Name], newV) {
 			w.reserved[ix.Name] = append(w.reserved[ix.Name], newV)
 		}
-		if err := s.reserve(ctx, ix, newV, w.pk, w.rk, claim, ix.copyOf(w.cur, epk, newK, w.pk, w.rk)); err != nil {
+		if err := s.reserve(ctx, ix, newV, w.pk, w.rk, claim, ix.copyOf(w.cur, newP, newK, w.pk, w.rk)); err != nil {
 			return nil, err
 		}
 	}
@@ -321,7 +320,7 @@ func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]st
 
 // ensure makes the entry of value in ix hold primary p's copy.
 func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk, value string) error {
-	epk, erk := ix.entryPK(pk), ix.entryRK(value, rk)
+	epk, erk := ix.entryAt(value, pk, rk)
 	want := ix.copyOf(p, epk, erk, pk, rk)
 	step := func(err error) error {
 		return &StepError{Step: "sync: write entry", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
@@ -380,7 +379,7 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 // release removes the entry of value in ix if primary pk/rk owns it and
 // may lose it.
 func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string) error {
-	epk, erk := ix.entryPK(pk), ix.entryRK(value, rk)
+	epk, erk := ix.entryAt(value, pk, rk)
 	step := func(err error) error {
 		return &StepError{Step: "sync: remove entry", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
 	}

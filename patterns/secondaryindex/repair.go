@@ -38,7 +38,7 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 		return &StepError{Step: "repair", Index: ix.Name, PartitionKey: f.Entry.PartitionKey, RowKey: f.Entry.RowKey,
 			Err: heldTwice{f.Primary}}
 	}
-	if ix.Placement == OtherPartition {
+	if ix.remote() {
 		err = s.repairRemote(ctx, ix, f)
 	} else {
 		err = s.repairLocal(ctx, ix, f)
@@ -136,14 +136,20 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	return nil
 }
 
-// repairRemote repairs the OtherPartition entry f.Entry the way the
-// index's messages do: it syncs the primary named by the finding with the
-// entry's value among those to look at.
+// repairRemote repairs the OtherPartition or TableWide entry f.Entry the
+// way the index's messages do: it syncs the primary named by the finding
+// with the entry's value among those to look at.
 func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding) error {
 	values := map[string][]string{}
-	value, rk, ok := ix.parseEntryRK(f.Entry.RowKey)
-	pk, pok := ix.ownerPartition(f.Entry.PartitionKey)
-	placed := ok && pok && pk == f.Primary.PartitionKey && (ix.Unique || rk == f.Primary.RowKey)
+	value, tpk, rk, ok := ix.parseEntryRK(f.Entry.RowKey)
+	var placed bool
+	if ix.Placement == TableWide {
+		// The entry is where the primary's entry of its value is.
+		placed = ok && f.Entry.PartitionKey == ix.entryPK(value, "") && (ix.Unique || tpk == f.Primary.PartitionKey && rk == f.Primary.RowKey)
+	} else {
+		pk, pok := ix.ownerPartition(f.Entry.PartitionKey)
+		placed = ok && pok && pk == f.Primary.PartitionKey && (ix.Unique || rk == f.Primary.RowKey)
+	}
 	if placed {
 		values[ix.Name] = []string{value}
 	}

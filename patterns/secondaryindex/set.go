@@ -27,7 +27,7 @@ type Set[T any] struct {
 	byName  map[string]*index[T]
 	names   *indexset.Names[pkg]
 	local   []*index[T] // SamePartition
-	remote  []*index[T] // OtherPartition
+	remote  []*index[T] // OtherPartition and TableWide
 
 	proc   *eventual.Processor
 	outbox *eventual.Outbox[entity.DynamicEntity]
@@ -68,7 +68,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		}
 		s.byName[ix.Name] = ix
 		s.indexes = append(s.indexes, ix)
-		if ix.Placement == OtherPartition {
+		if ix.remote() {
 			s.remote = append(s.remote, ix)
 		} else {
 			s.local = append(s.local, ix)
@@ -90,11 +90,18 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 			return nil, err
 		}
 	}
-	if len(s.remote) == 0 {
+	if p == nil {
+		if len(s.remote) > 0 {
+			return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and TableWide indexes need one"}
+		}
 		return s, nil
 	}
-	if p == nil {
-		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition indexes need one"}
+	if len(s.remote) == 0 {
+		// The outbox of the caller's messages (WriteOptions) alone.
+		if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	name := cfg.Kind
 	if name == "" {

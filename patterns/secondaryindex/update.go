@@ -13,8 +13,9 @@ import (
 // that it is still the version e was read as (e's ETag): a concurrent
 // change is an error matching entity.ErrPreconditionFailed, an e without
 // an ETag entity.ErrNoETag. It reads the stored version first, to find
-// its entries; Modify does the read and the change in one call.
-func (s *Set[T]) Update(ctx context.Context, e *T) error {
+// its entries; Modify does the read and the change in one call. opts may
+// carry the caller's messages, committed with the change (WriteOptions).
+func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
 		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
 	}
@@ -29,12 +30,16 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}
+	msgs, err := s.writeMessages("Update", opts)
+	if err != nil {
+		return err
+	}
 	cur, err := intend(e)
 	if err != nil {
 		return err
 	}
 	w := s.newWrite(pk, rk)
-	w.cur = &cur
+	w.cur, w.msgs = &cur, msgs
 	err = func() error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
@@ -79,9 +84,17 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 // Under lost replies Modify is exactly-once: the transaction carries
 // entity's write token, and a resent transaction's refusal is settled by
 // reading the primary back (see entity.Table.WithWriteTokens).
-func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
+//
+// wopts may carry the caller's messages, committed with the change
+// (WriteOptions): the round that commits carries them, so they are sent
+// once whatever the rounds lost to other writers.
+func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
 	var out T
 	if err := indexset.CheckMode[pkg]("Modify", opts.Mode); err != nil {
+		return out, err
+	}
+	msgs, err := s.writeMessages("Modify", wopts)
+	if err != nil {
 		return out, err
 	}
 	if change == nil {
@@ -91,7 +104,8 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return out, err
 	}
 	w := s.newWrite(pk, rk)
-	err := s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
+	w.msgs = msgs
+	err = s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {

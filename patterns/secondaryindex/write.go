@@ -37,6 +37,7 @@ type write[T any] struct {
 	reservedNow int
 	reservedAt  time.Time
 
+	msgs    []eventual.Message    // the caller's (WriteOptions.Messages)
 	primary *entity.DynamicEntity // the primary's operation, for its new ETag
 	roles   []role                // the roles of the transaction's operations
 	offset  int                   // operations before ours (outbox intents)
@@ -64,12 +65,11 @@ func (s *Set[T]) newWrite(pk, rk string) *write[T] {
 
 // entryOf returns the keys of v's entry in ix; has is false when v is nil
 // or not indexed.
-func (w *write[T]) entryOf(ix *index[T], v *version[T]) (erk, value string, has bool, err error) {
+func (w *write[T]) entryOf(ix *index[T], v *version[T]) (epk, erk, value string, has bool, err error) {
 	if v == nil {
-		return "", "", false, nil
+		return "", "", "", false, nil
 	}
-	_, erk, value, has, err = ix.entryKeys(&v.e, w.pk, w.rk)
-	return erk, value, has, err
+	return ix.entryKeys(&v.e, w.pk, w.rk)
 }
 
 // round builds and submits the transaction once. It returns errAgain
@@ -95,14 +95,18 @@ func (w *write[T]) round(ctx context.Context) error {
 		sctx, cancel = context.WithDeadline(ctx, w.reservedAt.Add(s.cfg.Grace/2))
 		defer cancel()
 	}
-	if msg == nil {
+	msgs := w.msgs
+	if msg != nil {
+		msgs = append([]eventual.Message{*msg}, w.msgs...)
+	}
+	if len(msgs) == 0 {
 		b := s.bags.NewBatch()
 		if err := build(b); err != nil {
 			return err
 		}
 		_, err = s.bags.Submit(sctx, b)
 	} else {
-		err = s.outbox.Submit(sctx, w.pk, build, *msg)
+		err = s.outbox.Submit(sctx, w.pk, build, msgs...)
 	}
 	if err == nil {
 		return nil
@@ -134,11 +138,11 @@ func (w *write[T]) build(b *entity.Batch) error {
 	}
 	w.roles = append(w.roles, role{kind: rolePrimary})
 	for _, ix := range w.s.local {
-		oldK, _, oldHas, err := w.entryOf(ix, w.old)
+		_, oldK, _, oldHas, err := w.entryOf(ix, w.old)
 		if err != nil {
 			return err
 		}
-		newK, newV, newHas, err := w.entryOf(ix, w.cur)
+		_, newK, newV, newHas, err := w.entryOf(ix, w.cur)
 		if err != nil {
 			return err
 		}

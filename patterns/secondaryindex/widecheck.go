@@ -1,0 +1,218 @@
+package secondaryindex
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/drift"
+)
+
+// wideExpect is the TableWide entry a primary expects.
+type wideExpect struct {
+	expect
+	epk, erk string
+}
+
+// wideEntries reads the TableWide entries the primaries of the partition
+// being checked expect, one point query each (Config.Concurrency at
+// once), and reports those missing or stale, and each primary that holds
+// a unique value whose entry another holder of it keeps (a write around
+// the Set), as drift.Duplicate.
+func (c *checker[T]) wideEntries() bool {
+	g := &c.g
+	if len(g.wide) == 0 {
+		return true
+	}
+	slices.SortFunc(g.wide, func(a, b wideExpect) int {
+		if n := keys.Compare(a.rk, b.rk); n != 0 {
+			return n
+		}
+		return keys.Compare(a.ix, b.ix)
+	})
+	type result struct {
+		f   drift.Finding
+		ok  bool // a finding
+		err error
+	}
+	out := make([]result, len(g.wide))
+	sem := make(chan struct{}, c.s.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := range g.wide {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i].f, out[i].ok, out[i].err = c.wideOne(&g.wide[i])
+		})
+	}
+	wg.Wait()
+	for _, r := range out {
+		switch {
+		case r.err != nil:
+			return c.fail(r.err)
+		case r.ok && !c.emit(r.f):
+			return false
+		}
+	}
+	if c.sum != nil {
+		c.sum.Scanned += len(g.wide)
+	}
+	return !c.stop
+}
+
+// wideOne judges one expected TableWide entry.
+func (c *checker[T]) wideOne(w *wideExpect) (drift.Finding, bool, error) {
+	s := c.s
+	ix := s.byName[w.ix]
+	f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: s.entryKey(ix, w.epk, w.erk)}
+	d, err := s.entries.Get(c.ctx, w.epk, w.erk)
+	if errors.Is(err, entity.ErrNotFound) {
+		f.Kind, f.Detail = drift.Missing, "no entry"
+		return f, true, nil
+	}
+	if err != nil {
+		return f, false, err
+	}
+	opk, ork, ok := owner(&d)
+	if ok && (opk != c.g.pk || ork != w.rk) {
+		if ix.Unique {
+			// Another holder keeps the entry if it holds the value too.
+			o, found, err := s.read(c.ctx, opk, ork)
+			if err != nil && !badRow(err) {
+				return f, false, err
+			}
+			if found && s.holds(ix, &o, opk, ork, w.epk, w.erk) {
+				f.Kind = drift.Duplicate
+				f.Detail = "the unique value is held by " + strconv.Quote(opk) + "/" + strconv.Quote(ork) + ", which keeps the entry, and this primary (change all but one)"
+				return f, true, nil
+			}
+		}
+		f.Kind, f.Detail = drift.Stale, "the entry names primary "+strconv.Quote(opk)+"/"+strconv.Quote(ork)
+		return f, true, nil
+	}
+	names := entryNames(d.Properties, nil)
+	if !ok || fingerprint(d.Properties, names, opk, ork) != w.fp {
+		f.Kind, f.Detail = drift.Stale, "the entry's copy differs from the primary"
+		return f, true, nil
+	}
+	return f, false, nil
+}
+
+// buckets scans the entries of the TableWide indexes, bucket by bucket
+// (phase 2 of a whole-table check), from tok, and reports each entry
+// whose primary is gone or does not hold it as drift.Orphan: one query
+// per bucket (paged) and one point query per entry, Config.Concurrency at
+// once. A check resumes at the page it stopped in.
+func (c *checker[T]) buckets(tok token) {
+	s := c.s
+	if tok.Phase < 2 {
+		tok = token{Phase: 2}
+	}
+	for i, ix := range s.indexes {
+		if ix.Placement != TableWide || i < tok.Ix {
+			continue
+		}
+		from, to := keys.PrefixRange(ix.prefix)
+		for b := range keys.Buckets(ix.buckets) {
+			page := ""
+			if i == tok.Ix && tok.Bucket != "" {
+				if b < tok.Bucket {
+					continue
+				}
+				if b == tok.Bucket {
+					page = tok.Page
+				}
+			}
+			epk := ix.prefix + b
+			q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to)), Select: []string{PropPrimaryPK, PropPrimaryRK}}
+			for {
+				c.g = group{resume: token{Phase: 2, Ix: i, Bucket: b, Page: page}.String()}
+				p, err := s.entries.QueryPage(c.ctx, q, page)
+				if err != nil {
+					c.fail(err)
+					return
+				}
+				if !c.orphans(ix, p.Items) {
+					return
+				}
+				if p.Next == "" {
+					break
+				}
+				page = p.Next
+				c.checkpoint(token{Phase: 2, Ix: i, Bucket: b, Page: page})
+			}
+			if next, ok := nextBucket(ix.buckets, b); ok {
+				c.checkpoint(token{Phase: 2, Ix: i, Bucket: next})
+			} else if j := slices.IndexFunc(s.indexes[i+1:], func(ix *index[T]) bool { return ix.Placement == TableWide }); j >= 0 {
+				c.checkpoint(token{Phase: 2, Ix: i + 1 + j})
+			}
+		}
+	}
+}
+
+// nextBucket returns the bucket after b among n, in Buckets' order.
+func nextBucket(n int, b string) (string, bool) {
+	found := false
+	for x := range keys.Buckets(n) {
+		if found {
+			return x, true
+		}
+		found = x == b
+	}
+	return "", false
+}
+
+// orphans reads the primaries of a page of TableWide entries of ix and
+// reports the entries they do not hold.
+func (c *checker[T]) orphans(ix *index[T], items []entity.DynamicEntity) bool {
+	s := c.s
+	type result struct {
+		orphan bool
+		err    error
+	}
+	out := make([]result, len(items))
+	sem := make(chan struct{}, s.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := range items {
+		opk, ork, ok := owner(&items[i])
+		if !ok {
+			continue // not an entry: another type's entity
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			p, found, err := s.read(c.ctx, opk, ork)
+			switch {
+			case err != nil && badRow(err):
+				// A primary that does not decode: whether it holds the
+				// entry cannot be told (its partition's check named it).
+			case err != nil:
+				out[i].err = err
+			default:
+				out[i].orphan = !found || !s.holds(ix, &p, opk, ork, items[i].PartitionKey, items[i].RowKey)
+			}
+		})
+	}
+	wg.Wait()
+	for i, r := range out {
+		if c.sum != nil {
+			c.sum.Scanned++
+		}
+		if r.err != nil {
+			return c.fail(r.err)
+		}
+		if !r.orphan {
+			continue
+		}
+		opk, ork, _ := owner(&items[i])
+		f := drift.Finding{Kind: drift.Orphan, Index: ix.Name, Primary: keyOfDrift(opk, ork), Entry: s.entryKey(ix, items[i].PartitionKey, items[i].RowKey), Detail: "no primary holds this entry"}
+		if !c.emit(f) {
+			return false
+		}
+	}
+	return !c.stop
+}

@@ -13,6 +13,11 @@
 //     secondaryindex and wide; and one each for resolver (several entity
 //     types in one table), sas (shared access signatures for a key range)
 //     and encryption (client-side encryption).
+//   - examples/orders: patterns combined in one service — orders by
+//     customer, newest first; table-wide lookups by order number and by
+//     status (secondaryindex); archiving through a queue with the index
+//     entries (eventual, Set.MoveTo); an audit log (logtail) — every change
+//     committing its messages in its own transaction.
 //   - examples/observability, a module of its own so that OpenTelemetry is
 //     not tablekit's dependency: azcore logging, OpenTelemetry tracing, retry
 //     settings and the storage-cost meter, given once to package account.

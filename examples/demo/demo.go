@@ -95,7 +95,7 @@ func (e *Env) ScratchTable(ctx context.Context, hint string) (*aztables.Client, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := e.TableService.CreateTable(ctx, name, nil); err != nil {
+	if _, err := e.TableService.CreateTable(ctx, name, nil); err != nil && !isConflict(err) {
 		return nil, nil, fmt.Errorf("demo: creating table %s: %w", name, err)
 	}
 	drop := func() error {
@@ -121,7 +121,7 @@ func (e *Env) ScratchQueue(ctx context.Context, hint string) (*azqueue.QueueClie
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := q.Create(ctx, nil); err != nil {
+	if _, err := q.Create(ctx, nil); err != nil && !isConflict(err) {
 		return nil, nil, fmt.Errorf("demo: creating queue %s: %w", name, err)
 	}
 	drop := func() error {
@@ -147,7 +147,7 @@ func (e *Env) ScratchContainer(ctx context.Context, hint string) (*container.Cli
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := c.Create(ctx, nil); err != nil {
+	if _, err := c.Create(ctx, nil); err != nil && !isConflict(err) {
 		return nil, nil, fmt.Errorf("demo: creating container %s: %w", name, err)
 	}
 	drop := func() error {
@@ -180,6 +180,14 @@ func uniqueName(hint string) (string, error) {
 	}
 	b.WriteString(hex.EncodeToString(rnd[:]))
 	return b.String(), nil
+}
+
+// isConflict reports a create refused because the resource exists. The
+// names are random, so it exists because this create's first try did, its
+// reply lost and azcore's resend refused: the create is done.
+func isConflict(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == http.StatusConflict
 }
 
 func isNotFound(err error) bool {

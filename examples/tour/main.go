@@ -27,6 +27,7 @@ import (
 	largetour "github.com/tablekit/tablekit/examples/large/tour"
 	logtailtour "github.com/tablekit/tablekit/examples/logtail/tour"
 	lookuptour "github.com/tablekit/tablekit/examples/lookup/tour"
+	orderstour "github.com/tablekit/tablekit/examples/orders/tour"
 	resolvertour "github.com/tablekit/tablekit/examples/resolver/tour"
 	rotationtour "github.com/tablekit/tablekit/examples/rotation/tour"
 	sastour "github.com/tablekit/tablekit/examples/sas/tour"
@@ -67,6 +68,7 @@ func steps() []step {
 		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},
 		{"Large entities: an employee with a 5 MiB photo in a blob, checked by its SHA-256", largetour.Tour},
 		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
+		{"Patterns combined: an order service with table-wide lookups, archiving through a queue and an audit log", orderstour.Tour},
 		{"Backup, restore and migration: orders exported, restored byte for byte, moved through CSV, migrated v1 to v2", backuptour.Tour},
 	}
 }

@@ -44,6 +44,7 @@ func TestTour(t *testing.T) {
 		"Tail(5) took 1 storage transaction ($top=5)",
 		"total 200: every increment counted once.",
 		"gives the same five: true.",
+		"Pending orders, table-wide: 10039 (contoso), 10041 (fabrikam).",
 		"Tour complete.",
 		"Using the account ",
 	} {

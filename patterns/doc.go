@@ -7,6 +7,7 @@
 //
 //	§6.1  secondary index, same partition     patterns/secondaryindex
 //	§6.2  secondary index, other partitions  patterns/secondaryindex
+//	      or table-wide (no PartitionKey to look up)
 //	      entries change with the primary in one transaction, or converge
 //	      through eventual; verified lookups; one winner per unique value;
 //	      drift Check and resumable Rebuild
@@ -48,6 +49,47 @@
 // The string builders of §6.6 are keys.Compound, keys.CompoundPrefix and
 // filter.RowKeyRange; §4's client-side encryption is package entity/crypt and
 // §7's shared access signatures are package entity/sas.
+//
+// # Choosing an index
+//
+// Storage transactions per write and per lookup, from the cost meter in
+// the packages' benchmarks:
+//
+//	query                                   use                              per write                 per lookup
+//	a value in a known partition            secondaryindex SamePartition     1 (insert), 2 (modify)    1 point or range query
+//	  (unique, non-unique, prefix)          always exact
+//	the same, entries kept elsewhere        secondaryindex OtherPartition    writer 3, 5 with a unique  1 (needs the PartitionKey)
+//	                                        converges through eventual       value; + the worker's
+//	a value whatever the partition          secondaryindex TableWide         writer 5; + the worker's  unique: 1 point query;
+//	  ("order 10042", "status pending")     entries' partition from the                                non-unique: 1 range query;
+//	                                        value, Buckets of them                                     prefix: Buckets queries
+//	every entity of a value with very       indexentity (in the partition,   1 transaction in the      the list, then 1 point
+//	  many members ("all pending orders")   elsewhere, table-wide)           partition; else eventual  read per member fetched
+//
+// A TableWide index takes about Buckets × 2,000 entity writes per second
+// (the service's target per partition), one value at most 2,000 (its
+// bucket): a value held by very many entities (a status) is an index
+// entity's job. Several indexes of one entity type belong in ONE Set, and
+// a secondaryindex Set and an indexentity Set cannot both own one table's
+// writes: within a Set, spread a hot value over several by putting a
+// bucket of the primary's key in it ("pending_3", keys.Bucket(rk, 4)) and
+// look each up.
+//
+// # Composing patterns
+//
+// Each package owns what it keeps in step — a Set every write of its
+// primaries, a Copies its sources and targets, a wide.Table the rows of a
+// wide entity, a large.Table its blob fields — and its doc's Ownership
+// section says what a write through anything else leaves (and what Check
+// then reports), with the test that shows it. To compose, use the owner's
+// writes as steps: WriteOptions.Messages (secondaryindex, indexentity,
+// denormalize) commits the caller's own eventual messages in the write's
+// transaction, sent exactly when it committed; Set.MoveTo archives an
+// indexed primary with its entries (eventual.Move's plain delete would
+// leave them behind); logtail entries are written once per message by an
+// upsert under a key made from the message. examples/orders combines
+// them: orders by customer, table-wide lookups by number and status,
+// archiving through a queue, an audit log.
 //
 // # How a pattern package reads
 //

@@ -88,7 +88,10 @@ type service struct {
 
 // indexes are the two table-wide indexes of orders: by number (unique: one
 // order per number in the whole table) and by status, copying what a list
-// of orders shows.
+// of orders shows. All the entries of one status share a partition (its
+// bucket), about 2,000 writes/s: a service with more pending orders than
+// that puts a bucket of the order's key in the value ("pending_3") and
+// looks up each.
 func indexes() []secondaryindex.Index[Order] {
 	return []secondaryindex.Index[Order]{
 		{

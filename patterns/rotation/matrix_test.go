@@ -21,7 +21,7 @@ import (
 // The seams of every public write of a Rotation:
 //
 //	operation         lost reply + competing insert/replace/merge/delete   crash at every request k                 one bad item among many
-//	Insert, Upsert    TestLostReplyMatrix (entity, claim)                 TestCrashMatrix                          —
+//	Insert, Upsert    TestLostReplyMatrix (entity, claim, create table)   TestCrashMatrix                          —
 //	BulkWrite         TestLostReplyMatrix (entity)                        TestCrashMatrix                          TestBulkWriteBadItems
 //	Table, Prepare    TestLostReplyMatrix (claim)                         TestCrashMatrix (Prepare)                —
 //	Expire            TestLostReplyMatrix (mark, clean-up)                TestExpireCrashRecoveredByFreshRotation  —
@@ -107,6 +107,12 @@ func TestLostReplyMatrix(t *testing.T) {
 			return err
 		}},
 		{name: "Insert/claim", lose: isBatch, compete: onCatalog, run: func(ctx context.Context, r *rotation.Rotation[Attempt]) error {
+			b := a[0]
+			return r.Insert(ctx, &b)
+		}},
+		{name: "Insert/create table", lose: func(f *fixture, r *http.Request) bool {
+			return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/Tables")
+		}, compete: onCatalog, run: func(ctx context.Context, r *rotation.Rotation[Attempt]) error {
 			b := a[0]
 			return r.Insert(ctx, &b)
 		}},

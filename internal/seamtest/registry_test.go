@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -80,51 +79,68 @@ func exported(t *testing.T) map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, dir := range pkgDirs {
-		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, filepath.Join(root, dir), func(fi fs.FileInfo) bool {
-			return !strings.HasSuffix(fi.Name(), "_test.go")
-		}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pkgs {
-			for _, f := range p.Files {
-				for _, d := range f.Decls {
-					fd, ok := d.(*ast.FuncDecl)
-					if !ok || !fd.Name.IsExported() || fd.Type.Params.NumFields() == 0 {
-						continue
-					}
-					sel, ok := fd.Type.Params.List[0].Type.(*ast.SelectorExpr)
-					if !ok || sel.Sel.Name != "Context" {
-						continue
-					}
-					if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "context" {
-						continue
-					}
-					name := p.Name + "." + fd.Name.Name
-					if fd.Recv != nil {
-						typ := fd.Recv.List[0].Type
-						if s, ok := typ.(*ast.StarExpr); ok {
-							typ = s.X
-						}
-						switch x := typ.(type) {
-						case *ast.IndexExpr:
-							typ = x.X
-						case *ast.IndexListExpr:
-							typ = x.X
-						}
-						id, ok := typ.(*ast.Ident)
-						if !ok || !id.IsExported() {
-							continue
-						}
-						name = p.Name + "." + id.Name + "." + fd.Name.Name
-					}
-					out[name] = true
+		for _, f := range parseDir(t, dir, false) {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || !fd.Name.IsExported() || fd.Type.Params.NumFields() == 0 {
+					continue
 				}
+				sel, ok := fd.Type.Params.List[0].Type.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Context" {
+					continue
+				}
+				if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "context" {
+					continue
+				}
+				name := f.Name.Name + "." + fd.Name.Name
+				if fd.Recv != nil {
+					typ := fd.Recv.List[0].Type
+					if s, ok := typ.(*ast.StarExpr); ok {
+						typ = s.X
+					}
+					switch x := typ.(type) {
+					case *ast.IndexExpr:
+						typ = x.X
+					case *ast.IndexListExpr:
+						typ = x.X
+					}
+					id, ok := typ.(*ast.Ident)
+					if !ok || !id.IsExported() {
+						continue
+					}
+					name = f.Name.Name + "." + id.Name + "." + fd.Name.Name
+				}
+				out[name] = true
 			}
 		}
 	}
 	return out
+}
+
+// parseDir parses the Go files of a directory of the module: its test
+// files, or the others (leaving out package main, such as generators).
+func parseDir(t *testing.T, dir string, tests bool) []*ast.File {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") != tests {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Name.Name != "main" {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // testsIn lists the Test functions of a directory's test files.
@@ -134,19 +150,10 @@ func testsIn(t *testing.T, dir string, cache map[string]map[string]bool) map[str
 		return m
 	}
 	m := map[string]bool{}
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, filepath.Join(root, dir), func(fi fs.FileInfo) bool {
-		return strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") {
-					m[fd.Name.Name] = true
-				}
+	for _, f := range parseDir(t, dir, true) {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") {
+				m[fd.Name.Name] = true
 			}
 		}
 	}

@@ -135,7 +135,7 @@ var registry = []op{
 	read("eventual.Processor.PoisonRecord"),
 	write("eventual.Outbox.Submit", "TestOutboxCrash", "TestSubmitLostReplyWithAWriterInTheWindow", "TestSubmitRefusesAnUnsendableMessage"),
 	write("eventual.Outbox.Relay", "TestRelayCrashAtEveryStep", "TestRelayLostDeleteReplyWithANewIntentInTheWindow", "TestRelayGoesOnPastUnsendableIntents"),
-	write("eventual.Outbox.Revive", "missing: no test crashes Revive at request k", "missing: no test loses a Revive reply beside another writer", "n/a: one intent"),
+	write("eventual.Outbox.Revive", "TestReviveSurvivesACrashAtEveryRequest", "TestReviveBesideAnotherWriter", "n/a: one intent"),
 	write("eventual.Processor.CreateQueues", "n/a: creating a queue that exists is done", "n/a: creating a queue that exists is done", "n/a: no item"),
 	write("eventual.Processor.Enqueue", "TestEnqueueCrashAtEveryStep", "TestEnqueueLostReplyWithAWorkerInTheWindow", "TestMessagesAreCheckedBeforeSending"),
 	write("eventual.Processor.Run", "TestCrashAtEveryStep", "TestLoadUnderFaults", "TestPoisonAtOnce"),

@@ -146,7 +146,7 @@ var registry = []op{
 	write("eventual.Delete", "n/a: one request, a step run again by its handler", "TestTableStepsLostReplyBesideAnotherWriter", "n/a: one entity"),
 	write("eventual.Move", "TestCrashAtEveryStep", "internal/steps:TestMoveLostDeleteReplyReinsertInTheWindow", "n/a: one entity"),
 	write("eventual.Once", "TestCrashAtEveryStep", "internal/steps:TestOnceLostReplyWithACopyInTheWindow", "n/a: one step's transaction"),
-	write("eventual.SweepMarkers", "missing: no test crashes SweepMarkers at request k", "missing: no test loses a SweepMarkers reply beside a Once", "n/a: deletes markers by key"),
+	write("eventual.SweepMarkers", "TestSweepMarkersSurvivesACrashAtEveryRequest", "TestSweepMarkersBesideAnotherWriter", "n/a: deletes markers by key"),
 	write("eventual.PutBlob", "n/a: one request, a step run again by its handler", "TestBlobStepsLostReplyBesideAnotherWriter", "n/a: one blob"),
 	write("eventual.PutBlobIfAbsent", "n/a: one request, a step run again by its handler", "internal/steps:TestPutBlobIfAbsentReplacedInTheRetryWindow", "n/a: one blob"),
 	write("eventual.DeleteBlob", "n/a: one request, a step run again by its handler", "TestBlobStepsLostReplyBesideAnotherWriter", "n/a: one blob"),

@@ -126,8 +126,8 @@ var registry = []op{
 	write("denormalize.Copies.ModifyTarget", "TestCrashMatrixSamePartition", "TestLostReplyMatrix", "n/a: one target entity"),
 	write("denormalize.Copies.Refresh", "TestCrashMatrixSamePartition", "TestLostReplyMatrix", "TestBadTargetSamePartition"),
 	write("denormalize.Copies.Relay", "TestCrashAtEveryStep", "TestLostRepliesFanOut", "TestBadTargetFanOut"),
-	write("denormalize.Copies.Repair", "missing: the crash matrices recover with Rebuild and Push; none crashes Repair itself", "missing: no test loses a Repair reply beside another writer", "n/a: one finding"),
-	write("denormalize.Copies.Rebuild", "missing: the crash matrices run Rebuild as the recovery; none crashes Rebuild itself", "missing: no test loses a Rebuild reply beside another writer", "TestBadTargetCheck"),
+	write("denormalize.Copies.Repair", "TestRepairAndRebuildSurviveACrashAtEveryRequest", "TestRepairAndRebuildBesideAnotherWriter", "n/a: one finding"),
+	write("denormalize.Copies.Rebuild", "TestRepairAndRebuildSurviveACrashAtEveryRequest", "TestRepairAndRebuildBesideAnotherWriter", "TestBadTargetCheck"),
 
 	// patterns/eventual
 	read("eventual.DeliveryFrom"), // reads the context

@@ -110,7 +110,7 @@ var registry = []op{
 	read("bucket.Spread.Tail"),
 
 	// patterns/bloblog
-	write("bloblog.New", "n/a: starts a Logger; its flushes are AppendContext's and Flush's", "n/a: starts a Logger", "n/a: no item"),
+	read("bloblog.New"), // starts a Logger and sends nothing: its flushes are AppendContext's and Flush's
 	write("bloblog.Logger.AppendContext", "TestLoggerSurvivesACrashAtEveryRequest", "TestLoggerBesideAnotherWriter", "TestOneBadRecordAmongMany"),
 	write("bloblog.Logger.Flush", "TestLoggerSurvivesACrashAtEveryRequest", "TestLoggerBesideAnotherWriter", "TestOneBadRecordAmongMany"),
 	read("bloblog.Reader.Blobs"),

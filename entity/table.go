@@ -212,10 +212,13 @@ func (t *Table[T]) Name() string {
 	return t.name
 }
 
-// CreateTable creates the table; ErrAlreadyExists when it exists. When a
-// try whose reply was lost may have created it and the resend finds it,
-// the error matches ErrOutcomeUnknown instead (and still wraps the
-// ErrAlreadyExists answer), never a refusal of a create that was applied.
+// CreateTable creates the table; ErrAlreadyExists when it exists. On a
+// client built with ClientOptions (which counts azcore's tries), when a
+// try whose reply was lost may have created the table and the resend finds
+// it, the error is an *OutcomeError matching ErrOutcomeUnknown instead —
+// never a refusal of a create that was applied; its Last holds the 409
+// answer, which errors.Is does not reach
+// (TestTableLifecycleIsTruthfulAfterALostReply in internal/seamtest).
 func (t *Table[T]) CreateTable(ctx context.Context) error {
 	if err := t.ok(); err != nil {
 		return err
@@ -247,8 +250,10 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 }
 
 // DeleteTable deletes the table and every entity in it (design guide §6.8).
-// A missing table is an error matching ErrTableNotFound, or
-// ErrOutcomeUnknown when a try whose reply was lost may have deleted it.
+// A missing table is an error matching ErrTableNotFound, or, on a client
+// built with ClientOptions, an *OutcomeError matching ErrOutcomeUnknown
+// when a try whose reply was lost may have deleted it (its Last holds the
+// 404 answer).
 func (t *Table[T]) DeleteTable(ctx context.Context) error {
 	if err := t.ok(); err != nil {
 		return err

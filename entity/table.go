@@ -212,32 +212,61 @@ func (t *Table[T]) Name() string {
 	return t.name
 }
 
-// CreateTable creates the table; ErrAlreadyExists when it exists.
+// CreateTable creates the table; ErrAlreadyExists when it exists. On a
+// client built with ClientOptions (which counts azcore's tries), when a
+// try whose reply was lost may have created the table and the resend finds
+// it, the error is an *OutcomeError matching ErrOutcomeUnknown instead —
+// never a refusal of a create that was applied; its Last holds the 409
+// answer, which errors.Is does not reach
+// (TestTableLifecycleIsTruthfulAfterALostReply in internal/seamtest).
 func (t *Table[T]) CreateTable(ctx context.Context) error {
 	if err := t.ok(); err != nil {
 		return err
 	}
-	_, err := t.client.CreateTable(ctx, nil)
-	return wrapErr("CreateTable", t.name, err)
+	cctx, call := pipeline.WithCall(ctx)
+	_, err := t.client.CreateTable(cctx, nil)
+	err = wrapErr("CreateTable", t.name, err)
+	if errors.Is(err, ErrAlreadyExists) && t.conn.kit && call.Resent() {
+		// A resent create meets the table its lost first try made, or one
+		// another process made: nothing stored tells which.
+		return &OutcomeError{Op: "CreateTable", Table: t.name, Last: err}
+	}
+	return err
 }
 
-// CreateTableIfNotExists creates the table unless it exists.
+// CreateTableIfNotExists creates the table unless it exists: either way
+// the table exists when it returns nil (also when a resent create met the
+// table its first try made).
 func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 	err := t.CreateTable(ctx)
 	if errors.Is(err, ErrAlreadyExists) {
+		return nil
+	}
+	var oe *OutcomeError
+	if errors.As(err, &oe) && errors.Is(oe.Last, ErrAlreadyExists) {
 		return nil
 	}
 	return err
 }
 
 // DeleteTable deletes the table and every entity in it (design guide §6.8).
-// A missing table is an error matching ErrTableNotFound.
+// A missing table is an error matching ErrTableNotFound, or, on a client
+// built with ClientOptions, an *OutcomeError matching ErrOutcomeUnknown
+// when a try whose reply was lost may have deleted it (its Last holds the
+// 404 answer).
 func (t *Table[T]) DeleteTable(ctx context.Context) error {
 	if err := t.ok(); err != nil {
 		return err
 	}
-	_, err := t.client.Delete(ctx, nil)
-	return wrapErr(opDeleteTable, t.name, err)
+	cctx, call := pipeline.WithCall(ctx)
+	_, err := t.client.Delete(cctx, nil)
+	err = wrapErr(opDeleteTable, t.name, err)
+	if errors.Is(err, ErrTableNotFound) && t.conn.kit && call.Resent() {
+		// A resent delete finds the table gone: its lost first try, or
+		// another process, deleted it.
+		return &OutcomeError{Op: opDeleteTable, Table: t.name, Last: err}
+	}
+	return err
 }
 
 // keysOf reads the PartitionKey and RowKey of e.

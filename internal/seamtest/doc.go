@@ -12,10 +12,20 @@
 //     executed it, with recovery by a fresh instance, are package crashtest's
 //     EveryStep; one bad item among many is each package's own table test.
 //
-// The registry test (registry_test.go) lists every exported operation that
-// takes a context in entity, entity/crypt, resolver and every pattern
-// package, says whether it writes, and for each write names the tests that
-// inject each seam into it, or why a seam does not apply. A parse of the
-// packages' sources checks that the list is complete and that every named
-// test exists, so a new write without seam tests fails `go test`.
+// The registry (registry_test.go, registry_data_test.go) lists every
+// exported function and method, of an exported type, whose first parameter
+// is a context.Context in entity, entity/crypt, entity/sas, resolver,
+// backup, account, throttle and every pattern package, and says whether
+// it writes. For each write it names, per seam — crash (at request k,
+// before sending and after the service executed it, recovered by a fresh
+// instance), race (a lost reply with a second writer inside the retry
+// window), bad (one bad item among many) — the test that injects it
+// ("TestX" in the operation's package, "dir:TestX" elsewhere), why the
+// seam does not apply ("n/a: …"), or that no test injects it yet
+// ("missing: …"). TestRegistryCoversEveryOperation parses the packages'
+// sources and test files: it fails when an exported operation is not
+// listed, or an entry names an operation or a test that does not exist, so
+// a new write without seam tests fails `go test`. TestSeamMatrix logs the
+// counts per package and every seam still missing
+// (go test -run SeamMatrix -v ./internal/seamtest).
 package seamtest

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/internal/faults"
 	"github.com/tablekit/tablekit/internal/seamtest"
 )
 
@@ -132,5 +133,97 @@ func TestEntityWritesAreTruthfulBesideASecondWriter(t *testing.T) {
 				}
 			}})
 		})
+	}
+}
+
+// CreateTable and DeleteTable with the reply of their request lost: the
+// resend meets the table the first try made (409) or removed (404); the
+// answer is never that refusal. With a second writer inside the retry
+// window (deleting the table the first try made, creating again the one it
+// removed) the resend applies again and the call succeeds. Without a lost
+// reply, an existing (missing) table is still refused with
+// ErrAlreadyExists (ErrTableNotFound), not ErrOutcomeUnknown.
+func TestTableLifecycleIsTruthfulAfterALostReply(t *testing.T) {
+	ctx := t.Context()
+	ops := []string{"CreateTable", "CreateTableIfNotExists", "DeleteTable"}
+	for _, op := range ops {
+		for _, second := range []string{"none", "undo", "no lost reply"} {
+			t.Run(op+"/"+second, func(t *testing.T) {
+				name := env.TableName(t)
+				create := op != "DeleteTable"
+				// The table is there before a delete, and before a create
+				// that is refused because nothing was lost.
+				if !create || second == "no lost reply" && op == "CreateTable" {
+					if _, err := env.TableService.CreateTable(ctx, name, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				inj := faults.New(faults.Config{})
+				tbl, err := entity.NewTableFromService[row](env.With(inj).TableService, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch second {
+				case "none":
+					inj.LoseNext(1, nil)
+				case "undo":
+					// Another process undoes the executed first try before
+					// azcore's resend, through a client without the injector.
+					inj.LoseNextThen(1, nil, func(*http.Request) {
+						var err error
+						if create {
+							_, err = env.TableService.DeleteTable(ctx, name, nil)
+						} else {
+							_, err = env.TableService.CreateTable(ctx, name, nil)
+						}
+						if err != nil {
+							t.Errorf("the second writer: %v", err)
+						}
+					})
+				}
+				switch op {
+				case "CreateTable":
+					err = tbl.CreateTable(ctx)
+				case "CreateTableIfNotExists":
+					err = tbl.CreateTableIfNotExists(ctx)
+				default:
+					err = tbl.DeleteTable(ctx)
+				}
+				t.Logf("%s: %v", op, err)
+				lost := inj.Stats().LostReplies
+				if (lost == 1) != (second != "no lost reply") {
+					t.Fatalf("%d replies lost", lost)
+				}
+				_, gerr := env.TableService.NewClient(name).GetEntity(ctx, "p", "r", nil)
+				var re *azcore.ResponseError
+				exists := !(errors.As(gerr, &re) && re.ErrorCode == "TableNotFound")
+				if exists != create {
+					t.Errorf("after %s the table exists: %v", op, exists)
+				}
+				if second == "no lost reply" {
+					switch {
+					case op == "CreateTable" && (!errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown)):
+						t.Errorf("CreateTable of an existing table, no reply lost: %v, want ErrAlreadyExists only", err)
+					case op == "CreateTableIfNotExists" && err != nil:
+						t.Errorf("CreateTableIfNotExists: %v", err)
+					case op == "DeleteTable" && err != nil:
+						t.Errorf("DeleteTable of an existing table, no reply lost: %v", err)
+					}
+					return
+				}
+				seamtest.Truthful(t, op, err, true)
+				if (op == "CreateTableIfNotExists" || second == "undo") && err != nil {
+					t.Errorf("%s: %v, want nil", op, err)
+				}
+			})
+		}
+	}
+	// A delete of a missing table, no reply lost: refused, not unknown.
+	tbl, err := entity.NewTableFromService[row](env.TableService, env.TableName(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.DeleteTable(ctx); !errors.Is(err, entity.ErrTableNotFound) || errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Errorf("DeleteTable of a missing table: %v, want ErrTableNotFound only", err)
 	}
 }

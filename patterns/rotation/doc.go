@@ -72,10 +72,15 @@
 // any Rotation: a fresh one learns the stored mark from the catalog
 // (TestExpireCrashRecoveredByFreshRotation). Every step can be repeated:
 // creating a table that exists, or deleting one that is gone, counts as
-// done. TestCrashMatrix kills Insert, BulkWrite and Prepare after each
-// request and lets a fresh Rotation write again; TestLostReplyMatrix loses
-// the reply to each kind of write while another process writes the same
-// keys: each leaves exactly the tables its catalog names.
+// done — also a resent create or delete that met what its own lost first
+// try did, which entity reports as entity.ErrOutcomeUnknown: such a create
+// counts as this writer's, so step 4 deletes its table if the period
+// expired meanwhile (TestLostReplies, TestLostReplyMatrix's "Insert/create
+// table"). TestCrashMatrix kills Insert, BulkWrite, Table and Prepare
+// after each request and lets a fresh Rotation write again;
+// TestLostReplyMatrix loses the reply to each kind of write while another
+// process writes the same keys: each leaves exactly the tables its catalog
+// names.
 //
 // Entities are written with entity's single-entity and batch calls on the
 // period's table, whose lost-reply rules apply: an Insert whose reply was

@@ -21,9 +21,9 @@ import (
 // The seams of every public write of a Rotation:
 //
 //	operation         lost reply + competing insert/replace/merge/delete   crash at every request k                 one bad item among many
-//	Insert, Upsert    TestLostReplyMatrix (entity, claim)                 TestCrashMatrix                          —
+//	Insert, Upsert    TestLostReplyMatrix (entity, claim, create table)   TestCrashMatrix                          —
 //	BulkWrite         TestLostReplyMatrix (entity)                        TestCrashMatrix                          TestBulkWriteBadItems
-//	Table, Prepare    TestLostReplyMatrix (claim)                         TestCrashMatrix (Prepare)                —
+//	Table, Prepare    TestLostReplyMatrix (claim)                         TestCrashMatrix                          —
 //	Expire            TestLostReplyMatrix (mark, clean-up)                TestExpireCrashRecoveredByFreshRotation  —
 //
 // Each run checks with plain clients that the rotation's tables are
@@ -110,6 +110,16 @@ func TestLostReplyMatrix(t *testing.T) {
 			b := a[0]
 			return r.Insert(ctx, &b)
 		}},
+		{name: "Insert/create table", lose: func(f *fixture, r *http.Request) bool {
+			return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/Tables")
+		}, compete: onCatalog, run: func(ctx context.Context, r *rotation.Rotation[Attempt]) error {
+			b := a[0]
+			return r.Insert(ctx, &b)
+		}},
+		{name: "Table/claim", lose: isBatch, compete: onCatalog, run: func(ctx context.Context, r *rotation.Rotation[Attempt]) error {
+			_, err := r.Table(ctx, hour(1))
+			return err
+		}},
 		{name: "Prepare/claim", lose: isBatch, compete: onCatalog, run: func(ctx context.Context, r *rotation.Rotation[Attempt]) error {
 			return r.Prepare(ctx, hour(1))
 		}},
@@ -169,7 +179,7 @@ func TestLostReplyMatrix(t *testing.T) {
 }
 
 // TestCrashMatrix kills Insert (of a new period), BulkWrite (over three
-// new periods) and Prepare after each of their storage requests — the
+// new periods), Table and Prepare after each of their storage requests — the
 // catalog read, the claim, each table's creation, the second read of the
 // mark, the entities' writes — then a fresh Rotation, knowing only what is
 // stored, writes the same entities: the rotation's tables are exactly
@@ -188,6 +198,10 @@ func TestCrashMatrix(t *testing.T) {
 		},
 		"Prepare": func(ctx context.Context, r *rotation.Rotation[Attempt]) ([]Attempt, error) {
 			return nil, r.Prepare(ctx, hour(1))
+		},
+		"Table": func(ctx context.Context, r *rotation.Rotation[Attempt]) ([]Attempt, error) {
+			_, err := r.Table(ctx, hour(1))
+			return nil, err
 		},
 	}
 	for name, run := range ops {

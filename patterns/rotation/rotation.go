@@ -220,11 +220,26 @@ func tableGone(err error) bool {
 	if errors.Is(err, entity.ErrTableNotFound) {
 		return true
 	}
+	// A resent DeleteTable that found the table gone: its own lost first
+	// try or another process deleted it; gone either way.
+	var oe *entity.OutcomeError
+	if errors.As(err, &oe) && oe.Op == "DeleteTable" && oe.Last != nil && tableGone(oe.Last) {
+		return true
+	}
 	switch serviceCode(err) {
 	case "TableNotFound", "TableBeingDeleted":
 		return true
 	}
 	return false
+}
+
+// resentCreateFoundTable reports a CreateTable whose first try's reply was
+// lost and whose resend found the table (409 TableAlreadyExists): entity
+// answers ErrOutcomeUnknown, since the table found may be the one the first
+// try created.
+func resentCreateFoundTable(err error) bool {
+	var oe *entity.OutcomeError
+	return errors.As(err, &oe) && errors.Is(oe.Last, entity.ErrAlreadyExists) && serviceCode(oe.Last) != "TableBeingDeleted"
 }
 
 // serviceCode returns the service's error code behind err, or "".

@@ -259,7 +259,10 @@ func (r *Rotation[T]) load(ctx context.Context, p time.Time, create bool) (*enti
 		}
 		err := tables[i].CreateTable(ctx)
 		switch {
-		case err == nil:
+		case err == nil, resentCreateFoundTable(err):
+			// A resent create that found the table may have met the one
+			// its own lost first try made: it counts as created, so that
+			// step 4 deletes it if its period expired meanwhile.
 			created = append(created, i)
 		case errors.Is(err, entity.ErrAlreadyExists) && serviceCode(err) != "TableBeingDeleted":
 		case i > 0:

@@ -511,15 +511,21 @@ func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
 // table endpoint and the credential.
 func (e *Env) connect() error {
 	if e.wantProfile == ProfileCosmos && e.profile == nil {
-		ep := e.TableEndpoint
-		if ep == "" { // a connection string: the account reads the endpoint
-			a, err := account.NewFromConnectionString(e.ConnectionString, nil)
+		qep, bep := e.QueueEndpoint, e.BlobEndpoint
+		if qep == "" && bep == "" { // a live account: it derives them
+			var a *account.Account
+			var err error
+			if e.ConnectionString != "" {
+				a, err = account.NewFromConnectionString(e.ConnectionString, nil)
+			} else {
+				a, err = account.New(e.TableEndpoint, e.Credential, nil)
+			}
 			if err != nil {
 				return err
 			}
-			ep = a.Endpoints().Table
+			qep, bep = a.Endpoints().Queue, a.Endpoints().Blob
 		}
-		p, err := newTableProfile(ep)
+		p, err := newTableProfile(qep, bep)
 		if err != nil {
 			return err
 		}
@@ -527,6 +533,7 @@ func (e *Env) connect() error {
 	}
 	opts := &account.Options{ClientOptions: e.testClientOptions()}
 	e.applyView(&opts.ClientOptions)
+	e.addProfile(&opts.ClientOptions)
 	var err error
 	if e.ConnectionString != "" {
 		e.account, err = account.NewFromConnectionString(e.ConnectionString, opts)

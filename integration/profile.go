@@ -56,36 +56,48 @@ func (e *Env) Profile() string {
 func (e *Env) Cosmos() bool { return e.profile != nil }
 
 // tableProfile applies a table service profile to the requests addressed
-// to the table endpoint, and lets the others (queues, blobs) through.
-// One value serves an Env and all its views, so that an ETag one client
-// was given is understood by every other, as one account's would be.
+// to the table service, and lets the others (queues, blobs) through. Table
+// requests are told by their host not being the queue's or the blob's, so
+// that a test's proxy in front of the table endpoint is covered too. One
+// value serves an Env and all its views, so that an ETag one client was
+// given is understood by every other, as one account's would be.
 type tableProfile struct {
-	host    string // the table endpoint's host and port
+	others  []string // the queue and blob endpoints' hosts
 	profile *cosmos.Profile
 }
 
 // Do implements policy.Policy.
 func (p *tableProfile) Do(req *policy.Request) (*http.Response, error) {
-	if req.Raw().URL.Host != p.host {
+	if slices.Contains(p.others, req.Raw().URL.Host) {
 		return req.Next()
 	}
 	return p.profile.Do(req)
 }
 
-func newTableProfile(tableEndpoint string) (*tableProfile, error) {
-	u, err := url.Parse(tableEndpoint)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%s: table endpoint %q: no host", EnvProfile, tableEndpoint)
+func newTableProfile(queueEndpoint, blobEndpoint string) (*tableProfile, error) {
+	p := &tableProfile{profile: cosmos.New()}
+	for _, ep := range []string{queueEndpoint, blobEndpoint} {
+		if ep == "" {
+			continue
+		}
+		u, err := url.Parse(ep)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%s: endpoint %q: no host", EnvProfile, ep)
+		}
+		p.others = append(p.others, u.Host)
 	}
-	return &tableProfile{host: u.Host, profile: cosmos.New()}, nil
+	return p, nil
 }
 
-// addProfile puts e's profile among o's per-retry policies unless it is
-// there already, after the others present: nearer the service than
-// tablekit's own policies, so that they see the profile's answers.
+// addProfile puts e's profile last among o's per-retry policies, moving it
+// there if o has it already: nearest the service, after a view's policies
+// (a fault injector, a meter, a policy keeping response bodies), so that
+// everything on the client's side sees the profile's requests and answers,
+// as it would see Cosmos DB's.
 func (e *Env) addProfile(o *azcore.ClientOptions) {
-	if e.profile == nil || slices.Contains(o.PerRetryPolicies, policy.Policy(e.profile)) {
+	if e.profile == nil {
 		return
 	}
-	o.PerRetryPolicies = append(slices.Clip(o.PerRetryPolicies), e.profile)
+	o.PerRetryPolicies = slices.DeleteFunc(slices.Clone(o.PerRetryPolicies), func(p policy.Policy) bool { return p == policy.Policy(e.profile) })
+	o.PerRetryPolicies = append(o.PerRetryPolicies, e.profile)
 }

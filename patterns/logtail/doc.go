@@ -134,8 +134,9 @@
 // sorted Config: Tail, Since, Between and pages return the right number of
 // entries but not the newest ones in order, and Trim removes only part of
 // what it should — the suite's order checks fail there, which is what
-// Config.Unsorted is for. Appends, their lost replies and write tokens do
-// not depend on order or on ETag times, and hold on Cosmos DB.
+// Config.Unsorted is for. Every failure measured there is one of order
+// (the lost-reply, crash and once-per-message tests read the log back in
+// key order); none depends on ETag times.
 //
 // The guide's other warning holds everywhere: one partition takes all of one
 // log's writes, at most about 2,000 entities per second on Azure Storage.

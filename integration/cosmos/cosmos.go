@@ -17,7 +17,13 @@
 //
 // Not modelled: Cosmos DB's case-sensitive table names, its reserved
 // capacity and its larger encoding of binary values (a 1 MiB binary entity
-// that Table storage takes may be refused by Cosmos DB).
+// that Table storage takes may be refused by Cosmos DB); nor which rows a
+// page holds: the profile keeps Table storage's pages and only reverses
+// them, whereas a Cosmos DB page, or a $top query, need not hold the first
+// rows in key order. The form of the opaque ETag is this profile's own.
+//
+// integration's TABLEKIT_PROFILE=cosmos puts a Profile in every table
+// client of a test Env, so that whole suites run through it.
 package cosmos
 
 import (

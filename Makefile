@@ -63,7 +63,7 @@ test: azurite lint
 	| go run ./internal/testrun
 	@# Allocation counts differ under the race detector: checked once without it.
 	go test -count=1 -run '^TestAllocations$$' ./keys/
-	@# The Cosmos DB profile on the cheap suites (about 80 s more on 2 cores).
+	@# The Cosmos DB profile on the cheap suites (about 100 s more on 2 cores).
 	TABLEKIT_PROFILE=cosmos go test -p 1 -count=1 -run '^Test' -skip '$(COSMOS_SKIP)' $(COSMOS_TEST)
 
 # The Cosmos DB for Table profile (integration/cosmos): TABLEKIT_PROFILE=cosmos

@@ -17,6 +17,7 @@ import (
 	"github.com/tablekit/tablekit/internal/connstr"
 	"github.com/tablekit/tablekit/internal/pipeline"
 	"github.com/tablekit/tablekit/internal/tablename"
+	"github.com/tablekit/tablekit/throttle"
 )
 
 // The development account that Azurite serves, which
@@ -39,6 +40,19 @@ type Options struct {
 	// Account's clients (cost.Meter.Policy as the last per-retry policy,
 	// after ClientOptions' own).
 	Meter *cost.Meter
+	// Limiter, when not nil, paces every try of every client the Account
+	// builds — tables, queues and blobs — to the service's scale targets
+	// and backs off on throttling (package throttle). The Account and the
+	// accounts WithOptions derives from it share this one Limiter, so all
+	// their requests count against one schedule per account and per
+	// partition. It goes after ClientOptions' per-retry policies and the
+	// Meter's, so that the Meter counts a try whether or not it waits.
+	Limiter *throttle.Limiter
+	// Simulator, when not nil, is a throttling service for tests: it goes
+	// last among the per-retry policies, after the Limiter, and answers
+	// tries above its rates with 503 Server Busy without sending them.
+	// Leave it nil in production.
+	Simulator *throttle.Simulator
 }
 
 // clone returns a copy of o whose slices are not shared with o's.
@@ -318,10 +332,11 @@ func (a *Account) Options() Options {
 }
 
 // ClientOptions returns a copy of the azcore options of the account's
-// clients: the caller's, with tablekit's two pipeline policies and the
-// Meter's policy added. Use it for a client the account does not build,
-// such as a table client from a SAS URL (entity/sas.OpenTable), to give it
-// the same retries, logging, tracing, meter and lost-reply settling.
+// clients: the caller's, with tablekit's two pipeline policies, the
+// Meter's policy, the Limiter and the Simulator added. Use it for a client
+// the account does not build, such as a table client from a SAS URL
+// (entity/sas.OpenTable), to give it the same retries, logging, tracing,
+// meter, pacing and lost-reply settling.
 func (a *Account) ClientOptions() azcore.ClientOptions {
 	if a == nil {
 		return azcore.ClientOptions{}
@@ -330,6 +345,12 @@ func (a *Account) ClientOptions() azcore.ClientOptions {
 	pipeline.Install(&o)
 	if a.opts.Meter != nil {
 		o.PerRetryPolicies = append(o.PerRetryPolicies, a.opts.Meter.Policy())
+	}
+	if a.opts.Limiter != nil {
+		o.PerRetryPolicies = append(o.PerRetryPolicies, a.opts.Limiter)
+	}
+	if a.opts.Simulator != nil {
+		o.PerRetryPolicies = append(o.PerRetryPolicies, a.opts.Simulator)
 	}
 	return o
 }

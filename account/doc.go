@@ -61,6 +61,24 @@
 // TestNewWithTokenCredential, TestNewFromSASURL; on Azurite:
 // TestConnectionString, TestSASConnectionString, TestSASURL).
 //
+// # Throttling
+//
+// Options.Limiter puts one throttle.Limiter in every client the Account
+// builds (table, queue and blob), and in the accounts WithOptions derives
+// from it: every request of every tablekit package through those clients
+// waits for its turn on one schedule for the account and one per table +
+// PartitionKey. TestLimiterPacesAccountClients writes 4,000 entities with
+// BulkWrite through the Account's table client against a Simulator
+// (Options.Simulator, for tests) of 200 entities/s per partition: with the
+// Limiter every entity is written and under 1% of requests are throttled,
+// and the Limiter paced every try the Simulator saw, the queue's and the
+// blob's included; without it, more are. The Limiter is in-process: as
+// package throttle says, processes sharing an account each pace themselves
+// to the targets, are throttled together and each halves its rate,
+// converging to about 1/N of the target with a throttled request now and
+// then; give each process Config targets divided by their number when
+// that matters.
+//
 // # Failures
 //
 // Bad input is refused by the constructor, before any request and without a

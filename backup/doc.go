@@ -110,4 +110,33 @@
 // (TestExportCSVNamesAPropertyAddedBetweenItsReads). [ImportCSV] writes as
 // Import does, with the same checkpoints and outcomes (the crash and
 // lost-reply tests above run it too).
+//
+// # Azurite and Cosmos DB
+//
+// All tests run on Azurite. Under the Cosmos DB profile of package
+// integration/cosmos (TABLEKIT_PROFILE=cosmos: opaque ETags without a time,
+// query pages in no key order, RowKeys of at most 255 bytes, reserved
+// property names) the guarantees that rest on the service's key order do
+// not hold, and nothing here makes up for it yet:
+//
+//   - An export writes each range in the order the service returns it,
+//     which on Cosmos DB is not PartitionKey and RowKey order: two exports
+//     of the same table need not be byte-identical
+//     (TestRoundTripIsByteIdentical fails there).
+//   - Resuming an export continues after the last key written, which on
+//     Cosmos DB is not the end of what was written: the resumed output
+//     loses or repeats entities (TestExportResumesAfterACrash measured 846
+//     and 1,535 lines for 1,001;
+//     TestExportResumesAtEveryCheckpointWithAwkwardKeys,
+//     TestExportSurvivesACrashAtEveryRequest and
+//     TestExportBlobResumesAfterACrashAtEveryRequest fail too). Do not
+//     resume an export from Cosmos DB: run it again from the start.
+//   - Import and ImportCSV under lost replies and another writer
+//     (TestImportBesideAnotherWriter, Insert mode, the reply of the second
+//     or third of four requests lost while another writer replaces or
+//     merges the same keys) reports entities written that the table does
+//     not hold; not yet explained.
+//
+// Import's other guarantees, and the CSV format, do not depend on order or
+// on ETag times, and their tests pass there.
 package backup

@@ -495,7 +495,7 @@ func (c *conn) settleTxn(ctx context.Context, call *pipeline.Call, name string, 
 			return false
 		}
 		tried = append(tried, i)
-		switch v, _ := c.judge(ctx, call, &writes[i]); v {
+		switch v, _ := c.judge(ctx, call, &writes[i], i == out.Index); v {
 		case wtoken.Applied:
 			err = nil
 			return true

@@ -175,8 +175,9 @@ func TestBatchAllKindsAndETags(t *testing.T) {
 	if got, _ := people.Get(ctx, "d", "upsert-merge"); got.Name != "um" || got.Age != 40 {
 		t.Errorf("upsert-merge result %+v", got)
 	}
-	if mer.Timestamp.IsZero() || um.Timestamp.IsZero() {
-		t.Error("timestamps not written back")
+	// Cosmos DB's ETags carry no time: there is no Timestamp to write back.
+	if (mer.Timestamp.IsZero() || um.Timestamp.IsZero()) != env.Cosmos() {
+		t.Errorf("timestamps written back: %v, %v", mer.Timestamp, um.Timestamp)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/entity"
@@ -51,12 +53,16 @@ func TestBulkWriteCrashAtEveryRequest(t *testing.T) {
 				// Whole transactions only: per partition, a prefix of chunks.
 				for p := range partitions {
 					n := 0
+					var ids []string
 					for row, err := range fresh.Query(ctx, entity.Query{Filter: filter.PK(fmt.Sprintf("d%d", p))}) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if row.ID != fmt.Sprintf("%04d", n) {
-							t.Fatalf("partition d%d: row %d is %s: not a prefix", p, n, row.ID)
+						ids = append(ids, row.ID)
+					}
+					for _, id := range inServiceOrder(ids, strings.Compare) {
+						if id != fmt.Sprintf("%04d", n) {
+							t.Fatalf("partition d%d: row %d is %s: not a prefix", p, n, id)
 						}
 						n++
 					}
@@ -72,7 +78,7 @@ func TestBulkWriteCrashAtEveryRequest(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if row.Age != int32(n%per) {
+					if want, _ := strconv.Atoi(row.ID); row.Age != int32(want) {
 						t.Fatalf("row %s/%s Age %d", row.Dept, row.ID, row.Age)
 					}
 					n++

@@ -190,4 +190,45 @@
 // out in the transactions they need; Submit refuses a Batch holding one,
 // whole, before any request, naming the operation
 // (TestSeamsOneBadItemAmongMany).
+//
+// # Azurite and Cosmos DB
+//
+// The suite runs on Azurite, and under the Cosmos DB for Table profile of
+// package integration/cosmos (TABLEKIT_PROFILE=cosmos; `make test` runs it
+// so): opaque ETags without a time, query pages in no key order, RowKeys
+// of at most 255 bytes, transactions of at most 2 MB, and the reserved
+// property names Id, rid, etag and ResourceId. Measured there:
+//
+//   - Reads, writes, conditional writes, transactions, BulkWrite and
+//     paging with tokens hold as on Table storage: every row comes back
+//     once, across pages and an empty PartitionKey.
+//   - Order: Query and QueryPage yield rows in the service's order, which
+//     on Cosmos DB is not PartitionKey and RowKey order, and Limit keeps
+//     the first rows the service sends, not the smallest keys.
+//     QueryPartitions keeps the partitions in the order given, each in the
+//     service's order; its ByRowKey merge is not in RowKey order there
+//     (every row still comes once: TestCosmosFanOutByRowKeyKeepsEveryRow).
+//     A query that stops at its first undecodable row stops at the first
+//     the service sends (TestCosmosBadRowsWithoutOrder).
+//   - Timestamps: an ETag without a time gives a write no Timestamp to
+//     write back (TimestampFromETag reports false); reads still fill it.
+//   - Lost replies: the verdicts that compare a stored version's ETag time
+//     with the write's first try cannot be made, and become
+//     ErrOutcomeUnknown — never a wrong certain answer. An insert whose
+//     resend meets an older row not as sent is ErrOutcomeUnknown instead of
+//     ErrAlreadyExists (TestInsertLostReply); a transaction whose resend
+//     fails on an entity stored exactly as sent is settled by its other
+//     entities, else ErrOutcomeUnknown
+//     (TestCosmosTransactionOverAnIdenticalRow; so a Submit whose other
+//     entity another writer deleted in the retry window is unknown there:
+//     TestSeamsLostReplyWithAnotherWriter). With 10% of replies lost,
+//     TestOutcomesMatchTheTable reports about 50 of 315 writes unknown
+//     (none on Table storage), and every write reported done or refused
+//     is so in the table. Write tokens (WithWriteTokens) do not depend on
+//     ETag times: their verdicts stay certain.
+//   - Limits: entity checks Table storage's limits before sending, not
+//     Cosmos DB's. An entity with a longer RowKey or a reserved property
+//     name reaches the service and is refused (400) — in BulkWrite with
+//     its partition's transaction, while the other partitions are written
+//     (TestCosmosLimitsOfItsOwn).
 package entity

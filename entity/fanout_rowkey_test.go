@@ -17,6 +17,9 @@ import (
 // fewer request slots than partitions (no partition waits on another to
 // end), and a limit costs one request per partition.
 func TestQueryPartitionsByRowKey(t *testing.T) {
+	if env.Cosmos() {
+		t.Skip("Cosmos DB returns a partition's rows in no order, so no merge by RowKey holds there (package doc, Azurite and Cosmos DB; TestCosmosFanOutByRowKeyKeepsEveryRow)")
+	}
 	ctx := context.Background()
 	meter := cost.NewMeter()
 	people, err := entity.NewTable[Person](env.With(meter.Policy()).Table(t))

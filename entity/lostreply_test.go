@@ -94,7 +94,15 @@ func TestInsertLostReply(t *testing.T) {
 	time.Sleep(time.Until(settled.Add(2500 * time.Millisecond)))
 	f.LoseNext(1, isInsert)
 	dup := Person{Dept: "d", ID: "old", Name: "second"}
-	if err := people.Insert(ctx, &dup); !errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown) {
+	err := people.Insert(ctx, &dup)
+	switch {
+	case env.Cosmos():
+		// An ETag without a time cannot show the row predates the first
+		// try: the resend's 409 may answer that try's own insert.
+		if !errors.Is(err, entity.ErrOutcomeUnknown) || errors.Is(err, entity.ErrAlreadyExists) {
+			t.Fatalf("resent insert over an old row under Cosmos DB: %v, want ErrOutcomeUnknown only", err)
+		}
+	case !errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown):
 		t.Fatalf("resent insert over an old row: %v, want ErrAlreadyExists", err)
 	}
 
@@ -105,7 +113,7 @@ func TestInsertLostReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.LoseNext(1, isInsert)
-	err := people.Insert(ctx, &Person{Dept: "d", ID: "fresh", Name: "mine"})
+	err = people.Insert(ctx, &Person{Dept: "d", ID: "fresh", Name: "mine"})
 	if !errors.Is(err, entity.ErrOutcomeUnknown) || errors.Is(err, entity.ErrAlreadyExists) {
 		t.Fatalf("resent insert over a fresh row: %v, want ErrOutcomeUnknown only", err)
 	}
@@ -397,7 +405,13 @@ func TestOutcomesMatchTheTable(t *testing.T) {
 			}
 		case errors.Is(r.err, entity.ErrOutcomeUnknown):
 			unknown++
-			t.Errorf("%s/%s: outcome unknown: %v", r.p.Dept, r.p.ID, r.err)
+			// Under Cosmos DB's ETags, which carry no time, a resend that
+			// meets a stored row not as sent, or a transaction's resend
+			// failing on one stored as sent, cannot be told apart from
+			// another writer's: ErrOutcomeUnknown is the truth there.
+			if !env.Cosmos() {
+				t.Errorf("%s/%s: outcome unknown: %v", r.p.Dept, r.p.ID, r.err)
+			}
 		case errors.Is(r.err, entity.ErrAlreadyExists):
 			refused++
 			if ok && got.Name == r.p.Name && r.p.Name != "old" {

@@ -175,7 +175,7 @@ func (c *conn) settle(ctx context.Context, call *pipeline.Call, name string, w *
 	if !c.kit || !call.Resent() || !isConflict(se.StatusCode) || w.kind == wUpsert || errors.Is(err, ErrTableNotFound) {
 		return false, "", err // the answer is about this request alone
 	}
-	switch v, etag := c.judge(ctx, call, w); v {
+	switch v, etag := c.judge(ctx, call, w, false); v {
 	case wtoken.Applied:
 		return true, etag, nil
 	case wtoken.NotApplied:
@@ -191,7 +191,13 @@ func (c *conn) settle(ctx context.Context, call *pipeline.Call, name string, w *
 // insert whose entity is stored exactly as sent was (or an identical one
 // was written by another: the table holds what was asked either way).
 // etag is the stored ETag when the stored entity is still exactly w's.
-func (c *conn) judge(ctx context.Context, call *pipeline.Call, w *write) (wtoken.Verdict, string) {
+//
+// conflicted marks the operation a transaction's resend failed on: an
+// entity stored as sent there may be another writer's identical one that
+// made the first try fail too, so it tells nothing about the rest of the
+// transaction unless its ETag's time shows it came after the first try
+// (an ETag without a time, as Cosmos DB sends, cannot).
+func (c *conn) judge(ctx context.Context, call *pipeline.Call, w *write, conflicted bool) (wtoken.Verdict, string) {
 	stored, found, err := c.readBack(ctx, w.pk, w.rk)
 	if err != nil || !found {
 		return wtoken.Unknown, ""
@@ -214,6 +220,9 @@ func (c *conn) judge(ctx context.Context, call *pipeline.Call, w *write) (wtoken
 		return wtoken.NotApplied, ""
 	}
 	if w.kind == wInsert && match {
+		if _, timed := TimestampFromETag(stored.ETag); conflicted && !timed {
+			return wtoken.Unknown, ""
+		}
 		return wtoken.Applied, stored.ETag
 	}
 	return wtoken.Unknown, ""

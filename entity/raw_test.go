@@ -80,6 +80,11 @@ func TestRawTableReads(t *testing.T) {
 			if err := people.Insert(ctx, &p); err != nil {
 				t.Fatal(err)
 			}
+			if p.Timestamp.IsZero() { // Cosmos DB: the ETag carries no time
+				if p, err = people.Get(ctx, p.Dept, p.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
 			want = append(want, p)
 		}
 	}
@@ -90,8 +95,17 @@ func TestRawTableReads(t *testing.T) {
 		}
 		for i, raw := range got {
 			var p Person
-			if err := entity.Unmarshal(raw, &p); err != nil || !samePerson(p, want[i]) {
-				t.Fatalf("%s: row %d decodes to %+v (%v), want %+v", what, i, p, err, want[i])
+			err := entity.Unmarshal(raw, &p)
+			w := want[i]
+			if env.Cosmos() { // no order: the row of the same keys
+				for _, o := range want {
+					if o.Dept == p.Dept && o.ID == p.ID {
+						w = o
+					}
+				}
+			}
+			if err != nil || !samePerson(p, w) {
+				t.Fatalf("%s: row %d decodes to %+v (%v), want %+v", what, i, p, err, w)
 			}
 			if !sent.sent(raw) {
 				t.Fatalf("%s: row %d is not in any response body: %s", what, i, raw)

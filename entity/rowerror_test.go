@@ -96,6 +96,9 @@ func checkResults(t *testing.T, what string, got []result, want []string, bad ma
 // default, and with ContinueOnRowError yield its *RowError and go on;
 // raw reads hand every row out.
 func TestQueryContinuesPastBadRows(t *testing.T) {
+	if env.Cosmos() {
+		t.Skip("positions in Table storage's order; TestCosmosBadRowsWithoutOrder checks the same claims in the order Cosmos DB returns")
+	}
 	t.Parallel()
 	ctx := context.Background()
 	people := badRowTable(t, []string{"a", "b"}, 3, 7)

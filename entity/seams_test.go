@@ -135,7 +135,12 @@ func seamCases() []seamCase {
 				return "", fmt.Errorf("returned ETags %q, written back %q %q", etags, p.ETag, other.ETag)
 			}
 			return p.ETag, err
-		}, isBatch, always, func(string, bool) bool { return true }}, // the other entity tells
+		}, isBatch, always, func(comp string, tokens bool) bool {
+			// The other entity tells — unless the resend fails on it, once
+			// theirs deleted this one, and its ETag has no time to show the
+			// first try stored it (Cosmos DB): then nothing tells.
+			return tokens || !env.Cosmos() || comp != "delete"
+		}},
 		{"Submit with a stale ETag", stored, func(ctx context.Context, tbl *entity.Table[Person], p Person) (string, error) {
 			p = mine(p)
 			p.ETag = staleETag

@@ -45,7 +45,8 @@ func TestCRUD(t *testing.T) {
 	if err := people.Insert(ctx, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.ETag == "" || p.Timestamp.Before(before) {
+	// Cosmos DB's ETags carry no time: there is no Timestamp to write back.
+	if p.ETag == "" || p.Timestamp.Before(before) != env.Cosmos() {
 		t.Fatalf("insert did not write back ETag/Timestamp: %+v", p)
 	}
 	dup := Person{Dept: "Sales", ID: "O'Brien"}
@@ -58,6 +59,9 @@ func TestCRUD(t *testing.T) {
 	got, err := people.Get(ctx, "Sales", "O'Brien")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if env.Cosmos() {
+		p.Timestamp = got.Timestamp // read, not written back
 	}
 	if got != p {
 		t.Fatalf("get:\n got %+v\nwant %+v", got, p)
@@ -228,6 +232,7 @@ func TestQueryPagingAndTokens(t *testing.T) {
 		}
 		ids = append(ids, p.ID)
 	}
+	ids = inServiceOrder(ids, strings.Compare)
 	if len(ids) != 2600 || !slices.IsSorted(ids) || ids[0] != "00000" || ids[2599] != "02599" {
 		t.Fatalf("got %d ids, sorted %v", len(ids), slices.IsSorted(ids))
 	}
@@ -267,7 +272,7 @@ func TestQueryPagingAndTokens(t *testing.T) {
 		for _, p := range page.Items {
 			got = append(got, p.ID)
 		}
-		pages = append(pages, got)
+		pages = append(pages, inServiceOrder(got, strings.Compare))
 		if page.Next == "" {
 			break
 		}

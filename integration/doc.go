@@ -71,6 +71,26 @@
 // until no process of it is left; on Linux the kernel also kills it when
 // the test binary dies without reaching Close (a panic, a -timeout).
 //
+// # Service profiles
+//
+// TABLEKIT_PROFILE=cosmos ([EnvProfile], [ProfileCosmos]) makes every table
+// client of the Env — its TableService, the Account's, and those of
+// [Env.Table], [Env.TableWith], [Env.NewTableService] and views made by
+// [Env.With] — apply the Cosmos DB for Table profile of package
+// integration/cosmos, so that a package's whole suite runs as if against
+// Cosmos DB:
+//
+//	TABLEKIT_PROFILE=cosmos go test -count=1 ./patterns/wide/
+//
+// The profile goes last among a client's per-retry policies, nearest the
+// service, so that a view's fault injector or meter sees what Cosmos DB
+// would send; one profile serves the Env and its views, so that an ETag
+// one client got is understood by all. Queue and blob requests are left
+// alone (a Cosmos DB account has neither). [Env.Cosmos] tells a test
+// whose claim does not hold there; TestProfileOfThisRun fails a run whose
+// clients do not apply the profile the variable names, and an unknown
+// profile fails Start.
+//
 // # Live accounts
 //
 // Two environment variables make [Start] use a real account instead

@@ -93,14 +93,16 @@ type Env struct {
 	// answer (zero for a live account).
 	StartupDuration time.Duration
 
-	server    *azurite.Server               // nil for a live account
-	account   *account.Account              // the clients' account
-	names     *namer                        // shared by an Env and its views
-	configure []func(*azcore.ClientOptions) // a view's changes to client options
-	view      bool                          // made by With: Close leaves the process alone
-	viewErr   error                         // why a view's clients could not be built
-	closeOnce sync.Once
-	closeErr  error
+	server      *azurite.Server               // nil for a live account
+	account     *account.Account              // the clients' account
+	names       *namer                        // shared by an Env and its views
+	profile     *tableProfile                 // TABLEKIT_PROFILE's, shared with views; nil for none
+	configure   []func(*azcore.ClientOptions) // a view's changes to client options
+	view        bool                          // made by With: Close leaves the process alone
+	wantProfile string                        // TABLEKIT_PROFILE, until connect makes profile
+	viewErr     error                         // why a view's clients could not be built
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 // namer hands out unique names; an Env and every view made by With share one.
@@ -140,6 +142,7 @@ func (e *Env) WithOptions(configure func(*azcore.ClientOptions)) *Env {
 		StartupDuration:  e.StartupDuration,
 		server:           e.server,
 		names:            e.names,
+		profile:          e.profile,
 		configure:        append(slices.Clone(e.configure), configure),
 		view:             true,
 	}
@@ -175,6 +178,12 @@ func Start(ctx context.Context) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{names: &namer{prefix: hex.EncodeToString(prefix[:])}}
+	profile, err := profileFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("integration: %w", err)
+	}
+	// The profile is made once the table endpoint is known (connect).
+	e.wantProfile = profile
 	switch {
 	case os.Getenv(EnvConnectionString) != "":
 		if err := e.useConnectionString(ctx, os.Getenv(EnvConnectionString)); err != nil {
@@ -312,6 +321,8 @@ func (e *Env) testClientOptions() azcore.ClientOptions {
 	// that tests run the product's paths: transactions for every key,
 	// writes settled under lost replies. They change no request.
 	pipeline.Install(&o)
+	// TABLEKIT_PROFILE's policy, for the table service's requests.
+	e.addProfile(&o)
 	return o
 }
 
@@ -319,12 +330,13 @@ func (e *Env) testClientOptions() azcore.ClientOptions {
 // with opts (nil means azcore's defaults). The changes of a view made by
 // With or WithOptions are applied to a copy of opts.
 func (e *Env) NewTableService(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	if len(e.configure) > 0 {
+	if len(e.configure) > 0 || e.profile != nil {
 		o := aztables.ClientOptions{}
 		if opts != nil {
 			o = *opts
 		}
 		e.applyView(&o.ClientOptions)
+		e.addProfile(&o.ClientOptions)
 		opts = &o
 	}
 	if e.ConnectionString != "" {
@@ -498,8 +510,30 @@ func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
 // options and the view's changes: from the connection string, or from the
 // table endpoint and the credential.
 func (e *Env) connect() error {
+	if e.wantProfile == ProfileCosmos && e.profile == nil {
+		qep, bep := e.QueueEndpoint, e.BlobEndpoint
+		if qep == "" && bep == "" { // a live account: it derives them
+			var a *account.Account
+			var err error
+			if e.ConnectionString != "" {
+				a, err = account.NewFromConnectionString(e.ConnectionString, nil)
+			} else {
+				a, err = account.New(e.TableEndpoint, e.Credential, nil)
+			}
+			if err != nil {
+				return err
+			}
+			qep, bep = a.Endpoints().Queue, a.Endpoints().Blob
+		}
+		p, err := newTableProfile(qep, bep)
+		if err != nil {
+			return err
+		}
+		e.profile = p
+	}
 	opts := &account.Options{ClientOptions: e.testClientOptions()}
 	e.applyView(&opts.ClientOptions)
+	e.addProfile(&opts.ClientOptions)
 	var err error
 	if e.ConnectionString != "" {
 		e.account, err = account.NewFromConnectionString(e.ConnectionString, opts)

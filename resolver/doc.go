@@ -93,4 +93,19 @@
 // its property bag, guarded by its ETag (§7): Table.Modify reads it, lets a
 // function change it (add one to EmployeeCount) and merges it back, starting
 // again when another writer got there first.
+//
+// # Azurite and Cosmos DB
+//
+// All tests run on Azurite. Under the Cosmos DB profile of package
+// integration/cosmos (TABLEKIT_PROFILE=cosmos: opaque ETags without a time,
+// query pages in no key order, RowKeys of at most 255 bytes, reserved
+// property names), writes, conditional upgrades and Modify hold; what
+// differs is order and Timestamps. A query of a mixed partition yields its
+// rows in the service's order, which on Cosmos DB is not RowKey order
+// (TestMixedPartitionByProperty, TestMixedPartitionByPrefix,
+// TestFuncDiscriminator, TestUnknownTypesLenientAndStrict,
+// TestVersionUpgrade and TestUpgradeWriteBackRacesAWriter read their rows
+// by position and fail there on order alone), and a Submit writes back each
+// entity's ETag but no Timestamp, since the ETag carries no time
+// (TestMixedTypeTransaction).
 package resolver

@@ -14,6 +14,22 @@
 //	opts := &aztables.ClientOptions{}
 //	opts.PerRetryPolicies = append(opts.PerRetryPolicies, lim)
 //
+// or, for every client of an account (tables, queues, blobs) at once,
+// account.Options.Limiter (TestLimiterPacesAccountClients in package
+// account: BulkWrite through the account's clients under a Simulator has
+// under 1% of its requests throttled with the Limiter, more without).
+//
+// No tablekit package builds a client of its own: each fan-out sends
+// through the pipeline of the clients it is given (the only clients built
+// outside packages account and integration are entity's
+// NewTableFromConnectionString and NewTableWithCredential, and entity/sas's
+// OpenTable, with the options their caller passes). So the Limiter sees
+// every try of a fan-out: TestFanOutsGoThroughTheLimiter checks that it
+// paced every try a Meter counted for BulkWrite, QueryPartitions and
+// package bucket's Write and Tail. Index Check and Rebuild, rotation and
+// eventual's workers send the same way, through the table, queue and blob
+// clients they are given; no test here covers them yet.
+//
 // # Design: a pacer per key, adjusted by AIMD
 //
 // Each key — the account, and each table + PartitionKey — has a rate and a

@@ -3,12 +3,13 @@ package throttle
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/tablekit/tablekit/internal/pipeline"
 )
 
 // work is what a request asks of the service, as the scale targets count
@@ -39,7 +40,7 @@ func workOf(req *policy.Request) work {
 	}
 	switch {
 	case seg == "$batch":
-		w.table, w.partition, w.entities = batchWork(readBody(req))
+		w.table, w.partition, w.entities = batchWork(pipeline.ReadBody(req))
 		if w.table == "" {
 			return work{account: w.account, entities: 1}
 		}
@@ -53,7 +54,7 @@ func workOf(req *policy.Request) work {
 	case hasKeys && strings.HasPrefix(keys, pkInURL):
 		w.partition = quotedInURL(keys[len(pkInURL):])
 	case raw.Method == http.MethodPost && !hasKeys:
-		w.partition, _ = partitionInJSON(readBody(req))
+		w.partition, _ = partitionInJSON(pipeline.ReadBody(req))
 	default:
 		w.table = "" // a query: the account's work only
 	}
@@ -154,17 +155,4 @@ func partitionInJSON(b []byte) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// readBody returns the request's body and rewinds it.
-func readBody(req *policy.Request) []byte {
-	body := req.Body()
-	if body == nil {
-		return nil
-	}
-	b, err := io.ReadAll(body)
-	if rerr := req.RewindBody(); err != nil || rerr != nil {
-		return nil
-	}
-	return b
 }

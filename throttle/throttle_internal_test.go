@@ -182,9 +182,9 @@ func (okTransport) Do(r *http.Request) (*http.Response, error) {
 // near allows the account key's microseconds.
 func near(got, want time.Duration) bool { return got >= want && got-want < time.Millisecond }
 
-// pipeline is a pipeline with p in front of a transport that answers 200
+// newPipeline is a pipeline with p in front of a transport that answers 200
 // (or what answer returns), without retries.
-func pipeline(p policy.Policy, answer func(*http.Request) *http.Response) runtime.Pipeline {
+func newPipeline(p policy.Policy, answer func(*http.Request) *http.Response) runtime.Pipeline {
 	var tr policy.Transporter = okTransport{}
 	if answer != nil {
 		tr = transportFunc(answer)
@@ -208,7 +208,7 @@ func TestLimiterCancelledWaitGivesBackItsTurn(t *testing.T) {
 	}
 	l.now = clk.now
 	l.sleep = func(ctx context.Context, d time.Duration) error { return context.Canceled }
-	pl := pipeline(l, nil)
+	pl := newPipeline(l, nil)
 	sent := 0
 	for range 50 {
 		req := request(t, http.MethodPut, "http://127.0.0.1:1/devstoreaccount1/t(PartitionKey='p',RowKey='r')", "{}")
@@ -264,7 +264,7 @@ func TestLimiterHoldsTriesAlreadyWaiting(t *testing.T) {
 	answerFirst := make(chan struct{})
 	var sentAt []time.Time
 	first := true
-	pl := pipeline(l, func(r *http.Request) *http.Response {
+	pl := newPipeline(l, func(r *http.Request) *http.Response {
 		mu.Lock()
 		sentAt = append(sentAt, clk.t)
 		isFirst := first
@@ -320,7 +320,7 @@ func TestLimiterUnderConcurrentGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := pipeline(l, nil)
+	pl := newPipeline(l, nil)
 	do := func(ctx context.Context) error {
 		req, _ := runtime.NewRequest(ctx, http.MethodPut, "http://127.0.0.1:1/devstoreaccount1/t(PartitionKey='p',RowKey='r')")
 		resp, err := pl.Do(req)

@@ -17,7 +17,13 @@
 //
 // Not modelled: Cosmos DB's case-sensitive table names, its reserved
 // capacity and its larger encoding of binary values (a 1 MiB binary entity
-// that Table storage takes may be refused by Cosmos DB).
+// that Table storage takes may be refused by Cosmos DB); nor which rows a
+// page holds: the profile keeps Table storage's pages and only reverses
+// them, whereas a Cosmos DB page, or a $top query, need not hold the first
+// rows in key order. The form of the opaque ETag is this profile's own.
+//
+// integration's TABLEKIT_PROFILE=cosmos puts a Profile in every table
+// client of a test Env, so that whole suites run through it.
 package cosmos
 
 import (
@@ -36,6 +42,8 @@ import (
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/tablekit/tablekit/internal/pipeline"
 )
 
 // Limits of Cosmos DB for Table that Table storage does not have.
@@ -92,7 +100,7 @@ func (p *Profile) Do(req *policy.Request) (*http.Response, error) {
 		raw.Header.Set("If-Match", p.real(m))
 	}
 	if isBatch(raw.URL) {
-		if body := readBody(req); body != nil {
+		if body := pipeline.ReadBody(req); body != nil {
 			out := ifMatchLine.ReplaceAllFunc(body, func(line []byte) []byte {
 				v := strings.TrimSpace(string(line[len("If-Match:"):]))
 				return []byte("If-Match: " + p.real(v))
@@ -126,7 +134,7 @@ func (p *Profile) refuse(req *policy.Request) *http.Response {
 	raw := req.Raw()
 	var body []byte
 	if raw.Method == http.MethodPost || raw.Method == http.MethodPut || raw.Method == http.MethodPatch || raw.Method == "MERGE" {
-		body = readBody(req)
+		body = pipeline.ReadBody(req)
 	}
 	if isBatch(raw.URL) && len(body) > MaxBatchBytes {
 		return badRequest(raw, "RequestBodyTooLarge", fmt.Sprintf("The batch is %d bytes; Cosmos DB takes at most %d.", len(body), MaxBatchBytes))
@@ -258,18 +266,6 @@ func badRequest(req *http.Request, code, msg string) *http.Response {
 	h.Set("x-ms-error-code", code)
 	return &http.Response{Status: "400 Bad Request", StatusCode: http.StatusBadRequest, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: req}
-}
-
-func readBody(req *policy.Request) []byte {
-	body := req.Body()
-	if body == nil {
-		return nil
-	}
-	b, err := io.ReadAll(body)
-	if rerr := req.RewindBody(); err != nil || rerr != nil {
-		return nil
-	}
-	return b
 }
 
 type nopCloser struct{ *bytes.Reader }

@@ -26,13 +26,23 @@ type withID struct {
 	Id                   string
 }
 
+// profiled is env with the profile on its table clients: env itself under
+// TABLEKIT_PROFILE=cosmos (a second profile would undo the first's page
+// order), else a view adding one.
+func profiled() *integration.Env {
+	if env.Cosmos() {
+		return env
+	}
+	return env.With(cosmos.New())
+}
+
 func table[T any](t *testing.T) *entity.Table[T] {
 	t.Helper()
 	name := env.TableName(t)
 	if _, err := env.TableService.CreateTable(t.Context(), name, nil); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := entity.NewTableFromService[T](env.With(cosmos.New()).TableService, name)
+	tbl, err := entity.NewTableFromService[T](profiled().TableService, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,9 @@
 // and the Logger never sends one. Azurite returns listed metadata keys in
 // lower case and Get Blob Properties capitalises them; the package reads
 // them without regard to case. The Cosmos DB Table API has no blobs: use a
-// storage account for logs.
+// storage account for logs. The suite passes with the Cosmos DB profile of
+// package integration/cosmos on its table clients
+// (TABLEKIT_PROFILE=cosmos).
 //
 // # Usage
 //

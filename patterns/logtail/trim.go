@@ -3,6 +3,7 @@ package logtail
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
@@ -30,7 +31,10 @@ const trimRounds = 5
 // when its turn comes. A Trim of up to 1,000 entries is one query and one
 // transaction per 100; of n more, about 2n/1,000 queries. (Design guide
 // §6.8 notes that a table per period deletes faster; Trim is for a log
-// that lives in one table.)
+// that lives in one table.) On a backend without key order
+// (Config.Unsorted, Cosmos DB), whose pages hold no key range, Trim lists
+// every RowKey to delete first (one string each in memory), sorts them and
+// deletes oldest first the same way (TestCosmosTrimUnsorted).
 //
 // A delete transaction fails as a whole when one of its entries is already
 // gone (another Trim got there first), and its outcome is unknown when
@@ -48,6 +52,9 @@ func (l *Log[T]) Trim(ctx context.Context, partition string, before time.Time) (
 		return 0, err
 	}
 	f := rangeFilter(partition, 0, keys.Ticks(before))
+	if l.cfg.Unsorted {
+		return l.trimUnsorted(ctx, partition, f)
+	}
 	q := entity.Query{Filter: f, Select: []string{"RowKey"}, PageSize: l.trimPage}
 	// The first key of each page, newest page first; the last page's rows.
 	var starts []string
@@ -76,16 +83,42 @@ func (l *Log[T]) Trim(ctx context.Context, partition string, before time.Time) (
 				return removed, wrap("Trim", partition, err)
 			}
 		}
-		// rows sort newest first: delete from the end.
-		for end := len(rows); end > 0; end -= entity.MaxBatchOperations {
-			n, err := l.deleteRows(ctx, partition, rows[max(0, end-entity.MaxBatchOperations):end])
-			removed += n
-			if err != nil {
-				return removed, wrap("Trim", partition, err)
-			}
+		n, err := l.deleteOldestFirst(ctx, partition, rows)
+		removed += n
+		if err != nil {
+			return removed, err
 		}
 	}
 	return removed, nil
+}
+
+// deleteOldestFirst deletes rows, which sort newest first, from the end,
+// in transactions of up to 100.
+func (l *Log[T]) deleteOldestFirst(ctx context.Context, partition string, rows []entity.DynamicEntity) (int, error) {
+	removed := 0
+	for end := len(rows); end > 0; end -= entity.MaxBatchOperations {
+		n, err := l.deleteRows(ctx, partition, rows[max(0, end-entity.MaxBatchOperations):end])
+		removed += n
+		if err != nil {
+			return removed, wrap("Trim", partition, err)
+		}
+	}
+	return removed, nil
+}
+
+// trimUnsorted is Trim on a backend without key order (Config.Unsorted):
+// its pages hold no key range, so it lists every RowKey f selects (keys
+// only), sorts them, and deletes oldest first as Trim does.
+func (l *Log[T]) trimUnsorted(ctx context.Context, partition string, f filter.Expr) (int, error) {
+	var rows []entity.DynamicEntity
+	for r, err := range l.rows.Query(ctx, entity.Query{Filter: f, Select: []string{"RowKey"}, PageSize: l.trimPage}) {
+		if err != nil {
+			return 0, wrap("Trim", partition, err)
+		}
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b entity.DynamicEntity) int { return keys.Compare(a.RowKey, b.RowKey) })
+	return l.deleteOldestFirst(ctx, partition, rows)
 }
 
 // listRange lists the RowKeys of the entries f selects from `from` up to

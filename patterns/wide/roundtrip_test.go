@@ -23,8 +23,9 @@ func TestThousandPropertiesRoundTrip(t *testing.T) {
 	if err := w.Insert(ctx, &in); err != nil {
 		t.Fatal(err)
 	}
-	if in.ETag == "" || in.Updated.IsZero() {
-		t.Errorf("Insert did not set ETag and Timestamp: %q %v", in.ETag, in.Updated)
+	// Cosmos DB's ETags carry no time: Insert has no Timestamp to set.
+	if in.ETag == "" || in.Updated.IsZero() != env.Cosmos() {
+		t.Errorf("Insert set ETag and Timestamp: %q %v", in.ETag, in.Updated)
 	}
 	rows := physical(t, client, "Sales")
 	if len(rows) < 5 {
@@ -49,6 +50,9 @@ func TestThousandPropertiesRoundTrip(t *testing.T) {
 	out, err := w.Get(ctx, "Sales", in.ID)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if env.Cosmos() {
+		in.Updated = out.Updated // read, not written back
 	}
 	if !reflect.DeepEqual(out, in) {
 		t.Errorf("round trip differs")

@@ -86,6 +86,13 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		s.entries = cfg.Entries.WithWriteTokens()
 	}
 	if len(s.remote) == 0 {
+		if p != nil {
+			// The caller's own messages (WriteOptions.Messages) go
+			// through an outbox of the primaries' table.
+			if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
+				return nil, err
+			}
+		}
 		return s, nil
 	}
 	if p == nil {

@@ -149,6 +149,44 @@
 //     or blob whose content does not read: corrupt, or a continuation its
 //     directory does not name).
 //
+// # Ownership and composition
+//
+// The Set owns every write to its primaries: Insert, Update, Modify,
+// Delete and MoveTo, and nothing else, may write them. A write through a
+// plain entity.Table (or any other client) beside the Set changes a
+// primary without its lists, and Check reports exactly that
+// (TestPlainWriteBesideSet): a primary inserted, or renamed into a value,
+// is Missing from that value's list; one renamed out of a value, or
+// deleted, is an Orphan of the old value's list. Repair or Rebuild
+// brings the lists back in line with the primaries as they are then
+// (the plain write is kept, and indexed). The index entities and blobs
+// are the Set's alone in the same way: changed by hand they are drift
+// too (Stale when they no longer read).
+//
+// Composing with patterns/eventual:
+//
+//   - WriteOptions.Messages, the last argument of Insert, Update, Modify
+//     and Delete, commits the caller's own messages as outbox intents in
+//     the write's transaction, with the change, its SamePartition lists
+//     and the intent of the Set's own message: all or none
+//     (TestUserMessageCrashAtEveryStep, crash before and after every
+//     request of such an insert: the message's effect is there exactly
+//     when the employee is). A Set built without a processor has no
+//     outbox and refuses messages with a *ConfigError before any request
+//     (TestUserMessageRefused); a Set of SamePartition indexes given a
+//     processor keeps an outbox for them.
+//   - [Set.MoveTo] archives or moves a primary to another table: a copy
+//     with InsertOrReplace, then the Set's own Delete on condition of the
+//     ETag copied, which takes it off its lists. It is idempotent and
+//     can be a step of an eventual handler: after a crash at any request,
+//     running it again finishes the move with no orphan membership and no
+//     lost primary (TestMoveCrashAtEveryStep). eventual.Move on a Set's
+//     primaries is a plain write beside the Set: use MoveTo.
+//   - Each Set write is a step an eventual handler can repeat: Insert of
+//     an entity already there is entity.ErrAlreadyExists, Delete of one
+//     gone entity.ErrNotFound (both the sign that an earlier delivery
+//     did it), and Modify with the same change gives the same result.
+//
 // # Costs and limits
 //
 // A write that changes one SamePartition value costs the entity's read,

@@ -182,10 +182,12 @@
 //     running it again finishes the move with no orphan membership and no
 //     lost primary (TestMoveCrashAtEveryStep). eventual.Move on a Set's
 //     primaries is a plain write beside the Set: use MoveTo.
-//   - Each Set write is a step an eventual handler can repeat: Insert of
-//     an entity already there is entity.ErrAlreadyExists, Delete of one
-//     gone entity.ErrNotFound (both the sign that an earlier delivery
-//     did it), and Modify with the same change gives the same result.
+//   - Each Set write can be a step of an eventual handler, repeated on
+//     redelivery: Insert of an entity already there answers
+//     entity.ErrAlreadyExists and Delete of one gone entity.ErrNotFound
+//     (the sign that an earlier delivery did it), and a Modify whose
+//     change sets values rather than adding to them leaves the same
+//     entity when repeated.
 //
 // # Costs and limits
 //

@@ -287,6 +287,9 @@ func nilEntity() error {
 // after it. An entity with e's keys is an error matching
 // entity.ErrAlreadyExists. e's new ETag is written back into it (cleared
 // when the transaction was found applied after a lost reply).
+//
+// opts (at most one; also on Update, Modify and Delete) commits the
+// caller's own messages in the same transaction: see WriteOptions.
 func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
 		return nilEntity()

@@ -157,8 +157,16 @@ func TestUserMessageRefused(t *testing.T) {
 		indexentity.WriteOptions{Messages: []eventual.Message{note(t, "n2", "renamed")}}); err != nil {
 		t.Fatal(err)
 	}
+	// A delete that finds nothing to delete commits nothing: its message
+	// is never sent.
+	if err := s.Delete(ctx, "Sales", "000404", "", indexentity.WriteOptions{Messages: []eventual.Message{note(t, "n404", "never")}}); !errors.Is(err, entity.ErrNotFound) {
+		t.Errorf("deleting a missing employee: %v; want entity.ErrNotFound", err)
+	}
 	if err := patterntest.Drain(ctx, p, qs); err != nil {
 		t.Fatal(err)
+	}
+	if got := rawGet(t, notes.Name(), "effects", "n404"); got != nil {
+		t.Errorf("the message of a delete that deleted nothing was delivered: %v", got)
 	}
 	for id, text := range map[string]string{"n1": "hello", "n2": "renamed"} {
 		if got := rawGet(t, notes.Name(), "effects", id); got == nil || got["Text"] != text {

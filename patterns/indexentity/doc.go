@@ -8,7 +8,8 @@
 // value of the keys of the entities holding it, kept up to date with the
 // entities, read in one request and followed by one point query per
 // entity. It gives three places for the lists, and a [Set] offers all
-// three behind one API, chosen per [Index] by its [Placement]:
+// three behind one API, chosen per [Index] by its [Placement], and a
+// fourth for lookups across partitions:
 //
 //   - [SamePartition] (option 2): an index entity in the entities'
 //     partition (PartitionKey "Sales", RowKey "lastname_Jones", the
@@ -20,11 +21,19 @@
 //     patterns/eventual;
 //   - [Blob] (option 1): a block blob per value,
 //     "lastname/Sales Jones.keys", one key per line, kept by
-//     patterns/eventual, written on condition of its ETag.
+//     patterns/eventual, written on condition of its ETag;
+//   - [TableWide]: one list per value for the whole table, "all orders
+//     with status pending, whatever the customer", its members the
+//     primaries' PartitionKey and RowKey, spread over Index.Buckets lists
+//     by a stable hash of the member, each in a partition of its own
+//     ("status_pending 07"), kept by patterns/eventual as OtherPartition
+//     lists are, and looked up with [Set.LookupValueAll] without a
+//     PartitionKey.
 //
-// An entity holds at most one value per index ([Index.Value]), and a
-// list names the entities of one partition: the guide's "Jones in
-// Sales". A lookup across departments is one lookup per department.
+// An entity holds at most one value per index ([Index.Value]). The list
+// of the first three placements names the entities of one partition: the
+// guide's "Jones in Sales", and a lookup across departments is one lookup
+// per department — or one LookupValueAll of a TableWide index.
 //
 //	emps, _ := entity.NewTableFromService[Employee](svc, "Employees")
 //	byName, err := indexentity.New(emps, nil, indexentity.Config{},
@@ -35,6 +44,8 @@
 //	e, err := byName.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil },
 //		entity.ModifyOptions{}) // Mode 0 means Replace: the primary is written whole
 //	for e, err := range byName.LookupAll(ctx, "lastname", "Sales", "Jones", indexentity.LookupOptions{}) { … }
+//	// with Index{Name: "city", Placement: indexentity.TableWide, Buckets: 16, …}:
+//	for e, err := range byName.LookupValueAll(ctx, "city", "Paris", indexentity.LookupOptions{Limit: 100}) { … }
 //	for f, err := range byName.Check(ctx, indexentity.CheckOptions{}) { … } // drift.Finding
 //	sum, err := byName.Rebuild(ctx, indexentity.CheckOptions{})
 //
@@ -47,7 +58,7 @@
 //     entity it changes: a concurrent writer of any of them makes the
 //     transaction fail, and the write starts again from the reads
 //     (entity.RetryPolicy.Retry, Config.Retry).
-//   - OtherPartition and Blob: the lists catch up. The entity's write and
+//   - OtherPartition, Blob and TableWide: the lists catch up. The entity's write and
 //     the intent of the message that updates the lists are one
 //     transaction (eventual.Outbox), so no change is ever left out; once
 //     the queues have drained the lists are exact. Until then a list may
@@ -123,6 +134,13 @@
 // read), then one point query per member, Config.Concurrency at once,
 // yielded in key order. [Set.Members] is the index read alone.
 //
+// A TableWide lookup (LookupValueAll): one range query per bucket (each
+// in partition Name_Compound(value, bucket)), the buckets' lists merged
+// into one order — by PartitionKey, then RowKey, the service's key order
+// of each — then the point queries, yielded in that order.
+// LookupOptions.After (the keys of the last entity of the previous page)
+// and Limit page through it; [Set.ValueMembers] is the index read alone.
+//
 // # Failure and recovery
 //
 //   - A crash before the transaction of step 3 leaves nothing; after it,
@@ -143,7 +161,12 @@
 //     partition again and repairs one by one the entities that changed
 //     meanwhile. A check and a rebuild resume from the token of the last
 //     partition they finished (CheckOptions.Resume, Checkpoint,
-//     drift.Summary.Next). Findings speak package drift: Missing (an
+//     drift.Summary.Next). A TableWide index is checked from both ends:
+//     each primaries' partition reads the lists of the values and buckets
+//     its primaries hold (Missing), and, on a whole-table check, each of
+//     the index's list partitions is read whole and every member read
+//     back, one point read each (Orphan, Stale), resumably too; Rebuild
+//     repairs its findings one by one. Findings speak package drift: Missing (an
 //     entity its value's list does not name), Orphan (a list naming an
 //     entity that is gone or holds another value), Stale (an index entity
 //     or blob whose content does not read: corrupt, or a continuation its
@@ -209,6 +232,21 @@
 // (Members) is the win, and the lookup's point reads cost more than the
 // scan: see the README for the numbers.
 //
+// A TableWide index spreads a value over Index.Buckets partitions, so
+// its ceiling is Buckets × the service's ~2,000 entities/s per partition
+// — but a list is one entity written on condition of its ETag, so the
+// writers of one value's bucket queue behind each other (tens of
+// writes/s per bucket entity on a storage account): choose Buckets for
+// the value's write rate, not its size. A write that changes its value
+// costs the primary's transaction (with the message's intent), the send
+// and the intent's delete, then the worker's read of the primary, a read
+// and a conditional write of each list it leaves or enters (two for a
+// spilled list), and the read again: 1 transaction in the write's path,
+// about 7 storage transactions in all. A LookupValueAll of n members costs
+// Buckets range queries (one page each for lists that fit an entity) and
+// n point reads: Buckets + n. BenchmarkLookupValueAll measures it against
+// a table scan filtered on the value.
+//
 // # Wire format
 //
 // What a Set stores, for readers in other languages and tools. A primary
@@ -233,6 +271,11 @@
 //     the members from its line's bound up to the next line's: one key
 //     range per continuation entity. TkWrite is on the index entities
 //     written with a write token.
+//   - TableWide: the same index entities, with PartitionKey the Name,
+//     "_" and keys.Compound(value, bucket) ("city_Paris 1"), RowKey as
+//     above ("city_Paris"), and as members keys.Compound(PartitionKey,
+//     RowKey) of each primary ("Sales 000123"); bucket is
+//     keys.Bucket(member, Index.Buckets), its fixed-width decimal number.
 //   - Blob: a block blob of Config.Blobs named Name, "/",
 //     keys.Compound(partition, value) and ".keys" ("lastname/Sales
 //     Jones.keys"), of content type text/plain; charset=utf-8: a header
@@ -272,7 +315,15 @@
 //
 //	{"pk":"Sales","rk":"000123","values":{"lastname":["Jones"]}}
 //
-// TestWireFormat checks these examples against what a Set writes.
+// A TableWide index "city" of 2 buckets with Sales/000123,
+// Sales/000152 and HR/000007 in Paris keeps (bucket 0 of
+// "Sales 000123", bucket 1 of the other two):
+//
+//	{"PartitionKey":"city_Paris 0","RowKey":"city_Paris","Members":"Sales 000123\n"}
+//	{"PartitionKey":"city_Paris 1","RowKey":"city_Paris","Members":"HR 000007\nSales 000152\n"}
+//
+// TestWireFormat and TestWireFormatTableWide check these examples
+// against what a Set writes.
 //
 // # Azurite and Cosmos DB
 //

@@ -145,7 +145,7 @@ func (s *Set[T]) index(name string) (*index[T], error) {
 
 // rows is the table of ix's index entities.
 func (s *Set[T]) rows(ix *index[T]) *entity.Table[entity.DynamicEntity] {
-	if ix.Placement == OtherPartition {
+	if ix.Placement == OtherPartition || ix.Placement == TableWide {
 		return s.entries
 	}
 	return s.bags

@@ -245,7 +245,12 @@
 // about 7 storage transactions in all. A LookupValueAll of n members costs
 // Buckets range queries (one page each for lists that fit an entity) and
 // n point reads: Buckets + n. BenchmarkLookupValueAll measures it against
-// a table scan filtered on the value.
+// a table scan filtered on the value: for 100 members among 1,000
+// employees in 10 departments, with 4 buckets, 104 storage transactions
+// per lookup (4 for ValueMembers alone) against 1 for the scan, which on
+// Azurite also answers faster; the index pays off when the table is far
+// larger than the answer (the scan reads every entity of the table, a
+// page per 1,000) or when the keys alone are wanted.
 //
 // # Wire format
 //

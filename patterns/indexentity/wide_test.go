@@ -171,3 +171,35 @@ func TestTableWide(t *testing.T) {
 		}
 	}
 }
+
+// TestTableWideRefused: a bucket count out of range, or set on another
+// placement, is a *DeclarationError; LookupValueAll and ValueMembers of
+// an index that is not TableWide match ErrPlacement; nothing is sent.
+func TestTableWideRefused(t *testing.T) {
+	t.Parallel()
+	emps := patterntest.Table[Employee](t, env)
+	for _, d := range []indexentity.Index[Employee]{
+		{Name: "city", Value: city, Placement: indexentity.OtherPartition, Buckets: 4},
+		{Name: "city", Value: city, Placement: indexentity.TableWide, Buckets: indexentity.MaxBuckets + 1},
+		{Name: "city", Value: city, Placement: indexentity.TableWide, Buckets: -1},
+	} {
+		var de *indexentity.DeclarationError
+		if _, err := indexentity.New(emps, nil, indexentity.Config{}, d); !errors.As(err, &de) || de.Field != "Buckets" {
+			t.Errorf("%v with %d buckets: %v; want a *DeclarationError on Buckets", d.Placement, d.Buckets, err)
+		}
+	}
+	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lerr error
+	for _, err := range s.LookupValueAll(context.Background(), "lastname", "Jones", indexentity.LookupOptions{}) {
+		lerr = err
+	}
+	if !errors.Is(lerr, indexentity.ErrPlacement) {
+		t.Errorf("LookupValueAll of a SamePartition index: %v; want ErrPlacement", lerr)
+	}
+	if _, err := s.ValueMembers(context.Background(), "lastname", "Jones"); !errors.Is(err, indexentity.ErrPlacement) {
+		t.Errorf("ValueMembers of a SamePartition index: %v; want ErrPlacement", err)
+	}
+}

@@ -66,6 +66,11 @@
 //     or name one that does not (a lookup skips it).
 //   - Lookups never yield an entity that does not hold the value looked
 //     up, whatever the placement: each point read is checked.
+//   - TableWide lists are exact once the queues drained, whatever the
+//     writers' partitions, with 10% of requests failed or their replies
+//     lost and the worker killed twice (TestTableWideUnderFaults), and
+//     after a crash at any request of an insert with the caller's
+//     message or of a MoveTo (TestTableWideCrashAtEveryStep).
 //   - Lost replies: entity's write tokens (entity.Table.WithWriteTokens)
 //     let a transaction whose reply was lost, and whose resend the
 //     service refused, be recognised as applied by reading an index

@@ -138,11 +138,18 @@ func TestTableWide(t *testing.T) {
 		primary string
 	}
 	var fs []got
-	for _, f := range findings(t, s, indexentity.CheckOptions{}) {
+	all := findings(t, s, indexentity.CheckOptions{})
+	for _, f := range all {
 		fs = append(fs, got{f.Kind, f.Primary.PartitionKey + "/" + f.Primary.RowKey})
 	}
 	if w := []got{{drift.Missing, "HR/000009"}, {drift.Orphan, "Sales/000001"}}; !slices.Equal(fs, w) {
-		t.Errorf("findings %v, want %v", fs, w)
+		t.Fatalf("findings %v, want %v", fs, w)
+	}
+	// A check resumed from the token of the orphan's list partition finds
+	// the orphan again, and nothing before it.
+	again := findings(t, s, indexentity.CheckOptions{Resume: all[1].Resume})
+	if len(again) != 1 || again[0].Kind != drift.Orphan || again[0].Primary != all[1].Primary {
+		t.Errorf("resumed from %q: %v", all[1].Resume, again)
 	}
 	if _, err := s.Rebuild(ctx, indexentity.CheckOptions{}); err != nil {
 		t.Fatal(err)

@@ -244,10 +244,11 @@
 // writes/s per bucket entity on a storage account): choose Buckets for
 // the value's write rate, not its size. A write that changes its value
 // costs the primary's transaction (with the message's intent), the send
-// and the intent's delete, then the worker's read of the primary, a read
-// and a conditional write of each list it leaves or enters (two for a
-// spilled list), and the read again: 1 transaction in the write's path,
-// about 7 storage transactions in all. A LookupValueAll of n members costs
+// and the intent's delete, then the worker's receive, its read of the
+// primary, a read and a conditional write of each list it leaves or
+// enters (one more read for a spilled list), the read again and the
+// message's delete: for an insert 3 storage transactions in the write's
+// path and 9 in all, for a change of value (after Modify's read) 12. A LookupValueAll of n members costs
 // Buckets range queries (one page each for lists that fit an entity) and
 // n point reads: Buckets + n. BenchmarkLookupValueAll measures it against
 // a table scan filtered on the value: for 100 members among 1,000

@@ -12,8 +12,8 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/crashtest"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/internal/steps"
 )
 

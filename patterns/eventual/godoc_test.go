@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // TestExportedConstantsShowTheirValues checks what go doc shows of every

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // Kind is a message kind whose payload is a T: a name such as

@@ -15,8 +15,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/clock"
-	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // PoisonSuffix is appended to a queue's name to name its poison queue, as

@@ -8,8 +8,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/errline"
-	"github.com/tablekit/tablekit/internal/queueproc"
 	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // ReplayOptions chooses what Replay moves back.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tablekit/tablekit/internal/steps"
 	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
@@ -81,7 +80,6 @@ func TestConstantsAgreeWithTheMachinery(t *testing.T) {
 		{ReasonFailed, queueproc.ReasonFailed},
 		{ReasonOverdelivered, queueproc.ReasonOverdelivered},
 		{MaxMessageBytes, queueproc.MaxMessageBytes},
-		{MarkerPrefix, steps.MarkerPrefix},
 	} {
 		if c.got != c.want {
 			t.Errorf("%v, want %v", c.got, c.want)

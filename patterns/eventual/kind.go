@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/tablekit/tablekit/internal/steps"
 	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
@@ -144,7 +143,7 @@ type Delivery struct {
 	DequeueCount int64 // 1 on the first delivery
 	Inserted     time.Time
 
-	once steps.OnceConfig
+	once onceConfig
 }
 
 type deliveryKey struct{}

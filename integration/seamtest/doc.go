@@ -18,4 +18,17 @@
 // inject each seam into it, or why a seam does not apply. A parse of the
 // packages' sources checks that the list is complete and that every named
 // test exists, so a new write without seam tests fails `go test`.
+//
+// # Use from your own tests
+//
+// seamtest is public: EveryReply and Truthful check an operation of your
+// own, built on tablekit, against a second writer in the retry window of
+// each of its requests, on the Azurite of package integration.
+//
+// # Layer
+//
+// seamtest imports entity (its sentinels), integration and
+// integration/faults, so it cannot sit in internal/, the floor under
+// entity; it is integration's public test kit (package internal describes
+// the layers).
 package seamtest

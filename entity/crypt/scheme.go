@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 )
 
 // core is the part of a Table that does not depend on its entity type.

@@ -15,10 +15,10 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // The caller's own messages (WriteOptions.Messages) in the transaction of

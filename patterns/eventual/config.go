@@ -6,7 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/clock"
-	"github.com/tablekit/tablekit/internal/queueproc"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // Encoding is how an envelope is written as queue message text.

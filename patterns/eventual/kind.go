@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/tablekit/tablekit/internal/queueproc"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // Kind is a message kind whose payload is a T: a name such as
@@ -144,7 +143,7 @@ type Delivery struct {
 	DequeueCount int64 // 1 on the first delivery
 	Inserted     time.Time
 
-	once steps.OnceConfig
+	once onceConfig
 }
 
 type deliveryKey struct{}

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // fixedClock tells one time; its timers are real.

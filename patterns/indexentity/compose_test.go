@@ -7,10 +7,10 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // The caller's own messages (WriteOptions.Messages) in the transaction of

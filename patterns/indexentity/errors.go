@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tablekit/tablekit/internal/indexset"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Sentinel errors, for errors.Is.

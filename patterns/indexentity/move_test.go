@@ -9,10 +9,10 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // TestMoveCrashAtEveryStep archives employee 000002 of three Joneses with

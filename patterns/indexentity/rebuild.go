@@ -13,9 +13,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/errline"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // bulkFindings is how many findings of one value's list make Rebuild

@@ -9,10 +9,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // BenchmarkLookupValueAll finds the 100 employees of City03 among 1,000

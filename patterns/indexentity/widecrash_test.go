@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // TestTableWideCrashAtEveryStep runs, on a Set with a TableWide index,

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/faults"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/crashtest"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // TestTableWideUnderFaults has 16 writers insert, re-city and delete 100

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // write is one change of a primary, from old (nil: none) to cur (nil:

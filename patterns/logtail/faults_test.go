@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/logtail"
 )

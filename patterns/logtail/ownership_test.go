@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/logtail"
 )
 

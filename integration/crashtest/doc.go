@@ -28,4 +28,19 @@
 // other failures the guide's patterns must survive have their helpers here
 // too: [Barrier] makes concurrent deliveries or writers meet inside a step,
 // and package faults loses replies and fails requests at a given rate.
+//
+// # Use from your own tests
+//
+// crashtest is public: crash-test your own code against Azurite as tablekit
+// crash-tests its patterns. Start an [integration.Env] from TestMain
+// (integration.Main), describe a Scenario whose Work uses only the clients
+// of the env it is given, and EveryStep crashes it at every request and
+// checks the invariant after your recovery.
+//
+// # Layer
+//
+// crashtest imports package integration (the Env that Work receives), so
+// it cannot sit in internal/, the floor under entity that imports nothing
+// above it; as integration's public test kit it is usable by any code
+// built on tablekit (package internal describes the layers).
 package crashtest

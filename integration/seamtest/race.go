@@ -13,7 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 // The second writers' kinds: what another process does to the same keys

@@ -11,8 +11,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
-	"github.com/tablekit/tablekit/internal/seamtest"
+	"github.com/tablekit/tablekit/integration/faults"
+	"github.com/tablekit/tablekit/integration/seamtest"
 )
 
 var env *integration.Env

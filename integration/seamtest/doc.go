@@ -27,5 +27,18 @@
 // listed, or an entry names an operation or a test that does not exist, so
 // a new write without seam tests fails `go test`. TestSeamMatrix logs the
 // counts per package and every seam still missing
-// (go test -run SeamMatrix -v ./internal/seamtest).
+// (go test -run SeamMatrix -v ./integration/seamtest).
+//
+// # Use from your own tests
+//
+// seamtest is public: EveryReply and Truthful check an operation of your
+// own, built on tablekit, against a second writer in the retry window of
+// each of its requests, on the Azurite of package integration.
+//
+// # Layer
+//
+// seamtest imports entity (its sentinels), integration and
+// integration/faults, so it cannot sit in internal/, the floor under
+// entity; it is integration's public test kit (package internal describes
+// the layers).
 package seamtest

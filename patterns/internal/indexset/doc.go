@@ -10,4 +10,11 @@
 // (type DeclarationError = indexset.DeclarationError[pkg]), so its errors
 // read "secondaryindex: …" or "indexentity: …", match that package's
 // sentinels with errors.Is, and stay distinct types for errors.As.
+//
+// # Layer
+//
+// indexset imports entity and patterns/drift, so it lives under
+// patterns/internal/, where only the pattern packages can import it, not
+// in internal/, the floor under entity (package internal describes the
+// layers).
 package indexset

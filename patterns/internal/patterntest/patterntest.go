@@ -6,7 +6,10 @@
 // queues drain, and a request counter that a retry of a request that
 // never reached the service does not disturb.
 //
-// It is imported by tests only.
+// It is imported by tests only. It imports entity, integration and
+// patterns/eventual, so it lives under patterns/internal/, where only the
+// pattern packages can import it, not in internal/, the floor under entity
+// (package internal describes the layers).
 package patterntest
 
 import (

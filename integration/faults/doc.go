@@ -17,4 +17,26 @@
 // Both are deterministic for a seed (the Proxy per connection order), safe for
 // concurrent use, and can be switched off and on while a test runs. The Proxy
 // only forwards to loopback addresses.
+//
+// # Use from your own tests
+//
+// faults is public: code built on tablekit tests its own write paths the
+// way tablekit does, against the Azurite of package integration. Give an
+// Env's clients an Injector and lose the next reply of a request:
+//
+//	f := faults.New(faults.Config{})
+//	lossy := env.With(f)    // an *integration.Env whose clients carry f
+//	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodPost })
+//	// … run the code under test with lossy's clients, then read the state
+//	// back with env's and check it, and that f.Stats().LostReplies == 1.
+//
+// [Injector.LoseNextThen] runs a function after the lost request was
+// executed and before azcore resends it: the place for a second writer,
+// through clients without the Injector.
+//
+// # Layer
+//
+// faults imports no tablekit package; it lives beside integration, not
+// under internal/, because it is public and is used with an
+// integration.Env (package internal describes the layers).
 package faults

@@ -1,4 +1,4 @@
-package steps_test
+package eventual_test
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/faults"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/integration/faults"
+	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
 // TestOnceLostReplyWithACopyInTheWindow: Once's transaction is applied and
@@ -24,18 +24,18 @@ import (
 func TestOnceLostReplyWithACopyInTheWindow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tbl := newTable(t, env)
-	if err := tbl.Insert(ctx, &item{PartitionKey: "p", RowKey: "counter"}); err != nil {
+	tbl := newStepTable(t, env)
+	if err := tbl.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "counter"}); err != nil {
 		t.Fatal(err)
 	}
 	f := faults.New(faults.Config{})
-	lossy := view(t, env.With(f), tbl)
+	lossy := stepView(t, env.With(f), tbl)
 	var copyApplied bool
 	var copyErr error
 	f.LoseNextThen(1, isBatch, func(*http.Request) {
-		copyApplied, copyErr = steps.Once(ctx, tbl, "p", "msg-1", steps.OnceConfig{}, increment(tbl))
+		copyApplied, copyErr = eventual.OnceKey(ctx, tbl, "p", "msg-1", eventual.OnceConfig{}, stepIncrement(tbl))
 	})
-	applied, err := steps.Once(ctx, lossy, "p", "msg-1", steps.OnceConfig{}, increment(lossy))
+	applied, err := eventual.OnceKey(ctx, lossy, "p", "msg-1", eventual.OnceConfig{}, stepIncrement(lossy))
 	if err != nil || !applied {
 		t.Errorf("Once whose reply was lost = %v, %v; want applied", applied, err)
 	}
@@ -45,7 +45,7 @@ func TestOnceLostReplyWithACopyInTheWindow(t *testing.T) {
 	if f.Stats().LostReplies != 1 {
 		t.Fatal("no reply was lost")
 	}
-	if got := counter(t, tbl); got != 1 {
+	if got := stepCounter(t, tbl); got != 1 {
 		t.Errorf("counter = %d, want 1", got)
 	}
 }
@@ -61,16 +61,16 @@ func TestMoveLostDeleteReplyReinsertInTheWindow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := faults.New(faults.Config{})
-	from, to := newTable(t, env), newTable(t, env)
-	if err := from.Insert(ctx, &item{PartitionKey: "p", RowKey: "r", Value: "v1"}); err != nil {
+	from, to := newStepTable(t, env), newStepTable(t, env)
+	if err := from.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "r", Value: "v1"}); err != nil {
 		t.Fatal(err)
 	}
 	f.LoseNextThen(1, func(r *http.Request) bool { return r.Method == http.MethodDelete }, func(*http.Request) {
-		if err := from.Insert(ctx, &item{PartitionKey: "p", RowKey: "r", Value: "v2"}); err != nil {
+		if err := from.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "r", Value: "v2"}); err != nil {
 			t.Error(err)
 		}
 	})
-	if err := steps.Move(ctx, view(t, env.With(f), from), to, "p", "r", nil, entity.RetryPolicy{}); err != nil {
+	if err := eventual.Move(ctx, stepView(t, env.With(f), from), to, "p", "r", nil); err != nil {
 		t.Fatalf("Move = %v", err)
 	}
 	if f.Stats().LostReplies != 1 {
@@ -100,7 +100,7 @@ func TestPutBlobIfAbsentReplacedInTheRetryWindow(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	created, err := steps.PutBlobIfAbsent(ctx, lossyC, "x", []byte("mine"))
+	created, err := eventual.PutBlobIfAbsent(ctx, lossyC, "x", []byte("mine"))
 	if err != nil || created {
 		t.Errorf("PutBlobIfAbsent = %v, %v; want not created (the blob stored is not this call's)", created, err)
 	}

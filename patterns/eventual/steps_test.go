@@ -1,4 +1,4 @@
-package steps_test
+package eventual_test
 
 import (
 	"context"
@@ -12,16 +12,12 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/faults"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/integration/crashtest"
+	"github.com/tablekit/tablekit/integration/faults"
+	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
-var env *integration.Env
-
-func TestMain(m *testing.M) { integration.Main(m, &env) }
-
-type item struct {
+type stepItem struct {
 	PartitionKey string
 	RowKey       string
 	ETag         string
@@ -29,62 +25,60 @@ type item struct {
 	Count        int64
 }
 
-func newTable(t *testing.T, e *integration.Env) *entity.Table[item] {
+func newStepTable(t *testing.T, e *integration.Env) *entity.Table[stepItem] {
 	t.Helper()
 	name := e.TableName(t)
 	if _, err := e.TableService.CreateTable(context.Background(), name, nil); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := entity.NewTableFromService[item](e.TableService, name)
+	tbl, err := entity.NewTableFromService[stepItem](e.TableService, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tbl
 }
 
-// view is tbl seen through e's clients.
-func view(t *testing.T, e *integration.Env, tbl *entity.Table[item]) *entity.Table[item] {
+// stepView is tbl seen through e's clients.
+func stepView(t *testing.T, e *integration.Env, tbl *entity.Table[stepItem]) *entity.Table[stepItem] {
 	t.Helper()
-	v, err := entity.NewTableFromService[item](e.TableService, tbl.Name())
+	v, err := entity.NewTableFromService[stepItem](e.TableService, tbl.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-func isBatch(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/$batch") }
-
 func TestInsertAndDeleteTwice(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := faults.New(faults.Config{})
-	tbl := newTable(t, env)
-	lossy := view(t, env.With(f), tbl)
+	tbl := newStepTable(t, env)
+	lossy := stepView(t, env.With(f), tbl)
 	// The insert's reply is lost: azcore resends it and gets 409.
 	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodPost })
-	if err := steps.Insert(ctx, lossy, &item{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
+	if err := eventual.Insert(ctx, lossy, &stepItem{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
 		t.Fatalf("Insert after a lost reply = %v", err)
 	}
 	if f.Stats().LostReplies != 1 {
 		t.Fatal("no reply was lost")
 	}
-	if err := steps.Insert(ctx, tbl, &item{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
+	if err := eventual.Insert(ctx, tbl, &stepItem{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
 		t.Fatalf("second Insert = %v", err)
 	}
 	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodDelete })
 	for i := range 2 {
-		if err := steps.Delete(ctx, lossy, "p", "r"); err != nil {
+		if err := eventual.Delete(ctx, lossy, "p", "r"); err != nil {
 			t.Fatalf("Delete %d = %v", i, err)
 		}
 	}
 	if _, err := tbl.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
 		t.Fatalf("Get after Delete = %v", err)
 	}
-	missing, err := entity.NewTableFromService[item](env.TableService, env.TableName(t))
+	missing, err := entity.NewTableFromService[stepItem](env.TableService, env.TableName(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := steps.Delete(ctx, missing, "p", "r"); !errors.Is(err, entity.ErrTableNotFound) {
+	if err := eventual.Delete(ctx, missing, "p", "r"); !errors.Is(err, entity.ErrTableNotFound) {
 		t.Errorf("Delete in a missing table = %v, want ErrTableNotFound", err)
 	}
 }
@@ -92,18 +86,18 @@ func TestInsertAndDeleteTwice(t *testing.T) {
 func TestMove(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	from, to := newTable(t, env), newTable(t, env)
-	if err := from.Insert(ctx, &item{PartitionKey: "p", RowKey: "r", Value: "v1"}); err != nil {
+	from, to := newStepTable(t, env), newStepTable(t, env)
+	if err := from.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "r", Value: "v1"}); err != nil {
 		t.Fatal(err)
 	}
 	// A writer changes the source between Move's read and its delete: the
 	// conditional delete fails and the round starts again, so the target
 	// gets the writer's version.
 	rounds := 0
-	edit := func(e *item) error {
+	edit := func(e *stepItem) error {
 		rounds++
 		if rounds == 1 {
-			changed := item{PartitionKey: "p", RowKey: "r", Value: "v2"}
+			changed := stepItem{PartitionKey: "p", RowKey: "r", Value: "v2"}
 			if err := from.UpdateAny(ctx, &changed, entity.Replace); err != nil {
 				return err
 			}
@@ -111,7 +105,7 @@ func TestMove(t *testing.T) {
 		e.Value += " archived"
 		return nil
 	}
-	if err := steps.Move(ctx, from, to, "p", "r", edit, entity.RetryPolicy{}); err != nil {
+	if err := eventual.Move(ctx, from, to, "p", "r", edit); err != nil {
 		t.Fatal(err)
 	}
 	if rounds != 2 {
@@ -125,7 +119,7 @@ func TestMove(t *testing.T) {
 		t.Errorf("source still holds it: %v", err)
 	}
 	// Moving again is done at once.
-	if err := steps.Move(ctx, from, to, "p", "r", nil, entity.RetryPolicy{}); err != nil {
+	if err := eventual.Move(ctx, from, to, "p", "r", nil); err != nil {
 		t.Errorf("second Move = %v", err)
 	}
 }
@@ -134,12 +128,12 @@ func TestMoveLostDeleteReply(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := faults.New(faults.Config{})
-	from, to := newTable(t, env), newTable(t, env)
-	if err := from.Insert(ctx, &item{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
+	from, to := newStepTable(t, env), newStepTable(t, env)
+	if err := from.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "r", Value: "v"}); err != nil {
 		t.Fatal(err)
 	}
 	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodDelete })
-	if err := steps.Move(ctx, view(t, env.With(f), from), to, "p", "r", nil, entity.RetryPolicy{}); err != nil {
+	if err := eventual.Move(ctx, stepView(t, env.With(f), from), to, "p", "r", nil); err != nil {
 		t.Fatalf("Move after a lost delete reply = %v", err)
 	}
 	if f.Stats().LostReplies != 1 {
@@ -150,8 +144,8 @@ func TestMoveLostDeleteReply(t *testing.T) {
 	}
 }
 
-// increment adds one to the counter entity in Once's transaction.
-func increment(tbl *entity.Table[item]) func(context.Context, *entity.Batch) error {
+// stepIncrement adds one to the counter entity in Once's transaction.
+func stepIncrement(tbl *entity.Table[stepItem]) func(context.Context, *entity.Batch) error {
 	return func(ctx context.Context, b *entity.Batch) error {
 		c, err := tbl.Get(ctx, "p", "counter")
 		if err != nil {
@@ -163,7 +157,7 @@ func increment(tbl *entity.Table[item]) func(context.Context, *entity.Batch) err
 	}
 }
 
-func counter(t *testing.T, tbl *entity.Table[item]) int64 {
+func stepCounter(t *testing.T, tbl *entity.Table[stepItem]) int64 {
 	t.Helper()
 	c, err := tbl.Get(context.Background(), "p", "counter")
 	if err != nil {
@@ -175,46 +169,46 @@ func counter(t *testing.T, tbl *entity.Table[item]) int64 {
 func TestOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tbl := newTable(t, env)
-	if err := tbl.Insert(ctx, &item{PartitionKey: "p", RowKey: "counter"}); err != nil {
+	tbl := newStepTable(t, env)
+	if err := tbl.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "counter"}); err != nil {
 		t.Fatal(err)
 	}
-	applied, err := steps.Once(ctx, tbl, "p", "msg-1", steps.OnceConfig{}, increment(tbl))
+	applied, err := eventual.OnceKey(ctx, tbl, "p", "msg-1", eventual.OnceConfig{}, stepIncrement(tbl))
 	if err != nil || !applied {
 		t.Fatalf("first Once = %v, %v", applied, err)
 	}
-	applied, err = steps.Once(ctx, tbl, "p", "msg-1", steps.OnceConfig{}, increment(tbl))
+	applied, err = eventual.OnceKey(ctx, tbl, "p", "msg-1", eventual.OnceConfig{}, stepIncrement(tbl))
 	if err != nil || applied {
 		t.Fatalf("second Once = %v, %v; want not applied", applied, err)
 	}
-	if got := counter(t, tbl); got != 1 {
+	if got := stepCounter(t, tbl); got != 1 {
 		t.Fatalf("counter = %d after two runs of one key, want 1", got)
 	}
 	// The transaction's reply is lost: azcore resends it, the resend fails
 	// at the marker, and Once still reports that this call applied it.
 	f := faults.New(faults.Config{})
 	f.LoseNext(1, isBatch)
-	lossy := view(t, env.With(f), tbl)
-	applied, err = steps.Once(ctx, lossy, "p", "msg-2", steps.OnceConfig{}, increment(lossy))
+	lossy := stepView(t, env.With(f), tbl)
+	applied, err = eventual.OnceKey(ctx, lossy, "p", "msg-2", eventual.OnceConfig{}, stepIncrement(lossy))
 	if err != nil || !applied {
 		t.Fatalf("Once after a lost reply = %v, %v; want applied", applied, err)
 	}
 	if f.Stats().LostReplies != 1 {
 		t.Fatal("no reply was lost")
 	}
-	if got := counter(t, tbl); got != 2 {
+	if got := stepCounter(t, tbl); got != 2 {
 		t.Fatalf("counter = %d, want 2", got)
 	}
 	// The effect's error comes back, and nothing is written.
 	boom := errors.New("boom")
-	if _, err := steps.Once(ctx, tbl, "p", "msg-3", steps.OnceConfig{}, func(context.Context, *entity.Batch) error { return boom }); !errors.Is(err, boom) {
+	if _, err := eventual.OnceKey(ctx, tbl, "p", "msg-3", eventual.OnceConfig{}, func(context.Context, *entity.Batch) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("Once with a failing effect = %v", err)
 	}
-	if applied, err := steps.Once(ctx, tbl, "p", "msg-3", steps.OnceConfig{}, increment(tbl)); err != nil || !applied {
+	if applied, err := eventual.OnceKey(ctx, tbl, "p", "msg-3", eventual.OnceConfig{}, stepIncrement(tbl)); err != nil || !applied {
 		t.Errorf("Once after a failed effect = %v, %v; want applied", applied, err)
 	}
 	// Bad keys are refused before any request.
-	if _, err := steps.Once(ctx, tbl, "p", "a/b", steps.OnceConfig{}, increment(tbl)); err == nil {
+	if _, err := eventual.OnceKey(ctx, tbl, "p", "a/b", eventual.OnceConfig{}, stepIncrement(tbl)); err == nil {
 		t.Error("Once accepted a key with '/'")
 	}
 }
@@ -224,8 +218,8 @@ func TestOnce(t *testing.T) {
 func TestOnceConcurrent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tbl := newTable(t, env)
-	if err := tbl.Insert(ctx, &item{PartitionKey: "p", RowKey: "counter"}); err != nil {
+	tbl := newStepTable(t, env)
+	if err := tbl.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "counter"}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 8
@@ -236,7 +230,7 @@ func TestOnceConcurrent(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			first := true
-			ok, err := steps.Once(ctx, tbl, "p", "same", steps.OnceConfig{}, func(ctx context.Context, b *entity.Batch) error {
+			ok, err := eventual.OnceKey(ctx, tbl, "p", "same", eventual.OnceConfig{}, func(ctx context.Context, b *entity.Batch) error {
 				if first {
 					first = false
 					wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -245,7 +239,7 @@ func TestOnceConcurrent(t *testing.T) {
 						return err
 					}
 				}
-				return increment(tbl)(ctx, b)
+				return stepIncrement(tbl)(ctx, b)
 			})
 			if err != nil {
 				t.Error(err)
@@ -261,7 +255,7 @@ func TestOnceConcurrent(t *testing.T) {
 	if applied != 1 {
 		t.Errorf("%d calls applied the change, want 1", applied)
 	}
-	if got := counter(t, tbl); got != 1 {
+	if got := stepCounter(t, tbl); got != 1 {
 		t.Errorf("counter = %d, want 1", got)
 	}
 }
@@ -269,32 +263,32 @@ func TestOnceConcurrent(t *testing.T) {
 func TestSweep(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tbl := newTable(t, env)
+	tbl := newStepTable(t, env)
 	for _, pk := range []string{"p", "q"} {
-		if err := tbl.Insert(ctx, &item{PartitionKey: pk, RowKey: "counter"}); err != nil {
+		if err := tbl.Insert(ctx, &stepItem{PartitionKey: pk, RowKey: "counter"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	long := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	old := steps.OnceConfig{Now: func() time.Time { return long }, TTL: time.Hour}
-	fresh := steps.OnceConfig{Now: func() time.Time { return long.Add(48 * time.Hour) }, TTL: time.Hour}
+	old := eventual.OnceConfig{Now: func() time.Time { return long }, TTL: time.Hour}
+	fresh := eventual.OnceConfig{Now: func() time.Time { return long.Add(48 * time.Hour) }, TTL: time.Hour}
 	for i, key := range []string{"a", "b", "c"} {
 		for _, pk := range []string{"p", "q"} {
 			cfg := old
 			if i == 2 {
 				cfg = fresh
 			}
-			if _, err := steps.Once(ctx, tbl, pk, key, cfg, func(context.Context, *entity.Batch) error { return nil }); err != nil {
+			if _, err := eventual.OnceKey(ctx, tbl, pk, key, cfg, func(context.Context, *entity.Batch) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	now := long.Add(24 * time.Hour) // a and b expired, c not
-	n, err := steps.Sweep(ctx, tbl, now, steps.OnceConfig{}, "p")
+	n, err := eventual.SweepMarkers(ctx, tbl, now, "p")
 	if err != nil || n != 2 {
 		t.Fatalf("Sweep of p = %d, %v; want 2", n, err)
 	}
-	n, err = steps.Sweep(ctx, tbl, now, steps.OnceConfig{})
+	n, err = eventual.SweepMarkers(ctx, tbl, now)
 	if err != nil || n != 2 {
 		t.Fatalf("Sweep of the table = %d, %v; want 2 (in q)", n, err)
 	}
@@ -305,7 +299,7 @@ func TestSweep(t *testing.T) {
 		}
 		left = append(left, e.PartitionKey+"/"+e.RowKey)
 	}
-	want := []string{"p/counter", "p/" + steps.MarkerPrefix + "c", "q/counter", "q/" + steps.MarkerPrefix + "c"}
+	want := []string{"p/counter", "p/" + eventual.MarkerPrefix + "c", "q/counter", "q/" + eventual.MarkerPrefix + "c"}
 	if strings.Join(left, " ") != strings.Join(want, " ") {
 		t.Errorf("left %v, want %v", left, want)
 	}
@@ -317,14 +311,14 @@ func TestBlobs(t *testing.T) {
 	f := faults.New(faults.Config{})
 	c := env.With(f).Container(t)
 	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodPut })
-	created, err := steps.PutBlobIfAbsent(ctx, c, "a/b.json", []byte("one"))
+	created, err := eventual.PutBlobIfAbsent(ctx, c, "a/b.json", []byte("one"))
 	if err != nil || !created {
 		t.Fatalf("PutBlobIfAbsent after a lost reply = %v, %v; want created", created, err)
 	}
 	if f.Stats().LostReplies != 1 {
 		t.Fatal("no reply was lost")
 	}
-	created, err = steps.PutBlobIfAbsent(ctx, c, "a/b.json", []byte("two"))
+	created, err = eventual.PutBlobIfAbsent(ctx, c, "a/b.json", []byte("two"))
 	if err != nil || created {
 		t.Fatalf("second PutBlobIfAbsent = %v, %v; want not created", created, err)
 	}
@@ -343,7 +337,7 @@ func TestBlobs(t *testing.T) {
 	if got := read(); got != "one" {
 		t.Errorf("blob holds %q, want the first write", got)
 	}
-	if err := steps.PutBlob(ctx, c, "a/b.json", []byte("three")); err != nil {
+	if err := eventual.PutBlob(ctx, c, "a/b.json", []byte("three")); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(); got != "three" {
@@ -351,7 +345,7 @@ func TestBlobs(t *testing.T) {
 	}
 	f.LoseNext(1, func(r *http.Request) bool { return r.Method == http.MethodDelete })
 	for i := range 2 {
-		if err := steps.DeleteBlob(ctx, c, "a/b.json"); err != nil {
+		if err := eventual.DeleteBlob(ctx, c, "a/b.json"); err != nil {
 			t.Fatalf("DeleteBlob %d = %v", i, err)
 		}
 	}

@@ -5,7 +5,9 @@
 // Scheme returns. The Scheme (entity/crypt) holds the keys and the formats.
 //
 // Package entity registers its half (Hooks) once, at init; package
-// entity/crypt reaches it with Entity. Nothing here is public API.
+// entity/crypt reaches it with Entity. Nothing here is public API: it lives
+// under entity/internal/ because only entity's packages use it (package
+// internal describes the layers).
 package protect
 
 import "reflect"

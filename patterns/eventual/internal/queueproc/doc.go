@@ -47,5 +47,11 @@
 // context is cancelled too. Run returns when every worker has returned.
 // Nothing is lost either way: whatever was not deleted is delivered again.
 //
+// # Layer
+//
+// queueproc imports only internal/clock and internal/errline; it lives
+// under patterns/eventual/internal/ because eventual alone uses it
+// (package internal describes the layers).
+//
 // [eventually consistent transactions pattern]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#eventually-consistent-transactions-pattern
 package queueproc

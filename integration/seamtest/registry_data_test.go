@@ -9,9 +9,9 @@ var registry = []op{
 	// entity
 	read("entity.RetryPolicy.Retry"), // runs the caller's function; no request of its own
 	write("entity.Table.BulkWrite", "TestBulkWriteCrashAtEveryRequest", "TestSeamsLostReplyWithAnotherWriter", "TestSeamsOneBadItemAmongMany"),
-	write("entity.Table.CreateTable", "n/a: one request and no state of its own: before it nothing, after it the table, which CreateTableIfNotExists takes as done", "internal/seamtest:TestTableLifecycleIsTruthfulAfterALostReply", "n/a: one table"),
-	write("entity.Table.CreateTableIfNotExists", "n/a: one request, idempotent", "internal/seamtest:TestTableLifecycleIsTruthfulAfterALostReply", "n/a: one table"),
-	write("entity.Table.DeleteTable", "n/a: one request and no state of its own", "internal/seamtest:TestTableLifecycleIsTruthfulAfterALostReply", "n/a: one table"),
+	write("entity.Table.CreateTable", "n/a: one request and no state of its own: before it nothing, after it the table, which CreateTableIfNotExists takes as done", "integration/seamtest:TestTableLifecycleIsTruthfulAfterALostReply", "n/a: one table"),
+	write("entity.Table.CreateTableIfNotExists", "n/a: one request, idempotent", "integration/seamtest:TestTableLifecycleIsTruthfulAfterALostReply", "n/a: one table"),
+	write("entity.Table.DeleteTable", "n/a: one request and no state of its own", "integration/seamtest:TestTableLifecycleIsTruthfulAfterALostReply", "n/a: one table"),
 	write("entity.Table.Delete", "n/a: one request and no state of its own: a crash after it is the lost-reply seam without a resend", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("entity.Table.DeleteEntity", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("entity.Table.DeleteIfExists", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
@@ -36,7 +36,7 @@ var registry = []op{
 	read("crypt.Table.QueryPage"),
 	read("crypt.Table.QueryPartitions"),
 	write("crypt.Table.BulkWrite", "n/a: encrypts every entity before the first request, then is entity.Table.BulkWrite (entity:TestBulkWriteCrashAtEveryRequest)", "TestSeamsLostReplyWithAnotherWriter", "TestBulkWriteOneBadEntity"),
-	write("crypt.Table.CreateTableIfNotExists", "n/a: entity.Table.CreateTableIfNotExists", "n/a: entity.Table.CreateTableIfNotExists (internal/seamtest:TestTableLifecycleIsTruthfulAfterALostReply)", "n/a: one table"),
+	write("crypt.Table.CreateTableIfNotExists", "n/a: entity.Table.CreateTableIfNotExists", "n/a: entity.Table.CreateTableIfNotExists (integration/seamtest:TestTableLifecycleIsTruthfulAfterALostReply)", "n/a: one table"),
 	write("crypt.Table.Delete", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("crypt.Table.DeleteIfExists", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("crypt.Table.Insert", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),

@@ -80,9 +80,9 @@ func offlineTable[T any](tb testing.TB) *entity.Table[T] {
 // its three string properties encrypted against the plain codec.
 //
 // One run (-count 5 -cpu 1, two shared cores under load), medians:
-// tablekit-encrypted 45.5 µs, plain 14.4 µs, plain-crypto 25.6 µs — the
-// encrypted codec costs 3.2× the plain one (2.6× on a quiet machine), of
-// which the cryptography alone accounts for 1.8×: a fresh content key per
+// tablekit-encrypted 38.9 µs, plain 13.9 µs, plain-crypto 23.7 µs — the
+// encrypted codec costs 2.8× the plain one (2.6× on a quiet machine), of
+// which the cryptography alone accounts for 1.7×: a fresh content key per
 // write (random bytes, AES and GCM key setup, RFC 3394 wrap, about 6 µs
 // here) and a seal and an open per value and for the signature.
 func BenchmarkCodec(b *testing.B) {

@@ -136,7 +136,7 @@ type line struct {
 // tbl (see the package doc for the guarantee).
 func Import(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], r io.Reader, opts ImportOptions) (ImportSummary, error) {
 	if tbl == nil || r == nil {
-		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: "nil"}
+		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: ReasonNil}
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {

@@ -220,7 +220,7 @@ func TestKind(t *testing.T) {
 			t.Errorf("%s: %v matches eventual.ErrInvalidConfig", name, err)
 		case !strings.HasPrefix(err.Error(), "denormalize: invalid ") || strings.Contains(err.Error(), "eventual: ") || !strings.Contains(err.Error(), c.reason):
 			t.Errorf("%s: %q, want one prefix and %q", name, err, c.reason)
-		case name != "bad outbox" && ce.Field != "Kind", name == "bad outbox" && ce.Field != "Outbox":
+		case name != "bad outbox" && ce.Field != "Config.Kind", name == "bad outbox" && !strings.HasPrefix(ce.Field, "Config.Outbox."):
 			t.Errorf("%s: field %q", name, ce.Field)
 		}
 	}

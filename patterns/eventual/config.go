@@ -241,7 +241,7 @@ func (c Config) withDefaults() (Config, error) {
 	var err error
 	bad := func(field, format string, args ...any) {
 		if err == nil {
-			err = &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+			err = &ConfigError{Field: "Config." + field, Reason: fmt.Sprintf(format, args...)}
 		}
 	}
 	switch {

@@ -3,6 +3,7 @@ package wide
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
@@ -83,18 +84,22 @@ func (e *ETagError) Is(target error) bool {
 	return target == ErrInvalidETag || target == entity.ErrInvalid
 }
 
-// ConfigError reports an argument of New that cannot work: Field names
-// it, Reason says what is wanted. It matches entity.ErrInvalid; nothing
-// was sent.
+// ConfigError reports an argument of New that cannot work: "wide: invalid
+// <Field>: <Reason>", Field naming it ("table", "Config.PageSize"),
+// Reason saying what is wanted. It matches entity.ErrInvalid, as every
+// package's ConfigError does; nothing was sent.
 type ConfigError struct {
 	Field  string
 	Reason string
 }
 
-func (e *ConfigError) Error() string { return "wide: invalid " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string { return argerr.Message("wide", e.Field, e.Reason) }
 
 // Is makes errors.Is(err, entity.ErrInvalid) true.
-func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+func (e *ConfigError) Is(target error) bool { return target == argerr.Err }
+
+// ReasonNil is the Reason of a *ConfigError about a nil argument.
+const ReasonNil = "is nil"
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)

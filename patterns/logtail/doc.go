@@ -78,7 +78,7 @@
 // An entry the service refuses (a PlainKeys key another writer took) fails
 // alone: the others are written, and the *AppendError in the error lists
 // every entry not written with its error (TestAppendReportsEntriesNotWritten).
-// Bad input — an invalid entry, an instant Config.Clock gives outside .NET
+// Bad input — an invalid entry, an instant Config.Now gives outside .NET
 // DateTime's range (years 1 to 9999, which the keys cannot hold) — is an
 // *ArgError before anything is sent.
 //

@@ -12,7 +12,11 @@
 // (bloblog.ErrInvalid, eventual.ErrInvalidConfig, …) stays matched too.
 package argerr
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
 
 // Err is entity.ErrInvalid: a value or an argument that breaks a rule,
 // refused before any request.
@@ -36,3 +40,26 @@ const (
 	ZeroValue = "is nil or the zero value: make it with New"
 	Negative  = "is negative"
 )
+
+// Keys is how every error of tablekit names an entity's keys:
+// `PartitionKey "p", RowKey "r"`, or `PartitionKey "p"` alone for a
+// partition (rk ""), each quoted with strconv.Quote and cut to 64 bytes.
+func Keys(pk, rk string) string {
+	s := "PartitionKey " + quote(pk)
+	if rk != "" {
+		s += ", RowKey " + quote(rk)
+	}
+	return s
+}
+
+func quote(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
+}

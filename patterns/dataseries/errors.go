@@ -73,7 +73,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("dataseries: %s (%q, %q): %v", e.Op, e.PartitionKey, e.RowKey, e.Err)
+	return fmt.Sprintf("dataseries: %s (%s): %v", e.Op, argerr.Keys(e.PartitionKey, e.RowKey), e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -169,7 +169,7 @@ func (e *StepError) Error() string {
 	if e.Relation != "" {
 		s += " (relation " + e.Relation + ")"
 	}
-	s += " " + e.Key.String()
+	s += " (" + argerr.Keys(e.Key.PartitionKey, e.Key.RowKey) + ")"
 	return s + ": " + strings.TrimPrefix(e.Err.Error(), "denormalize: ")
 }
 
@@ -211,7 +211,7 @@ type MessageError struct {
 }
 
 func (e *MessageError) Error() string {
-	s := "denormalize: " + e.Op + " " + e.Key.String() + ": message " + strconv.Itoa(e.Index)
+	s := "denormalize: " + e.Op + " (" + argerr.Keys(e.Key.PartitionKey, e.Key.RowKey) + "): message " + strconv.Itoa(e.Index)
 	if e.ID != "" || e.Kind != "" {
 		s += " (id " + strconv.Quote(e.ID) + ", kind " + strconv.Quote(e.Kind) + ")"
 	}

@@ -49,9 +49,9 @@ type RelayError struct {
 }
 
 func (e *RelayError) Error() string {
-	what := fmt.Sprintf("eventual: relay: partition %q", e.Partition)
+	what := "eventual: relay: outbox partition (" + argerr.Keys(e.Partition, "") + ")"
 	if e.RowKey != "" {
-		what += fmt.Sprintf(", intent %q (message %q of kind %q)", e.RowKey, e.ID, e.Kind)
+		what = fmt.Sprintf("eventual: relay: intent (%s), message %q of kind %q", argerr.Keys(e.Partition, e.RowKey), e.ID, e.Kind)
 	}
 	if e.SetAside {
 		return fmt.Sprintf("%s: can never be sent, set aside: %v", what, e.Err)

@@ -72,7 +72,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	// The package's own errors say "logtail:" once.
-	return fmt.Sprintf("logtail: %s in partition %q: %s", e.Op, e.Partition, strings.TrimPrefix(fmt.Sprint(e.Err), "logtail: "))
+	return fmt.Sprintf("logtail: %s (%s): %s", e.Op, argerr.Keys(e.Partition, ""), strings.TrimPrefix(fmt.Sprint(e.Err), "logtail: "))
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -102,7 +102,7 @@ func (e *AppendError) Error() string {
 		return "logtail: Append: every entry written"
 	}
 	first := e.NotWritten[0]
-	return fmt.Sprintf("logtail: %d of %d entries not written; the first, entry %d (RowKey %s): %v",
+	return fmt.Sprintf("logtail: Append: %d of %d entries not written; the first, entry %d (RowKey %s): %v",
 		len(e.NotWritten), e.Total, first.Index, strconv.Quote(first.RowKey), first.Err)
 }
 

@@ -34,7 +34,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return "lookup: " + e.PartitionKey + "/" + e.RowKey + " is not in the cached data"
+	return "lookup: Get (" + argerr.Keys(e.PartitionKey, e.RowKey) + "): not in the cached data"
 }
 
 // Is makes errors.Is(err, entity.ErrNotFound) true.
@@ -68,7 +68,7 @@ type RowError struct {
 }
 
 func (e *RowError) Error() string {
-	return "lookup: " + e.PartitionKey + "/" + e.RowKey + " does not decode: " + e.Err.Error()
+	return "lookup: load (" + argerr.Keys(e.PartitionKey, e.RowKey) + "): the row does not decode, so it is not held: " + strings.TrimPrefix(e.Err.Error(), "entity: ")
 }
 
 func (e *RowError) Unwrap() error { return e.Err }

@@ -41,7 +41,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("wide: %s %s/%s: %v", e.Op, strconv.Quote(e.PartitionKey), strconv.Quote(e.ID), e.Err)
+	return fmt.Sprintf("wide: %s (%s): %v", e.Op, argerr.Keys(e.PartitionKey, e.ID), e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

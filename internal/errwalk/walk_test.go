@@ -54,10 +54,10 @@ type sample struct {
 }
 
 var (
-	cause   = errors.New("the cause")
-	t0      = time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	holder  = drift.Key{PartitionKey: "p", RowKey: "r"}
-	keyFail = &keys.KeyError{Func: "Validate", Rule: keys.RuleForbiddenChar, Value: "a/b", Pos: 1, Char: '/', Part: -1}
+	errCause = errors.New("the cause")
+	t0       = time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	holder   = drift.Key{PartitionKey: "p", RowKey: "r"}
+	keyFail  = &keys.KeyError{Func: "Validate", Rule: keys.RuleForbiddenChar, Value: "a/b", Pos: 1, Char: '/', Part: -1}
 )
 
 // samples holds one value of every exported error type, by
@@ -67,17 +67,17 @@ var samples = map[string]sample{
 	"account.EndpointError": {err: &account.EndpointError{Service: account.ServiceQueue, Reason: "the connection string has no QueueEndpoint"}, op: "no queue endpoint", is: []error{account.ErrNoEndpoint}},
 
 	"backup.ConfigError":  {err: &backup.ConfigError{Field: "ExportOptions.Parallel", Reason: "-1 is negative"}, op: "invalid ExportOptions.Parallel", is: []error{backup.ErrInvalid, entity.ErrInvalid}},
-	"backup.EntityError":  {err: &backup.EntityError{Line: 3, PartitionKey: "p", RowKey: "r", Err: cause}, op: "not written", keyed: true, pk: "p", rk: "r", is: []error{cause}},
-	"backup.ImportError":  {err: &backup.ImportError{Failed: 2, Conflicts: 1, First: &backup.EntityError{Line: 3, PartitionKey: "p", RowKey: "r", Err: cause}}, op: "not written", keyed: true, pk: "p", rk: "r", is: []error{cause}},
-	"backup.LineError":    {err: &backup.LineError{Line: 7, Err: cause}, op: "line 7", is: []error{backup.ErrFormat, cause}},
-	"backup.StoppedError": {err: &backup.StoppedError{Line: 9, Err: cause}, op: "line 9", is: []error{cause}},
+	"backup.EntityError":  {err: &backup.EntityError{Line: 3, PartitionKey: "p", RowKey: "r", Err: errCause}, op: "not written", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
+	"backup.ImportError":  {err: &backup.ImportError{Failed: 2, Conflicts: 1, First: &backup.EntityError{Line: 3, PartitionKey: "p", RowKey: "r", Err: errCause}}, op: "not written", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
+	"backup.LineError":    {err: &backup.LineError{Line: 7, Err: errCause}, op: "line 7", is: []error{backup.ErrFormat, errCause}},
+	"backup.StoppedError": {err: &backup.StoppedError{Line: 9, Err: errCause}, op: "line 9", is: []error{errCause}},
 
 	"entity.BatchError":         {err: &entity.BatchError{Index: 2, Err: &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey}}, op: "operation 2", is: []error{entity.ErrInvalid}},
 	"entity.BulkError":          {err: &entity.BulkError{Failed: 1, Total: 3, First: &entity.RowError{Op: "Insert", Table: "t", PartitionKey: "p", RowKey: "r", Err: entity.ErrAlreadyExists}}, op: "Insert", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrAlreadyExists}},
 	"entity.ClientOptionsError": {err: &entity.ClientOptionsError{Op: "Upsert", Table: "t", PartitionKey: "", RowKey: "r", Reason: "an empty PartitionKey"}, op: "Upsert", keyed: true, pk: "", rk: "r", is: []error{entity.ErrNeedsClientOptions, entity.ErrInvalid}},
 	"entity.DecodeError":        {err: &entity.DecodeError{Property: "Age", Reason: "not an Int32"}, op: "cannot decode", is: []error{entity.ErrDecode}},
 	"entity.ETagError":          {err: &entity.ETagError{Op: "Update", Table: "t", PartitionKey: "p", RowKey: "r"}, op: "Update", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrNoETag}},
-	"entity.OutcomeError":       {err: &entity.OutcomeError{Op: "Insert", Table: "t", PartitionKey: "p", RowKey: "r", Last: cause}, op: "Insert", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrOutcomeUnknown}},
+	"entity.OutcomeError":       {err: &entity.OutcomeError{Op: "Insert", Table: "t", PartitionKey: "p", RowKey: "r", Last: errCause}, op: "Insert", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrOutcomeUnknown}},
 	"entity.RowError":           {err: &entity.RowError{Op: "Get", Table: "t", PartitionKey: "p", RowKey: "r", Err: &entity.DecodeError{Property: "Age", Reason: "not an Int32"}}, op: "Get", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrDecode}},
 	"entity.ServiceError":       {err: &entity.ServiceError{Op: "Get", Table: "t", PartitionKey: "p", RowKey: "r", StatusCode: 404, Code: "ResourceNotFound"}, op: "Get", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrNotFound}},
 	"entity.TransactionError":   {err: &entity.TransactionError{Index: 1, Kind: entity.OpInsert, StatusCode: 409, Code: "EntityAlreadyExists"}, op: "insert", is: []error{entity.ErrAlreadyExists}},
@@ -87,17 +87,17 @@ var samples = map[string]sample{
 	"entity/crypt.ConfigError": {err: &crypt.ConfigError{Field: "Key", Reason: "is nil"}, op: "invalid Key", is: []error{crypt.ErrInvalidConfig, entity.ErrInvalid}},
 	"entity/crypt.FilterError": {err: &crypt.FilterError{Property: "SSN", Reason: "is encrypted"}, op: "filter", is: []error{crypt.ErrEncryptedFilter, filter.ErrInvalidFilter}},
 	"entity/crypt.ReadError":   {err: &crypt.ReadError{PartitionKey: "p", RowKey: "r", Kind: crypt.ErrTampered, Reason: "tag mismatch"}, op: "Get", keyed: true, pk: "p", rk: "r", is: []error{crypt.ErrTampered}},
-	"entity/crypt.RotateError": {err: &crypt.RotateError{Failed: []crypt.RotateFailure{{PartitionKey: "p", RowKey: "r", Err: cause}}}, op: "Rotate", keyed: true, pk: "p", rk: "r", is: []error{cause}},
+	"entity/crypt.RotateError": {err: &crypt.RotateError{Failed: []crypt.RotateFailure{{PartitionKey: "p", RowKey: "r", Err: errCause}}}, op: "Rotate", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 	"entity/crypt.WriteError":  {err: &crypt.WriteError{Property: "SSN", Kind: crypt.ErrNoKey, Reason: "no key"}, op: "write", is: []error{crypt.ErrNoKey}},
 
 	"entity/filter.Error":   {err: &filter.Error{Property: "Age", Reason: "NaN has no OData literal"}, op: "invalid filter", is: []error{filter.ErrInvalidFilter}},
 	"entity/sas.FieldError": {err: &sas.FieldError{Field: "se", Reason: "is before st", Value: `"2024"`}, op: "se", is: []error{sas.ErrInvalid, entity.ErrInvalid}},
 	"keys.KeyError":         {err: keyFail, op: "Validate", is: []error{keys.ErrInvalidKey}},
 
-	"patterns/bloblog.BlobError":    {err: &bloblog.BlobError{Op: "append", Blob: "svc/2024/05/01/0000/000001.log", Err: cause}, op: "append", is: []error{cause}},
+	"patterns/bloblog.BlobError":    {err: &bloblog.BlobError{Op: "append", Blob: "svc/2024/05/01/0000/000001.log", Err: errCause}, op: "append", is: []error{errCause}},
 	"patterns/bloblog.ConfigError":  {err: &bloblog.ConfigError{Field: "Config.Period", Reason: "must be a whole number of minutes, not 1s"}, op: "invalid Config.Period", is: []error{bloblog.ErrInvalid, entity.ErrInvalid}},
-	"patterns/bloblog.CorruptError": {err: &bloblog.CorruptError{Blob: "svc/x.log", Offset: 12, Err: cause}, op: "corrupt log blob", is: []error{bloblog.ErrCorrupt, cause}},
-	"patterns/bloblog.FlushError":   {err: &bloblog.FlushError{Records: 3, Bytes: 40, Err: cause}, op: "not written", is: []error{cause}},
+	"patterns/bloblog.CorruptError": {err: &bloblog.CorruptError{Blob: "svc/x.log", Offset: 12, Err: errCause}, op: "corrupt log blob", is: []error{bloblog.ErrCorrupt, errCause}},
+	"patterns/bloblog.FlushError":   {err: &bloblog.FlushError{Records: 3, Bytes: 40, Err: errCause}, op: "not written", is: []error{errCause}},
 	"patterns/bloblog.RecordError":  {err: &bloblog.RecordError{Reason: "too large for a block"}, op: "invalid record", is: []error{bloblog.ErrInvalid, entity.ErrInvalid}},
 
 	"patterns/bucket.ArgError":    {err: &bucket.ArgError{Op: "Tail", Arg: "n", Value: "0", Reason: "want 1 or more"}, op: "Tail", is: []error{bucket.ErrInvalid, entity.ErrInvalid}},
@@ -121,10 +121,10 @@ var samples = map[string]sample{
 		op: "write copy", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrPreconditionFailed}},
 
 	"patterns/eventual.ConfigError":  {err: &eventual.ConfigError{Field: "Config.BatchSize", Reason: "is 33, want 1 to 32"}, op: "invalid Config.BatchSize", is: []error{eventual.ErrInvalidConfig, entity.ErrInvalid}},
-	"patterns/eventual.DecodeError":  {err: &eventual.DecodeError{Reason: "not JSON", Err: cause}, op: "decode", is: []error{eventual.ErrUndecodable}},
-	"patterns/eventual.EnqueueError": {err: &eventual.EnqueueError{Index: 1, Kind: "k", ID: "1", Queue: "work", Err: cause}, op: "enqueue", is: []error{cause}},
+	"patterns/eventual.DecodeError":  {err: &eventual.DecodeError{Reason: "not JSON", Err: errCause}, op: "decode", is: []error{eventual.ErrUndecodable}},
+	"patterns/eventual.EnqueueError": {err: &eventual.EnqueueError{Index: 1, Kind: "k", ID: "1", Queue: "work", Err: errCause}, op: "enqueue", is: []error{errCause}},
 	"patterns/eventual.MessageError": {err: &eventual.MessageError{Kind: "k", ID: "1", Reason: "the payload is not valid JSON", Err: eventual.ErrInvalidMessage}, op: "message", is: []error{eventual.ErrInvalidMessage}},
-	"patterns/eventual.RelayError":   {err: &eventual.RelayError{Partition: "p", RowKey: "r", Kind: "k", ID: "1", Err: cause}, op: "relay", keyed: true, pk: "p", rk: "r", is: []error{cause}},
+	"patterns/eventual.RelayError":   {err: &eventual.RelayError{Partition: "p", RowKey: "r", Kind: "k", ID: "1", Err: errCause}, op: "relay", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 
 	"patterns/indexentity.CorruptError":     {err: &indexentity.CorruptError{Index: "email", PartitionKey: "p", RowKey: "r", Reason: "bad header"}, op: "index", keyed: true, pk: "p", rk: "r", is: []error{indexentity.ErrCorrupt}},
 	"patterns/indexentity.ConfigError":      {err: &indexentity.ConfigError{Field: "Config.Concurrency", Reason: "is negative"}, op: "invalid Config.Concurrency", is: []error{indexentity.ErrInvalidConfig, entity.ErrInvalid}},
@@ -132,7 +132,7 @@ var samples = map[string]sample{
 	"patterns/indexentity.KeyError":         {err: &indexentity.KeyError{Index: "email", Value: "a/b", Err: keyFail}, op: "index", is: []error{entity.ErrInvalid}},
 	"patterns/indexentity.ModeError":        {err: &indexentity.ModeError{Op: "Modify", Mode: entity.Merge}, op: "Modify", is: []error{entity.ErrInvalid}},
 	"patterns/indexentity.RowKeyError":      {err: &indexentity.RowKeyError{RowKey: "r|x", Reason: "holds the separator"}, op: "RowKey", is: []error{entity.ErrInvalid}},
-	"patterns/indexentity.StepError":        {err: &indexentity.StepError{Step: "submit", Index: "email", PartitionKey: "p", RowKey: "r", Err: cause}, op: "submit", keyed: true, pk: "p", rk: "r", is: []error{cause}},
+	"patterns/indexentity.StepError":        {err: &indexentity.StepError{Step: "submit", Index: "email", PartitionKey: "p", RowKey: "r", Err: errCause}, op: "submit", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 
 	"patterns/large.BlobError":   {err: &large.BlobError{Field: "Photo", Blob: "b", Reason: "missing", Err: large.ErrBlobMissing}, op: "Photo", is: []error{large.ErrBlobMissing}},
 	"patterns/large.ConfigError": {err: &large.ConfigError{Field: "Config.Grace", Reason: "is negative"}, op: "invalid Config.Grace", is: []error{large.ErrInvalidConfig, entity.ErrInvalid}},
@@ -144,12 +144,12 @@ var samples = map[string]sample{
 	"patterns/logtail.Error":       {err: &logtail.Error{Op: "Tail", Partition: "p", Err: entity.ErrTableNotFound}, op: "Tail", keyed: true, pk: "p", is: []error{entity.ErrTableNotFound}},
 
 	"patterns/lookup.ConfigError":   {err: &lookup.ConfigError{Field: "Config.FullEvery", Reason: lookup.ReasonNegative}, op: "invalid Config.FullEvery", is: []error{entity.ErrInvalid}},
-	"patterns/lookup.LoadError":     {err: &lookup.LoadError{Full: true, Err: cause}, op: "load", is: []error{cause}},
+	"patterns/lookup.LoadError":     {err: &lookup.LoadError{Full: true, Err: errCause}, op: "load", is: []error{errCause}},
 	"patterns/lookup.NotFoundError": {err: &lookup.NotFoundError{PartitionKey: "p", RowKey: "r"}, op: "Get", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrNotFound}},
 	"patterns/lookup.RowError":      {err: &lookup.RowError{PartitionKey: "p", RowKey: "r", Err: &entity.DecodeError{Property: "Age", Reason: "not an Int32"}}, op: "load", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrDecode}},
 
 	"patterns/rotation.ConfigError": {err: &rotation.ConfigError{Field: "Config.Period", Reason: "is negative"}, op: "invalid Config.Period", is: []error{entity.ErrInvalid}},
-	"patterns/rotation.PeriodError": {err: &rotation.PeriodError{Op: "claim", Start: t0, Table: "logs20240501", Err: cause}, op: "claim", is: []error{cause}},
+	"patterns/rotation.PeriodError": {err: &rotation.PeriodError{Op: "claim", Start: t0, Table: "logs20240501", Err: errCause}, op: "claim", is: []error{errCause}},
 
 	"patterns/secondaryindex.ConfigError":      {err: &secondaryindex.ConfigError{Field: "Config.Concurrency", Reason: "is negative"}, op: "invalid Config.Concurrency", is: []error{secondaryindex.ErrInvalidConfig, entity.ErrInvalid}},
 	"patterns/secondaryindex.DeclarationError": {err: &secondaryindex.DeclarationError{Index: "email", Position: 0, Field: "Name", Reason: "is used twice"}, op: "invalid", is: []error{secondaryindex.ErrInvalidConfig, entity.ErrInvalid}},
@@ -165,9 +165,9 @@ var samples = map[string]sample{
 	"patterns/wide.Error":         {err: &wide.Error{Op: "get", PartitionKey: "p", ID: "r", Err: entity.ErrNotFound}, op: "get", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrNotFound}},
 	"patterns/wide.TooLargeError": {err: &wide.TooLargeError{Properties: 300000}, op: "too large", is: []error{wide.ErrTooLarge, entity.ErrInvalid}},
 
-	"resolver.MigrateError":   {err: &resolver.MigrateError{Failed: 1, First: resolver.MigrateFailure{PartitionKey: "p", RowKey: "r", Err: cause}}, op: "migrate", keyed: true, pk: "p", rk: "r", is: []error{cause}},
-	"resolver.MigrateFailure": {err: resolver.MigrateFailure{PartitionKey: "p", RowKey: "r", Err: cause}, op: "migrate", keyed: true, pk: "p", rk: "r", is: []error{cause}},
-	"resolver.RowError":       {err: &resolver.RowError{PartitionKey: "p", RowKey: "r", TypeName: "Order", Err: cause}, op: "row", keyed: true, pk: "p", rk: "r", is: []error{cause}},
+	"resolver.MigrateError":   {err: &resolver.MigrateError{Failed: 1, First: resolver.MigrateFailure{PartitionKey: "p", RowKey: "r", Err: errCause}}, op: "migrate", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
+	"resolver.MigrateFailure": {err: resolver.MigrateFailure{PartitionKey: "p", RowKey: "r", Err: errCause}, op: "migrate", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
+	"resolver.RowError":       {err: &resolver.RowError{PartitionKey: "p", RowKey: "r", TypeName: "Order", Err: errCause}, op: "row", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 }
 
 // pending are the samples that still fail, with the change that makes

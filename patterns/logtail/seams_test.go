@@ -385,7 +385,7 @@ func TestAppendReportsEntriesNotWritten(t *testing.T) {
 		}
 		got = append(got, e.Index)
 	}
-	if !slices.Equal(got, taken) || ae.Total != 8 || !strings.Contains(err.Error(), "2 of 8 entries not written") {
+	if !slices.Equal(got, taken) || ae.Total != 8 || !strings.Contains(err.Error(), "Append: 2 of 8 entries not written") {
 		t.Fatalf("not written %v of %d (%v), want %v", got, ae.Total, err, taken)
 	}
 	stored := rawList(t, raw, "p")

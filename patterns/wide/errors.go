@@ -101,6 +101,10 @@ func (e *ConfigError) Is(target error) bool { return target == argerr.Err }
 // ReasonNil is the Reason of a *ConfigError about a nil argument.
 const ReasonNil = "is nil"
 
+// errNoETag is a Replace of a value without an ETag: it matches
+// entity.ErrNoETag and says what to do.
+var errNoETag = fmt.Errorf("%w: read it first, or use Upsert to write whatever its version", entity.ErrNoETag)
+
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 }

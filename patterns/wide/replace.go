@@ -2,7 +2,6 @@ package wide
 
 import (
 	"context"
-
 )
 
 // Replace writes v over the version of its logical entity that v's ETag

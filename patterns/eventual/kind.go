@@ -107,7 +107,7 @@ type registration struct {
 func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload T) error, opts HandleOptions) error {
 	switch {
 	case !validKind(k.name):
-		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("%q is not a valid kind name", k.name)}
+		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("%q is not a valid kind name (1 to 128 ASCII letters, digits, '.', '_' and '-')", k.name)}
 	case h == nil:
 		return &ConfigError{Field: "handler", Reason: fmt.Sprintf("of %q is nil", k.name)}
 	case opts.VisibilityTimeout != 0 && (opts.VisibilityTimeout < time.Second || opts.VisibilityTimeout > queueproc.MaxVisibility):

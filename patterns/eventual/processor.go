@@ -131,7 +131,7 @@ func (p *Processor) procs(cfg queueproc.Config) ([]*queueproc.Processor, error) 
 	for i, q := range p.queues {
 		qp, err := queueproc.New(q.Work, q.Poison, p.names[i], p.dispatch, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+			return nil, &ConfigError{Field: "Config", Reason: strings.TrimPrefix(err.Error(), "queueproc: ")}
 		}
 		procs[i] = qp
 	}

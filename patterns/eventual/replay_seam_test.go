@@ -35,7 +35,7 @@ func TestReplayBesideAnotherWriter(t *testing.T) {
 		if _, err := w.qs[0].Work.EnqueueMessage(ctx, second, nil); err != nil {
 			t.Fatal(err)
 		}
-		if rep, err := w.processor(t, env, patterntest.Crashy()).Drain(ctx); err != nil || rep.Poisoned != 2 {
+		if rep, err := w.processor(t, env, patterntest.Crashy()).Drain(ctx); err != nil || rep.Poisoned < 2 { // a message seen again before its delete (1 s visibility, a loaded machine) is poisoned twice
 			t.Fatalf("poisoning: %+v, %v", rep, err)
 		}
 		var mu sync.Mutex

@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/examples/orders/tour"
 	"github.com/tablekit/tablekit/integration"
@@ -25,7 +27,19 @@ func TestTourUnderLostReplies(t *testing.T) {
 	ctx := context.Background()
 	var out strings.Builder
 	faulty := faults.New(faults.Config{LoseReply: 0.10, FailBefore: 0.02, Seed: 19})
-	if err := tour.Tour(ctx, demo.New(env.Account(), env.ConnectionString).With(faulty), &out); err != nil {
+	// With 12% of tries failing, the test account's 3 tries per request
+	// would give up on about one request in 600, and the story makes
+	// hundreds: the service's clients get 8 retries, as a program facing
+	// a lossy network would set them.
+	acct, err := env.Account().WithOptions(func(o *account.Options) {
+		o.ClientOptions.Retry.MaxRetries = 8
+		o.ClientOptions.Retry.RetryDelay = 20 * time.Millisecond
+		o.ClientOptions.Retry.MaxRetryDelay = 200 * time.Millisecond
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tour.Tour(ctx, demo.New(acct, env.ConnectionString).With(faulty), &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{

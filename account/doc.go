@@ -83,7 +83,7 @@
 //
 // Bad input is refused by the constructor, before any request and without a
 // panic: a malformed connection string, URL, key or name is a *[ConfigError]
-// (matching [ErrInvalid]) naming the setting and what is wrong with it, never
+// (matching [ErrInvalid] and entity.ErrInvalid) naming the setting and what is wrong with it, never
 // repeating a key or signature. Asking for the client of a service the account
 // was given no endpoint for is an *[EndpointError] (matching [ErrNoEndpoint])
 // naming the service and the setting that would give it. Nothing is checked

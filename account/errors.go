@@ -3,6 +3,7 @@ package account
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Sentinels matched (errors.Is) by this package's errors.
@@ -29,8 +30,9 @@ const (
 	FieldAccount          = "account"
 )
 
-// ConfigError reports an argument that cannot be used: which one (Field,
-// one of the Field constants) and why. It never repeats an account key or a
+// ConfigError reports an argument that cannot be used: "account: invalid
+// <Field>: <Reason>", which one (Field, one of the Field constants) and
+// why. It never repeats an account key or a
 // signature.
 type ConfigError struct {
 	Field  string
@@ -41,11 +43,14 @@ func (e *ConfigError) Error() string {
 	if e == nil {
 		return "account: invalid argument: <nil>"
 	}
-	return "account: " + e.Field + ": " + e.Reason
+	return argerr.Message("account", e.Field, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalid }
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err,
+// entity.ErrInvalid) true: entity.ErrInvalid is every package's
+// ConfigError's sentinel (this package does not import entity; both are
+// one value).
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
 
 // errNilAccount is the error of a method called on a nil *Account.
 var errNilAccount = &ConfigError{Field: FieldAccount, Reason: "nil *Account (use one of the New functions)"}

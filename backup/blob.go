@@ -42,7 +42,7 @@ const MetadataToken = "tablekitexport"
 // else is refused with ErrInvalid.
 func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], dst *blockblob.Client, opts ExportOptions) (Summary, error) {
 	if dst == nil {
-		return Summary{}, &ConfigError{Field: "blob", Reason: "nil"}
+		return Summary{}, &ConfigError{Field: "blob", Reason: ReasonNil}
 	}
 	if opts.Resume != "" {
 		return Summary{}, &ConfigError{Field: "ExportOptions.Resume", Reason: "ExportBlob keeps its own token in the blob: leave Resume empty"}

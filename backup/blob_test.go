@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/backup"
-	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/integration/crashtest"
 )
 
 // ExportBlob killed at every storage request of its blob writes (the

@@ -307,7 +307,7 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 // It reads the table twice: once to learn the columns, once to write.
 func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, f filter.Expr) error {
 	if tbl == nil || w == nil {
-		return &ConfigError{Field: "table or writer", Reason: "nil"}
+		return &ConfigError{Field: "table or writer", Reason: ReasonNil}
 	}
 	seen := map[string]bool{}
 	for d, err := range tbl.Query(ctx, entity.Query{Filter: f}) {
@@ -332,7 +332,7 @@ func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w i
 // entities to tbl as Import writes a backup's.
 func ImportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], r io.Reader, opts ImportOptions) (ImportSummary, error) {
 	if tbl == nil || r == nil {
-		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: "nil"}
+		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: ReasonNil}
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {

@@ -3,6 +3,7 @@ package backup
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // ErrInvalid reports options or a token that cannot work, found before any
@@ -18,8 +19,9 @@ var ErrFormat = errors.New("backup: malformed input")
 // it.
 var ErrBlobChanged = errors.New("backup: the blob was changed by another writer")
 
-// ConfigError names the option or argument that cannot work. It matches
-// ErrInvalid.
+// ConfigError names the option or argument that cannot work: "backup:
+// invalid <Field>: <Reason>". It matches ErrInvalid and entity.ErrInvalid,
+// as every package's ConfigError does.
 type ConfigError struct {
 	Field, Reason string
 }
@@ -28,10 +30,15 @@ func (e *ConfigError) Error() string {
 	if e == nil {
 		return "backup: invalid argument: <nil>"
 	}
-	return fmt.Sprintf("backup: invalid %s: %s", e.Field, e.Reason)
+	return argerr.Message("backup", e.Field, e.Reason)
 }
 
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalid }
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, entity.ErrInvalid)
+// true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
+
+// ReasonNil is the Reason of a *ConfigError about a nil argument.
+const ReasonNil = "is nil"
 
 // LineError is input that could not be read, at a line (a backup's line or
 // a CSV record, counting from 1). It matches ErrFormat and unwraps to the

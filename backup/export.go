@@ -104,10 +104,10 @@ func (o ExportOptions) withDefaults() (ExportOptions, error) {
 // for the format and the guarantee).
 func Export(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, opts ExportOptions) (Summary, error) {
 	if tbl == nil {
-		return Summary{}, &ConfigError{Field: "table", Reason: "nil"}
+		return Summary{}, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	if w == nil {
-		return Summary{}, &ConfigError{Field: "writer", Reason: "nil"}
+		return Summary{}, &ConfigError{Field: "writer", Reason: ReasonNil}
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {

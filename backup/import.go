@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -82,7 +83,7 @@ func (e *ImportError) Error() string {
 	if e == nil {
 		return "backup: import: <nil>"
 	}
-	return fmt.Sprintf("backup: import: %d entities failed, %d in conflict; first: %v", e.Failed, e.Conflicts, e.First)
+	return fmt.Sprintf("backup: import: %d entities failed, %d in conflict; first: %s", e.Failed, e.Conflicts, strings.TrimPrefix(fmt.Sprint(e.First), "backup: "))
 }
 
 func (e *ImportError) Unwrap() error {
@@ -146,7 +147,7 @@ type line struct {
 // tbl (see the package doc for the guarantee).
 func Import(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], r io.Reader, opts ImportOptions) (ImportSummary, error) {
 	if tbl == nil || r == nil {
-		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: "nil"}
+		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: ReasonNil}
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {

@@ -14,9 +14,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 	"github.com/tablekit/tablekit/internal/batch"
 	"github.com/tablekit/tablekit/internal/pipeline"
-	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/integration/cosmos"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 // cosmosEnv is env with the Cosmos DB profile on its table clients: env

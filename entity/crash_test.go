@@ -10,7 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/internal/crashtest"
+	"github.com/tablekit/tablekit/integration/crashtest"
 )
 
 // A BulkWrite killed before each of its requests, or once the service

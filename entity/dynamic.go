@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 )
 
 // DynamicEntity is an entity of unknown shape: the property bag the design

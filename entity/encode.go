@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 	"github.com/tablekit/tablekit/keys"
 )
 

@@ -6,14 +6,18 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
 // Sentinel errors, for errors.Is.
 var (
 	// ErrInvalid reports a value that breaks a limit of the service: a key,
-	// property name, size, range or count. Nothing was sent.
-	ErrInvalid = errors.New("entity: invalid entity")
+	// property name, size, range or count. Nothing was sent. It is also
+	// the one sentinel of every package's *ConfigError: an argument of a
+	// constructor or a call (a Config field, a nil table) refused before
+	// any request matches it, whichever package refused it.
+	ErrInvalid = argerr.Err
 	// ErrInvalidType reports a Go type that cannot be mapped: an unknown tag
 	// option, an unsupported field type, two fields with one property name.
 	ErrInvalidType = errors.New("entity: unsupported entity type")

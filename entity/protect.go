@@ -7,12 +7,12 @@ import (
 	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 	"github.com/tablekit/tablekit/keys"
 )
 
 // Client-side encryption (design guide §4) lives in package entity/crypt;
-// the codec only offers it a seam (package internal/protect). A property
+// the codec only offers it a seam (package entity/internal/protect). A property
 // tagged `encrypt` or `sign`, or chosen by the scheme's own rules, is
 // encoded exactly as any other property, then handed to the scheme as its
 // EDM type and value text; an encrypted one is replaced by the ciphertext

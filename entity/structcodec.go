@@ -3,9 +3,9 @@ package entity
 import (
 	"encoding"
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 	"github.com/tablekit/tablekit/internal/blobfield"
 	"github.com/tablekit/tablekit/internal/ident"
-	"github.com/tablekit/tablekit/internal/protect"
 	"github.com/tablekit/tablekit/keys"
 	"reflect"
 	"strconv"

@@ -218,7 +218,7 @@ func (t *Table[T]) Name() string {
 // it, the error is an *OutcomeError matching ErrOutcomeUnknown instead —
 // never a refusal of a create that was applied; its Last holds the 409
 // answer, which errors.Is does not reach
-// (TestTableLifecycleIsTruthfulAfterALostReply in internal/seamtest).
+// (TestTableLifecycleIsTruthfulAfterALostReply in integration/seamtest).
 func (t *Table[T]) CreateTable(ctx context.Context) error {
 	if err := t.ok(); err != nil {
 		return err

@@ -63,8 +63,9 @@
 //	a value whatever the partition          secondaryindex TableWide         writer 5; + the worker's  unique: 1 point query;
 //	  ("order 10042", "status pending")     entries' partition from the                                non-unique: 1 range query;
 //	                                        value, Buckets of them                                     prefix: Buckets queries
-//	every entity of a value with very       indexentity (in the partition,   1 transaction in the      the list, then 1 point
-//	  many members ("all pending orders")   elsewhere, table-wide)           partition; else eventual  read per member fetched
+//	every entity of a value with very       indexentity (in the partition,   1 transaction in the      the list (Buckets of them
+//	  many members ("all Jones in Sales")   elsewhere, table-wide)           partition; table-wide 3,  table-wide), then 1 point
+//	                                                                         9 with the worker's       read per member fetched
 //
 // A TableWide index takes about Buckets × 2,000 entity writes per second
 // (the service's target per partition), one value at most 2,000 (its

@@ -28,7 +28,7 @@ func (e *RowError) Error() string {
 		return "resolver: row error: <nil>"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "resolver: row (%q, %q)", e.PartitionKey, e.RowKey)
+	fmt.Fprintf(&b, "resolver: row (PartitionKey %q, RowKey %q)", e.PartitionKey, e.RowKey)
 	if e.TypeName != "" {
 		fmt.Fprintf(&b, " of type %q", e.TypeName)
 	}

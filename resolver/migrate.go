@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,7 +80,7 @@ func (e *MigrateError) Error() string {
 	if e == nil {
 		return "resolver: migrate: <nil>"
 	}
-	return fmt.Sprintf("resolver: migrate: %d rows not upgraded; first: %v", e.Failed, e.First)
+	return fmt.Sprintf("resolver: migrate: %d rows not upgraded; first: %s", e.Failed, strings.TrimPrefix(e.First.Error(), "resolver: "))
 }
 
 func (e *MigrateError) Unwrap() error {

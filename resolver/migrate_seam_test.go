@@ -17,8 +17,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/seamtest"
+	"github.com/tablekit/tablekit/integration/crashtest"
+	"github.com/tablekit/tablekit/integration/seamtest"
 	"github.com/tablekit/tablekit/resolver"
 )
 

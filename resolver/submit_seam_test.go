@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/resolver"
 )
 

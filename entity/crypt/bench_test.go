@@ -2,6 +2,9 @@ package crypt_test
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
 	"fmt"
 	"testing"
 	"time"
@@ -75,6 +78,13 @@ func offlineTable[T any](tb testing.TB) *entity.Table[T] {
 
 // BenchmarkCodec compares Marshal+Unmarshal of the reference entity with
 // its three string properties encrypted against the plain codec.
+//
+// One run (-count 5 -cpu 1, two shared cores under load), medians:
+// tablekit-encrypted 38.9 µs, plain 13.9 µs, plain-crypto 23.7 µs — the
+// encrypted codec costs 2.8× the plain one (2.6× on a quiet machine), of
+// which the cryptography alone accounts for 1.7×: a fresh content key per
+// write (random bytes, AES and GCM key setup, RFC 3394 wrap, about 6 µs
+// here) and a seal and an open per value and for the signature.
 func BenchmarkCodec(b *testing.B) {
 	ctx := context.Background()
 	key, err := crypt.NewLocalKey("bench", make([]byte, 32))
@@ -106,6 +116,48 @@ func BenchmarkCodec(b *testing.B) {
 			body, err := entity.Marshal(&plain)
 			if err != nil {
 				b.Fatal(err)
+			}
+			var out refPlain
+			if err := entity.Unmarshal(body, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// plain-crypto is plain plus the cryptography the Guarantee asks of
+	// every write and read of the entity, without any encoding: a random
+	// content key and nonce, its AES-GCM setup and key wrap, and a seal
+	// and an open for each of the three values and for the signature. It
+	// is the least an encrypted codec can cost.
+	b.Run("plain-crypto", func(b *testing.B) {
+		b.ReportAllocs()
+		vals := [][]byte{[]byte(plain.FirstName), []byte(plain.LastName), []byte(plain.Email), []byte("metadata and ciphertexts signed")}
+		aad := []byte("tablekit/v1/property\x00\x09employees\x05Sales\x0cempid_000123\x09FirstName")
+		var seed [44]byte
+		var ct, pt []byte
+		for b.Loop() {
+			body, err := entity.Marshal(&plain)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rand.Read(seed[:]); err != nil {
+				b.Fatal(err)
+			}
+			block, err := aes.NewCipher(seed[:32])
+			if err != nil {
+				b.Fatal(err)
+			}
+			gcm, err := cipher.NewGCM(block)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, _, err := key.Wrap(ctx, seed[:32]); err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range vals {
+				ct = gcm.Seal(ct[:0], seed[32:], v, aad)
+				if pt, err = gcm.Open(pt[:0], seed[32:], ct, aad); err != nil {
+					b.Fatal(err)
+				}
 			}
 			var out refPlain
 			if err := entity.Unmarshal(body, &out); err != nil {

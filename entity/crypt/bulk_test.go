@@ -9,7 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 // TestBulkWriteOneBadEntity: among 30 entities in 3 partitions, one fits

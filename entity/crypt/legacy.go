@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 )
 
 // The legacy format, read only: entities encrypted by the .NET storage

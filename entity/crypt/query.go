@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/internal/protect"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 )
 
 // query checks and translates a query for the service: filters on

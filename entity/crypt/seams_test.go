@@ -14,7 +14,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 // The seams of crypt's writes: each write's reply is lost, and another

@@ -19,7 +19,7 @@ import (
 	"github.com/tablekit/tablekit/entity/crypt"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 var (

@@ -55,9 +55,9 @@
 //
 // In the client, which holds only the URL:
 //
-//  3. [OpenTable][T](url, opts) returns an [*entity.Table]; [OpenResolver] a
-//     [*resolver.Table]; [OpenService] an [*aztables.ServiceClient] for an
-//     account SAS. Every request carries the token; the service checks it.
+//  3. [OpenTable][T](url, opts) returns an [*entity.Table]; [OpenClient] the
+//     table's [*aztables.Client], for resolver.NewTable and other views;
+//     [OpenService] an [*aztables.ServiceClient] for an account SAS. Every request carries the token; the service checks it.
 //
 // # Failure and recovery
 //

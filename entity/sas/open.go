@@ -6,7 +6,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/resolver"
 )
 
 // OpenTable returns a typed view of the table a SAS URL names, for a client
@@ -29,14 +28,17 @@ func OpenTable[T any](sasURL string, opts *aztables.ClientOptions) (*entity.Tabl
 	return entity.NewTableFromService[T](svc, table)
 }
 
-// OpenResolver is OpenTable for a table of several entity types read through
-// a resolver schema.
-func OpenResolver(sasURL string, schema *resolver.Schema, opts *aztables.ClientOptions) (*resolver.Table, error) {
+// OpenClient returns the aztables client of the table a SAS URL names,
+// checked as OpenTable checks it, for a view of the table other than
+// entity's: resolver.NewTable(client, schema) reads a table of several
+// entity types through a resolver schema. Package sas does not import
+// resolver; resolver builds on what sas returns.
+func OpenClient(sasURL string, opts *aztables.ClientOptions) (*aztables.Client, error) {
 	svc, table, err := openTableURL(sasURL, opts)
 	if err != nil {
 		return nil, err
 	}
-	return resolver.NewTable(svc.NewClient(table), schema)
+	return svc.NewClient(table), nil
 }
 
 // OpenService returns a service client for a SAS URL of the service itself

@@ -253,7 +253,11 @@ func TestRowRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := sas.OpenResolver(u, schema, env.NoRetryClientOptions())
+	c, err := sas.OpenClient(u, env.NoRetryClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := resolver.NewTable(c, schema)
 	if err != nil {
 		t.Fatal(err)
 	}

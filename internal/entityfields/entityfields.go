@@ -1,5 +1,5 @@
 // Package entityfields lets tablekit's own packages (resolver, the
-// patterns, internal/steps) read and write the system fields of entity
+// patterns) read and write the system fields of entity
 // values of any type: what package entity does after a write, exposed to
 // them without being part of entity's public API.
 //

@@ -81,31 +81,31 @@ const minBlockBytes = 64
 
 func (c Config) validate() error {
 	if r := checkService(c.Service); r != "" {
-		return &ConfigError{Field: "Service", Reason: r}
+		return &ConfigError{Field: "Config.Service", Reason: r}
 	}
 	if c.Period < time.Minute || c.Period%time.Minute != 0 {
-		return &ConfigError{Field: "Period", Reason: "must be a whole number of minutes, not " + c.Period.String()}
+		return &ConfigError{Field: "Config.Period", Reason: "must be a whole number of minutes, not " + c.Period.String()}
 	}
 	if c.MaxBlockBytes < minBlockBytes || c.MaxBlockBytes > MaxBlockBytes {
-		return &ConfigError{Field: "MaxBlockBytes", Reason: "must be 64 to 4 MiB, not " + strconv.Itoa(c.MaxBlockBytes)}
+		return &ConfigError{Field: "Config.MaxBlockBytes", Reason: "must be 64 to 4 MiB, not " + strconv.Itoa(c.MaxBlockBytes)}
 	}
 	if c.MaxBlocks < 1 || c.MaxBlocks > MaxBlocks {
-		return &ConfigError{Field: "MaxBlocks", Reason: "must be 1 to 50,000, not " + strconv.Itoa(c.MaxBlocks)}
+		return &ConfigError{Field: "Config.MaxBlocks", Reason: "must be 1 to 50,000, not " + strconv.Itoa(c.MaxBlocks)}
 	}
 	if c.MaxBlobBytes < int64(c.MaxBlockBytes) || c.MaxBlobBytes > MaxBlobBytes {
-		return &ConfigError{Field: "MaxBlobBytes", Reason: "must be MaxBlockBytes to 50,000 × 4 MiB, not " + strconv.FormatInt(c.MaxBlobBytes, 10)}
+		return &ConfigError{Field: "Config.MaxBlobBytes", Reason: "must be MaxBlockBytes to 50,000 × 4 MiB, not " + strconv.FormatInt(c.MaxBlobBytes, 10)}
 	}
 	if c.FlushBytes < 1 {
-		return &ConfigError{Field: "FlushBytes", Reason: "must be positive, not " + strconv.Itoa(c.FlushBytes)}
+		return &ConfigError{Field: "Config.FlushBytes", Reason: "must be positive, not " + strconv.Itoa(c.FlushBytes)}
 	}
 	if c.FlushInterval < 0 {
-		return &ConfigError{Field: "FlushInterval", Reason: "negative"}
+		return &ConfigError{Field: "Config.FlushInterval", Reason: ReasonNegative}
 	}
 	if c.MaxBufferBytes < c.FlushBytes || c.MaxBufferBytes < c.MaxBlockBytes {
-		return &ConfigError{Field: "MaxBufferBytes", Reason: "must be at least FlushBytes and MaxBlockBytes, not " + strconv.Itoa(c.MaxBufferBytes)}
+		return &ConfigError{Field: "Config.MaxBufferBytes", Reason: "must be at least FlushBytes and MaxBlockBytes, not " + strconv.Itoa(c.MaxBufferBytes)}
 	}
 	if c.CloseTimeout < 0 {
-		return &ConfigError{Field: "CloseTimeout", Reason: "negative"}
+		return &ConfigError{Field: "Config.CloseTimeout", Reason: ReasonNegative}
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package bloblog
 
 import (
 	"errors"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 )
 
 var (
 	// ErrInvalid reports a configuration or record that cannot be written:
-	// nothing was sent. ConfigError and RecordError match it.
+	// nothing was sent. ConfigError and RecordError match it, and match
+	// entity.ErrInvalid too, as every package's ConfigError does.
 	ErrInvalid = errors.New("bloblog: invalid argument")
 	// ErrClosed reports an Append to a Logger that was closed, or whose
 	// context ended.
@@ -17,16 +19,25 @@ var (
 	ErrCorrupt = errors.New("bloblog: corrupt log blob")
 )
 
-// ConfigError reports a Config that cannot work, found before any request.
+// ConfigError reports a Config or argument that cannot work, found before
+// any request: "bloblog: invalid <Field>: <Reason>", Field naming it
+// ("Config.Period", "container", "range").
 type ConfigError struct {
 	Field  string
 	Reason string
 }
 
-func (e *ConfigError) Error() string { return "bloblog: invalid " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string { return argerr.Message("bloblog", e.Field, e.Reason) }
 
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalid }
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err,
+// entity.ErrInvalid) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
+
+// Reasons a *ConfigError of this package gives that callers may compare.
+const (
+	ReasonNil      = "is nil"
+	ReasonNegative = "is negative"
+)
 
 // RecordError reports a record that cannot be written: too large for a
 // block, or a time outside the years 0001 to 9999. Nothing was buffered.
@@ -36,8 +47,9 @@ type RecordError struct {
 
 func (e *RecordError) Error() string { return "bloblog: invalid record: " + e.Reason }
 
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *RecordError) Is(target error) bool { return target == ErrInvalid }
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err,
+// entity.ErrInvalid) true.
+func (e *RecordError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
 
 // CorruptError reports bytes of a blob that are not a record.
 type CorruptError struct {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/cost"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/bloblog"
 )
 

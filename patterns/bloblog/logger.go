@@ -59,7 +59,7 @@ type chunk struct {
 // (within Config.CloseTimeout).
 func New(ctx context.Context, c *container.Client, cfg Config) (*Logger, error) {
 	if c == nil {
-		return nil, &ConfigError{Field: "container", Reason: "nil *container.Client"}
+		return nil, &ConfigError{Field: "container", Reason: ReasonNil}
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {

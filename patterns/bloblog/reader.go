@@ -20,7 +20,7 @@ type Reader struct {
 // Config.Service and Config.Period write to c. Nothing is sent.
 func NewReader(c *container.Client, cfg Config) (*Reader, error) {
 	if c == nil {
-		return nil, &ConfigError{Field: "container", Reason: "nil *container.Client"}
+		return nil, &ConfigError{Field: "container", Reason: ReasonNil}
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {

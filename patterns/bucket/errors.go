@@ -3,6 +3,7 @@ package bucket
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 
 	"github.com/tablekit/tablekit/entity"
 )
@@ -32,6 +33,24 @@ func (e *ArgError) Error() string {
 func (e *ArgError) Is(target error) bool { return target == ErrInvalid || target == entity.ErrInvalid }
 
 func (e *ArgError) Unwrap() error { return e.Err }
+
+// ConfigError reports a Config field or an argument of New that cannot
+// work, found before any request: "bucket: invalid <Field>: <Reason>",
+// Field as the caller wrote it ("Config.Buckets", "table"). It matches
+// ErrInvalid and entity.ErrInvalid, as every package's ConfigError does.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return argerr.Message("bucket", e.Field, e.Reason) }
+
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, entity.ErrInvalid)
+// true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
+
+// ReasonNil is the Reason of a *ConfigError about a nil argument.
+const ReasonNil = "is nil"
 
 // Error is a failed storage call of an operation on one spread partition
 // (all its buckets). It unwraps to entity's errors: an *entity.BulkError

@@ -40,11 +40,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case c.Buckets < 1 || c.Buckets > entity.MaxPageSize:
-		return c, &ArgError{Op: "New", Arg: "Buckets", Value: strconv.Itoa(c.Buckets), Reason: "want 1 to 1000 (0 means 16)"}
+		return c, &ConfigError{Field: "Config.Buckets", Reason: "is " + strconv.Itoa(c.Buckets) + ", want 1 to 1000 (0 means 16)"}
 	case c.Mode != entity.OpInsert && c.Mode != entity.OpUpsertReplace && c.Mode != entity.OpUpsertMerge:
-		return c, &ArgError{Op: "New", Arg: "Mode", Value: c.Mode.String(), Reason: "want insert, upsert-replace or upsert-merge"}
+		return c, &ConfigError{Field: "Config.Mode", Reason: "is " + c.Mode.String() + ", want insert, upsert-replace or upsert-merge"}
 	case c.Concurrency < 0:
-		return c, &ArgError{Op: "New", Arg: "Concurrency", Value: strconv.Itoa(c.Concurrency), Reason: "want 1 or more (0 means entity.DefaultConcurrency)"}
+		return c, &ConfigError{Field: "Config.Concurrency", Reason: "is " + strconv.Itoa(c.Concurrency) + ", want 1 or more (0 means entity.DefaultConcurrency)"}
 	}
 	return c, nil
 }
@@ -62,7 +62,7 @@ type Spread[T any] struct {
 // RowKey fields: Write sets the PartitionKey.
 func New[T any](tbl *entity.Table[T], cfg Config) (*Spread[T], error) {
 	if tbl == nil {
-		return nil, &ArgError{Op: "New", Arg: "table", Value: "nil", Reason: "want a table"}
+		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {

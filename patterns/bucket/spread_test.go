@@ -171,8 +171,9 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	}
 	for name, err := range cases {
 		var ae *bucket.ArgError
-		if !errors.As(err, &ae) || !errors.Is(err, bucket.ErrInvalid) || !errors.Is(err, entity.ErrInvalid) {
-			t.Errorf("%s: %v; want an *ArgError matching ErrInvalid", name, err)
+		var ce *bucket.ConfigError // New's arguments
+		if !errors.As(err, &ae) && !errors.As(err, &ce) || !errors.Is(err, bucket.ErrInvalid) || !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("%s: %v; want an *ArgError or *ConfigError matching ErrInvalid", name, err)
 		}
 	}
 }

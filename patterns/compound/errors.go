@@ -2,6 +2,7 @@ package compound
 
 import (
 	"errors"
+	"github.com/tablekit/tablekit/internal/argerr"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
@@ -12,17 +13,25 @@ import (
 // key of the ids it holds.
 var ErrNotInRelation = errors.New("compound: not a key of the relation")
 
-// ConfigError reports a Config that cannot work. It matches
-// entity.ErrInvalid.
+// ConfigError reports a Config or argument that cannot work, found before
+// any request: "compound: invalid <Field>: <Reason>". It matches
+// entity.ErrInvalid, as every package's ConfigError does.
 type ConfigError struct {
-	Field  string // "Prefix", "Parent", "Child", "table"
-	Reason string
+	Field  string // "Config.Prefix", "Config.Parent", "Config.Child", "table", "Relation"
+	Reason string // ReasonNil, ReasonZeroPart, ReasonZeroValue, or words
 }
 
-func (e *ConfigError) Error() string { return "compound: invalid " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string { return argerr.Message("compound", e.Field, e.Reason) }
 
 // Is makes errors.Is(err, entity.ErrInvalid) true.
-func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+func (e *ConfigError) Is(target error) bool { return target == argerr.Err }
+
+// Reasons a *ConfigError of this package gives that callers may compare.
+const (
+	ReasonNil       = "is nil"
+	ReasonZeroValue = "is nil or the zero value: make it with New"
+	ReasonZeroPart  = "is the zero Part"
+)
 
 // KeyError reports an id that cannot be made into a key part, or a key
 // that cannot be read: which part, the key when there is one, and the

@@ -35,16 +35,16 @@ type Relation[T, P, C any] struct {
 // New returns the relation of cfg over table t.
 func New[T, P, C any](t *entity.Table[T], cfg Config[P, C]) (*Relation[T, P, C], error) {
 	if t == nil {
-		return nil, &ConfigError{Field: "table", Reason: "is nil"}
+		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	if !cfg.Parent.ok() {
-		return nil, &ConfigError{Field: "Parent", Reason: "is the zero Part"}
+		return nil, &ConfigError{Field: "Config.Parent", Reason: ReasonZeroPart}
 	}
 	if !cfg.Child.ok() {
-		return nil, &ConfigError{Field: "Child", Reason: "is the zero Part"}
+		return nil, &ConfigError{Field: "Config.Child", Reason: ReasonZeroPart}
 	}
 	if err := keys.Validate(cfg.Prefix); err != nil {
-		return nil, &ConfigError{Field: "Prefix", Reason: err.Error()}
+		return nil, &ConfigError{Field: "Config.Prefix", Reason: err.Error()}
 	}
 	return &Relation[T, P, C]{t: t, cfg: cfg}, nil
 }
@@ -52,7 +52,7 @@ func New[T, P, C any](t *entity.Table[T], cfg Config[P, C]) (*Relation[T, P, C],
 // ok refuses a nil or zero Relation, which New never returns.
 func (r *Relation[T, P, C]) ok() error {
 	if r == nil || r.t == nil || !r.cfg.Parent.ok() || !r.cfg.Child.ok() {
-		return &ConfigError{Field: "Relation", Reason: "is nil or the zero value: make it with New"}
+		return &ConfigError{Field: "Relation", Reason: ReasonZeroValue}
 	}
 	return nil
 }

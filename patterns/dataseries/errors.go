@@ -3,6 +3,7 @@ package dataseries
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 
 	"github.com/tablekit/tablekit/entity"
 )
@@ -42,6 +43,24 @@ func (e *ArgError) Is(target error) bool { return target == ErrInvalid || target
 
 func (e *ArgError) Unwrap() error { return e.Err }
 
+// ConfigError reports a Config field or an argument of New that cannot
+// work, found before any request: "dataseries: invalid <Field>: <Reason>",
+// Field as the caller wrote it ("Config.Slots", "table"). It matches
+// ErrInvalid and entity.ErrInvalid, as every package's ConfigError does.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return argerr.Message("dataseries", e.Field, e.Reason) }
+
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, entity.ErrInvalid)
+// true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
+
+// ReasonNil is the Reason of a *ConfigError about a nil argument.
+const ReasonNil = "is nil"
+
 // Error is a failed operation on one series entity, named by its keys. It
 // unwraps to entity's errors: errors.Is(err, entity.ErrContention) after a
 // loop that lost every round to other writers, entity.ErrOutcomeUnknown when
@@ -54,7 +73,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("dataseries: %s (%q, %q): %v", e.Op, e.PartitionKey, e.RowKey, e.Err)
+	return fmt.Sprintf("dataseries: %s (%s): %v", e.Op, argerr.Keys(e.PartitionKey, e.RowKey), e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

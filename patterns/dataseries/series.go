@@ -2,6 +2,7 @@ package dataseries
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
@@ -49,19 +50,19 @@ func (c Config) withDefaults() (Config, error) {
 		c.Prefix = "C"
 	}
 	if c.Slots < 0 {
-		return c, &ArgError{Op: "New", Arg: "Slots", Value: strconv.Itoa(c.Slots), Reason: "want 1 or more (0 means 24)"}
+		return c, &ConfigError{Field: "Config.Slots", Reason: "is " + strconv.Itoa(c.Slots) + ", want 1 or more (0 means 24)"}
 	}
 	if c.SlotsPerEntity < 1 || c.SlotsPerEntity > MaxSlotsPerEntity {
-		return c, &ArgError{Op: "New", Arg: "SlotsPerEntity", Value: strconv.Itoa(c.SlotsPerEntity), Reason: "want 1 to 251 (0 means 240)"}
+		return c, &ConfigError{Field: "Config.SlotsPerEntity", Reason: "is " + strconv.Itoa(c.SlotsPerEntity) + ", want 1 to 251 (0 means 240)"}
 	}
 	if chunks := (c.Slots + c.SlotsPerEntity - 1) / c.SlotsPerEntity; chunks > entity.MaxPageSize {
-		return c, &ArgError{Op: "New", Arg: "Slots", Value: strconv.Itoa(c.Slots), Reason: "want at most 1,000 entities per series, so that one query reads it"}
+		return c, &ConfigError{Field: "Config.Slots", Reason: "is " + strconv.Itoa(c.Slots) + ", want at most 1,000 entities per series, so that one query reads it"}
 	}
 	// The longest name is the one to check; the service's rules do not
 	// depend on the digits.
 	probe := &entity.DynamicEntity{Properties: map[string]any{c.Prefix + keys.Pad(0, digits(c.Slots-1)): int64(0)}}
 	if err := entity.Validate(probe); err != nil {
-		return c, &ArgError{Op: "New", Arg: "Prefix", Value: strconv.Quote(c.Prefix), Reason: "does not make valid property names", Err: err}
+		return c, &ConfigError{Field: "Config.Prefix", Reason: strconv.Quote(c.Prefix) + " does not make valid property names: " + strings.TrimPrefix(err.Error(), "entity: ")}
 	}
 	return c, nil
 }
@@ -78,7 +79,7 @@ type Series struct {
 // New returns the series of tbl laid out as cfg says.
 func New(tbl *entity.Table[entity.DynamicEntity], cfg Config) (*Series, error) {
 	if tbl == nil {
-		return nil, &ArgError{Op: "New", Arg: "table", Value: "nil", Reason: "want a table"}
+		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {

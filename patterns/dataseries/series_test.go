@@ -205,8 +205,9 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	}
 	for name, err := range cases {
 		var ae *dataseries.ArgError
-		if !errors.As(err, &ae) || !errors.Is(err, dataseries.ErrInvalid) || !errors.Is(err, entity.ErrInvalid) {
-			t.Errorf("%s: %v; want an *ArgError matching ErrInvalid", name, err)
+		var ce *dataseries.ConfigError // New's arguments
+		if !errors.As(err, &ae) && !errors.As(err, &ce) || !errors.Is(err, dataseries.ErrInvalid) || !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("%s: %v; want an *ArgError or *ConfigError matching ErrInvalid", name, err)
 		}
 	}
 }

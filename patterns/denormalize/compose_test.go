@@ -15,10 +15,10 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // The caller's own messages (WriteOptions.Messages) in the transaction of
@@ -460,7 +460,7 @@ func TestUserMessageRefused(t *testing.T) {
 			var me *denormalize.MessageError
 			if !errors.As(err, &me) || !errors.Is(err, tc.want) || !errors.Is(err, entity.ErrInvalid) || me.Op != name {
 				t.Errorf("%s, %s: %v; want a *MessageError of %s matching %v and entity.ErrInvalid", name, tc.name, err, name, tc.want)
-			} else if !strings.HasPrefix(err.Error(), "denormalize: "+name+" Sales/") {
+			} else if !strings.HasPrefix(err.Error(), "denormalize: "+name+` (PartitionKey "Sales", RowKey "`) {
 				t.Errorf("%s, %s: %q does not name the write and its keys", name, tc.name, err)
 			}
 			if n := meter.Snapshot().Sub(m0).Total(); n != 0 {

@@ -146,20 +146,20 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 	name := cfg.Kind
 	if name == "" {
 		if sources.Name() == "" || targets.Name() == "" {
-			return nil, &ConfigError{Field: "Kind", Reason: "is empty and a table's name is unknown (build its client with entity.ClientOptions)"}
+			return nil, &ConfigError{Field: "Config.Kind", Reason: "is empty and a table's name is unknown (build its client with entity.ClientOptions)"}
 		}
 		name = kindName(sources.Name(), targets.Name())
 	} else if why := checkKind(name); why != "" {
-		return nil, &ConfigError{Field: "Kind", Reason: why}
+		return nil, &ConfigError{Field: "Config.Kind", Reason: why}
 	}
 	c.kind = eventual.NewKind[fanout](name)
 	if err := eventual.Handle(p, c.kind, c.handle, eventual.HandleOptions{}); err != nil {
 		if errors.Is(err, eventual.ErrDuplicateKind) {
-			return nil, &ConfigError{Field: "Kind", Reason: strconv.Quote(name) + " has a handler on the processor already: give each Copies of one pair of tables on one processor its own Config.Kind"}
+			return nil, &ConfigError{Field: "Config.Kind", Reason: strconv.Quote(name) + " has a handler on the processor already: give each Copies of one pair of tables on one processor its own Config.Kind"}
 		}
 		var ce *eventual.ConfigError
 		if errors.As(err, &ce) {
-			return nil, &ConfigError{Field: "Kind", Reason: strconv.Quote(name) + ": " + ce.Field + " " + ce.Reason}
+			return nil, &ConfigError{Field: "Config.Kind", Reason: strconv.Quote(name) + ": " + ce.Reason}
 		}
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func newOutbox(p *eventual.Processor, t *entity.Table[entity.DynamicEntity], cfg
 	if err != nil {
 		var ce *eventual.ConfigError
 		if errors.As(err, &ce) {
-			return nil, &ConfigError{Field: "Outbox", Reason: strings.TrimPrefix(ce.Field, "OutboxConfig.") + " " + ce.Reason}
+			return nil, &ConfigError{Field: "Config.Outbox." + strings.TrimPrefix(ce.Field, "OutboxConfig."), Reason: ce.Reason}
 		}
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func checkKind(name string) string {
 // ok refuses a nil or zero Copies, which New never returns.
 func (c *Copies[T, S]) ok() error {
 	if c == nil || c.srcBags == nil {
-		return &ConfigError{Field: "Copies", Reason: "is nil or the zero value: make it with New"}
+		return &ConfigError{Field: "Copies", Reason: ReasonZeroValue}
 	}
 	return nil
 }

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 func findings(t *testing.T, c *denormalize.Copies[Department, Employee], opts denormalize.CheckOptions) []string {

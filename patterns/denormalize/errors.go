@@ -2,6 +2,7 @@ package denormalize
 
 import (
 	"errors"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 	"strings"
 
@@ -39,24 +40,34 @@ var (
 )
 
 // ConfigError reports a Config, a Relation or an argument that cannot work,
-// found before any request. It matches entity.ErrInvalid.
+// found before any request: "denormalize: invalid <Field>: <Reason>",
+// where Field is preceded by the relation when it is about one
+// (`relation "manager" (#0) Fields`) and is a Config field as
+// "Config.Kind". It matches entity.ErrInvalid, as every package's
+// ConfigError does.
 type ConfigError struct {
 	Relation string // the relation's name, "" when not about one
 	Position int    // the relation's position among New's arguments
-	Field    string // "Name", "Fields", "Source", …
+	Field    string // "Name", "Fields", "Source", …, "Config.Kind", "tables"
 	Reason   string
 }
 
 func (e *ConfigError) Error() string {
-	s := "denormalize: invalid "
+	field := e.Field
 	if e.Relation != "" || e.Field == "Name" {
-		s += "relation " + strconv.Quote(e.Relation) + " (#" + strconv.Itoa(e.Position) + ") "
+		field = "relation " + strconv.Quote(e.Relation) + " (#" + strconv.Itoa(e.Position) + ") " + field
 	}
-	return s + e.Field + ": " + e.Reason
+	return argerr.Message("denormalize", field, e.Reason)
 }
 
 // Is makes errors.Is(err, entity.ErrInvalid) true.
-func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+func (e *ConfigError) Is(target error) bool { return target == argerr.Err }
+
+// Reasons a *ConfigError of this package gives that callers may compare.
+const (
+	ReasonNil       = "is nil"
+	ReasonZeroValue = "is nil or the zero value: make it with New"
+)
 
 // ModeError reports a ModifySource or ModifyTarget whose
 // entity.ModifyOptions.Mode is Merge (or unknown), refused before any
@@ -158,7 +169,7 @@ func (e *StepError) Error() string {
 	if e.Relation != "" {
 		s += " (relation " + e.Relation + ")"
 	}
-	s += " " + e.Key.String()
+	s += " (" + argerr.Keys(e.Key.PartitionKey, e.Key.RowKey) + ")"
 	return s + ": " + strings.TrimPrefix(e.Err.Error(), "denormalize: ")
 }
 
@@ -200,7 +211,7 @@ type MessageError struct {
 }
 
 func (e *MessageError) Error() string {
-	s := "denormalize: " + e.Op + " " + e.Key.String() + ": message " + strconv.Itoa(e.Index)
+	s := "denormalize: " + e.Op + " (" + argerr.Keys(e.Key.PartitionKey, e.Key.RowKey) + "): message " + strconv.Itoa(e.Index)
 	if e.ID != "" || e.Kind != "" {
 		s += " (id " + strconv.Quote(e.ID) + ", kind " + strconv.Quote(e.Kind) + ")"
 	}

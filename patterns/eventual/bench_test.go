@@ -15,8 +15,8 @@ import (
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // benchWorkers is the concurrency of both sides of BenchmarkArchive.

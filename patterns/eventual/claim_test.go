@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // Photo is a payload far over a queue message's 64 KiB.

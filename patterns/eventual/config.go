@@ -6,7 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/clock"
-	"github.com/tablekit/tablekit/internal/queueproc"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // Encoding is how an envelope is written as queue message text.
@@ -61,9 +61,10 @@ func (f PoisonFormat) String() string {
 	return fmt.Sprintf("PoisonFormat(%d)", uint8(f))
 }
 
-// Clock is the time source of the processor's timers (visibility
-// renewal, polling, shutdown grace) and of the times it records.
-// Tests pass a fake one.
+// Clock is a time source with timers: Config.Clock's type, for tests that
+// drive the processor's timers (visibility renewal, polling, shutdown
+// grace) with a fake clock. Every Config of tablekit names its clock Now,
+// a func() time.Time; Config.Now is that clock here.
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time
@@ -120,7 +121,13 @@ type Config struct {
 	// longer than the 7 days a queue message lives, so that no copy of a
 	// message outlives its markers. SweepMarkers deletes expired ones.
 	MarkerTTL time.Duration
-	// Clock is the time source; nil means the system clock.
+	// Now is the clock of the times the processor records (a message's
+	// creation, an outbox's grace, Once's markers); nil means time.Now.
+	// Its timers (renewal, polling, retries) run on the system clock.
+	Now func() time.Time
+	// Clock, if set, is both the clock and the timers, and Now is not
+	// used: a test that must fire the processor's timers without waiting
+	// passes a fake one.
 	Clock Clock
 	// Hooks observe the processor's work.
 	Hooks Hooks
@@ -235,13 +242,18 @@ func (c Config) withDefaults() (Config, error) {
 		c.EnqueueConcurrency = entity.DefaultConcurrency
 	}
 	def(&c.MarkerTTL, 8*24*time.Hour)
-	if c.Clock == nil {
-		c.Clock = clock.Real{}
+	switch {
+	case c.Clock != nil:
+		c.Now = c.Clock.Now
+	case c.Now != nil:
+		c.Clock = nowClock{c.Now}
+	default:
+		c.Clock, c.Now = clock.Real{}, time.Now
 	}
 	var err error
 	bad := func(field, format string, args ...any) {
 		if err == nil {
-			err = &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+			err = &ConfigError{Field: "Config." + field, Reason: fmt.Sprintf(format, args...)}
 		}
 	}
 	switch {
@@ -270,3 +282,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, err
 }
+
+// nowClock is Config.Now with the system clock's timers.
+type nowClock struct{ now func() time.Time }
+
+func (c nowClock) Now() time.Time                       { return c.now() }
+func (nowClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // A message sent with a Delay stays invisible to workers until it has

@@ -38,7 +38,7 @@
 //     Once, which applies a change that is not idempotent (an increment)
 //     exactly once per message by writing a marker entity in the same entity
 //     group transaction (also when a copy of the message runs inside the
-//     retry window of a lost reply: internal/steps' TestOnceLostReplyWithACopyInTheWindow).
+//     retry window of a lost reply: TestOnceLostReplyWithACopyInTheWindow).
 //   - No isolation: a reader may see any intermediate state — the guide's
 //     archived employee may be in Current and Archive at once, or a counter
 //     not yet incremented. Design readers for it.
@@ -94,7 +94,7 @@
 //     delete carries the ETag it read, so a resend never deletes a newer
 //     version blindly; if another writer re-created the entity inside the
 //     retry window, Move reads again and moves that version too, as a Move
-//     running after it would (internal/steps' TestMoveLostDeleteReplyReinsertInTheWindow).
+//     running after it would (TestMoveLostDeleteReplyReinsertInTheWindow).
 //   - A handler error: the message becomes visible again after RetryDelay,
 //     doubling per delivery. After MaxDeliveries deliveries (5, as in Azure
 //     Functions) it is moved to the poison queue "<queue>-poison" and

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // TestDrainHandlesEverythingThenReturns enqueues 500 messages and one

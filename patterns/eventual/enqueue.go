@@ -9,7 +9,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/errline"
-	"github.com/tablekit/tablekit/internal/steps"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -140,7 +139,7 @@ func (p *Processor) shard(m *Message) int {
 
 func (p *Processor) send(ctx context.Context, o outgoing) error {
 	if o.claim != "" {
-		if err := steps.PutBlob(ctx, p.blobs, o.claim, o.body); err != nil {
+		if err := PutBlob(ctx, p.blobs, o.claim, o.body); err != nil {
 			return err
 		}
 	}

@@ -3,12 +3,15 @@ package eventual
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Sentinel errors, for errors.Is.
 var (
 	// ErrInvalidConfig reports a Config, HandleOptions or OutboxConfig
-	// that cannot work; nothing was started.
+	// that cannot work; nothing was started. Every *ConfigError matches
+	// it and entity.ErrInvalid, the sentinel of every package's
+	// ConfigError: prefer that one.
 	ErrInvalidConfig = errors.New("eventual: invalid configuration")
 	// ErrInvalidMessage reports a message that cannot be sent: a kind or id
 	// that breaks the rules, a payload that is not JSON. Nothing was sent.
@@ -46,9 +49,9 @@ type RelayError struct {
 }
 
 func (e *RelayError) Error() string {
-	what := fmt.Sprintf("eventual: relay: partition %q", e.Partition)
+	what := "eventual: relay: outbox partition (" + argerr.Keys(e.Partition, "") + ")"
 	if e.RowKey != "" {
-		what += fmt.Sprintf(", intent %q (message %q of kind %q)", e.RowKey, e.ID, e.Kind)
+		what = fmt.Sprintf("eventual: relay: intent (%s), message %q of kind %q", argerr.Keys(e.Partition, e.RowKey), e.ID, e.Kind)
 	}
 	if e.SetAside {
 		return fmt.Sprintf("%s: can never be sent, set aside: %v", what, e.Err)
@@ -62,19 +65,26 @@ func (e *RelayError) Is(target error) bool { return e.SetAside && target == ErrU
 // Unwrap returns the cause.
 func (e *RelayError) Unwrap() error { return e.Err }
 
-// ConfigError names the setting that is wrong; it matches
+// ConfigError names the setting or argument that is wrong: "eventual:
+// invalid <Field>: <Reason>", Field as the caller wrote it
+// ("Config.BatchSize", "OutboxConfig.Prefix", "queues[1]"). It matches
+// entity.ErrInvalid, as every package's ConfigError does, and
 // ErrInvalidConfig.
 type ConfigError struct {
 	Field  string
 	Reason string
 }
 
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("eventual: invalid configuration: %s %s", e.Field, e.Reason)
+func (e *ConfigError) Error() string { return argerr.Message("eventual", e.Field, e.Reason) }
+
+// Is makes errors.Is(err, entity.ErrInvalid) and errors.Is(err,
+// ErrInvalidConfig) true.
+func (e *ConfigError) Is(target error) bool {
+	return target == ErrInvalidConfig || target == argerr.Err
 }
 
-// Is makes errors.Is(err, ErrInvalidConfig) true.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// ReasonNil is the Reason of a *ConfigError about a nil argument.
+const ReasonNil = "is nil"
 
 // MessageError reports a message that cannot be sent: it names the kind,
 // the id and the rule broken, and matches ErrInvalidMessage (or

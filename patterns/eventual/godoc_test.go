@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tablekit/tablekit/internal/queueproc"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // TestExportedConstantsShowTheirValues checks what go doc shows of every
@@ -81,7 +80,6 @@ func TestConstantsAgreeWithTheMachinery(t *testing.T) {
 		{ReasonFailed, queueproc.ReasonFailed},
 		{ReasonOverdelivered, queueproc.ReasonOverdelivered},
 		{MaxMessageBytes, queueproc.MaxMessageBytes},
-		{MarkerPrefix, steps.MarkerPrefix},
 	} {
 		if c.got != c.want {
 			t.Errorf("%v, want %v", c.got, c.want)

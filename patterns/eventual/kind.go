@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/tablekit/tablekit/internal/queueproc"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // Kind is a message kind whose payload is a T: a name such as
@@ -108,7 +107,7 @@ type registration struct {
 func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload T) error, opts HandleOptions) error {
 	switch {
 	case !validKind(k.name):
-		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("%q is not a valid kind name", k.name)}
+		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("%q is not a valid kind name (1 to 128 ASCII letters, digits, '.', '_' and '-')", k.name)}
 	case h == nil:
 		return &ConfigError{Field: "handler", Reason: fmt.Sprintf("of %q is nil", k.name)}
 	case opts.VisibilityTimeout != 0 && (opts.VisibilityTimeout < time.Second || opts.VisibilityTimeout > queueproc.MaxVisibility):
@@ -144,7 +143,7 @@ type Delivery struct {
 	DequeueCount int64 // 1 on the first delivery
 	Inserted     time.Time
 
-	once steps.OnceConfig
+	once onceConfig
 }
 
 type deliveryKey struct{}

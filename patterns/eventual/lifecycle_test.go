@@ -9,8 +9,8 @@ import (
 
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/internal/clock"
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // TestShutdownLosesNothing stops a processor while one handler runs and

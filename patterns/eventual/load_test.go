@@ -12,9 +12,9 @@ import (
 
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/faults"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 var long = flag.Bool("long", false, "run the load test at full size: 2,000 messages")

@@ -84,8 +84,11 @@ const (
 
 // NewOutbox returns the outbox of table t, sending through p.
 func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outbox[T], error) {
-	if p == nil || t == nil {
-		return nil, &ConfigError{Field: "NewOutbox", Reason: "needs a processor and a table"}
+	if p == nil {
+		return nil, &ConfigError{Field: "processor", Reason: ReasonNil}
+	}
+	if t == nil {
+		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = OutboxPrefix

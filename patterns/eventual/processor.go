@@ -15,8 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/clock"
-	"github.com/tablekit/tablekit/internal/queueproc"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // PoisonSuffix is appended to a queue's name to name its poison queue, as
@@ -132,7 +131,7 @@ func (p *Processor) procs(cfg queueproc.Config) ([]*queueproc.Processor, error) 
 	for i, q := range p.queues {
 		qp, err := queueproc.New(q.Work, q.Poison, p.names[i], p.dispatch, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+			return nil, &ConfigError{Field: "Config", Reason: strings.TrimPrefix(err.Error(), "queueproc: ")}
 		}
 		procs[i] = qp
 	}
@@ -335,13 +334,13 @@ func (p *Processor) dispatch(ctx context.Context, m *queueproc.Message) error {
 	d := Delivery{
 		Kind: env.Kind, ID: env.ID, Created: env.Created.Time,
 		Queue: m.Queue, MessageID: m.ID, DequeueCount: m.DequeueCount, Inserted: m.Inserted,
-		once: steps.OnceConfig{TTL: p.cfg.MarkerTTL, Now: p.cfg.Clock.Now},
+		once: onceConfig{TTL: p.cfg.MarkerTTL, Now: p.cfg.Clock.Now},
 	}
 	if err := reg.run(withDelivery(ctx, d), payload); err != nil {
 		return err
 	}
 	if env.Claim != "" {
-		if err := steps.DeleteBlob(ctx, p.blobs, env.Claim); err != nil {
+		if err := DeleteBlob(ctx, p.blobs, env.Claim); err != nil {
 			p.onError(fmt.Errorf("eventual: deleting the payload blob of done message %s: %w", env.ID, err))
 		}
 	}
@@ -402,7 +401,7 @@ func (p *Processor) keepRecord(ctx context.Context, m *queueproc.Message, r queu
 	if err != nil {
 		return err
 	}
-	return steps.PutBlob(ctx, p.blobs, poisonRecordName(m.Queue+PoisonSuffix, poisonID), body)
+	return PutBlob(ctx, p.blobs, poisonRecordName(m.Queue+PoisonSuffix, poisonID), body)
 }
 
 // maxRecordError is the most bytes of a handler's error a record blob

@@ -8,8 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/errline"
-	"github.com/tablekit/tablekit/internal/queueproc"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
 // ReplayOptions chooses what Replay moves back.
@@ -121,7 +120,7 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 			// message no longer in the poison queue, never a poison message
 			// whose record is gone (which a filter would then leave there).
 			if !wrapped && p.blobs != nil {
-				if err := steps.DeleteBlob(ctx, p.blobs, poisonRecordName(name+PoisonSuffix, *dm.MessageID)); err != nil {
+				if err := DeleteBlob(ctx, p.blobs, poisonRecordName(name+PoisonSuffix, *dm.MessageID)); err != nil {
 					p.onError(fmt.Errorf("eventual: replay: deleting the record of poison message %s of %s: %w", *dm.MessageID, name, err))
 				}
 			}

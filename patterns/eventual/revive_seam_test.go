@@ -10,10 +10,10 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/patterntest"
-	"github.com/tablekit/tablekit/internal/seamtest"
+	"github.com/tablekit/tablekit/integration/crashtest"
+	"github.com/tablekit/tablekit/integration/seamtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // reviveWorld is a table holding one set-aside intent, "x" in partition

@@ -1,36 +1,80 @@
 package eventual
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/steps"
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/keys"
 )
 
-// The steps handlers compose. Each may run twice — the message is
-// delivered again after a crash, or twice at once — and leaves the same
-// state as running once; each is one storage operation where the service
-// allows it.
+// The steps handlers compose (design guide §6.3, the eventually consistent
+// transactions pattern, and the patterns built on it: §6.2, §6.4, §6.5,
+// §6.11). Each may run twice — the message is delivered again after a
+// crash, or twice at once, or azcore resent a request whose reply was
+// lost — and leaves the same state as running once; each is one storage
+// operation where the service allows it. Steps report what they did only
+// where a lost reply cannot make that report wrong: Once and
+// PutBlobIfAbsent check their attempt id; deletes report only that the
+// thing is gone.
+
+// settleAttempts bounds the repeats of a step whose outcome was unknown
+// (entity.ErrOutcomeUnknown: a reply was lost and reading back could not
+// tell). A repeat settles it: the step is idempotent.
+const settleAttempts = 3
+
+// settle runs step until its outcome is known, at most settleAttempts
+// times.
+func settle(step func() error) error {
+	var err error
+	for range settleAttempts {
+		if err = step(); !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return err
+		}
+	}
+	return err
+}
+
+// errRound makes entity.RetryPolicy.Retry start a round again from its read.
+var errRound = fmt.Errorf("eventual: the outcome is unknown, reading again: %w", entity.ErrPreconditionFailed)
 
 // Insert adds e; an entity with the same keys counts as done (this step's
 // own insert, run before or resent by azcore after a lost reply). Use it
 // for entities whose content is fixed by their keys; Upsert otherwise.
 func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
-	return steps.Insert(ctx, t, e)
+	err := settle(func() error { return t.Insert(ctx, e) })
+	if errors.Is(err, entity.ErrAlreadyExists) {
+		return nil
+	}
+	return err
 }
 
 // Upsert writes e whatever is stored under its keys (InsertOrReplace).
 func Upsert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
-	return steps.Upsert(ctx, t, e)
+	return t.Upsert(ctx, e, entity.Replace)
 }
 
 // Delete removes an entity whatever its version; a missing one counts as
-// done.
+// done. A missing table is still an error.
 func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey string) error {
-	return steps.Delete(ctx, t, partitionKey, rowKey)
+	return settle(func() error {
+		_, err := t.DeleteIfExists(ctx, partitionKey, rowKey)
+		return err
+	})
 }
 
 // Move is the design guide's archive step (§6.3): read the entity from
@@ -44,7 +88,66 @@ func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey
 // is no isolation); a crash there leaves it so until the message runs
 // again.
 func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, rowKey string, edit func(*T) error) error {
-	return steps.Move(ctx, from, to, partitionKey, rowKey, edit, entity.RetryPolicy{})
+	return entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
+		e, err := from.Get(ctx, partitionKey, rowKey)
+		if errors.Is(err, entity.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sys, err := entity.SystemOf(&e)
+		if err != nil {
+			return err
+		}
+		etag := sys.ETag // the Upsert below overwrites the field
+		if etag == "" {
+			etag = entity.AnyETag // T has no ETag field
+		}
+		if edit != nil {
+			if err := edit(&e); err != nil {
+				return err
+			}
+		}
+		if err := to.Upsert(ctx, &e, entity.Replace); err != nil {
+			return err
+		}
+		err = from.Delete(ctx, partitionKey, rowKey, etag)
+		switch {
+		case errors.Is(err, entity.ErrNotFound):
+			return nil // deleted by another run
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			return errRound // a lost reply: the next round's read tells
+		}
+		return err // ErrPreconditionFailed: changed since the read; Retry reads again
+	})
+}
+
+// deleteAll deletes the entities of one partition with the given RowKeys,
+// whatever their versions: one transaction per 100, or one request per
+// entity for a group some of which are gone already (another run deleted
+// them, or azcore resent a transaction whose reply was lost). Missing
+// entities count as done.
+func deleteAll[T any](ctx context.Context, t *entity.Table[T], partitionKey string, rowKeys []string) error {
+	for chunk := range slices.Chunk(rowKeys, entity.MaxBatchOperations) {
+		b := t.NewBatch()
+		for _, rk := range chunk {
+			b.Delete(partitionKey, rk, entity.AnyETag)
+		}
+		_, err := t.Submit(ctx, b)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return err
+		}
+		for _, rk := range chunk {
+			if err := Delete(ctx, t, partitionKey, rk); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // MarkerPrefix starts the RowKey of every marker entity Once writes:
@@ -53,6 +156,27 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 // tell markers from its own rows by it; no other entity of such a
 // partition may have a RowKey that starts with it.
 const MarkerPrefix = "tablekit.once_"
+
+// onceMarker is the entity Once writes next to its change. Expires tells
+// SweepMarkers when it may go; Attempt identifies the call that wrote it.
+type onceMarker struct {
+	PartitionKey string
+	RowKey       string
+	Expires      time.Time
+	Attempt      string
+}
+
+// onceConfig tunes onceKey: a Delivery carries the processor's.
+type onceConfig struct {
+	// TTL is how long a marker is kept; 0 means 8 days, longer than the
+	// seven days a queue message lives by default, so that no copy of a
+	// message can outlive its marker.
+	TTL time.Duration
+	// Now is the time source; nil means time.Now.
+	Now func() time.Time
+	// Retry bounds the rounds lost to concurrent writers.
+	Retry entity.RetryPolicy
+}
 
 // Once applies a change that is not idempotent (an increment, an append)
 // exactly once per message and step name, in partition partitionKey of t:
@@ -73,7 +197,66 @@ func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, step str
 	if !ok {
 		return false, ErrNoDelivery
 	}
-	return steps.Once(ctx, t, partitionKey, keys.Compound(d.ID, step), d.once, effect)
+	return onceKey(ctx, t, partitionKey, keys.Compound(d.ID, step), d.once, effect)
+}
+
+// onceKey is Once for the marker key MarkerPrefix+key. The marker records
+// a random attempt id, so a transaction whose reply was lost and that
+// azcore resent is still reported as applied by this call.
+func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key string, cfg onceConfig, effect func(ctx context.Context, b *entity.Batch) error) (applied bool, err error) {
+	if cfg.TTL == 0 {
+		cfg.TTL = 8 * 24 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	rk := MarkerPrefix + key
+	if err := keys.Validate(rk); err != nil {
+		return false, fmt.Errorf("eventual: Once: marker key for %q: %w", key, err)
+	}
+	if err := keys.Validate(partitionKey); err != nil {
+		return false, fmt.Errorf("eventual: Once: %w", err)
+	}
+	markers, err := entity.NewTable[onceMarker](t.Client())
+	if err != nil {
+		return false, err
+	}
+	attempt := uuid.NewString()
+	err = cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+		b := t.NewBatch().Insert(&onceMarker{
+			PartitionKey: partitionKey,
+			RowKey:       rk,
+			Expires:      cfg.Now().Add(cfg.TTL).UTC(),
+			Attempt:      attempt,
+		})
+		if err := effect(ctx, b); err != nil {
+			return err
+		}
+		_, err := t.Submit(ctx, b)
+		if err == nil {
+			applied = true
+			return nil
+		}
+		var te *entity.TransactionError
+		markerExists := errors.As(err, &te) && te.Index == 0 && errors.Is(err, entity.ErrAlreadyExists)
+		if !markerExists && !errors.Is(err, entity.ErrOutcomeUnknown) {
+			return err
+		}
+		// The marker tells: there, the change is applied (by this call if it
+		// carries this call's attempt id); absent after an unknown outcome,
+		// the transaction was not applied and another round is safe, since
+		// the marker lets at most one of them commit.
+		m, gerr := markers.Get(ctx, partitionKey, rk)
+		switch {
+		case gerr == nil:
+			applied = m.Attempt == attempt
+			return nil
+		case errors.Is(gerr, entity.ErrNotFound) && !markerExists:
+			return errRound
+		}
+		return fmt.Errorf("eventual: Once %q: reading the marker after %v: %w", key, err, gerr)
+	})
+	return applied, err
 }
 
 // SweepMarkers deletes the markers of Once that expired before now, in
@@ -81,24 +264,104 @@ func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, step str
 // limited to the markers' RowKey range: a background job). It returns how
 // many expired markers it found; all are gone when the error is nil.
 func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time, partitions ...string) (int, error) {
-	return steps.Sweep(ctx, t, now, steps.OnceConfig{}, partitions...)
+	markers, err := entity.NewTable[onceMarker](t.Client())
+	if err != nil {
+		return 0, err
+	}
+	q := entity.Query{
+		Filter: filter.RowKeyPrefix(MarkerPrefix).And(filter.Lt("Expires", now.UTC())),
+		Select: []string{"Expires"},
+	}
+	var found func(yield func(onceMarker, error) bool)
+	if len(partitions) == 0 {
+		found = markers.Query(ctx, q)
+	} else {
+		found = markers.QueryPartitions(ctx, partitions, q, entity.FanOutOptions{})
+	}
+	deleted := 0
+	var pk string
+	var pending []string
+	flush := func() error {
+		if err := deleteAll(ctx, markers, pk, pending); err != nil {
+			return err
+		}
+		deleted += len(pending)
+		pending = pending[:0]
+		return nil
+	}
+	for m, err := range found {
+		if err != nil {
+			return deleted, err
+		}
+		if len(pending) > 0 && pk != m.PartitionKey {
+			if err := flush(); err != nil {
+				return deleted, err
+			}
+		}
+		pk = m.PartitionKey
+		pending = append(pending, m.RowKey)
+	}
+	if len(pending) > 0 {
+		if err := flush(); err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
 }
 
-// PutBlob writes data as the block blob name, replacing what is there.
+// attemptMetadata is the blob metadata name under which PutBlobIfAbsent
+// records its attempt id.
+const attemptMetadata = "tablekitattempt"
+
+// PutBlob writes data as the block blob name, replacing what is there: one
+// Put Blob request, harmless to repeat.
 func PutBlob(ctx context.Context, c *container.Client, name string, data []byte) error {
-	return steps.PutBlob(ctx, c, name, data)
+	_, err := c.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), nil)
+	if err != nil {
+		return fmt.Errorf("eventual: writing blob %s: %w", name, err)
+	}
+	return nil
 }
 
-// PutBlobIfAbsent writes data as the block blob name unless one exists.
-// created reports that the stored blob is this call's write, also after a
-// lost reply (its metadata carries this call's attempt id); a write of
-// this call that another writer replaced inside azcore's retry window
-// reports false (internal/steps' TestPutBlobIfAbsentReplacedInTheRetryWindow).
+// PutBlobIfAbsent writes data as the block blob name unless one exists
+// (If-None-Match: *). created reports that the stored blob is this call's
+// write, also after a lost reply: its metadata carries this call's attempt
+// id, read back (one more request) only when the blob was found to exist.
+// A write of this call that another writer replaced inside azcore's retry
+// window reports false (TestPutBlobIfAbsentReplacedInTheRetryWindow).
 func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data []byte) (created bool, err error) {
-	return steps.PutBlobIfAbsent(ctx, c, name, data)
+	attempt := uuid.NewString()
+	bb := c.NewBlockBlobClient(name)
+	_, err = bb.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
+		Metadata: map[string]*string{attemptMetadata: to.Ptr(attempt)},
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{
+			IfNoneMatch: to.Ptr(azcore.ETagAny),
+		}},
+	})
+	if err == nil {
+		return true, nil
+	}
+	if !bloberror.HasCode(err, bloberror.BlobAlreadyExists) {
+		return false, fmt.Errorf("eventual: writing blob %s: %w", name, err)
+	}
+	props, err := bb.GetProperties(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("eventual: blob %s exists; reading its metadata: %w", name, err)
+	}
+	for k, v := range props.Metadata {
+		if strings.EqualFold(k, attemptMetadata) && v != nil && *v == attempt {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
-// DeleteBlob deletes a blob; a missing one counts as done.
+// DeleteBlob deletes a blob and its snapshots; a missing one counts as
+// done.
 func DeleteBlob(ctx context.Context, c *container.Client, name string) error {
-	return steps.DeleteBlob(ctx, c, name)
+	_, err := c.NewBlobClient(name).Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)})
+	if err != nil && !bloberror.HasCode(err, bloberror.BlobNotFound) {
+		return fmt.Errorf("eventual: deleting blob %s: %w", name, err)
+	}
+	return nil
 }

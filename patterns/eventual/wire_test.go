@@ -12,16 +12,10 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/patterntest"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
-
-// fixedClock tells one time; its timers are real.
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time                       { return c.t }
-func (fixedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 var (
 	wireNow = time.Date(2024, 5, 1, 10, 0, 0, 123456700, time.UTC)
@@ -158,7 +152,7 @@ func TestWireFormatExamples(t *testing.T) {
 		t.Fatalf("%d examples in the Wire format section, want 7", len(ex))
 	}
 	cfg := patterntest.Fast()
-	cfg.Clock = fixedClock{wireNow}
+	cfg.Now = func() time.Time { return wireNow }
 	anyString := func(s string) bool { return s != "" }
 	isUUID := uuidRE.MatchString
 	isTime := func(s string) bool { _, err := time.Parse(time.RFC3339Nano, s); return err == nil }

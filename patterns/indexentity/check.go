@@ -13,9 +13,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // A check compares, partition by partition, the values the primaries hold
@@ -220,6 +220,10 @@ func (s *Set[T]) readLists(ctx context.Context, p *partition, only *index[T]) er
 			if err := s.readBlobs(ctx, ix, p, lists); err != nil {
 				return err
 			}
+		case TableWide:
+			if err := s.readWideFor(ctx, ix, p, lists); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -243,7 +247,7 @@ func (s *Set[T]) tableOf(ix *index[T]) string {
 	switch {
 	case ix.Placement == Blob:
 		return containerName(s.blobs)
-	case ix.Placement == OtherPartition && s.entries != s.bags:
+	case (ix.Placement == OtherPartition || ix.Placement == TableWide) && s.entries != s.bags:
 		return s.entries.Name()
 	}
 	return ""
@@ -328,6 +332,7 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 		if ix.Placement == OtherPartition {
 			epk = ix.entryPK(p.pk)
 		}
+		wide := ix.Placement == TableWide // Missing only: its lists are checked whole in phase 1
 		for _, e := range p.stray[ix.Name] {
 			out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: s.tableOf(ix), PartitionKey: e.PartitionKey, RowKey: e.RowKey}, Detail: "an entity under the index's prefix whose RowKey the index does not make", Resume: resume})
 		}
@@ -338,7 +343,9 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 				entry = drift.Key{Table: containerName(s.blobs), RowKey: ix.blobName(p.pk, v)}
 			}
 			var listed []string
-			if f != nil {
+			if f != nil && wide {
+				listed = f.members
+			} else if f != nil {
 				entry, listed = f.entry, f.members
 				for _, pr := range f.problems {
 					k := drift.Key{Table: entry.Table, PartitionKey: entry.PartitionKey, RowKey: pr.rk}
@@ -355,11 +362,17 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 				listedSet[m] = true
 			}
 			for _, rk := range exp {
+				if wide {
+					entry = drift.Key{Table: s.tableOf(ix), PartitionKey: ix.widePK(v, ix.wideBucket(wideMember(p.pk, rk))), RowKey: ix.headRK(v)}
+				}
 				if !listedSet[rk] {
 					out = append(out, drift.Finding{Kind: drift.Missing, Index: ix.Name, Primary: drift.Key{PartitionKey: p.pk, RowKey: rk}, Entry: entry, Detail: "the primary holds " + quote(v) + " and the list does not name it", Resume: resume})
 				}
 			}
 			for _, m := range listed {
+				if wide {
+					break
+				}
 				st := p.primaries[m]
 				if st != nil && st.has[i] && st.values[i] == v || p.bad[m] != nil {
 					continue
@@ -465,6 +478,7 @@ type checked struct {
 	p        *partition
 	findings []drift.Finding
 	next     token // where the scan resumes after it
+	wide     bool  // the findings of one TableWide list partition
 }
 
 // rows returns the errors of the partition's bad rows, in key order.
@@ -524,6 +538,18 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 		for pk, err := range s.listPartitions(ctx, ix, from) {
 			if err != nil {
 				return err
+			}
+			if ix.Placement == TableWide {
+				at := token{Phase: 1, Index: i, PK: pk}
+				fs, err := s.checkWide(ctx, ix, pk, at.String())
+				if err != nil {
+					return err
+				}
+				next := token{Phase: 1, Index: i, PK: pk, After: true}
+				if !visit(&checked{p: newPartition(pk), findings: fs, next: next, wide: true}) {
+					return nil
+				}
+				continue
 			}
 			has, err := s.visited(ctx, pk)
 			if err != nil {
@@ -586,10 +612,13 @@ func (s *Set[T]) listPartitions(ctx context.Context, ix *index[T], t token) iter
 			first, last = false, pk
 			return yield(pk, nil)
 		}
-		if ix.Placement == OtherPartition {
+		if ix.Placement == OtherPartition || ix.Placement == TableWide {
 			from, to := keys.PrefixRange(ix.prefix)
 			if t.PK != "" {
 				from = ix.prefix + t.PK
+				if ix.Placement == TableWide {
+					from = t.PK // the list partition itself
+				}
 			}
 			f := filter.Ge("PartitionKey", from)
 			if to != "" {
@@ -669,4 +698,108 @@ func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.F
 			yield(drift.Finding{}, err)
 		}
 	}
+}
+
+// readWideFor reads, for partition p's check, the lists of TableWide
+// index ix that p's primaries' values and buckets name: one range query
+// per (value, bucket). Only the members of partition p are kept, as
+// RowKeys; the lists are checked whole, for orphans and damage, in phase
+// 1 (checkWide).
+func (s *Set[T]) readWideFor(ctx context.Context, ix *index[T], p *partition, lists map[string]*found) error {
+	need := map[[2]string]bool{}
+	for rk, st := range p.primaries {
+		if st.has[ix.pos] {
+			need[[2]string{st.values[ix.pos], ix.wideBucket(wideMember(p.pk, rk))}] = true
+		}
+	}
+	for k := range need {
+		value, epk := k[0], ix.widePK(k[0], k[1])
+		if ix.checkValue(p.pk, value) != nil {
+			continue
+		}
+		from, to := ix.valueRange(value)
+		for vr, err := range s.scanRows(ctx, ix, epk, from, to) {
+			if err != nil {
+				return err
+			}
+			if vr.stray || vr.value != value {
+				continue
+			}
+			f := lists[value]
+			if f == nil {
+				f = &found{entry: drift.Key{Table: s.tableOf(ix), PartitionKey: epk, RowKey: ix.headRK(value)}}
+				lists[value] = f
+			}
+			for _, m := range assemble(ix.Name, vr).members {
+				if pk, rk, ok := splitMember(m); ok && pk == p.pk {
+					f.members = append(f.members, rk)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkWide checks one list partition epk of TableWide index ix whole:
+// its entities' content (Stale), members in another bucket's list
+// (Stale), and each member against its primary, one point read each
+// (Orphan when it is gone or holds another value). resume is the
+// partition's token.
+func (s *Set[T]) checkWide(ctx context.Context, ix *index[T], epk, resume string) ([]drift.Finding, error) {
+	var out []drift.Finding
+	table := s.tableOf(ix)
+	stale := func(rk, detail string) {
+		out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: table, PartitionKey: epk, RowKey: rk}, Detail: detail, Resume: resume})
+	}
+	pv, bucket, ok := ix.parseWidePK(epk)
+	for vr, err := range s.scanRows(ctx, ix, epk, "", "") {
+		if err != nil {
+			return nil, err
+		}
+		if vr.stray || !ok || vr.value != pv {
+			for _, e := range vr.all() {
+				stale(e.RowKey, "an entity in the index's partition that it does not make")
+			}
+			continue
+		}
+		f := s.foundRows(ix, epk, vr)
+		for _, pr := range f.problems {
+			stale(pr.rk, pr.reason)
+		}
+		for _, g := range f.garbage {
+			stale(g, "a continuation entity the directory does not name")
+		}
+		var ks []drift.Key
+		for _, m := range f.members {
+			pk, rk, ok := splitMember(m)
+			if !ok || ix.wideBucket(m) != bucket {
+				stale(f.entry.RowKey, "the member "+quote(m)+" is not a primary's keys of this bucket")
+				continue
+			}
+			ks = append(ks, drift.Key{PartitionKey: pk, RowKey: rk})
+		}
+		for r := range s.fetchKeys(ctx, ks) {
+			detail := ""
+			switch {
+			case errors.Is(r.err, entity.ErrNotFound):
+				detail = "the primary is gone"
+			case r.err != nil && errors.Is(r.err, entity.ErrDecode):
+				continue // a bad row, reported by the scan of its partition
+			case r.err != nil:
+				return nil, &StepError{Step: "check: read primary", Index: ix.Name, PartitionKey: r.pk, RowKey: r.rk, Err: r.err}
+			default:
+				v, has := ix.Value(&r.e)
+				switch {
+				case has && v == pv:
+					continue
+				case has:
+					detail = "the primary holds " + quote(v) + ", not " + quote(pv)
+				default:
+					detail = "the primary holds no value"
+				}
+			}
+			out = append(out, drift.Finding{Kind: drift.Orphan, Index: ix.Name, Primary: drift.Key{PartitionKey: r.pk, RowKey: r.rk}, Entry: f.entry, Detail: detail, Resume: resume})
+		}
+	}
+	return out, nil
 }

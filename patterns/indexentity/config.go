@@ -93,6 +93,10 @@ type LookupOptions struct {
 	Repair bool
 	// Limit is the most entities a lookup returns; 0 means all.
 	Limit int
+	// After pages a LookupValueAll: it yields the primaries after this
+	// one in its order (PartitionKey, then RowKey). Give the keys of the
+	// last entity of the previous page; the zero Key starts at the first.
+	After drift.Key
 }
 
 // CheckOptions chooses what Check and Rebuild scan: the primaries'

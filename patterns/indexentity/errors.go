@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tablekit/tablekit/internal/indexset"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Sentinel errors, for errors.Is.
@@ -15,6 +15,10 @@ var (
 	ErrInvalidConfig = errors.New("indexentity: invalid configuration")
 	// ErrUnknownIndex reports a lookup by an index the Set does not have.
 	ErrUnknownIndex = errors.New("indexentity: no such index")
+	// ErrPlacement reports a lookup of a kind the index's placement does
+	// not serve: LookupAll or Members (one partition) of a TableWide
+	// index, LookupValueAll or ValueMembers of another.
+	ErrPlacement = errors.New("indexentity: lookup not served by the index's placement")
 	// ErrInvalidToken reports a resume token that this package did not
 	// make, or one made by a check of other partitions.
 	ErrInvalidToken = errors.New("indexentity: invalid resume token")

@@ -1,12 +1,13 @@
 package indexentity
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Placement says where an index keeps its lists: the guide's three
@@ -30,7 +31,24 @@ const (
 	// by patterns/eventual after the primary on condition of the blob's
 	// ETag: a list that catches up, and has no size limit.
 	Blob
+	// TableWide keeps each value's list across the whole table: "all
+	// employees named Jones, whatever their department". The members are
+	// the primaries' keys, keys.Compound(PartitionKey, RowKey), spread
+	// over Index.Buckets lists by keys.Bucket of the member; the list of
+	// bucket b is index entities in partition Name_Compound(value, b)
+	// ("status_pending 07") of Config.Entries or the primary's table,
+	// RowKey Name_value as for OtherPartition, spilling the same way.
+	// Kept by patterns/eventual after the primary, as OtherPartition
+	// lists are; looked up with LookupValueAll, without a PartitionKey.
+	TableWide
 )
+
+// DefaultBuckets is the bucket count of a TableWide index whose
+// Index.Buckets is 0.
+const DefaultBuckets = 16
+
+// MaxBuckets is the largest Index.Buckets: a lookup reads every bucket.
+const MaxBuckets = 1000
 
 func (p Placement) String() string {
 	switch p {
@@ -40,6 +58,8 @@ func (p Placement) String() string {
 		return "other partition"
 	case Blob:
 		return "blob"
+	case TableWide:
+		return "table-wide"
 	}
 	return "Placement(" + strconv.Itoa(int(p)) + ")"
 }
@@ -61,6 +81,10 @@ type Index[T any] struct {
 	Value func(e *T) (value string, ok bool)
 	// Placement is where the lists live; the zero value is SamePartition.
 	Placement Placement
+	// Buckets is how many lists a TableWide index spreads each value's
+	// members over (each in a partition of its own): 0 means
+	// DefaultBuckets, at most MaxBuckets; set only for TableWide indexes.
+	Buckets int
 }
 
 const (
@@ -86,8 +110,16 @@ func compile[T any](i int, d Index[T]) (*index[T], error) {
 	if d.Value == nil {
 		return nil, bad("Value", "is nil")
 	}
-	if d.Placement > Blob {
-		return nil, bad("Placement", "is not SamePartition, OtherPartition or Blob")
+	if d.Placement > TableWide {
+		return nil, bad("Placement", "is not SamePartition, OtherPartition, Blob or TableWide")
+	}
+	switch {
+	case d.Buckets != 0 && d.Placement != TableWide:
+		return nil, bad("Buckets", "is set, and the index is not TableWide")
+	case d.Buckets < 0 || d.Buckets > MaxBuckets:
+		return nil, bad("Buckets", "must be 0 to "+strconv.Itoa(MaxBuckets))
+	case d.Placement == TableWide && d.Buckets == 0:
+		d.Buckets = DefaultBuckets
 	}
 	return &index[T]{Index: d, pos: i, prefix: d.Name + "_"}, nil
 }
@@ -102,6 +134,43 @@ func (ix *index[T]) entryPK(pk string) string {
 		return ix.prefix + pk
 	}
 	return pk
+}
+
+// wideMember is primary pk/rk as a TableWide list names it.
+func wideMember(pk, rk string) string { return keys.Compound(pk, rk) }
+
+// splitMember is the inverse of wideMember.
+func splitMember(m string) (pk, rk string, ok bool) {
+	parts, err := keys.SplitCompound(m)
+	if err != nil || len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// wideBucket is the bucket of a TableWide list member.
+func (ix *index[T]) wideBucket(member string) string { return keys.Bucket(member, ix.Buckets) }
+
+// widePK is the PartitionKey of the index entities of value's list in
+// bucket b of a TableWide index.
+func (ix *index[T]) widePK(value, b string) string { return ix.prefix + keys.Compound(value, b) }
+
+// buckets lists the bucket names of a TableWide index, in key order.
+func (ix *index[T]) buckets() []string {
+	return slices.Collect(keys.Buckets(ix.Buckets))
+}
+
+// parseWidePK is the inverse of widePK.
+func (ix *index[T]) parseWidePK(epk string) (value, b string, ok bool) {
+	rest, ok := strings.CutPrefix(epk, ix.prefix)
+	if !ok {
+		return "", "", false
+	}
+	parts, err := keys.SplitCompound(rest)
+	if err != nil || len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
 }
 
 // ownerPartition is the inverse of entryPK.
@@ -196,7 +265,11 @@ func (ix *index[T]) checkValue(pk, value string) error {
 		}
 		return nil
 	}
-	if err := keys.Validate(ix.entryPK(pk)); err != nil {
+	epk := ix.entryPK(pk)
+	if ix.Placement == TableWide {
+		epk = ix.widePK(value, keys.Bucket("", ix.Buckets))
+	}
+	if err := keys.Validate(epk); err != nil {
 		return bad(err)
 	}
 	// A continuation's RowKey is the longest: allow numbers of 19 digits.

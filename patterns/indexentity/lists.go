@@ -8,8 +8,8 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // valueRows are the index entities of one value as a range query read
@@ -193,5 +193,32 @@ func (s *Set[T]) members(ctx context.Context, ix *index[T], pk, value string) ([
 		}
 		return l.members, nil
 	}
+	if ix.Placement == TableWide {
+		return nil, &StepError{Step: "lookup: a TableWide index is looked up with LookupValueAll or ValueMembers", Index: ix.Name, PartitionKey: pk, Err: ErrPlacement}
+	}
 	return s.readRows(ctx, ix, ix.entryPK(pk), value)
+}
+
+// wideMembers reads value's list in TableWide index ix: one range query
+// per bucket, the buckets' lists merged in key order of the members
+// (PartitionKey, then RowKey).
+func (s *Set[T]) wideMembers(ctx context.Context, ix *index[T], value string) ([]string, error) {
+	if ix.Placement != TableWide {
+		return nil, &StepError{Step: "lookup: only a TableWide index is looked up without a PartitionKey", Index: ix.Name, Err: ErrPlacement}
+	}
+	if err := ix.checkValue("", value); err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, b := range ix.buckets() {
+		ms, err := s.readRows(ctx, ix, ix.widePK(value, b), value)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ms...)
+	}
+	// Each bucket's list is sorted; a sort of the concatenation is their
+	// merge.
+	slices.SortFunc(all, keys.Compare)
+	return slices.Compact(all), nil
 }

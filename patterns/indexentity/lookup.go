@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/drift"
 )
 
 // Members returns the RowKeys of the primaries of partition pk that the
@@ -97,6 +99,7 @@ func (s *Set[T]) resync(ctx context.Context, ix *index[T], pk, rk, value string)
 
 // fetched is one point read of a lookup.
 type fetched[T any] struct {
+	pk  string
 	rk  string
 	e   T
 	err error
@@ -107,8 +110,17 @@ type fetched[T any] struct {
 // yielded, so a long list costs no more memory than a short one; stopping
 // early cancels the reads under way.
 func (s *Set[T]) fetch(ctx context.Context, pk string, rks []string) iter.Seq[fetched[T]] {
+	ks := make([]drift.Key, len(rks))
+	for i, rk := range rks {
+		ks[i] = drift.Key{PartitionKey: pk, RowKey: rk}
+	}
+	return s.fetchKeys(ctx, ks)
+}
+
+// fetchKeys is fetch of primaries in any partitions.
+func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched[T]] {
 	return func(yield func(fetched[T]) bool) {
-		if len(rks) == 0 {
+		if len(ks) == 0 {
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
@@ -118,7 +130,7 @@ func (s *Set[T]) fetch(ctx context.Context, pk string, rks []string) iter.Seq[fe
 		defer wg.Wait()
 		go func() {
 			defer close(window)
-			for _, rk := range rks {
+			for _, k := range ks {
 				slot := make(chan fetched[T], 1)
 				select {
 				case window <- slot:
@@ -128,8 +140,8 @@ func (s *Set[T]) fetch(ctx context.Context, pk string, rks []string) iter.Seq[fe
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					e, err := s.primary.Get(ctx, pk, rk)
-					slot <- fetched[T]{rk: rk, e: e, err: err}
+					e, err := s.primary.Get(ctx, k.PartitionKey, k.RowKey)
+					slot <- fetched[T]{pk: k.PartitionKey, rk: k.RowKey, e: e, err: err}
 				}()
 			}
 		}()
@@ -140,6 +152,105 @@ func (s *Set[T]) fetch(ctx context.Context, pk string, rks []string) iter.Seq[fe
 				for range window { // let the sender see the cancellation
 				}
 				return
+			}
+		}
+	}
+}
+
+// ValueMembers returns the keys of the primaries, in any partition, that
+// the TableWide index named index lists under value, in key order
+// (PartitionKey, then RowKey): the index read of LookupValueAll alone, one
+// range query per bucket. The list may be behind its primaries, as
+// OtherPartition lists may.
+func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift.Key, error) {
+	ix, err := s.index(index)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.wideMembers(ctx, ix, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]drift.Key, 0, len(ms))
+	for _, m := range ms {
+		if pk, rk, ok := splitMember(m); ok {
+			out = append(out, drift.Key{PartitionKey: pk, RowKey: rk})
+		}
+	}
+	return out, nil
+}
+
+// LookupValueAll yields the primaries of the whole table whose value in
+// the TableWide index named index is value — "all orders with status
+// pending, whatever the customer" — in key order: by PartitionKey, then
+// RowKey. It reads the value's list of every bucket (Index.Buckets range
+// queries), merges them, then reads each member, Config.Concurrency at
+// once, and yields them in that order. opts.After pages: the lookup
+// starts after those keys (give the last entity of the previous page),
+// and opts.Limit ends a page.
+//
+// As LookupAll, it never yields an entity that does not hold value (each
+// read is checked; with opts.Repair the members found to disagree are
+// repaired); a primary not listed yet is not found until its message is
+// handled. Another index than a TableWide one is an error matching
+// ErrPlacement, before any request.
+func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		ix, err := s.index(index)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		ms, err := s.wideMembers(ctx, ix, value)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		var ks []drift.Key
+		after := ""
+		if opts.After != (drift.Key{}) {
+			after = wideMember(opts.After.PartitionKey, opts.After.RowKey)
+		}
+		for _, m := range ms {
+			if after != "" && keys.Compare(m, after) <= 0 {
+				continue
+			}
+			if pk, rk, ok := splitMember(m); ok {
+				ks = append(ks, drift.Key{PartitionKey: pk, RowKey: rk})
+			}
+		}
+		var stale []drift.Key
+		n := 0
+		for r := range s.fetchKeys(ctx, ks) {
+			if r.err != nil && !errors.Is(r.err, entity.ErrNotFound) {
+				err := &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: r.pk, RowKey: r.rk, Err: r.err}
+				if !errors.Is(r.err, entity.ErrDecode) {
+					yield(zero, err)
+					return
+				}
+				if !yield(zero, err) {
+					return
+				}
+				continue
+			}
+			if v, has := ix.Value(&r.e); r.err != nil || !has || v != value {
+				stale = append(stale, drift.Key{PartitionKey: r.pk, RowKey: r.rk})
+				continue
+			}
+			if !yield(r.e, nil) {
+				return
+			}
+			if n++; opts.Limit > 0 && n >= opts.Limit {
+				break
+			}
+		}
+		if opts.Repair {
+			for _, k := range stale {
+				if err := s.resync(ctx, ix, k.PartitionKey, k.RowKey, value); err != nil {
+					yield(zero, err)
+					return
+				}
 			}
 		}
 	}

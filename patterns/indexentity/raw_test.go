@@ -73,3 +73,25 @@ func (f *fixture) rawList(t testing.TB, pk, value string) (string, bool) {
 	s, _ := e["Members"].(string)
 	return s, true
 }
+
+// rawAll returns every entity of the table named name, as the service's
+// JSON has them, read with a plain aztables client, in key order.
+func rawAll(t testing.TB, name string) []map[string]any {
+	t.Helper()
+	pager := env.TableService.NewClient(name).NewListEntitiesPager(nil)
+	var out []map[string]any
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Entities {
+			var m map[string]any
+			if err := json.Unmarshal(e, &m); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}

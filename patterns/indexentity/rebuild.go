@@ -1,6 +1,7 @@
 package indexentity
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +13,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/errline"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // bulkFindings is how many findings of one value's list make Rebuild
@@ -137,7 +138,16 @@ func (s *Set[T]) repairStale(ctx context.Context, ix *index[T], k drift.Key) err
 		for _, e := range vr.all() {
 			ms = append(ms, salvageRow(e)...)
 		}
-		return s.rewriteRows(ctx, ix, k.PartitionKey, vr, normalize(ms))
+		ms = normalize(ms)
+		if ix.Placement == TableWide {
+			// Keep the members that are primaries' keys of this bucket.
+			_, b, _ := ix.parseWidePK(k.PartitionKey)
+			ms = slices.DeleteFunc(ms, func(m string) bool {
+				_, _, ok := splitMember(m)
+				return !ok || ix.wideBucket(m) != b
+			})
+		}
+		return s.rewriteRows(ctx, ix, k.PartitionKey, vr, ms)
 	})
 }
 
@@ -383,6 +393,25 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 	}
 	repaired := 0
 	findings := c.findings
+	if c.wide {
+		// One TableWide list partition: damage first, then member by
+		// member (no partition of primaries to read again).
+		slices.SortStableFunc(findings, func(a, b drift.Finding) int {
+			return cmp.Compare(boolInt(a.Kind != drift.Stale), boolInt(b.Kind != drift.Stale))
+		})
+		for _, f := range findings {
+			sum.Count(f)
+			switch err := s.Repair(ctx, f); {
+			case err == nil:
+				repaired++
+			case badRow(err):
+				*rows = append(*rows, err)
+			case !errors.Is(err, drift.ErrRaced):
+				return repaired, err
+			}
+		}
+		return repaired, nil
+	}
 	// Stale first: their lists are rewritten from what can be read, and
 	// the partition checked again for what that lost.
 	stale := false
@@ -444,7 +473,7 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 	for _, k := range order {
 		fs := groups[k]
 		ix := s.byName[k.ix]
-		if len(fs) > bulkFindings {
+		if len(fs) > bulkFindings && ix.Placement != TableWide {
 			if err := s.bulk(ctx, ix, c.p, k.value, fs); err == nil {
 				repaired += len(fs)
 				for _, f := range fs {
@@ -552,4 +581,11 @@ func (s *Set[T]) bulk(ctx context.Context, ix *index[T], p *partition, value str
 		vr = f.rows
 	}
 	return s.rewriteRows(ctx, ix, epk, vr, members)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

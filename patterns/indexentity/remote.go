@@ -117,6 +117,10 @@ func (s *Set[T]) edit(ctx context.Context, ix *index[T], pk, value, member strin
 		return s.editBlob(ctx, ix, pk, value, member, add)
 	}
 	epk := ix.entryPK(pk)
+	if ix.Placement == TableWide {
+		member = wideMember(pk, member)
+		epk = ix.widePK(value, ix.wideBucket(member))
+	}
 	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		l, err := s.readFor(ctx, ix, epk, value, member)
 		if err != nil {

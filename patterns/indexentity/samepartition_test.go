@@ -10,9 +10,9 @@ import (
 
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // newLocal returns a Set of a new table with a SamePartition index of

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/patterntest"
-	"github.com/tablekit/tablekit/internal/seamtest"
+	"github.com/tablekit/tablekit/integration/seamtest"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // TestRepairBesideWriter repairs a Missing member (its list deleted

@@ -7,8 +7,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Set is the primaries of one table with their declared index-entity
@@ -86,6 +86,13 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		s.entries = cfg.Entries.WithWriteTokens()
 	}
 	if len(s.remote) == 0 {
+		if p != nil {
+			// The caller's own messages (WriteOptions.Messages) go
+			// through an outbox of the primaries' table.
+			if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
+				return nil, err
+			}
+		}
 		return s, nil
 	}
 	if p == nil {
@@ -138,7 +145,7 @@ func (s *Set[T]) index(name string) (*index[T], error) {
 
 // rows is the table of ix's index entities.
 func (s *Set[T]) rows(ix *index[T]) *entity.Table[entity.DynamicEntity] {
-	if ix.Placement == OtherPartition {
+	if ix.Placement == OtherPartition || ix.Placement == TableWide {
 		return s.entries
 	}
 	return s.bags

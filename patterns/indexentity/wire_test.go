@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // docExamples returns the example blocks of the package doc's "Wire
@@ -78,7 +79,11 @@ func canonical(t testing.TB, raw []byte) string {
 // rawLists returns the index entities of partition pk of table name
 // (RowKeys starting "lastname_") as canonical lines, read with a plain
 // aztables client.
-func rawLists(t testing.TB, name, pk string) []string {
+func rawLists(t testing.TB, name, pk string) []string { return rawListsOf(t, name, pk, "lastname_") }
+
+// rawListsOf is rawLists of the index entities whose RowKeys start with
+// prefix.
+func rawListsOf(t testing.TB, name, pk, prefix string) []string {
 	t.Helper()
 	f := "PartitionKey eq '" + pk + "'"
 	pager := env.TableService.NewClient(name).NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &f})
@@ -93,7 +98,7 @@ func rawLists(t testing.TB, name, pk string) []string {
 			if err := json.Unmarshal(e, &k); err != nil {
 				t.Fatal(err)
 			}
-			if strings.HasPrefix(k.RowKey, "lastname_") {
+			if strings.HasPrefix(k.RowKey, prefix) {
 				lines = append(lines, canonical(t, e))
 			}
 		}
@@ -116,7 +121,7 @@ func TestWireFormat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ex := docExamples(t)
-	if len(ex) != 4 || len(ex[0]) != 2 || len(ex[1]) != 3 || len(ex[2]) != 3 || len(ex[3]) != 1 {
+	if len(ex) != 5 || len(ex[0]) != 2 || len(ex[1]) != 3 || len(ex[2]) != 3 || len(ex[3]) != 1 {
 		t.Fatalf("the doc's examples: %q", ex)
 	}
 	guide := []Employee{
@@ -182,4 +187,34 @@ func payload(t testing.TB, text string) string {
 		t.Fatalf("message %q: %v", text, err)
 	}
 	return string(env.Payload)
+}
+
+// TestWireFormatTableWide: the doc's example of a TableWide index is
+// what a Set writes, read back with a plain client.
+func TestWireFormatTableWide(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ex := docExamples(t)
+	if len(ex) != 5 || len(ex[4]) != 2 {
+		t.Fatalf("the doc's examples: %q", ex)
+	}
+	w := newWideWorld(t, 2)
+	s, p := w.set(t, env, patterntest.Fast())
+	for _, e := range []Employee{
+		{PartitionKey: "Sales", RowKey: "000123", City: "Paris"},
+		{PartitionKey: "Sales", RowKey: "000152", City: "Paris"},
+		{PartitionKey: "HR", RowKey: "000007", City: "Paris"},
+	} {
+		if err := s.Insert(ctx, &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := patterntest.Drain(ctx, p, w.qs); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, pk := range []string{"city_Paris 0", "city_Paris 1"} {
+		got = append(got, rawListsOf(t, w.entries.Name(), pk, "city_")...)
+	}
+	equalLines(t, "table-wide", got, ex[4])
 }

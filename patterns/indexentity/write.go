@@ -9,8 +9,8 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // write is one change of a primary, from old (nil: none) to cur (nil:
@@ -22,6 +22,7 @@ type write[T any] struct {
 	pk, rk string
 	old    *version[T]
 	cur    *version[T]
+	user   []eventual.Message // the caller's messages (WriteOptions.Messages)
 
 	// A repair of value fix's list in index only: the primary's
 	// operation is an empty merge on old's ETag (old == cur), so that the
@@ -61,7 +62,11 @@ func (w *write[T]) round(ctx context.Context) error {
 		w.offset = b.Len()
 		return w.build(ctx, b)
 	}
-	if msg == nil {
+	msgs := w.user
+	if msg != nil {
+		msgs = append(slices.Clip(msgs), *msg)
+	}
+	if len(msgs) == 0 {
 		b := s.bags.NewBatch()
 		if err := build(b); err != nil {
 			return err
@@ -71,7 +76,7 @@ func (w *write[T]) round(ctx context.Context) error {
 		}
 		_, err = s.bags.Submit(ctx, b)
 	} else {
-		err = s.outbox.Submit(ctx, w.pk, build, *msg)
+		err = s.outbox.Submit(ctx, w.pk, build, msgs...)
 	}
 	if err == nil {
 		return nil
@@ -282,7 +287,10 @@ func nilEntity() error {
 // after it. An entity with e's keys is an error matching
 // entity.ErrAlreadyExists. e's new ETag is written back into it (cleared
 // when the transaction was found applied after a lost reply).
-func (s *Set[T]) Insert(ctx context.Context, e *T) error {
+//
+// opts (at most one; also on Update, Modify and Delete) commits the
+// caller's own messages in the same transaction: see WriteOptions.
+func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
 		return nilEntity()
 	}
@@ -297,8 +305,12 @@ func (s *Set[T]) Insert(ctx context.Context, e *T) error {
 	if err != nil {
 		return err
 	}
+	user, err := s.messages("Insert", opts)
+	if err != nil {
+		return err
+	}
 	w := s.newWrite(pk, rk)
-	w.cur = &cur
+	w.cur, w.user = &cur, user
 	if err := s.cfg.Retry.Retry(ctx, w.round); err != nil {
 		return opError("insert", pk, rk, err)
 	}
@@ -323,7 +335,7 @@ func (s *Set[T]) intend(e *T, pk string) (version[T], error) {
 // change is an error matching entity.ErrPreconditionFailed, an e without
 // an ETag entity.ErrNoETag. A concurrent writer of a list makes it start
 // again from the reads.
-func (s *Set[T]) Update(ctx context.Context, e *T) error {
+func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
 		return nilEntity()
 	}
@@ -342,8 +354,12 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 	if err != nil {
 		return err
 	}
+	user, err := s.messages("Update", opts)
+	if err != nil {
+		return err
+	}
 	w := s.newWrite(pk, rk)
-	w.cur = &cur
+	w.cur, w.user = &cur, user
 	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
@@ -386,7 +402,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T) error {
 // reading an index entity or the primary back (see
 // entity.Table.WithWriteTokens); when that cannot tell, the error
 // matches entity.ErrOutcomeUnknown.
-func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
+func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
 	var out T
 	if err := indexset.CheckMode[pkg]("Modify", opts.Mode); err != nil {
 		return out, err
@@ -397,8 +413,13 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	if err := s.validKeys(pk, rk); err != nil {
 		return out, err
 	}
+	user, err := s.messages("Modify", wopts)
+	if err != nil {
+		return out, err
+	}
 	w := s.newWrite(pk, rk)
-	err := s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
+	w.user = user
+	err = s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
 			return &StepError{Step: "modify: read primary", PartitionKey: pk, RowKey: rk, Err: err}
@@ -454,15 +475,20 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 // inside the retry window, or another process's change before it) is
 // entity.ErrOutcomeUnknown: Delete neither reports it refused nor deletes
 // the other process's version (TestLostReplyBesideWriter).
-func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string) error {
+func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteOptions) error {
 	if err := s.validKeys(pk, rk); err != nil {
+		return err
+	}
+	user, err := s.messages("Delete", opts)
+	if err != nil {
 		return err
 	}
 	anyVersion := etag == "" || etag == entity.AnyETag
 	w := s.newWrite(pk, rk)
+	w.user = user
 	var unknown error // the answer of a delete of version tried whose outcome is unknown
 	var tried string
-	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
+	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		for {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // Append adds entries to the log of partition, in argument order: each gets
-// the instant of Config.Clock and a RowKey that sorts before every earlier
+// the instant of Config.Now and a RowKey that sorts before every earlier
 // entry of this Log, so the last argument is the newest. Append writes the
 // PartitionKey and RowKey into the entries (any keys they had are replaced),
 // and the new ETag into those written, when T has an ETag field.
@@ -24,7 +24,7 @@ import (
 // writes are inserts, so that two writers that collide on a tick are told
 // (entity.ErrAlreadyExists).
 //
-// Every entry is validated, and every instant Config.Clock gives checked
+// Every entry is validated, and every instant Config.Now gives checked
 // to lie in .NET's DateTime range (years 1 to 9999, which the keys can
 // hold), before anything is sent: an *ArgError names the first that is
 // not, and nothing is written. An entry the service then refuses fails
@@ -41,10 +41,10 @@ func (l *Log[T]) Append(ctx context.Context, partition string, entries ...*T) er
 		}
 	}
 	for i, e := range entries {
-		now := l.cfg.Clock()
+		now := l.cfg.Now()
 		if _, err := keys.InvertedTicksChecked(now); err != nil {
 			return &ArgError{Op: "Append", Arg: "time of entry " + strconv.Itoa(i), Value: now.Format(time.RFC3339Nano),
-				Reason: "outside .NET DateTime's range, years 1 to 9999 (Config.Clock)", Err: err}
+				Reason: "outside .NET DateTime's range, years 1 to 9999 (Config.Now)", Err: err}
 		}
 		rk := l.nextKey(now)
 		if err := entityfields.SetSystem(e, entityfields.System{PartitionKey: partition, RowKey: rk}); err != nil {

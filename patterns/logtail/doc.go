@@ -78,9 +78,10 @@
 // An entry the service refuses (a PlainKeys key another writer took) fails
 // alone: the others are written, and the *AppendError in the error lists
 // every entry not written with its error (TestAppendReportsEntriesNotWritten).
-// Bad input — an invalid entry, an instant Config.Clock gives outside .NET
+// Bad input — an invalid entry, an instant Config.Now gives outside .NET
 // DateTime's range (years 1 to 9999, which the keys cannot hold) — is an
-// *ArgError before anything is sent.
+// *ArgError before anything is sent; a Config or table New cannot use is a
+// *ConfigError. Both match ErrInvalid and entity.ErrInvalid.
 //
 // A crash during Trim leaves the oldest part deleted; calling Trim again, in
 // a fresh process, finishes. A delete transaction that meets an entry

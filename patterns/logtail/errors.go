@@ -3,6 +3,7 @@ package logtail
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 
 // ErrInvalid reports an argument refused before any request was sent:
 // a partition that is not a valid key, a count out of range, an entry's
-// time (Config.Clock) outside .NET's DateTime range, a malformed RowKey. Every *ArgError matches it, and
+// time (Config.Now) outside .NET's DateTime range, a malformed RowKey. Every *ArgError matches it, and
 // entity.ErrInvalid too.
 var ErrInvalid = errors.New("logtail: invalid argument")
 
@@ -41,6 +42,24 @@ func (e *ArgError) Is(target error) bool { return target == ErrInvalid || target
 
 func (e *ArgError) Unwrap() error { return e.Err }
 
+// ConfigError reports a Config field or an argument of New that cannot
+// work, found before any request: "logtail: invalid <Field>: <Reason>",
+// Field as the caller wrote it ("Config.WriterID", "table"). It matches
+// ErrInvalid and entity.ErrInvalid, as every package's ConfigError does.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return argerr.Message("logtail", e.Field, e.Reason) }
+
+// Is makes errors.Is(err, ErrInvalid) and errors.Is(err, entity.ErrInvalid)
+// true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
+
+// ReasonNil is the Reason of a *ConfigError about a nil argument.
+const ReasonNil = "is nil"
+
 // Error is a failed storage call of an operation on one partition of the
 // log. It unwraps to entity's errors, so errors.Is(err, entity.ErrNotFound),
 // errors.As(err, &*entity.TransactionError) and the *azcore.ResponseError
@@ -53,7 +72,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	// The package's own errors say "logtail:" once.
-	return fmt.Sprintf("logtail: %s in partition %q: %s", e.Op, e.Partition, strings.TrimPrefix(fmt.Sprint(e.Err), "logtail: "))
+	return fmt.Sprintf("logtail: %s (%s): %s", e.Op, argerr.Keys(e.Partition, ""), strings.TrimPrefix(fmt.Sprint(e.Err), "logtail: "))
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -83,7 +102,7 @@ func (e *AppendError) Error() string {
 		return "logtail: Append: every entry written"
 	}
 	first := e.NotWritten[0]
-	return fmt.Sprintf("logtail: %d of %d entries not written; the first, entry %d (RowKey %s): %v",
+	return fmt.Sprintf("logtail: Append: %d of %d entries not written; the first, entry %d (RowKey %s): %v",
 		len(e.NotWritten), e.Total, first.Index, strconv.Quote(first.RowKey), first.Err)
 }
 

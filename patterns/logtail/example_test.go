@@ -35,7 +35,7 @@ func Example() {
 
 	// A clock that reads 09:00, 09:01, … so the output is stable.
 	start := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
-	log, err := logtail.New(attempts, logtail.Config{Clock: stepClock(start, time.Minute)})
+	log, err := logtail.New(attempts, logtail.Config{Now: stepClock(start, time.Minute)})
 	if err != nil {
 		fmt.Println(err)
 		return

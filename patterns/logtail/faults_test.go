@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/logtail"
 )
@@ -22,7 +22,7 @@ func TestLostReplies(t *testing.T) {
 	f := faults.New(faults.Config{LoseReply: 0.3, Seed: 12})
 	tbl := faultyTable(t, f)
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Millisecond)})
+	l := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Millisecond)})
 
 	var reported []string
 	for round := range 20 {

@@ -70,12 +70,12 @@ func badKey(rowKey, reason string, err error) error {
 // '-': valid in a key, and never mistaken for the separator.
 func checkWriterID(id string) error {
 	if id == "" || len(id) > MaxWriterIDLength {
-		return &ArgError{Op: "New", Arg: "writer id", Value: strconv.Quote(id), Reason: "want 1 to " + strconv.Itoa(MaxWriterIDLength) + " characters"}
+		return &ConfigError{Field: "Config.WriterID", Reason: strconv.Quote(id) + ": want 1 to " + strconv.Itoa(MaxWriterIDLength) + " characters"}
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-') {
-			return &ArgError{Op: "New", Arg: "writer id", Value: strconv.Quote(id), Reason: "want ASCII letters, digits and '-' only"}
+			return &ConfigError{Field: "Config.WriterID", Reason: strconv.Quote(id) + ": want ASCII letters, digits and '-' only"}
 		}
 	}
 	return nil

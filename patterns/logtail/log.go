@@ -29,8 +29,13 @@ type Config struct {
 	// moves to the next tick), but nothing tells two writers apart: use one
 	// writer per partition, whose inserts then never collide.
 	PlainKeys bool
-	// Clock gives an appended entry its instant; nil means time.Now. The
-	// RowKey keeps it to the 100 ns tick.
+	// Now gives an appended entry its instant; nil means time.Now. The
+	// RowKey keeps it to the 100 ns tick. Every Config of tablekit names
+	// its clock Now, a func() time.Time.
+	Now func() time.Time
+	// Clock is Now's former name, used when Now is nil.
+	//
+	// Deprecated: set Now.
 	Clock func() time.Time
 	// Unsorted declares a backend that does not return entities in key order:
 	// the Cosmos DB Table API. Tail, Since and Between then read every
@@ -53,8 +58,11 @@ func (c Config) withDefaults() (Config, error) {
 	} else if err := checkWriterID(c.WriterID); err != nil {
 		return c, err
 	}
-	if c.Clock == nil {
-		c.Clock = time.Now
+	if c.Now == nil {
+		c.Now = c.Clock
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c, nil
 }
@@ -80,7 +88,7 @@ type Log[T any] struct {
 // RowKey fields: Append sets them.
 func New[T any](tbl *entity.Table[T], cfg Config) (*Log[T], error) {
 	if tbl == nil {
-		return nil, &ArgError{Op: "New", Arg: "table", Value: "nil", Reason: "want a table"}
+		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {

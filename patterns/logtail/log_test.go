@@ -35,7 +35,7 @@ func TestTailOfConcurrentWriters(t *testing.T) {
 			defer wg.Done()
 			// Every writer's clock ticks in microseconds from the same start,
 			// so the writers' entries interleave in time and collide on ticks.
-			l, err := logtail.New(tbl, logtail.Config{WriterID: fmt.Sprintf("w%d", w), Clock: stepClock(start, time.Microsecond)})
+			l, err := logtail.New(tbl, logtail.Config{WriterID: fmt.Sprintf("w%d", w), Now: stepClock(start, time.Microsecond)})
 			if err != nil {
 				errs <- err
 				return
@@ -122,7 +122,7 @@ func TestRangesAndPages(t *testing.T) {
 	ctx := context.Background()
 	tbl := newTable(t)
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Second)})
+	l := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Second)})
 	for i := range 30 { // entry i at t0 + i s
 		if err := l.Append(ctx, "bob", &Attempt{N: int32(i)}); err != nil {
 			t.Fatal(err)
@@ -203,7 +203,7 @@ func TestKeysEqualTheCSharpFormula(t *testing.T) {
 	for i, c := range csharp {
 		for _, plain := range []bool{true, false} {
 			at := c.at
-			l := newLog(t, tbl, logtail.Config{PlainKeys: plain, WriterID: "w1", Clock: func() time.Time { return at }})
+			l := newLog(t, tbl, logtail.Config{PlainKeys: plain, WriterID: "w1", Now: func() time.Time { return at }})
 			e := &Attempt{N: int32(i)}
 			pk := fmt.Sprintf("p%d-%v", i, plain)
 			if err := l.Append(ctx, pk, e); err != nil {
@@ -225,7 +225,7 @@ func TestKeysEqualTheCSharpFormula(t *testing.T) {
 
 	// Three plain entries in one tick take three consecutive ticks.
 	at := time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{PlainKeys: true, Clock: func() time.Time { return at }})
+	l := newLog(t, tbl, logtail.Config{PlainKeys: true, Now: func() time.Time { return at }})
 	es := []*Attempt{{N: 1}, {N: 2}, {N: 3}}
 	if err := l.Append(ctx, "same-tick", es...); err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestSharedPartition(t *testing.T) {
 	ctx := context.Background()
 	tbl := newTable(t)
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Minute)})
+	l := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Minute)})
 	for i := range 3 {
 		if err := l.Append(ctx, "p", &Attempt{N: int32(i)}); err != nil { // t0, t0+1m, t0+2m
 			t.Fatal(err)
@@ -298,7 +298,7 @@ func TestTrim(t *testing.T) {
 	ctx := context.Background()
 	tbl := newTable(t)
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Millisecond)})
+	l := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Millisecond)})
 	batch := make([]*Attempt, 1234) // entry i at t0 + i ms
 	for i := range batch {
 		batch[i] = &Attempt{N: int32(i)}
@@ -334,7 +334,7 @@ func TestUnsorted(t *testing.T) {
 	ctx := context.Background()
 	tbl := newTable(t)
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	sorted := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Second)})
+	sorted := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Second)})
 	batch := make([]*Attempt, 40)
 	for i := range batch {
 		batch[i] = &Attempt{N: int32(i)}
@@ -389,10 +389,10 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	_, tailErr := l.Tail(ctx, "p", 0)
 	_, tailPK := l.Tail(ctx, "p?", 10)
 	_, pageErr := l.Page(ctx, "p", 1001, "")
-	at := func(t time.Time) logtail.Config { return logtail.Config{Clock: func() time.Time { return t }} }
+	at := func(t time.Time) logtail.Config { return logtail.Config{Now: func() time.Time { return t }} }
 	year10000 := newLog(t, tbl, at(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)))
 	year0 := newLog(t, tbl, at(time.Date(0, 12, 31, 23, 59, 59, 0, time.UTC)))
-	plain10000 := newLog(t, tbl, logtail.Config{PlainKeys: true, Clock: at(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)).Clock})
+	plain10000 := newLog(t, tbl, logtail.Config{PlainKeys: true, Now: at(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)).Now})
 	cases := map[string]error{
 		"writer id with '_'": badCfg,
 		"nil table":          nilTable,
@@ -411,8 +411,9 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	}
 	for name, err := range cases {
 		var ae *logtail.ArgError
-		if !errors.As(err, &ae) || !errors.Is(err, logtail.ErrInvalid) || !errors.Is(err, entity.ErrInvalid) {
-			t.Errorf("%s: %v; want an *ArgError matching ErrInvalid", name, err)
+		var ce *logtail.ConfigError // New's arguments
+		if !errors.As(err, &ae) && !errors.As(err, &ce) || !errors.Is(err, logtail.ErrInvalid) || !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("%s: %v; want an *ArgError or *ConfigError matching ErrInvalid", name, err)
 		}
 	}
 }
@@ -471,7 +472,7 @@ func TestConcurrentTrims(t *testing.T) {
 	ctx := context.Background()
 	tbl := newTable(t)
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Millisecond)})
+	l := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Millisecond)})
 	batch := make([]*Attempt, 1500)
 	for i := range batch {
 		batch[i] = &Attempt{N: int32(i)}

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/patterntest"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/logtail"
 )
 
@@ -27,7 +27,7 @@ func TestPlainWrites(t *testing.T) {
 	ctx := context.Background()
 	tbl := newTable(t)
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Minute)})
+	l := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Minute)})
 	entries := []*Attempt{{N: 0}, {N: 1}, {N: 2}, {N: 3}}
 	if err := l.Append(ctx, "p", entries...); err != nil {
 		t.Fatal(err)

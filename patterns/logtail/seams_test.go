@@ -15,8 +15,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/crashtest"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/crashtest"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/logtail"
 )
@@ -99,7 +99,7 @@ func contiguous(ns []int32, hi int32) bool {
 // Log of its own.
 func appendNumbered(t *testing.T, name string, n int, t0 time.Time) {
 	t.Helper()
-	l := logOn(t, env, name, logtail.Config{Clock: stepClock(t0, time.Millisecond)})
+	l := logOn(t, env, name, logtail.Config{Now: stepClock(t0, time.Millisecond)})
 	batch := make([]*Attempt, n)
 	for i := range batch {
 		batch[i] = &Attempt{N: int32(i)}
@@ -172,7 +172,7 @@ func TestAppendCrash(t *testing.T) {
 		raw := env.TableService.NewClient(name)
 		return crashtest.Run{
 			Work: func(ctx context.Context, env *integration.Env) error {
-				l := logOn(t, env, name, logtail.Config{Clock: stepClock(t0, time.Millisecond)})
+				l := logOn(t, env, name, logtail.Config{Now: stepClock(t0, time.Millisecond)})
 				batch := make([]*Attempt, total)
 				for i := range batch {
 					batch[i] = &Attempt{N: int32(i)}
@@ -180,7 +180,7 @@ func TestAppendCrash(t *testing.T) {
 				return l.Append(ctx, "p", batch...)
 			},
 			Recover: func(ctx context.Context) error {
-				l := logOn(t, env, name, logtail.Config{Clock: func() time.Time { return t0.Add(time.Hour) }})
+				l := logOn(t, env, name, logtail.Config{Now: func() time.Time { return t0.Add(time.Hour) }})
 				return l.Append(ctx, "p", &Attempt{N: -1})
 			},
 			Check: func(t *testing.T) {
@@ -290,7 +290,7 @@ func TestAppendLostReplySeams(t *testing.T) {
 					name := sharedTable(t)
 					raw := env.TableService.NewClient(name)
 					f := faults.New(faults.Config{})
-					l := logOn(t, env.With(f), name, logtail.Config{PlainKeys: plain, Clock: stepClock(t0, time.Millisecond)})
+					l := logOn(t, env.With(f), name, logtail.Config{PlainKeys: plain, Now: stepClock(t0, time.Millisecond)})
 					entries := make([]*Attempt, count)
 					for i := range entries {
 						entries[i] = &Attempt{N: int32(i), User: "mine"}
@@ -366,7 +366,7 @@ func TestAppendReportsEntriesNotWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := logOn(t, env, name, logtail.Config{PlainKeys: true, Clock: stepClock(t0, time.Millisecond)})
+	l := logOn(t, env, name, logtail.Config{PlainKeys: true, Now: stepClock(t0, time.Millisecond)})
 	entries := make([]*Attempt, 8)
 	for i := range entries {
 		entries[i] = &Attempt{N: int32(i), User: "mine"}
@@ -385,7 +385,7 @@ func TestAppendReportsEntriesNotWritten(t *testing.T) {
 		}
 		got = append(got, e.Index)
 	}
-	if !slices.Equal(got, taken) || ae.Total != 8 || !strings.Contains(err.Error(), "2 of 8 entries not written") {
+	if !slices.Equal(got, taken) || ae.Total != 8 || !strings.Contains(err.Error(), "Append: 2 of 8 entries not written") {
 		t.Fatalf("not written %v of %d (%v), want %v", got, ae.Total, err, taken)
 	}
 	stored := rawList(t, raw, "p")

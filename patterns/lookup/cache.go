@@ -183,13 +183,13 @@ type flight[T any] struct {
 // is read until the first lookup (or Reload).
 func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 	if t == nil {
-		return nil, &ConfigError{Field: "table", Reason: "is nil"}
+		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	if cfg.FullEvery < 0 {
-		return nil, &ConfigError{Field: "FullEvery", Reason: "is negative"}
+		return nil, &ConfigError{Field: "Config.FullEvery", Reason: ReasonNegative}
 	}
 	if _, err := cfg.Query.Filter.Build(); err != nil {
-		return nil, &ConfigError{Field: "Query", Reason: err.Error()}
+		return nil, &ConfigError{Field: "Config.Query", Reason: err.Error()}
 	}
 	rows, err := entity.NewTable[json.RawMessage](t.Client())
 	if err != nil {
@@ -197,7 +197,7 @@ func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 	}
 	var probe T
 	if _, err := entity.SystemOf(&probe); err != nil {
-		return nil, &ConfigError{Field: "T", Reason: err.Error()}
+		return nil, &ConfigError{Field: "type T", Reason: err.Error()}
 	}
 	return &Cache[T]{rows: rows, cfg: cfg.withDefaults()}, nil
 }
@@ -250,7 +250,7 @@ func (c *Cache[T]) Cached() *Snapshot[T] {
 // ok refuses a nil or zero Cache, which New never returns.
 func (c *Cache[T]) ok() error {
 	if c == nil || c.rows == nil {
-		return &ConfigError{Field: "Cache", Reason: "is nil or the zero value: make it with New"}
+		return &ConfigError{Field: "Cache", Reason: ReasonZeroValue}
 	}
 	return nil
 }

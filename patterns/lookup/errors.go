@@ -1,22 +1,31 @@
 package lookup
 
 import (
+	"github.com/tablekit/tablekit/internal/argerr"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 )
 
-// ConfigError reports a Config or type that cannot work, found before any
-// request. It matches entity.ErrInvalid.
+// ConfigError reports a Config, argument or type that cannot work, found
+// before any request: "lookup: invalid <Field>: <Reason>". It matches
+// entity.ErrInvalid, as every package's ConfigError does.
 type ConfigError struct {
-	Field  string // "Query", "FullEvery", "table", "T"
-	Reason string
+	Field  string // "Config.Query", "Config.FullEvery", "table", "type T", "Cache"
+	Reason string // ReasonNil, ReasonNegative, ReasonZeroValue, or words
 }
 
-func (e *ConfigError) Error() string { return "lookup: invalid " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string { return argerr.Message("lookup", e.Field, e.Reason) }
 
 // Is makes errors.Is(err, entity.ErrInvalid) true.
-func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+func (e *ConfigError) Is(target error) bool { return target == argerr.Err }
+
+// Reasons a *ConfigError of this package gives that callers may compare.
+const (
+	ReasonNil       = "is nil"
+	ReasonZeroValue = "is nil or the zero value: make it with New"
+	ReasonNegative  = "is negative"
+)
 
 // NotFoundError reports a lookup of an entity the cached data does not
 // hold. It matches entity.ErrNotFound.
@@ -25,7 +34,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return "lookup: " + e.PartitionKey + "/" + e.RowKey + " is not in the cached data"
+	return "lookup: Get (" + argerr.Keys(e.PartitionKey, e.RowKey) + "): not in the cached data"
 }
 
 // Is makes errors.Is(err, entity.ErrNotFound) true.
@@ -59,7 +68,7 @@ type RowError struct {
 }
 
 func (e *RowError) Error() string {
-	return "lookup: " + e.PartitionKey + "/" + e.RowKey + " does not decode: " + e.Err.Error()
+	return "lookup: load (" + argerr.Keys(e.PartitionKey, e.RowKey) + "): the row does not decode, so it is not held: " + strings.TrimPrefix(e.Err.Error(), "entity: ")
 }
 
 func (e *RowError) Unwrap() error { return e.Err }

@@ -136,7 +136,14 @@
 // Table API provisions throughput per table or per database: prefer
 // database-level throughput there, or a table per period costs a throughput
 // minimum per table. Its results are not sorted, so Query's merge order
-// only holds on Azure Storage and Azurite.
+// only holds on Azure Storage and Azurite. Measured under the Cosmos DB
+// profile of package integration/cosmos (TABLEKIT_PROFILE=cosmos: opaque
+// ETags without a time, query pages in no key order, RowKeys of at most
+// 255 bytes, reserved property names): every failure is one of order —
+// Query's merge and range reads with a limit (TestQueryOrderRangeLimit,
+// TestReaderDuringExpiry), and the tests that compare what they read back,
+// Expire's list or the catalog's tables, with a sorted list. No step reads
+// a time from an ETag.
 //
 // # Usage
 //

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/ident"
-	"github.com/tablekit/tablekit/internal/indexset"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Placement says where an index keeps its entries.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/patterntest"
-	"github.com/tablekit/tablekit/internal/seamtest"
+	"github.com/tablekit/tablekit/integration/seamtest"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 

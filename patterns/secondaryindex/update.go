@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/indexset"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Update replaces the stored entity by e, with its entries, on condition

@@ -88,7 +88,7 @@ func TestPageSize(t *testing.T) {
 	}
 	for _, cfg := range []wide.Config{{PageSize: -1}, {PageSize: entity.MaxPageSize + 1}} {
 		var ce *wide.ConfigError
-		if _, err := wide.New(tbl, cfg); !errors.As(err, &ce) || ce.Field != "PageSize" || !errors.Is(err, entity.ErrInvalid) {
+		if _, err := wide.New(tbl, cfg); !errors.As(err, &ce) || ce.Field != "Config.PageSize" || !errors.Is(err, entity.ErrInvalid) {
 			t.Errorf("New with PageSize %d: %v, want a *ConfigError naming PageSize", cfg.PageSize, err)
 		}
 	}

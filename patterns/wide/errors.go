@@ -3,6 +3,7 @@ package wide
 import (
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
@@ -40,7 +41,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("wide: %s %s/%s: %v", e.Op, strconv.Quote(e.PartitionKey), strconv.Quote(e.ID), e.Err)
+	return fmt.Sprintf("wide: %s (%s): %v", e.Op, argerr.Keys(e.PartitionKey, e.ID), e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -83,18 +84,26 @@ func (e *ETagError) Is(target error) bool {
 	return target == ErrInvalidETag || target == entity.ErrInvalid
 }
 
-// ConfigError reports an argument of New that cannot work: Field names
-// it, Reason says what is wanted. It matches entity.ErrInvalid; nothing
-// was sent.
+// ConfigError reports an argument of New that cannot work: "wide: invalid
+// <Field>: <Reason>", Field naming it ("table", "Config.PageSize"),
+// Reason saying what is wanted. It matches entity.ErrInvalid, as every
+// package's ConfigError does; nothing was sent.
 type ConfigError struct {
 	Field  string
 	Reason string
 }
 
-func (e *ConfigError) Error() string { return "wide: invalid " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string { return argerr.Message("wide", e.Field, e.Reason) }
 
 // Is makes errors.Is(err, entity.ErrInvalid) true.
-func (e *ConfigError) Is(target error) bool { return target == entity.ErrInvalid }
+func (e *ConfigError) Is(target error) bool { return target == argerr.Err }
+
+// ReasonNil is the Reason of a *ConfigError about a nil argument.
+const ReasonNil = "is nil"
+
+// errNoETag is a Replace of a value without an ETag: it matches
+// entity.ErrNoETag and says what to do.
+var errNoETag = fmt.Errorf("%w: read it first, or use Upsert to write whatever its version", entity.ErrNoETag)
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)

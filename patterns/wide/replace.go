@@ -2,8 +2,6 @@ package wide
 
 import (
 	"context"
-
-	"github.com/tablekit/tablekit/entity"
 )
 
 // Replace writes v over the version of its logical entity that v's ETag
@@ -25,7 +23,7 @@ func (w *Table[T]) Replace(ctx context.Context, v *T) error {
 		return opError("replace", v, err)
 	}
 	if bag.ETag == "" {
-		return opError("replace", v, entity.ErrNoETag)
+		return opError("replace", v, errNoETag)
 	}
 	n, seq, etag, err := parseETag(bag.ETag)
 	if err != nil {

@@ -47,10 +47,10 @@ type Table[T any] struct {
 // A nil table, or a Config field out of its range, is a *ConfigError.
 func New[T any](table *entity.Table[T], cfg Config) (*Table[T], error) {
 	if table == nil {
-		return nil, &ConfigError{Field: "table", Reason: "nil; want an *entity.Table"}
+		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	if cfg.PageSize < 0 || cfg.PageSize > entity.MaxPageSize {
-		return nil, &ConfigError{Field: "PageSize", Reason: fmt.Sprintf("%d; want 1 to %d, or 0 for %d", cfg.PageSize, entity.MaxPageSize, entity.MaxPageSize)}
+		return nil, &ConfigError{Field: "Config.PageSize", Reason: fmt.Sprintf("is %d, want 1 to %d, or 0 for %d", cfg.PageSize, entity.MaxPageSize, entity.MaxPageSize)}
 	}
 	rows, err := entity.NewTable[entity.DynamicEntity](table.Client())
 	if err != nil {

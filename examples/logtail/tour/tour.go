@@ -61,7 +61,7 @@ func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	for s := range 3 {
 		server := fmt.Sprintf("web%d", s+1)
 		clock := minutes(start.Add(time.Duration(s) * 10 * time.Second))
-		l, err := logtail.New(attempts, logtail.Config{WriterID: server, Clock: clock})
+		l, err := logtail.New(attempts, logtail.Config{WriterID: server, Now: clock})
 		if err != nil {
 			return err
 		}

@@ -358,7 +358,7 @@ func story(ctx context.Context, s *service, out io.Writer) error {
 		n++
 	}
 	if n != 0 {
-		return fmt.Errorf("Check found %d findings", n)
+		return fmt.Errorf("check found %d findings", n)
 	}
 	fmt.Fprintln(out, "Check read every order and every entry: no drift.")
 	return nil

@@ -8,7 +8,7 @@ import (
 	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/examples/orders/tour"
 	"github.com/tablekit/tablekit/integration"
-	"github.com/tablekit/tablekit/internal/faults"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 var env *integration.Env

@@ -1,0 +1,65 @@
+// Package argerr is the one rule of tablekit for an argument refused
+// before any request: a Config field, a constructor's argument, an option
+// that cannot work. Every package reports one as its own *ConfigError{Field,
+// Reason}, whose text is Message's and which matches Err with errors.Is.
+//
+// Err is entity.ErrInvalid (entity declares ErrInvalid = argerr.Err). It is
+// declared here, below entity, so that packages that do not import entity
+// (account, bloblog) match the same sentinel: one errors.Is(err,
+// entity.ErrInvalid) then tells "nothing was sent, an argument or a value
+// broke a rule" for the whole library, as it already did for invalid
+// entities, keys and filters' callers. A package's older sentinel
+// (bloblog.ErrInvalid, eventual.ErrInvalidConfig, …) stays matched too.
+package argerr
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Err is entity.ErrInvalid: a value or an argument that breaks a rule,
+// refused before any request.
+var Err = errors.New("entity: invalid entity")
+
+// Message is the text of a package's *ConfigError: "<pkg>: invalid
+// <field>: <reason>". field names what the caller wrote: "Config.Kind",
+// "OutboxConfig.Prefix", "table", "queues[2]"; reason says what is wrong
+// and what is wanted.
+func Message(pkg, field, reason string) string {
+	if reason == "" {
+		return pkg + ": invalid " + field
+	}
+	return pkg + ": invalid " + field + ": " + reason
+}
+
+// Reasons that more than one package gives; each package exports the ones
+// it uses as its own Reason constants, with these values.
+const (
+	Nil       = "is nil"
+	ZeroValue = "is nil or the zero value: make it with New"
+	Negative  = "is negative"
+)
+
+// Keys is how every error of tablekit names an entity's keys:
+// `PartitionKey "p", RowKey "r"`, or `PartitionKey "p"` alone for a
+// partition (rk ""), each quoted with strconv.Quote and cut to 64 bytes.
+func Keys(pk, rk string) string {
+	s := "PartitionKey " + quote(pk)
+	if rk != "" {
+		s += ", RowKey " + quote(rk)
+	}
+	return s
+}
+
+func quote(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
+}

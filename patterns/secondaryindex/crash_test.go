@@ -134,5 +134,12 @@ func drainSet(ctx context.Context, t testing.TB, e *integration.Env, qs []eventu
 	_, p := remoteSet(t, e, qs, tbl, nil, crashy())
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return patterntest.Drain(dctx, p, qs)
+	start := time.Now()
+	rep, err := p.Drain(dctx)
+	if err != nil {
+		// What the drain did tells slowness (many Done) from a message
+		// that never settles (Retried growing, Done flat).
+		t.Logf("drain after %v: %+v", time.Since(start).Round(time.Millisecond), rep)
+	}
+	return err
 }

@@ -51,9 +51,15 @@ func TestLoadOtherPartition(t *testing.T) {
 	fs, _ := remoteSet(t, faulty, qs, tbl, nil, fast())
 
 	// Workers, killed after 20 to 120 requests each, and replaced.
+	// Every goroutine that reports to t is stopped and waited for before
+	// the test returns, also when a t.Fatal below ends it early (a report
+	// after the test completed, such as a lookup failing once the
+	// cleanups deleted the tables, panics the whole run).
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var kills atomic.Int32
 	var wwg sync.WaitGroup
+	defer wwg.Wait()
+	defer stopWorkers()
 	wwg.Go(func() {
 		r := rand.New(rand.NewPCG(3, 3))
 		for wctx.Err() == nil {
@@ -77,6 +83,8 @@ func TestLoadOtherPartition(t *testing.T) {
 	rctx, stopReader := context.WithCancel(ctx)
 	var lookups atomic.Int32
 	var rwg sync.WaitGroup
+	defer rwg.Wait()
+	defer stopReader()
 	rwg.Go(func() {
 		r := rand.New(rand.NewPCG(5, 5))
 		for rctx.Err() == nil {

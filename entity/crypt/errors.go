@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Sentinel errors, for errors.Is. Every failure to read an entity also
@@ -56,18 +57,23 @@ var (
 )
 
 // ConfigError names the Config field (or the argument of New or
-// NewLocalKey) that is wrong, and why. It matches ErrInvalidConfig.
+// NewLocalKey) that is wrong, and why: "Config.Key", "tbl". Its text is
+// argerr.Message's, "crypt: invalid <field>: <reason>"; it matches
+// ErrInvalidConfig and entity.ErrInvalid.
 type ConfigError struct {
-	Field  string // "Key", "Table", "Encryptable", "BeaconKey", "Beacons"; "tbl", "id", "key" for arguments
+	Field  string // "Config.Key", "Config.Table", "Config.Encryptable", "Config.BeaconKey", "Config.Beacons"; "tbl", "id", "key" for arguments
 	Reason string
 }
 
 func (e *ConfigError) Error() string {
-	return "crypt: invalid configuration: " + e.Field + " " + e.Reason
+	return argerr.Message("crypt", e.Field, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidConfig) true.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// Is makes errors.Is(err, ErrInvalidConfig) and errors.Is(err,
+// entity.ErrInvalid) true.
+func (e *ConfigError) Is(target error) bool {
+	return target == ErrInvalidConfig || target == entity.ErrInvalid
+}
 
 // ReadError reports an entity that cannot be read: ErrTampered,
 // ErrMetadata, ErrUnknownKey, ErrUnwrap, ErrNotEncrypted or ErrPolicy, with

@@ -102,7 +102,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		return nil, &ConfigError{Field: "tbl", Reason: "is a nil *entity.Table"}
 	}
 	if cfg.Key == nil {
-		return nil, &ConfigError{Field: "Key", Reason: "is nil: a LocalKey, a keyvault.Key or a Keyring is required"}
+		return nil, &ConfigError{Field: "Config.Key", Reason: "is nil: a LocalKey, a keyvault.Key or a Keyring is required"}
 	}
 	cfg = cfg.withDefaults()
 	name := cfg.Table
@@ -110,7 +110,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		name = tbl.Name()
 	}
 	if name == "" {
-		return nil, &ConfigError{Field: "Table", Reason: "is empty and the entity table does not know its name, which is bound into every ciphertext: set it"}
+		return nil, &ConfigError{Field: "Config.Table", Reason: "is empty and the entity table does not know its name, which is bound into every ciphertext: set it"}
 	}
 	hooks := protect.Entity()
 	list, err := hooks.Fields(reflect.TypeFor[T]())
@@ -140,23 +140,23 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		c.encryptable = make(map[string]bool, len(cfg.Encryptable))
 		for _, n := range cfg.Encryptable {
 			if n == "" || systemProperty(n) || strings.HasPrefix(n, ReservedPrefix) {
-				return nil, &ConfigError{Field: "Encryptable", Reason: "lists " + strconv.Quote(n) + ", which is never encrypted"}
+				return nil, &ConfigError{Field: "Config.Encryptable", Reason: "lists " + strconv.Quote(n) + ", which is never encrypted"}
 			}
 			c.encryptable[n] = true
 		}
 	}
 	if len(cfg.Beacons) > 0 {
 		if len(cfg.BeaconKey) < 32 {
-			return nil, &ConfigError{Field: "BeaconKey", Reason: "is " + strconv.Itoa(len(cfg.BeaconKey)) + " bytes; Beacons need one of at least 32"}
+			return nil, &ConfigError{Field: "Config.BeaconKey", Reason: "is " + strconv.Itoa(len(cfg.BeaconKey)) + " bytes; Beacons need one of at least 32"}
 		}
 		c.beaconKey = append([]byte(nil), cfg.BeaconKey...)
 		c.beacons = make(map[string]bool, len(cfg.Beacons))
 		for _, b := range cfg.Beacons {
 			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
-				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
+				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
 			}
 			if f, ok := t.fields[b]; t.fields != nil && !c.mayEncrypt(b) && (!ok || f.Mode&protect.Encrypt == 0) {
-				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
+				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
 			}
 			c.beacons[b] = true
 		}

@@ -174,7 +174,6 @@ var samples = map[string]sample{
 // them pass; they are owned by packages being rewritten. The walk logs
 // their failures and fails once one passes, so that it is removed.
 var pending = map[string]string{
-	"entity/crypt.ConfigError": "argerr: Message and match entity.ErrInvalid",
 	"entity/crypt.ReadError":   "name the operation, keys as argerr.Keys",
 	"entity/crypt.RotateError": "name the operation Rotate, keys as argerr.Keys",
 }

@@ -46,6 +46,8 @@ func TestErrorsNameStepAndKeys(t *testing.T) {
 		{"lookup of an unknown index", unknownErr, `secondaryindex: lookup (index "status"): no such index`, secondaryindex.ErrUnknownIndex},
 		{"lookup of a missing value", missingErr, `secondaryindex: lookup (index "email") of PartitionKey "Sales", RowKey "email_nobody@x.com": `, entity.ErrNotFound},
 		{"update of a changed entity", s.Update(ctx, &stale), `secondaryindex: update of PartitionKey "Sales", RowKey "empid_000001": the stored version is `, entity.ErrPreconditionFailed},
+		{"update without an ETag", s.Update(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(1)}),
+			`secondaryindex: update of PartitionKey "Sales", RowKey "empid_000001": entity: entity has no etag for a conditional write: read it first (Get or a lookup with Verify) or use Modify`, entity.ErrNoETag},
 		{"update of a missing entity", s.Update(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(9), ETag: "W/x"}), `secondaryindex: update of PartitionKey "Sales", RowKey "empid_000009": `, entity.ErrNotFound},
 		{"delete of a missing entity", s.Delete(ctx, "Sales", empid(9), ""), `secondaryindex: delete of PartitionKey "Sales", RowKey "empid_000009": `, entity.ErrNotFound},
 		{"delete of a changed entity", s.Delete(ctx, "Sales", empid(1), stale.ETag), `secondaryindex: delete of PartitionKey "Sales", RowKey "empid_000001": the stored version is `, entity.ErrPreconditionFailed},

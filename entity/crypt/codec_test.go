@@ -263,8 +263,8 @@ func wantKind(t *testing.T, err error, kind error) {
 		t.Fatalf("got %v, want %v", err, kind)
 	}
 	var re *crypt.ReadError
-	if !errors.As(err, &re) || re.PartitionKey != "Sales" {
-		t.Fatalf("error %v is not a *ReadError naming the entity", err)
+	if !errors.As(err, &re) || re.PartitionKey != "Sales" || re.Op != "Unmarshal" || !strings.HasPrefix(err.Error(), `crypt: Unmarshal of PartitionKey "Sales", RowKey `) {
+		t.Fatalf("error %v is not a *ReadError naming Unmarshal and the entity", err)
 	}
 }
 

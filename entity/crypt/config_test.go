@@ -54,28 +54,28 @@ func TestConfigErrors(t *testing.T) {
 		field string
 	}{
 		{"nil table", newErr(nil, crypt.Config{Key: key, Table: "t"}), "tbl"},
-		{"no key", newErr(named, crypt.Config{Table: "t"}), "Key"},
-		{"no key, nameless", newErr(nameless, crypt.Config{}), "Key"},
-		{"unknown table name", newErr(nameless, crypt.Config{Key: key}), "Table"},
-		{"short beacon key", newErr(named, crypt.Config{Key: key, Beacons: []string{"Email"}, BeaconKey: make([]byte, 16)}), "BeaconKey"},
-		{"beacon on a clear field", newErr(named, crypt.Config{Key: key, Beacons: []string{"Dept"}, BeaconKey: make([]byte, 32)}), "Beacons"},
+		{"no key", newErr(named, crypt.Config{Table: "t"}), "Config.Key"},
+		{"no key, nameless", newErr(nameless, crypt.Config{}), "Config.Key"},
+		{"unknown table name", newErr(nameless, crypt.Config{Key: key}), "Config.Table"},
+		{"short beacon key", newErr(named, crypt.Config{Key: key, Beacons: []string{"Email"}, BeaconKey: make([]byte, 16)}), "Config.BeaconKey"},
+		{"beacon on a clear field", newErr(named, crypt.Config{Key: key, Beacons: []string{"Dept"}, BeaconKey: make([]byte, 32)}), "Config.Beacons"},
 		{"beacon name too long", newErr(named, crypt.Config{Key: key, Beacons: []string{strings.Repeat("E", 250)}, BeaconKey: make([]byte, 32),
-			Encrypt: func(string, string, string) bool { return true }}), "Beacons"},
-		{"a key listed as encryptable", newErr(named, crypt.Config{Key: key, Encrypt: func(string, string, string) bool { return false }, Encryptable: []string{"RowKey"}}), "Encryptable"},
-		{"a reserved name listed as encryptable", newErr(named, crypt.Config{Key: key, Encrypt: func(string, string, string) bool { return false }, Encryptable: []string{"_tkX"}}), "Encryptable"},
-		{"a beacon Encrypt may not mark", newErr(named, crypt.Config{Key: key, Encrypt: func(string, string, string) bool { return false }, Encryptable: []string{"First"}, Beacons: []string{"Dept"}, BeaconKey: make([]byte, 32)}), "Beacons"},
+			Encrypt: func(string, string, string) bool { return true }}), "Config.Beacons"},
+		{"a key listed as encryptable", newErr(named, crypt.Config{Key: key, Encrypt: func(string, string, string) bool { return false }, Encryptable: []string{"RowKey"}}), "Config.Encryptable"},
+		{"a reserved name listed as encryptable", newErr(named, crypt.Config{Key: key, Encrypt: func(string, string, string) bool { return false }, Encryptable: []string{"_tkX"}}), "Config.Encryptable"},
+		{"a beacon Encrypt may not mark", newErr(named, crypt.Config{Key: key, Encrypt: func(string, string, string) bool { return false }, Encryptable: []string{"First"}, Beacons: []string{"Dept"}, BeaconKey: make([]byte, 32)}), "Config.Beacons"},
 		{"local key without id", localKeyErr("", 32), "id"},
 		{"local key of 31 bytes", localKeyErr("k", 31), "key"},
 		{"local key of no bytes", localKeyErr("k", 0), "key"},
 	}
 	for _, c := range cases {
 		var ce *crypt.ConfigError
-		if !errors.Is(c.err, crypt.ErrInvalidConfig) || !errors.As(c.err, &ce) {
-			t.Errorf("%s: %v, want a *crypt.ConfigError matching crypt.ErrInvalidConfig", c.name, c.err)
+		if !errors.Is(c.err, crypt.ErrInvalidConfig) || !errors.Is(c.err, entity.ErrInvalid) || !errors.As(c.err, &ce) {
+			t.Errorf("%s: %v, want a *crypt.ConfigError matching crypt.ErrInvalidConfig and entity.ErrInvalid", c.name, c.err)
 			continue
 		}
 		msg := c.err.Error()
-		if ce.Field != c.field || !strings.HasPrefix(msg, "crypt: invalid configuration: "+c.field+" ") || strings.ContainsAny(msg, "\r\n") {
+		if ce.Field != c.field || !strings.HasPrefix(msg, "crypt: invalid "+c.field+": ") || strings.ContainsAny(msg, "\r\n") {
 			t.Errorf("%s: field %q, %q; want field %s", c.name, ce.Field, msg, c.field)
 		}
 	}

@@ -2,11 +2,11 @@ package crypt
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Sentinel errors, for errors.Is. Every failure to read an entity also
@@ -56,23 +56,32 @@ var (
 )
 
 // ConfigError names the Config field (or the argument of New or
-// NewLocalKey) that is wrong, and why. It matches ErrInvalidConfig.
+// NewLocalKey) that is wrong, and why: "Config.Key", "tbl". Its text is
+// argerr.Message's, "crypt: invalid <field>: <reason>"; it matches
+// ErrInvalidConfig and entity.ErrInvalid.
 type ConfigError struct {
-	Field  string // "Key", "Table", "Encryptable", "BeaconKey", "Beacons"; "tbl", "id", "key" for arguments
+	Field  string // "Config.Key", "Config.Table", "Config.Encryptable", "Config.BeaconKey", "Config.Beacons"; "tbl", "id", "key" for arguments
 	Reason string
 }
 
 func (e *ConfigError) Error() string {
-	return "crypt: invalid configuration: " + e.Field + " " + e.Reason
+	return argerr.Message("crypt", e.Field, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidConfig) true.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// Is makes errors.Is(err, ErrInvalidConfig) and errors.Is(err,
+// entity.ErrInvalid) true.
+func (e *ConfigError) Is(target error) bool {
+	return target == ErrInvalidConfig || target == entity.ErrInvalid
+}
 
 // ReadError reports an entity that cannot be read: ErrTampered,
 // ErrMetadata, ErrUnknownKey, ErrUnwrap, ErrNotEncrypted or ErrPolicy, with
-// the entity's keys and the property at fault. It matches entity.ErrDecode.
+// the operation, the entity's keys and the property at fault. It matches
+// entity.ErrDecode. Its text reads "crypt: <op> of PartitionKey "p", RowKey
+// "r" property <name>: <kind>: <reason>: <cause>", the parts that do not
+// apply left out.
 type ReadError struct {
+	Op                   string // "Get", "Query", "QueryPage", "QueryPartitions", "Unmarshal", "Rotate"; "" reads "read"
 	PartitionKey, RowKey string
 	Property             string // "" when about the whole entity
 	Kind                 error  // one of the sentinels above
@@ -82,15 +91,21 @@ type ReadError struct {
 
 func (e *ReadError) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Kind.Error())
-	b.WriteString(": entity (")
-	b.WriteString(strconv.Quote(e.PartitionKey))
-	b.WriteString(", ")
-	b.WriteString(strconv.Quote(e.RowKey))
-	b.WriteString(")")
+	b.WriteString("crypt: ")
+	op := e.Op
+	if op == "" {
+		op = "read"
+	}
+	b.WriteString(op)
+	b.WriteString(" of ")
+	b.WriteString(argerr.Keys(e.PartitionKey, e.RowKey))
 	if e.Property != "" {
 		b.WriteString(" property ")
 		b.WriteString(e.Property)
+	}
+	if e.Kind != nil {
+		b.WriteString(": ")
+		b.WriteString(strings.TrimPrefix(e.Kind.Error(), "crypt: "))
 	}
 	if e.Reason != "" {
 		b.WriteString(": ")
@@ -98,12 +113,11 @@ func (e *ReadError) Error() string {
 	}
 	if e.Err != nil && e.Err != e.Kind { // the bare sentinel would repeat the kind
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(strings.TrimPrefix(e.Err.Error(), "crypt: "))
 	}
 	return b.String()
 }
 
-// Is matches the error's kind and entity.ErrDecode.
 func (e *ReadError) Is(target error) bool { return target == e.Kind || target == entity.ErrDecode }
 
 // Unwrap returns the underlying cause.

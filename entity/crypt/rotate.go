@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // errReread makes the retry loop read the entity again.
@@ -70,14 +71,16 @@ type RotateFailure struct {
 // RotateError reports the entities a rotation that scanned everything
 // could not move (RotateResult.Failed). errors.Is and errors.As see each
 // entity's error, so it matches the kinds among them (ErrTampered,
-// ErrUnknownKey, …, entity.ErrDecode).
+// ErrUnknownKey, …, entity.ErrDecode). Its text reads "crypt: Rotate: <n>
+// entities not rotated: " and the first three entities' errors, each
+// naming the keys as PartitionKey "p", RowKey "r".
 type RotateError struct {
 	Failed []RotateFailure
 }
 
 func (e *RotateError) Error() string {
 	var b strings.Builder
-	b.WriteString("crypt: rotate: ")
+	b.WriteString("crypt: Rotate: ")
 	b.WriteString(strconv.Itoa(len(e.Failed)))
 	b.WriteString(" entities not rotated")
 	for i, f := range e.Failed {
@@ -93,11 +96,8 @@ func (e *RotateError) Error() string {
 		// A *ReadError names the entity itself.
 		var re *ReadError
 		if !errors.As(f.Err, &re) {
-			b.WriteString("entity (")
-			b.WriteString(strconv.Quote(f.PartitionKey))
-			b.WriteString(", ")
-			b.WriteString(strconv.Quote(f.RowKey))
-			b.WriteString("): ")
+			b.WriteString(argerr.Keys(f.PartitionKey, f.RowKey))
+			b.WriteString(": ")
 		}
 		b.WriteString(strings.TrimPrefix(f.Err.Error(), "crypt: "))
 	}
@@ -216,14 +216,14 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		meta, ok := entity.Prop[[]byte](d, MetadataProperty)
 		if !ok {
 			if v, has := d.Properties[MetadataProperty]; has {
-				return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrTampered, Reason: fmt.Sprintf("not stored as an Edm.Binary (read as Go %T)", v)}
+				return &ReadError{Op: "Rotate", PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrTampered, Reason: fmt.Sprintf("not stored as an Edm.Binary (read as Go %T)", v)}
 			}
 			res.Skipped++
 			return nil
 		}
 		m, err := parseMetadata(meta, nil)
 		if err != nil {
-			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrMetadata, Reason: err.Error()}
+			return &ReadError{Op: "Rotate", PartitionKey: d.PartitionKey, RowKey: d.RowKey, Property: MetadataProperty, Kind: ErrMetadata, Reason: err.Error()}
 		}
 		keyID, alg := string(m.keyID), string(m.wrapAlg)
 		if keyID == current {
@@ -237,13 +237,13 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		cek, err := t.core.key.Unwrap(ctx, keyID, alg, m.wrapped)
 		switch {
 		case errors.Is(err, ErrUnknownKey):
-			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnknownKey, Reason: "key id " + quote(keyID)}
+			return &ReadError{Op: "Rotate", PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnknownKey, Reason: "key id " + quote(keyID)}
 		case errors.Is(err, ErrUnwrap):
-			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnwrap, Reason: "key id " + quote(keyID), Err: err}
+			return &ReadError{Op: "Rotate", PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnwrap, Reason: "key id " + quote(keyID), Err: err}
 		case err != nil: // Key Vault unreachable, refusing, …: not the entity's fault
 			return fmt.Errorf("crypt: rotate: unwrapping the content key of entity (%s, %s): %w", quote(d.PartitionKey), quote(d.RowKey), err)
 		case len(cek) != keySize:
-			return &ReadError{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnwrap, Reason: fmt.Sprintf("content key of %d bytes", len(cek))}
+			return &ReadError{Op: "Rotate", PartitionKey: d.PartitionKey, RowKey: d.RowKey, Kind: ErrUnwrap, Reason: fmt.Sprintf("content key of %d bytes", len(cek))}
 		}
 		id, alg, wrapped, err := t.core.key.Wrap(ctx, cek)
 		if err != nil {

@@ -70,7 +70,7 @@ func TestRotatePastBadEntities(t *testing.T) {
 	}
 	res, err := rotating.Rotate(ctx, crypt.RotateOptions{PageSize: 5})
 	check("first run", res, err, 20, 0)
-	if msg := err.Error(); !strings.HasPrefix(msg, "crypt: rotate: 4 entities not rotated: ") || strings.Count(msg, "crypt:") != 1 || !strings.Contains(msg, `entity ("Sales", "045meta")`) {
+	if msg := err.Error(); !strings.HasPrefix(msg, "crypt: Rotate: 4 entities not rotated: ") || strings.Count(msg, "crypt:") != 1 || !strings.Contains(msg, `PartitionKey "Sales", RowKey "045meta"`) {
 		t.Errorf("the error reads %q", msg)
 	}
 	res, err = rotating.Rotate(ctx, crypt.RotateOptions{PageSize: 5})

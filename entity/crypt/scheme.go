@@ -54,6 +54,9 @@ type call struct {
 	// beaconed: the call's filter matches beacons, so every entity read
 	// must hold only the reserved properties its metadata lists.
 	beaconed bool
+	// op names the operation in a *ReadError's text: "Get", "Query", …;
+	// "" for one that does not say (a *ReadError then says "read").
+	op string
 }
 
 func (c *core) bind(ctx context.Context) *call { return &call{core: c, ctx: ctx} }
@@ -362,7 +365,7 @@ func (r *reader) Close() {
 }
 
 func (c *call) readErr(pk, rk, prop string, kind error, reason string, err error) error {
-	return &ReadError{PartitionKey: pk, RowKey: rk, Property: prop, Kind: kind, Reason: reason, Err: err}
+	return &ReadError{Op: c.op, PartitionKey: pk, RowKey: rk, Property: prop, Kind: kind, Reason: reason, Err: err}
 }
 
 // strings returns the entity's keys as strings, made once, for errors and

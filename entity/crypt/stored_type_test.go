@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -95,8 +97,9 @@ func TestProtectedValueOfWrongStoredType(t *testing.T) {
 	for _, rk := range []string{"Secret", crypt.MetadataProperty, crypt.BeaconPrefix + "Email"} {
 		_, err := ct.Get(ctx, "p", rk)
 		var re *crypt.ReadError
-		if !errors.Is(err, crypt.ErrTampered) || !errors.As(err, &re) || re.RowKey != rk || re.Property != rk {
-			t.Errorf("Get of the entity whose %s is a String: %v, want ErrTampered naming the entity and the property", rk, err)
+		if !errors.Is(err, crypt.ErrTampered) || !errors.As(err, &re) || re.RowKey != rk || re.Property != rk || re.Op != "Get" ||
+			!strings.Contains(err.Error(), `crypt: Get of PartitionKey "p", RowKey `+strconv.Quote(rk)+" property "+rk+": ") {
+			t.Errorf("Get of the entity whose %s is a String: %v, want ErrTampered naming Get, the entity and the property", rk, err)
 		}
 		// A query reads it the same way; a beacon query too, when the
 		// service matches it (not when the beacon itself is a String: the

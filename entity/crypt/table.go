@@ -102,7 +102,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		return nil, &ConfigError{Field: "tbl", Reason: "is a nil *entity.Table"}
 	}
 	if cfg.Key == nil {
-		return nil, &ConfigError{Field: "Key", Reason: "is nil: a LocalKey, a keyvault.Key or a Keyring is required"}
+		return nil, &ConfigError{Field: "Config.Key", Reason: "is nil: a LocalKey, a keyvault.Key or a Keyring is required"}
 	}
 	cfg = cfg.withDefaults()
 	name := cfg.Table
@@ -110,7 +110,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		name = tbl.Name()
 	}
 	if name == "" {
-		return nil, &ConfigError{Field: "Table", Reason: "is empty and the entity table does not know its name, which is bound into every ciphertext: set it"}
+		return nil, &ConfigError{Field: "Config.Table", Reason: "is empty and the entity table does not know its name, which is bound into every ciphertext: set it"}
 	}
 	hooks := protect.Entity()
 	list, err := hooks.Fields(reflect.TypeFor[T]())
@@ -140,23 +140,23 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		c.encryptable = make(map[string]bool, len(cfg.Encryptable))
 		for _, n := range cfg.Encryptable {
 			if n == "" || systemProperty(n) || strings.HasPrefix(n, ReservedPrefix) {
-				return nil, &ConfigError{Field: "Encryptable", Reason: "lists " + strconv.Quote(n) + ", which is never encrypted"}
+				return nil, &ConfigError{Field: "Config.Encryptable", Reason: "lists " + strconv.Quote(n) + ", which is never encrypted"}
 			}
 			c.encryptable[n] = true
 		}
 	}
 	if len(cfg.Beacons) > 0 {
 		if len(cfg.BeaconKey) < 32 {
-			return nil, &ConfigError{Field: "BeaconKey", Reason: "is " + strconv.Itoa(len(cfg.BeaconKey)) + " bytes; Beacons need one of at least 32"}
+			return nil, &ConfigError{Field: "Config.BeaconKey", Reason: "is " + strconv.Itoa(len(cfg.BeaconKey)) + " bytes; Beacons need one of at least 32"}
 		}
 		c.beaconKey = append([]byte(nil), cfg.BeaconKey...)
 		c.beacons = make(map[string]bool, len(cfg.Beacons))
 		for _, b := range cfg.Beacons {
 			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
-				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
+				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
 			}
 			if f, ok := t.fields[b]; t.fields != nil && !c.mayEncrypt(b) && (!ok || f.Mode&protect.Encrypt == 0) {
-				return nil, &ConfigError{Field: "Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
+				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
 			}
 			c.beacons[b] = true
 		}
@@ -169,14 +169,23 @@ func (t *Table[T]) view(ctx context.Context) *entity.Table[T] {
 	return t.hooks.View(t.base, t.core.bind(ctx)).(*entity.Table[T])
 }
 
+// readView is view for a read whose *ReadError names the operation op.
+func (t *Table[T]) readView(ctx context.Context, op string) *entity.Table[T] {
+	c := t.core.bind(ctx)
+	c.op = op
+	return t.hooks.View(t.base, c).(*entity.Table[T])
+}
+
 // queryView is view for a query, and the query as the service gets it.
 // partitions and fanOut are QueryPartitions' (see query).
-func (t *Table[T]) queryView(ctx context.Context, q entity.Query, partitions []string, fanOut bool) (*entity.Table[T], entity.Query, error) {
+// op names the operation in a *ReadError's text.
+func (t *Table[T]) queryView(ctx context.Context, op string, q entity.Query, partitions []string, fanOut bool) (*entity.Table[T], entity.Query, error) {
 	q, beaconed, err := t.query(q, partitions, fanOut)
 	if err != nil {
 		return nil, q, err
 	}
 	c := t.core.bind(ctx)
+	c.op = op
 	c.beaconed = beaconed
 	return t.hooks.View(t.base, c).(*entity.Table[T]), q, nil
 }
@@ -206,7 +215,7 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 // partly filled one (whose keys and ETag would invite a conditional
 // overwrite).
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
-	return zeroOnError(t.view(ctx).Get(ctx, partitionKey, rowKey))
+	return zeroOnError(t.readView(ctx, "Get").Get(ctx, partitionKey, rowKey))
 }
 
 // zeroOnError returns the zero value with an error: the codec fills a value
@@ -294,7 +303,7 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 // then run on the beacon. $select always brings back the protected
 // properties and the metadata, which the signature needs.
 func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, q, nil, false)
+	v, q, err := t.queryView(ctx, "Query", q, nil, false)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
@@ -306,7 +315,7 @@ func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error
 
 // QueryPage reads one page of q; see entity.Table.QueryPage and Query.
 func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[T], error) {
-	v, q, err := t.queryView(ctx, q, nil, false)
+	v, q, err := t.queryView(ctx, "QueryPage", q, nil, false)
 	if err != nil {
 		return entity.Page[T]{}, err
 	}
@@ -320,7 +329,7 @@ func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) 
 // QueryPartitions runs q in each partition concurrently; see
 // entity.Table.QueryPartitions and Query.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q entity.Query, opts entity.FanOutOptions) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, q, partitions, true)
+	v, q, err := t.queryView(ctx, "QueryPartitions", q, partitions, true)
 	if err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
@@ -349,7 +358,9 @@ func (t *Table[T]) Marshal(ctx context.Context, e *T) ([]byte, error) {
 // returned, with its annotations: minimal or full metadata) into e. When
 // it fails, *e is set to the zero value, never left partly filled.
 func (t *Table[T]) Unmarshal(ctx context.Context, data []byte, e *T) error {
-	err := t.hooks.Unmarshal(data, e, t.core.bind(ctx))
+	c := t.core.bind(ctx)
+	c.op = "Unmarshal"
+	err := t.hooks.Unmarshal(data, e, c)
 	if err != nil && e != nil {
 		var zero T
 		*e = zero

@@ -73,14 +73,14 @@ func (c Config) withDefaults() Config {
 func (c Config) check() error {
 	if c.PrimaryPrefix != "" {
 		if err := keys.Validate(c.PrimaryPrefix); err != nil {
-			return &ConfigError{Field: "PrimaryPrefix", Reason: err.Error()}
+			return &ConfigError{Field: "Config.PrimaryPrefix", Reason: err.Error()}
 		}
 	}
 	if c.MaxEntityBytes != 0 && (c.MaxEntityBytes < minEntityBytes || c.MaxEntityBytes > maxEntityBytes) {
-		return &ConfigError{Field: "MaxEntityBytes", Reason: "must be 0 or 8 KiB to 960 KiB"}
+		return &ConfigError{Field: "Config.MaxEntityBytes", Reason: "must be 0 or 8 KiB to 960 KiB"}
 	}
 	if c.Concurrency < 0 {
-		return &ConfigError{Field: "Concurrency", Reason: "is negative"}
+		return &ConfigError{Field: "Config.Concurrency", Reason: "is negative"}
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func TestErrorsNameStepAndKeys(t *testing.T) {
 			f.setList(t, "Sales", "Hall", ptr("garbage"))
 			_, membersErr := f.s.Members(ctx, "lastname", "Sales", "Hall")
 			_, unknownErr := f.s.Members(ctx, "status", "Sales", "x")
-			corrupt := `indexentity: index "lastname": index entity "Sales"/"lastname_Hall": `
+			corrupt := `indexentity: index "lastname": index entity PartitionKey "Sales", RowKey "lastname_Hall": `
 			if c.placement == indexentity.Blob {
 				corrupt = `indexentity: index "lastname": blob "lastname/Sales Hall.keys": `
 			}
@@ -47,10 +47,10 @@ func TestErrorsNameStepAndKeys(t *testing.T) {
 			}{
 				{"a damaged list", membersErr, corrupt, indexentity.ErrCorrupt},
 				{"an unknown index", unknownErr, `indexentity: lookup (index "status"): no such index`, indexentity.ErrUnknownIndex},
-				{"update of a changed entity", f.s.Update(ctx, &stale), `indexentity: update of "Sales"/"000001": the stored version is `, entity.ErrPreconditionFailed},
-				{"update of a missing entity", f.s.Update(ctx, &Employee{PartitionKey: "Sales", RowKey: "000009", ETag: "W/x"}), `indexentity: update of "Sales"/"000009": `, entity.ErrNotFound},
-				{"delete of a changed entity", f.s.Delete(ctx, "Sales", "000001", stale.ETag), `indexentity: delete of "Sales"/"000001": the stored version is `, entity.ErrPreconditionFailed},
-				{"delete of a missing entity", f.s.Delete(ctx, "Sales", "000009", ""), `indexentity: delete of "Sales"/"000009": `, entity.ErrNotFound},
+				{"update of a changed entity", f.s.Update(ctx, &stale), `indexentity: update of PartitionKey "Sales", RowKey "000001": the stored version is `, entity.ErrPreconditionFailed},
+				{"update of a missing entity", f.s.Update(ctx, &Employee{PartitionKey: "Sales", RowKey: "000009", ETag: "W/x"}), `indexentity: update of PartitionKey "Sales", RowKey "000009": `, entity.ErrNotFound},
+				{"delete of a changed entity", f.s.Delete(ctx, "Sales", "000001", stale.ETag), `indexentity: delete of PartitionKey "Sales", RowKey "000001": the stored version is `, entity.ErrPreconditionFailed},
+				{"delete of a missing entity", f.s.Delete(ctx, "Sales", "000009", ""), `indexentity: delete of PartitionKey "Sales", RowKey "000009": `, entity.ErrNotFound},
 			} {
 				if tc.err == nil {
 					t.Errorf("%s: no error", tc.name)

@@ -244,7 +244,8 @@ func TestValidation(t *testing.T) {
 		t.Errorf("nil entity: %v", err)
 	}
 	e := Employee{PartitionKey: "Sales", RowKey: "1", LastName: "Jones"}
-	if err := s.Update(ctx, &e); !errors.Is(err, entity.ErrNoETag) {
+	if err := s.Update(ctx, &e); !errors.Is(err, entity.ErrNoETag) ||
+		!strings.HasPrefix(err.Error(), `indexentity: update of PartitionKey "Sales", RowKey "1": `) || !strings.Contains(err.Error(), "read it first (Get or LookupAll) or use Modify") {
 		t.Errorf("update without ETag: %v", err)
 	}
 	if _, err := s.Modify(ctx, "Sales", "1", nil, entity.ModifyOptions{}); !errors.Is(err, entity.ErrInvalid) {

@@ -333,7 +333,8 @@ func (s *Set[T]) intend(e *T, pk string) (version[T], error) {
 // value's list and the new value's list in one transaction), on condition
 // that it is still the version e was read as (e's ETag): a concurrent
 // change is an error matching entity.ErrPreconditionFailed, an e without
-// an ETag entity.ErrNoETag. A concurrent writer of a list makes it start
+// an ETag a *StepError naming the keys that matches entity.ErrNoETag,
+// before any request. A concurrent writer of a list makes it start
 // again from the reads.
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
@@ -343,10 +344,10 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if err != nil {
 		return err
 	}
-	if sys.ETag == "" {
-		return entity.ErrNoETag
-	}
 	pk, rk := sys.PartitionKey, sys.RowKey
+	if sys.ETag == "" {
+		return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("%w: read it first (Get or LookupAll) or use Modify", entity.ErrNoETag)}
+	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}

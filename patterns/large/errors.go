@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 var (
@@ -51,7 +52,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("large: %s %s/%s: %v", e.Op, strconv.Quote(e.PartitionKey), strconv.Quote(e.RowKey), e.Err)
+	return fmt.Sprintf("large: %s %s: %v", e.Op, argerr.Keys(e.PartitionKey, e.RowKey), e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -84,17 +85,22 @@ func (e *BlobError) Is(target error) bool { return target == e.Err }
 // Unwrap returns the storage error, if any.
 func (e *BlobError) Unwrap() error { return e.Cause }
 
-// ConfigError names the setting that is wrong; it matches
-// ErrInvalidConfig.
+// ConfigError names the argument refused before any request: a Config
+// field ("Config.BlockSize") or an argument of New ("table"). Its text is
+// argerr.Message's, "large: invalid <field>: <reason>"; it matches
+// ErrInvalidConfig and entity.ErrInvalid.
 type ConfigError struct {
 	Field  string
 	Reason string
 }
 
-func (e *ConfigError) Error() string { return "large: invalid " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string { return argerr.Message("large", e.Field, e.Reason) }
 
-// Is makes errors.Is(err, ErrInvalidConfig) true.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// Is makes errors.Is(err, ErrInvalidConfig) and errors.Is(err,
+// entity.ErrInvalid) true.
+func (e *ConfigError) Is(target error) bool {
+	return target == ErrInvalidConfig || target == entity.ErrInvalid
+}
 
 // invalid reports a value refused before any request; it matches
 // entity.ErrInvalid.

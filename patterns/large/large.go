@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -80,15 +81,15 @@ const (
 func (c Config) withDefaults() (Config, error) {
 	switch {
 	case utf8.RuneCountInString(c.Prefix) > maxPrefix || !utf8.ValidString(c.Prefix):
-		return c, &ConfigError{Field: "Prefix", Reason: fmt.Sprintf("%q is longer than %d characters or not UTF-8", c.Prefix, maxPrefix)}
+		return c, &ConfigError{Field: "Config.Prefix", Reason: fmt.Sprintf("%q is longer than %d characters or not UTF-8", c.Prefix, maxPrefix)}
 	case c.ReadAttempts < 0:
-		return c, &ConfigError{Field: "ReadAttempts", Reason: "negative"}
+		return c, &ConfigError{Field: "Config.ReadAttempts", Reason: argerr.Negative}
 	case c.DeleteDelay > eventual.MaxDelay:
-		return c, &ConfigError{Field: "DeleteDelay", Reason: fmt.Sprintf("%v is more than %v", c.DeleteDelay, eventual.MaxDelay)}
+		return c, &ConfigError{Field: "Config.DeleteDelay", Reason: fmt.Sprintf("%v is more than %v", c.DeleteDelay, eventual.MaxDelay)}
 	case c.BlockSize < 0 || c.BlockSize > maxBlockSize:
-		return c, &ConfigError{Field: "BlockSize", Reason: fmt.Sprintf("%d is not between 1 and %d bytes", c.BlockSize, int64(maxBlockSize))}
+		return c, &ConfigError{Field: "Config.BlockSize", Reason: fmt.Sprintf("%d is not between 1 and %d bytes", c.BlockSize, int64(maxBlockSize))}
 	case c.Concurrency < 0:
-		return c, &ConfigError{Field: "Concurrency", Reason: "negative"}
+		return c, &ConfigError{Field: "Config.Concurrency", Reason: argerr.Negative}
 	}
 	if c.ReadAttempts == 0 {
 		c.ReadAttempts = 5
@@ -140,11 +141,11 @@ type Table[T any] struct {
 func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Processor, cfg Config) (*Table[T], error) {
 	switch {
 	case table == nil:
-		return nil, &ConfigError{Field: "table", Reason: "nil"}
+		return nil, &ConfigError{Field: "table", Reason: argerr.Nil}
 	case blobs == nil:
-		return nil, &ConfigError{Field: "blobs", Reason: "nil container client"}
+		return nil, &ConfigError{Field: "blobs", Reason: "is a nil container client"}
 	case p == nil:
-		return nil, &ConfigError{Field: "processor", Reason: "nil"}
+		return nil, &ConfigError{Field: "processor", Reason: argerr.Nil}
 	}
 	fields, err := fieldsOf(reflect.TypeFor[T]())
 	if err != nil {
@@ -157,7 +158,7 @@ func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Pro
 	prefix := cfg.Prefix
 	if prefix == "" {
 		if table.Name() == "" {
-			return nil, &ConfigError{Field: "Prefix", Reason: "empty, and the table's name is unknown (a client built without entity.ClientOptions): set one"}
+			return nil, &ConfigError{Field: "Config.Prefix", Reason: "is empty, and the table's name is unknown (a client built without entity.ClientOptions): set one"}
 		}
 		prefix = table.Name() + "/"
 	}

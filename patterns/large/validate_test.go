@@ -119,8 +119,8 @@ func TestNewRefuses(t *testing.T) {
 		"concurrency": func() error { _, err := large.New(tbl, f.cont, p, large.Config{Concurrency: -1}); return err }(),
 	} {
 		var ce *large.ConfigError
-		if !errors.Is(err, large.ErrInvalidConfig) || !errors.As(err, &ce) {
-			t.Errorf("%s: %v, want a *ConfigError", name, err)
+		if !errors.Is(err, large.ErrInvalidConfig) || !errors.Is(err, entity.ErrInvalid) || !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a *ConfigError matching entity.ErrInvalid", name, err)
 		}
 	}
 	// Two Tables of one container and prefix share a processor.

@@ -73,11 +73,11 @@ func (c Config) withDefaults() Config {
 func (c Config) check() error {
 	if c.PrimaryPrefix != "" {
 		if err := keys.Validate(c.PrimaryPrefix); err != nil {
-			return &ConfigError{Field: "PrimaryPrefix", Reason: err.Error()}
+			return &ConfigError{Field: "Config.PrimaryPrefix", Reason: err.Error()}
 		}
 	}
 	if c.Grace < 0 {
-		return &ConfigError{Field: "Grace", Reason: "is negative"}
+		return &ConfigError{Field: "Config.Grace", Reason: "is negative"}
 	}
 	return nil
 }

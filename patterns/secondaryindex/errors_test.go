@@ -44,14 +44,16 @@ func TestErrorsNameStepAndKeys(t *testing.T) {
 	}{
 		{"lookup of a non-unique index", lookupErr, `secondaryindex: lookup (index "name"): index is not unique`, secondaryindex.ErrNotUnique},
 		{"lookup of an unknown index", unknownErr, `secondaryindex: lookup (index "status"): no such index`, secondaryindex.ErrUnknownIndex},
-		{"lookup of a missing value", missingErr, `secondaryindex: lookup (index "email") of "Sales"/"email_nobody@x.com": `, entity.ErrNotFound},
-		{"update of a changed entity", s.Update(ctx, &stale), `secondaryindex: update of "Sales"/"empid_000001": the stored version is `, entity.ErrPreconditionFailed},
-		{"update of a missing entity", s.Update(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(9), ETag: "W/x"}), `secondaryindex: update of "Sales"/"empid_000009": `, entity.ErrNotFound},
-		{"delete of a missing entity", s.Delete(ctx, "Sales", empid(9), ""), `secondaryindex: delete of "Sales"/"empid_000009": `, entity.ErrNotFound},
-		{"delete of a changed entity", s.Delete(ctx, "Sales", empid(1), stale.ETag), `secondaryindex: delete of "Sales"/"empid_000001": the stored version is `, entity.ErrPreconditionFailed},
-		{"unique value taken", s.Insert(ctx, &dup), `secondaryindex: index "email": value "a@x.com" is held by "Sales"/"empid_000001"`, secondaryindex.ErrDuplicate},
+		{"lookup of a missing value", missingErr, `secondaryindex: lookup (index "email") of PartitionKey "Sales", RowKey "email_nobody@x.com": `, entity.ErrNotFound},
+		{"update of a changed entity", s.Update(ctx, &stale), `secondaryindex: update of PartitionKey "Sales", RowKey "empid_000001": the stored version is `, entity.ErrPreconditionFailed},
+		{"update without an ETag", s.Update(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(1)}),
+			`secondaryindex: update of PartitionKey "Sales", RowKey "empid_000001": entity: entity has no etag for a conditional write: read it first (Get or a lookup with Verify) or use Modify`, entity.ErrNoETag},
+		{"update of a missing entity", s.Update(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(9), ETag: "W/x"}), `secondaryindex: update of PartitionKey "Sales", RowKey "empid_000009": `, entity.ErrNotFound},
+		{"delete of a missing entity", s.Delete(ctx, "Sales", empid(9), ""), `secondaryindex: delete of PartitionKey "Sales", RowKey "empid_000009": `, entity.ErrNotFound},
+		{"delete of a changed entity", s.Delete(ctx, "Sales", empid(1), stale.ETag), `secondaryindex: delete of PartitionKey "Sales", RowKey "empid_000001": the stored version is `, entity.ErrPreconditionFailed},
+		{"unique value taken", s.Insert(ctx, &dup), `secondaryindex: index "email": value "a@x.com" is held by PartitionKey "Sales", RowKey "empid_000001"`, secondaryindex.ErrDuplicate},
 		{"repair of a duplicate", s.Repair(ctx, drift.Finding{Kind: drift.Duplicate, Index: "email", Primary: drift.Key{PartitionKey: "Sales", RowKey: empid(2)}, Entry: drift.Key{PartitionKey: "Sales", RowKey: "email_a@x.com"}}),
-			`secondaryindex: repair (index "email") of "Sales"/"email_a@x.com": the value is held by "Sales"/"empid_000002" and another primary`, secondaryindex.ErrDuplicate},
+			`secondaryindex: repair (index "email") of PartitionKey "Sales", RowKey "email_a@x.com": the value is held by PartitionKey "Sales", RowKey "empid_000002" and another primary`, secondaryindex.ErrDuplicate},
 	} {
 		if tc.err == nil {
 			t.Errorf("%s: no error", tc.name)

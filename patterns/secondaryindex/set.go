@@ -107,7 +107,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	name := cfg.Kind
 	if name == "" {
 		if primary.Name() == "" {
-			return nil, &ConfigError{Field: "Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
+			return nil, &ConfigError{Field: "Config.Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
 		}
 		name = "secondaryindex." + primary.Name() + ".v1"
 	}

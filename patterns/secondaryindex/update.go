@@ -12,7 +12,8 @@ import (
 // Update replaces the stored entity by e, with its entries, on condition
 // that it is still the version e was read as (e's ETag): a concurrent
 // change is an error matching entity.ErrPreconditionFailed, an e without
-// an ETag entity.ErrNoETag. It reads the stored version first, to find
+// an ETag a *StepError naming the keys that matches entity.ErrNoETag,
+// before any request. It reads the stored version first, to find
 // its entries; Modify does the read and the change in one call. opts may
 // carry the caller's messages, committed with the change (WriteOptions).
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
@@ -23,10 +24,10 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if err != nil {
 		return err
 	}
-	if sys.ETag == "" {
-		return entity.ErrNoETag
-	}
 	pk, rk := sys.PartitionKey, sys.RowKey
+	if sys.ETag == "" {
+		return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("%w: read it first (Get or a lookup with Verify) or use Modify", entity.ErrNoETag)}
+	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
 
@@ -17,8 +18,10 @@ type Package interface {
 	ErrInvalidConfig() error
 }
 
-// DeclarationError reports an Index that cannot work; it matches the
-// package's ErrInvalidConfig.
+// DeclarationError reports an Index that cannot work, refused before any
+// request; it matches the package's ErrInvalidConfig and entity.ErrInvalid.
+// Its text reads "<package>: invalid index <position> ("<name>"): <field>
+// <reason>".
 type DeclarationError[P Package] struct {
 	Index    string // its Name
 	Position int    // its position among New's indexes
@@ -28,17 +31,21 @@ type DeclarationError[P Package] struct {
 
 func (e *DeclarationError[P]) Error() string {
 	var p P
-	return fmt.Sprintf("%s: index %d (%q): %s %s", p.Name(), e.Position, e.Index, e.Field, e.Reason)
+	return fmt.Sprintf("%s: invalid index %d (%q): %s %s", p.Name(), e.Position, e.Index, e.Field, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidConfig) true.
+// Is makes errors.Is(err, ErrInvalidConfig) and errors.Is(err,
+// entity.ErrInvalid) true.
 func (e *DeclarationError[P]) Is(target error) bool {
 	var p P
-	return target == p.ErrInvalidConfig()
+	return target == p.ErrInvalidConfig() || target == entity.ErrInvalid
 }
 
-// ConfigError names the Config setting that is wrong; it matches the
-// package's ErrInvalidConfig.
+// ConfigError names the argument refused before any request: a Config
+// field ("Config.Grace"), a constructor's argument ("primary") or an
+// option. Its text is argerr.Message's, "<package>: invalid <field>:
+// <reason>"; it matches the package's ErrInvalidConfig and
+// entity.ErrInvalid.
 type ConfigError[P Package] struct {
 	Field  string
 	Reason string
@@ -46,13 +53,14 @@ type ConfigError[P Package] struct {
 
 func (e *ConfigError[P]) Error() string {
 	var p P
-	return p.Name() + ": invalid configuration: " + e.Field + " " + e.Reason
+	return argerr.Message(p.Name(), e.Field, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidConfig) true.
+// Is makes errors.Is(err, ErrInvalidConfig) and errors.Is(err,
+// entity.ErrInvalid) true.
 func (e *ConfigError[P]) Is(target error) bool {
 	var p P
-	return target == p.ErrInvalidConfig()
+	return target == p.ErrInvalidConfig() || target == entity.ErrInvalid
 }
 
 // KeyError reports an indexed value that makes no valid key: a forbidden
@@ -131,9 +139,10 @@ type StepError[P Package] struct {
 	Err          error
 }
 
-// Error reads "<package>: <step> (index "<name>") of "<pk>"/"<rk>": <cause>",
-// the keys quoted (a key may be empty, or hold spaces), the parts that do
-// not apply left out ("of partition "<pk>"" without a RowKey), and the
+// Error reads "<package>: <step> (index "<name>") of PartitionKey "<pk>",
+// RowKey "<rk>": <cause>", the keys as argerr.Keys writes them, the parts
+// that do not apply left out (`of PartitionKey "<pk>"` without a RowKey),
+// and the
 // cause without the package's name when it starts with it, so that the
 // name is said once.
 func (e *StepError[P]) Error() string {
@@ -152,8 +161,8 @@ func (e *StepError[P]) Error() string {
 		b.WriteString(" of ")
 		b.WriteString(Keys(e.PartitionKey, e.RowKey))
 	case e.PartitionKey != "":
-		b.WriteString(" of partition ")
-		b.WriteString(strconv.Quote(Shorten(e.PartitionKey)))
+		b.WriteString(" of ")
+		b.WriteString(Keys(e.PartitionKey, ""))
 	}
 	b.WriteString(": ")
 	cause := "<nil>"
@@ -164,10 +173,11 @@ func (e *StepError[P]) Error() string {
 	return b.String()
 }
 
-// Keys is an entity's keys as errors print them: "pk"/"rk", each quoted
-// and shortened.
+// Keys is an entity's keys as every error of tablekit prints them,
+// argerr.Keys: `PartitionKey "pk", RowKey "rk"`, or `PartitionKey "pk"`
+// alone when rk is "".
 func Keys(pk, rk string) string {
-	return strconv.Quote(Shorten(pk)) + "/" + strconv.Quote(Shorten(rk))
+	return argerr.Keys(pk, rk)
 }
 
 func (e *StepError[P]) Unwrap() error { return e.Err }

@@ -28,18 +28,18 @@ func (pkgB) ErrInvalidConfig() error { return errB }
 // name, match its sentinel only, and are not the other package's type.
 func TestErrorsArePerPackage(t *testing.T) {
 	var err error = &DeclarationError[pkgA]{Index: "email", Position: 1, Field: "Name", Reason: "is used twice"}
-	if got := err.Error(); got != `a: index 1 ("email"): Name is used twice` {
+	if got := err.Error(); got != `a: invalid index 1 ("email"): Name is used twice` {
 		t.Errorf("Error() = %q", got)
 	}
-	if !errors.Is(err, errA) || errors.Is(err, errB) {
-		t.Error("DeclarationError[pkgA] must match a's sentinel only")
+	if !errors.Is(err, errA) || errors.Is(err, errB) || !errors.Is(err, entity.ErrInvalid) {
+		t.Error("DeclarationError[pkgA] must match a's sentinel and entity.ErrInvalid only")
 	}
 	var b *DeclarationError[pkgB]
 	if errors.As(err, &b) {
 		t.Error("a's DeclarationError is b's")
 	}
-	err = &ConfigError[pkgB]{Field: "Kind", Reason: "is empty"}
-	if got := err.Error(); got != "b: invalid configuration: Kind is empty" || !errors.Is(err, errB) || errors.Is(err, errA) {
+	err = &ConfigError[pkgB]{Field: "Config.Kind", Reason: "is empty"}
+	if got := err.Error(); got != "b: invalid Config.Kind: is empty" || !errors.Is(err, errB) || errors.Is(err, errA) || !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("ConfigError: %q", got)
 	}
 	inner := errors.New("bad key")
@@ -52,7 +52,7 @@ func TestErrorsArePerPackage(t *testing.T) {
 		t.Errorf("RowKeyError: %q", got)
 	}
 	err = &StepError[pkgB]{Step: "submit", Index: "name", PartitionKey: "Sales", RowKey: "1", Err: entity.ErrPreconditionFailed}
-	if !errors.Is(err, entity.ErrPreconditionFailed) || err.Error() != `b: submit (index "name") of "Sales"/"1": `+entity.ErrPreconditionFailed.Error() {
+	if !errors.Is(err, entity.ErrPreconditionFailed) || err.Error() != `b: submit (index "name") of PartitionKey "Sales", RowKey "1": `+entity.ErrPreconditionFailed.Error() {
 		t.Errorf("StepError: %q", err)
 	}
 	// No keys: none printed; the cause's own package prefix said once.
@@ -65,11 +65,11 @@ func TestErrorsArePerPackage(t *testing.T) {
 		t.Errorf("StepError without keys: %q", got)
 	}
 	err = &StepError[pkgA]{Step: "check: read partition", PartitionKey: "Sales", Err: errors.New("x")}
-	if got := err.Error(); got != `a: check: read partition of partition "Sales": x` {
+	if got := err.Error(); got != `a: check: read partition of PartitionKey "Sales": x` {
 		t.Errorf("StepError of a partition: %q", got)
 	}
 	err = &StepError[pkgA]{Step: "read primary", PartitionKey: "", RowKey: "O'Brien 1", Err: errors.New("x")}
-	if got := err.Error(); got != `a: read primary of ""/"O'Brien 1": x` {
+	if got := err.Error(); got != `a: read primary of PartitionKey "", RowKey "O'Brien 1": x` {
 		t.Errorf("StepError with an empty PartitionKey: %q", got)
 	}
 	err = CheckMode[pkgA]("Modify", entity.Merge)

@@ -114,7 +114,10 @@ type Rotation[T any] struct {
 // New returns a Rotation that creates and deletes its period tables through
 // svc and lists them in the catalog table, which must exist (several
 // rotations may share one catalog; each keeps one partition, its Name).
-// Nothing is sent: the configuration and T are checked first.
+// Nothing is sent: the configuration and T are checked first. Build svc
+// and catalog with entity.ClientOptions (or with package account), so that
+// a create, delete or write whose reply was lost is settled, not misreported
+// as refused.
 func New[T any](svc *aztables.ServiceClient, catalog *aztables.Client, cfg Config[T]) (*Rotation[T], error) {
 	if svc == nil {
 		return nil, &ConfigError{Field: "svc", Reason: "nil *aztables.ServiceClient"}

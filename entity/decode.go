@@ -151,7 +151,7 @@ func annotationsApart(props []rawProp) bool {
 		}
 		base := an[:len(an)-len(annotationSuffix)]
 		next := (j > 0 && bytes.Equal(props[j-1].Name, base)) || (j+1 < len(props) && bytes.Equal(props[j+1].Name, base))
-		if props[j].NameEsc || !next {
+		if !next {
 			return true
 		}
 	}
@@ -262,14 +262,7 @@ func (p *structCodec) decodeWith(data []byte, rv reflect.Value, s protect.Scheme
 			if pr.Kind == tokNull || pr.Kind == tokNested || isAnnotation(pr.Name) {
 				continue
 			}
-			name := pr.Name
-			if pr.NameEsc {
-				s, ok := unescape(name)
-				if !ok {
-					return &DecodeError{Reason: "malformed property name"}
-				}
-				name = []byte(s)
-			}
+			name := pr.Name // unescaped by scanProps
 			var at EDMType
 			if typed {
 				at = annotationOf(props, i, name, apart)

@@ -104,14 +104,7 @@ func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 			if pr.Kind == tokNull || pr.Kind == tokNested || isAnnotation(pr.Name) {
 				continue
 			}
-			name := string(pr.Name)
-			if pr.NameEsc {
-				s, ok := unescape(pr.Name)
-				if !ok {
-					return &DecodeError{Reason: "malformed property name"}
-				}
-				name = s
-			}
+			name := string(pr.Name) // unescaped by scanProps
 			at := annotationOf(props, i, []byte(name), apart)
 			switch name {
 			case "PartitionKey", "RowKey", "odata.etag":

@@ -112,7 +112,7 @@ func parseValue(typ, s string) (any, error) {
 // name is an error).
 func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity, error]) error {
 	if w == nil {
-		return &ConfigError{Field: "w", Reason: "nil io.Writer"}
+		return &ConfigError{Field: "w", Reason: ReasonNil}
 	}
 	cw := csv.NewWriter(w)
 	head := []string{"PartitionKey", "RowKey", "Timestamp"}
@@ -177,7 +177,7 @@ func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity
 func ReadCSV(r io.Reader) iter.Seq2[entity.DynamicEntity, error] {
 	return func(yield func(entity.DynamicEntity, error) bool) {
 		if r == nil {
-			yield(entity.DynamicEntity{}, &ConfigError{Field: "r", Reason: "nil io.Reader"})
+			yield(entity.DynamicEntity{}, &ConfigError{Field: "r", Reason: ReasonNil})
 			return
 		}
 		for l, err := range readCSV(r) {

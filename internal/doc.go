@@ -20,8 +20,9 @@
 //     packages, internal/ and keys. entity/internal/protect, the seam
 //     between the codec and entity/crypt, lives there because only
 //     entity's packages use it.
-//  4. resolver, backup, cost, account: built on entity (cost and account
-//     on internal/ alone).
+//  4. resolver, backup, cost, throttle, account: built on entity (cost
+//     and throttle on internal/ alone; account on internal/, cost and
+//     throttle).
 //  5. integration (a real storage account for tests, through account) and
 //     its test kits integration/faults, integration/crashtest and
 //     integration/seamtest: public, so that code built on tablekit can be

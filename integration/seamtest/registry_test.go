@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -211,15 +212,29 @@ func TestRegistryCoversEveryOperation(t *testing.T) {
 	}
 }
 
+// knownGaps are the seams the registry marks missing, "op seam": a new
+// "missing" entry fails TestSeamMatrix until it is listed here, and a gap
+// closed by a test must leave the list, so that it only shrinks.
+var knownGaps = []string{
+	"crypt.Table.Rotate crash",
+	"crypt.Table.Submit bad",
+	"eventual.Processor.Replay bad",
+	"indexentity.Set.MoveTo race",
+	"indexentity.Set.Repair crash",
+	"secondaryindex.Set.MoveTo race",
+	"secondaryindex.Set.Repair crash",
+}
+
 // TestSeamMatrix prints the matrix (go test -run SeamMatrix -v): per
 // package, the operations, the writes and, per seam, how many writes name
-// a test, "n/a" or "missing"; then every seam still missing.
+// a test, "n/a" or "missing"; then every seam still missing, which must be
+// exactly knownGaps.
 func TestSeamMatrix(t *testing.T) {
 	// counts: operations, writes, unused, then per seam tested, n/a, missing.
 	type counts = [3 + 3*3]int
 	per := map[string]*counts{}
 	var pkgs []string
-	var gaps []string
+	var gaps, gapKeys []string
 	var total counts
 	for _, o := range registry {
 		pkg, _, _ := strings.Cut(o.name, ".")
@@ -242,6 +257,7 @@ func TestSeamMatrix(t *testing.T) {
 			case strings.HasPrefix(ref, missing):
 				c[3+3*i+2]++
 				gaps = append(gaps, o.name+" "+s+": "+strings.TrimPrefix(ref, missing))
+				gapKeys = append(gapKeys, o.name+" "+s)
 			default:
 				c[3+3*i]++
 			}
@@ -262,5 +278,9 @@ func TestSeamMatrix(t *testing.T) {
 	line("total", &total)
 	for _, g := range gaps {
 		t.Logf("missing: %s", g)
+	}
+	sort.Strings(gapKeys)
+	if !slices.Equal(gapKeys, knownGaps) {
+		t.Errorf("the seams marked missing are\n%s\nnot knownGaps\n%s\n(a new write needs its seam tests; a closed gap leaves knownGaps)", strings.Join(gapKeys, "\n"), strings.Join(knownGaps, "\n"))
 	}
 }

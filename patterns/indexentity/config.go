@@ -11,9 +11,9 @@ import (
 // Config tunes a Set. The zero value works for SamePartition indexes; each
 // field says what 0 means.
 type Config struct {
-	// Entries is the table of the OtherPartition indexes' entities (guide
-	// §6.4 option 3: "in a separate partition or table"); nil means the
-	// primary's table.
+	// Entries is the table of the OtherPartition and TableWide indexes'
+	// entities (guide §6.4 option 3: "in a separate partition or table");
+	// nil means the primary's table.
 	Entries *entity.Table[entity.DynamicEntity]
 	// Blobs is the container of the Blob indexes' lists (option 1); nil
 	// is allowed only when no index is a Blob index.

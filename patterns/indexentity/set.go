@@ -35,10 +35,11 @@ type Set[T any] struct {
 }
 
 // New returns the Set of primary's entities with the given indexes.
-// OtherPartition and Blob indexes need p, the processor of
+// OtherPartition, TableWide and Blob indexes need p, the processor of
 // patterns/eventual whose workers keep them (New registers the Set's
-// message kind on it; run p.Run somewhere); p may be nil when every index
-// is SamePartition. Build the primary table, Config.Entries and
+// message kind on it; run p.Run somewhere), and so do WriteOptions.Messages;
+// p may be nil when every index is SamePartition and no write carries
+// messages. Build the primary table, Config.Entries and
 // Config.Blobs with entity.ClientOptions and azcore's pipeline (as
 // tablekit's constructors and integration.Env do), so that a lost reply
 // is never misreported.

@@ -31,7 +31,7 @@ func TestCosmosTrimUnsorted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	l := newLog(t, tbl, logtail.Config{Clock: stepClock(t0, time.Millisecond), Unsorted: true})
+	l := newLog(t, tbl, logtail.Config{Now: stepClock(t0, time.Millisecond), Unsorted: true})
 	batch := make([]*Attempt, 1234) // entry i at t0 + i ms
 	for i := range batch {
 		batch[i] = &Attempt{N: int32(i)}

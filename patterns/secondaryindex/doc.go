@@ -60,8 +60,8 @@
 //     unique value is one point query (plus one per entry with Verify);
 //     LookupValueAll of a non-unique value one range query in one
 //     partition (the value's bucket); LookupValuePrefix one range query
-//     per bucket — Index.Buckets queries, run side by side and merged in
-//     value order, exact and ordered. Throughput ceiling: the entries of
+//     per bucket — Index.Buckets queries, their first pages read side by
+//     side, merged in value order, exact and ordered. Throughput ceiling: the entries of
 //     one value all live in one bucket, so one value takes at most ~2,000
 //     entity writes/s (the service's target per partition), and the index
 //     as a whole about Index.Buckets × 2,000/s (16 buckets, the default:

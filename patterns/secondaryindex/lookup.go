@@ -177,7 +177,8 @@ func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opt
 // named index starts with prefix, wherever their partitions, in the order
 // of the values (then of the primaries' keys, for a non-unique index):
 // exact and ordered, it costs one range query per bucket (Index.Buckets
-// queries, each paged, run side by side), merged as they are read. Errors
+// queries, their first pages read side by side, the next ones as the merge
+// needs them), merged as they are read. Errors
 // are yielded as by LookupAll; an index that is not TableWide is an error
 // matching ErrPlacement (use LookupPrefix).
 func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {

@@ -52,8 +52,9 @@
 //
 // # Choosing an index
 //
-// Storage transactions per write and per lookup, from the cost meter in
-// the packages' benchmarks:
+// Storage transactions per write and per lookup (lookups measured with the
+// cost meter in the packages' benchmarks; writes counted from the steps each
+// package's doc lists):
 //
 //	query                                   use                              per write                 per lookup
 //	a value in a known partition            secondaryindex SamePartition     1 (insert), 2 (modify)    1 point or range query
@@ -63,12 +64,14 @@
 //	a value whatever the partition          secondaryindex TableWide         writer 5; + the worker's  unique: 1 point query;
 //	  ("order 10042", "status pending")     entries' partition from the                                non-unique: 1 range query;
 //	                                        value, Buckets of them                                     prefix: Buckets queries
-//	every entity of a value with very       indexentity (in the partition,   1 transaction in the      the list (Buckets of them
-//	  many members ("all Jones in Sales")   elsewhere, table-wide)           partition; table-wide 3,  table-wide), then 1 point
+//	every entity of a value with very       indexentity (in the partition,   2 in the partition (list  the list (Buckets of them
+//	  many members ("all Jones in Sales")   elsewhere, table-wide)           read + transaction);      table-wide), then 1 point
+//	                                                                         table-wide 3,
 //	                                                                         9 with the worker's       read per member fetched
 //
-// A TableWide index takes about Buckets × 2,000 entity writes per second
-// (the service's target per partition), one value at most 2,000 (its
+// A TableWide index takes about Buckets ×
+// 2,000 entity writes per second (the service's target per partition), within
+// the account's ~20,000, one value at most 2,000 (its
 // bucket): a value held by very many entities (a status) is an index
 // entity's job. Several indexes of one entity type belong in ONE Set, and
 // a secondaryindex Set and an indexentity Set cannot both own one table's
@@ -80,9 +83,10 @@
 //
 // Each package owns what it keeps in step — a Set every write of its
 // primaries, a Copies its sources and targets, a wide.Table the rows of a
-// wide entity, a large.Table its blob fields — and its doc's Ownership
-// section says what a write through anything else leaves (and what Check
-// then reports), with the test that shows it. To compose, use the owner's
+// wide entity, a large.Table its blob fields — and the Ownership sections
+// (secondaryindex, indexentity, denormalize, wide, logtail, dataseries,
+// rotation, bucket) say what a write through anything else leaves (and what
+// Check then reports), with the test that shows it; large has none yet. To compose, use the owner's
 // writes as steps: WriteOptions.Messages (secondaryindex, indexentity,
 // denormalize) commits the caller's own eventual messages in the write's
 // transaction, sent exactly when it committed; Set.MoveTo archives an
@@ -94,20 +98,24 @@
 //
 // # How a pattern package reads
 //
-// Every package follows one shape, so that learning one teaches the rest:
+// The packages follow one shape, so that learning one teaches the rest:
 //
-//   - New(tables/queues/containers…, cfg Config) (*X, error), taking
-//     *entity.Table[T], *azqueue.QueueClient and *container.Client, never
-//     connection strings; Config is a value whose zero fields mean documented
-//     defaults.
+//   - New(clients…, cfg Config, declarations…) (*X, error), taking typed
+//     tables (*entity.Table[T]), queues and containers, or the aztables
+//     clients a table-per-period rotation needs — built with
+//     entity.ClientOptions or package account, never connection strings;
+//     Config is a value whose zero fields mean documented defaults
+//     (bloblog.New also takes the context its Logger runs in).
 //   - errors.go holds every sentinel and typed error, prefixed with the
 //     package's name; typed errors name the step and the keys and unwrap to
 //     entity's errors, so errors.Is(err, entity.ErrPreconditionFailed) and
 //     errors.Is(err, entity.ErrOutcomeUnknown) keep working.
 //   - doc.go: the problem, the fix, Guarantee, Steps, Failure and recovery,
-//     Azurite / Cosmos DB differences, and a usage snippet.
-//   - Benchmarks compare /tablekit with /raw in one function on the same
-//     Azurite and report storage-tx/op from package cost.
+//     Azurite / Cosmos DB differences, and a usage snippet (compound, whose
+//     operations are single reads, and drift, a vocabulary, have less).
+//   - Benchmarks compare /tablekit with a baseline in one function on the
+//     same Azurite (/raw aztables, or the /naive or /handwritten code it
+//     replaces) and report storage-tx/op from package cost.
 //
 // [Table design patterns]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns
 package patterns

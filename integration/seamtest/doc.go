@@ -1,5 +1,5 @@
 // Package seamtest is the seam harness of tablekit's tests: the failures
-// found between mechanisms rather than inside them (DESIGN.md, "Seams").
+// found between mechanisms rather than inside them.
 //
 //   - [EveryReply] loses the reply of each request of an operation in turn
 //     and runs a second writer — insert, replace, merge, delete of the same

@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// The seams (DESIGN.md, "Seams"): what every public write is tested against.
+// The seams: what every public write is tested against.
 const (
 	crash = "crash" // crash at request k, before sending and after executing, recovered by a fresh instance
 	race  = "race"  // a lost reply with a second writer inside the retry window

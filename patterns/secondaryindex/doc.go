@@ -65,7 +65,7 @@
 //     one value all live in one bucket, so one value takes at most ~2,000
 //     entity writes/s (the service's target per partition), and the index
 //     as a whole about Index.Buckets × 2,000/s (16 buckets, the default:
-//     ~32,000/s), with values spread evenly by the hash; a value with very
+//     ~32,000/s, above the account's ~20,000/s target), with values spread evenly by the hash; a value with very
 //     many primaries (a status) makes its bucket hot: use
 //     patterns/indexentity, or put more of the key in the value. Writes
 //     cost what an OtherPartition write costs: a unique value's

@@ -3,11 +3,9 @@ package secondaryindex
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -223,16 +221,8 @@ func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary,
 	return sum, joinRows(rows)
 }
 
-// badRow reports an error of one entity that no retry fixes: it does not
-// decode, or its value makes no key.
-func badRow(err error) bool {
-	return errors.Is(err, entity.ErrDecode) || errors.Is(err, entity.ErrInvalid)
-}
+// badRow reports an error of one entity that no retry fixes.
+func badRow(err error) bool { return indexset.BadRow[pkg](err) }
 
 // joinRows joins the errors of bad rows, the first ten in full.
-func joinRows(rows []error) error {
-	if len(rows) > 10 {
-		rows = append(rows[:10:10], fmt.Errorf("secondaryindex: and %d more rows that cannot be checked", len(rows)-10))
-	}
-	return errline.Join(rows...)
-}
+func joinRows(rows []error) error { return indexset.JoinRows[pkg](rows) }

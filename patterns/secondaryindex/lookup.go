@@ -230,7 +230,9 @@ func mergeByRowKey(sources []func(context.Context) iter.Seq2[json.RawMessage, er
 				if err != nil {
 					return false, err
 				}
-				var m entryMeta
+				// Only the keys: an entry whose other properties do not
+				// decode is yielded as one bad row by scan, not the end.
+				var m struct{ PartitionKey, RowKey string }
 				if err := entity.Unmarshal(raw, &m); err != nil {
 					return false, err
 				}

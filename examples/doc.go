@@ -22,7 +22,7 @@
 //     not tablekit's dependency: azcore logging, OpenTelemetry tracing, retry
 //     settings and the storage-cost meter, given once to package account.
 //
-// Every program but quickstart and keys is one line, demo.Main with its
+// Every program's main but quickstart's and keys' is one line, demo.Main with its
 // tour: examples/demo builds the clients with package account from
 // TABLEKIT_CONNECTION_STRING (UseDevelopmentStorage=true included) or
 // TABLEKIT_ACCOUNT_URL, as a production main would, and starts a private

@@ -2,13 +2,14 @@ package throttle
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
+	"github.com/tablekit/tablekit/internal/jsonscan"
 	"github.com/tablekit/tablekit/internal/pipeline"
 )
 
@@ -130,29 +131,34 @@ func batchWork(body []byte) (table, partition string, ops int) {
 	return table, partition, ops
 }
 
+// errFound ends the scan of partitionInJSON once it has the PartitionKey.
+var errFound = errors.New("throttle: PartitionKey found")
+
 // partitionInJSON reads the PartitionKey member (exactly so named) of the
 // JSON object at the start of b; what follows the object is ignored.
 func partitionInJSON(b []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", false
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return "", false
+	sc := jsonscan.New(b)
+	var pk string
+	var ok bool
+	err := sc.Members(func(name []byte, esc bool) error {
+		var p jsonscan.Prop
+		if err := sc.Value(&p); err != nil {
+			return err
 		}
-		if name, _ := t.(string); name == "PartitionKey" {
-			var pk string
-			if dec.Decode(&pk) != nil {
-				return "", false
+		if esc {
+			u, uok := jsonscan.Unescape(name)
+			if !uok {
+				return nil
 			}
-			return pk, true
+			name = []byte(u)
 		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return "", false
+		if string(name) != "PartitionKey" {
+			return nil
 		}
-	}
-	return "", false
+		if p.Kind == jsonscan.String {
+			pk, ok = jsonscan.StringOf(p.Val, p.ValEsc)
+		}
+		return errFound
+	})
+	return pk, ok && errors.Is(err, errFound)
 }

@@ -5,7 +5,8 @@
 // storage holds up to terabytes. A Table keeps the typed struct whole for
 // its user: the fields tagged `table:",blob"` — a []byte, a string or a
 // Stream — are stored as blobs of a container, and the entity keeps, for
-// each, a reference: the blob's name, its size and its SHA-256 (see Ref).
+// each, a reference: the blob's name, its size and its checksum — a
+// SHA-256 by default, or a CRC-32C (Config.Checksum; see Ref).
 // The other fields are stored as entity's codec stores them. A blob field
 // without a value — a nil or empty []byte, "", a zero Stream or one whose
 // reader yields nothing — has no reference and no blob, and reads back as
@@ -16,7 +17,10 @@
 //
 // An entity never references a missing blob, and a read never returns a
 // value other than the one written: each blob is checked against the
-// size and SHA-256 its entity recorded. A blob is deleted — by the
+// size and checksum its entity recorded — with the default SHA-256 also
+// a blob changed on purpose; with CRC-32C (Config.Checksum), a blob
+// corrupted, truncated or mixed up, not one made to match its CRC-32C
+// (TestChecksums). A blob is deleted — by the
 // processor's workers or by Sweep — only when its entity, read just
 // before, does not reference it, and only once it is older than
 // Config.Grace, unless it was uploaded by a write that has ended without
@@ -71,7 +75,9 @@
 //     then the entity's insert with the references.
 //  2. Replace (and Upsert): a point read of the stored version; a Put Blob
 //     per value that changed (a value with the same size and SHA-256
-//     keeps its blob, as does a Stream read by Get); the entity's replace
+//     keeps its blob, as does a Stream read by Get; with CRC-32C every
+//     []byte or string value is uploaded again, since two values with one
+//     CRC-32C are easily made); the entity's replace
 //     on condition of the ETag read; one Put Message asking the
 //     processor's workers to delete the blobs the new version no longer
 //     references, after Config.DeleteDelay: a worker reads the entity's
@@ -81,7 +87,8 @@
 //     into a new message (a Get Blob Properties and a Put Message),
 //     delayed until it is old enough, which does the same again.
 //  3. Get: a point read of the entity, then one Get Blob per []byte or
-//     string field with a value, all at once, hashed as they stream in;
+//     string field with a value, all at once, each read into a buffer of
+//     the size recorded and checksummed as it streams in;
 //     a Stream field's blob is read when it is opened. For an entity the
 //     Table read or wrote recently the Get Blobs start with the point
 //     read, on the names it saw then (Config.Hints), and are used when the
@@ -104,18 +111,28 @@
 // read, Delete Blob and Delete Message); Replace of other fields only 2
 // (read, replace); Delete 3 and as many in the worker.
 //
-// Speed: checking a value costs its SHA-256, about 3.5 to 4 ms of CPU per
-// 5 MiB with the SHA extensions — about as much CPU as receiving the
-// bytes, so a verified read costs about twice the client CPU of a plain
-// download (BenchmarkRead's cpu-µs/op) — computed on a second goroutine
-// as the bytes arrive. That is the floor for a check of SHA-256, not an
-// overhead of this package: a plain download followed by the SHA-256 of
-// its bytes costs the same CPU (BenchmarkRead's raw-sha256: 2.0× a plain
-// download; tablekit 1.0× raw-sha256). Where the transfer sets the pace — a storage account serves one
-// blob at up to 60 MiB/s — a read runs at 97% of a plain download of the
-// same blob (BenchmarkReadThrottled). On Azurite, which serves the blob
-// from memory at about 850 MB/s on the same two cores, the hash is the
-// bottleneck and a read runs at about half that speed (BenchmarkRead).
+// Speed: a read checks each value against its checksum as the bytes
+// arrive, on a second goroutine, into one buffer of the recorded size (no
+// growth, no copy but the one from the connection; a string field costs
+// one more copy, the conversion from bytes). What the check costs is its
+// CPU time, which BenchmarkChecksum measures in memory for 5 MiB
+// (cpu-µs/op on the two shared cores here, SHA extensions present):
+// SHA-256 3,450, CRC-32C 365, CRC-64 with azblob's polynomial 3,620 and
+// MD5 7,863 — so CRC-64 (what a check of the service's x-ms-content-crc64
+// would cost the client; Go computes it with tables) saves nothing over
+// SHA-256, MD5 (the service's Content-MD5) costs twice as much, and only
+// CRC-32C, computed by the CPU's CRC32 instruction, is cheap: it is the
+// one Config.Checksum offers beside SHA-256. Receiving the bytes costs
+// about as much CPU as their SHA-256, so BenchmarkRead's cpu-µs/op, from
+// one run (-count 3 -cpu 1 -benchtime 30x, means, a loaded machine):
+// raw download 4,967; tablekit (SHA-256) 9,875 = 2.0× raw, and 1.03× raw
+// followed by the SHA-256 of its bytes (9,611: the floor of any check of a
+// SHA-256); tablekit-cold 10,338 = 2.1×; tablekit-crc32c 5,586 = 1.12×.
+// Choose CRC-32C where the CPU of reads matters and the threat is
+// corruption, not tampering. Where the transfer sets the pace — a storage
+// account serves one blob at up to 60 MiB/s — a read runs at 97% of a
+// plain download of the same blob with SHA-256
+// (BenchmarkReadThrottled).
 //
 // # Failure and recovery
 //
@@ -178,10 +195,17 @@
 //
 // The entity: each blob field with a value is a String property named as
 // the field is stored (its `table` tag's name, else its Go name), whose
-// value is a JSON object with the members "blob", "size" and "sha256", in
-// that order: the blob's name in the container, the value's size in bytes
-// (positive), and its SHA-256 in 64 lower-case hex digits. Readers ignore
-// members they do not know. A field without a value has no property. The
+// value is a JSON object with the members "blob", "size" and one
+// checksum, in that order: the blob's name in the container, the value's
+// size in bytes (positive), and either "sha256", its SHA-256 in 64
+// lower-case hex digits, or "crc32c", its CRC-32C (Castagnoli,
+// as Go's hash/crc32 computes it) in 8 lower-case hex digits of the
+// 32-bit value (Config.Checksum). A reader checks the value by the member
+// present (by "sha256" when both are); one with neither is refused
+// (ErrBadReference). Entities written before "crc32c" existed all hold
+// "sha256" and read as before; a reader that predates it refuses a
+// "crc32c" reference as a bad reference rather than read it unchecked.
+// Readers ignore members they do not know. A field without a value has no property. The
 // other fields are stored as entity's codec stores them, and the entity
 // carries entity's write token, TkWrite (see
 // entity.Table.WithWriteTokens), which every writer should keep.
@@ -196,8 +220,8 @@
 // first 16 hex digits of the key's SHA-256. The version is a random UUID.
 // Readers go by the metadata, not the name: tablekitpk, tablekitrk and
 // tablekitprop hold the keys and the property's name (their UTF-8 in
-// unpadded base64url; "" for an empty key), tablekitsha256 the value's
-// SHA-256 in lower-case hex.
+// unpadded base64url; "" for an empty key), and tablekitsha256 or
+// tablekitcrc32c the value's checksum as the reference holds it.
 //
 // The disposal message, sent to the processor's queues as a
 // patterns/eventual envelope, is of kind
@@ -214,8 +238,9 @@
 // For example, with Config.Prefix "employees/", the Usage example's
 // Employee{Dept: "Sales", ID: "Ü'1", Name: "Jones", Photo: []byte("hello")}
 // is stored so, every property a String, and its Delete sends the
-// message shown (TestWireFormat checks that this is exactly what is
-// written; the version, the write token and the container vary):
+// message shown (TestWireFormat checks that this, and the CRC-32C form
+// below, is exactly what is written; the version, the write token and
+// the container vary):
 //
 //	entity    PartitionKey: Sales
 //	          RowKey: Ü'1
@@ -228,6 +253,22 @@
 //	          tablekitrk: w5wnMQ
 //	          tablekitprop: UGhvdG8
 //	          tablekitsha256: 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824
+//	message   kind: tablekit.large.v1.<container>.<hash>
+//	          payload: {"blobs":["employees/Sales/~C3~9C~271/Photo/<version>"],"entity":{"pk":"Sales","rk":"Ü'1"}}
+//
+// With Config.Checksum ChecksumCRC32C the same employee is stored so:
+//
+//	entity    PartitionKey: Sales
+//	          RowKey: Ü'1
+//	          Name: Jones
+//	          Photo: {"blob":"employees/Sales/~C3~9C~271/Photo/<version>","size":5,"crc32c":"9a71bb4c"}
+//	          TkWrite: <write token>
+//	blob      employees/Sales/~C3~9C~271/Photo/<version>
+//	          content: hello
+//	          tablekitpk: U2FsZXM
+//	          tablekitrk: w5wnMQ
+//	          tablekitprop: UGhvdG8
+//	          tablekitcrc32c: 9a71bb4c
 //	message   kind: tablekit.large.v1.<container>.<hash>
 //	          payload: {"blobs":["employees/Sales/~C3~9C~271/Photo/<version>"],"entity":{"pk":"Sales","rk":"Ü'1"}}
 //

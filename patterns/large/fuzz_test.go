@@ -14,6 +14,8 @@ import (
 func FuzzRef(f *testing.F) {
 	f.Add(Ref{Blob: "employees/Sales/000123/Photo/7b0c", Size: 5 << 20, SHA256: [32]byte{1, 2, 3}}.encode())
 	f.Add(`{"blob":"x","size":1,"sha256":"` + strings.Repeat("0", 64) + `","later":true}`)
+	f.Add(Ref{Blob: "employees/Sales/000123/Photo/7b0c", Size: 5 << 20, Checksum: ChecksumCRC32C, CRC32C: 0x1c291ca3}.encode())
+	f.Add(`{"blob":"x","size":1,"crc32c":"0000000A","sha256":""}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := parseRef(s)
 		if err != nil {
@@ -68,7 +70,7 @@ func FuzzMetadata(f *testing.F) {
 	f.Add("", "'", "P", "!!", "Tablekitpk")
 	f.Fuzz(func(t *testing.T, pk, rk, prop, raw, key string) {
 		if keys.Validate(pk) == nil && keys.Validate(rk) == nil && prop != "" && utf8.ValidString(prop) { // property names are UTF-8
-			md := metadata(owner{pk, rk, prop}, [32]byte{})
+			md := metadata(owner{pk, rk, prop}, Ref{Checksum: Checksum(len(pk) % 2)})
 			o, ok := ownerOf(md)
 			if !ok || o != (owner{pk, rk, prop}) {
 				t.Fatalf("metadata of %q %q %q reads back as %+v, %v", pk, rk, prop, o, ok)

@@ -65,6 +65,13 @@ type Config struct {
 	// negative means none. A hint that has gone stale (the entity was
 	// replaced elsewhere) costs a Get Blob that is cancelled.
 	Hints int
+	// Checksum is what the entity records of each value it writes, and a
+	// read checks: ChecksumSHA256 (the zero value) finds any change of a
+	// blob, tampering included; ChecksumCRC32C finds corruption and
+	// mix-ups at a tenth of the CPU, not tampering (see Checksum). Values
+	// are read by the checksum their entity recorded, whatever this says:
+	// a Table reads what a Table of the other Checksum wrote.
+	Checksum Checksum
 	// Now is the clock that Sweep and the processor's workers compare
 	// with the blobs' creation times (the service's clock) to judge their
 	// age against Grace; nil means time.Now. Writers do not use it: their
@@ -90,6 +97,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, &ConfigError{Field: "Config.BlockSize", Reason: fmt.Sprintf("%d is not between 1 and %d bytes", c.BlockSize, int64(maxBlockSize))}
 	case c.Concurrency < 0:
 		return c, &ConfigError{Field: "Config.Concurrency", Reason: argerr.Negative}
+	case !c.Checksum.valid():
+		return c, &ConfigError{Field: "Config.Checksum", Reason: fmt.Sprintf("%v is not ChecksumSHA256 or ChecksumCRC32C", c.Checksum)}
 	}
 	if c.ReadAttempts == 0 {
 		c.ReadAttempts = 5

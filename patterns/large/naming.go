@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -61,12 +62,14 @@ func segment(key string) string {
 }
 
 // Blob metadata: the keys of the entity and the property (base64url of
-// their UTF-8, since metadata is ASCII), and the content's SHA-256 in hex.
+// their UTF-8, since metadata is ASCII), and the content's checksum in
+// hex, under the name of the checksum the entity records.
 const (
 	metaPK     = "tablekitpk"
 	metaRK     = "tablekitrk"
 	metaProp   = "tablekitprop"
 	metaSHA256 = "tablekitsha256"
+	metaCRC32C = "tablekitcrc32c"
 )
 
 // owner is what a blob's metadata says it belongs to.
@@ -74,12 +77,20 @@ type owner struct {
 	pk, rk, prop string
 }
 
-// metadata returns the metadata of a new blob of owner o with content
-// hash sum.
-func metadata(o owner, sum [32]byte) map[string]*string {
+// metadata returns the metadata of a new blob of owner o whose content's
+// size and checksum are ref's.
+func metadata(o owner, ref Ref) map[string]*string {
 	enc := base64.RawURLEncoding
-	pk, rk, prop, h := enc.EncodeToString([]byte(o.pk)), enc.EncodeToString([]byte(o.rk)), enc.EncodeToString([]byte(o.prop)), hex.EncodeToString(sum[:])
-	return map[string]*string{metaPK: &pk, metaRK: &rk, metaProp: &prop, metaSHA256: &h}
+	pk, rk, prop := enc.EncodeToString([]byte(o.pk)), enc.EncodeToString([]byte(o.rk)), enc.EncodeToString([]byte(o.prop))
+	md := map[string]*string{metaPK: &pk, metaRK: &rk, metaProp: &prop}
+	if ref.Checksum == ChecksumCRC32C {
+		h := fmt.Sprintf("%08x", ref.CRC32C)
+		md[metaCRC32C] = &h
+	} else {
+		h := hex.EncodeToString(ref.SHA256[:])
+		md[metaSHA256] = &h
+	}
+	return md
 }
 
 // ownerOf reads a blob's owner from its metadata (names in any case, as

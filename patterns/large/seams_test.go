@@ -26,6 +26,7 @@ type rawRef struct {
 	Blob   string `json:"blob"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
+	CRC32C string `json:"crc32c"`
 }
 
 // rawRefs lists the references the table's entities hold, read with a

@@ -3,7 +3,6 @@ package large
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -20,14 +19,15 @@ import (
 // blocks.
 const maxPutBlob = 256 << 20
 
-// putBytes writes data, whose SHA-256 is sum, as the new blob name: one
-// Put Blob request, harmless to repeat (no other write uses the name).
-func (t *Table[T]) putBytes(ctx context.Context, name string, o owner, data []byte, sum [32]byte) error {
+// putBytes writes data, whose reference is ref, as the new blob ref.Blob:
+// one Put Blob request, harmless to repeat (no other write uses the name).
+func (t *Table[T]) putBytes(ctx context.Context, ref Ref, o owner, data []byte) error {
+	name := ref.Blob
 	if len(data) > maxPutBlob {
 		_, err := t.putBlocks(ctx, name, o, bytes.NewReader(data))
 		return err
 	}
-	_, err := t.blobs.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{Metadata: metadata(o, sum)})
+	_, err := t.blobs.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{Metadata: metadata(o, ref)})
 	if err != nil {
 		return fmt.Errorf("large: writing blob %s: %w", name, err)
 	}
@@ -48,12 +48,11 @@ func (t *Table[T]) putStream(ctx context.Context, name string, o owner, r io.Rea
 		if n == 0 {
 			return Ref{}, nil
 		}
-		data := first[:n]
-		sum := sha256.Sum256(data)
-		if err := t.putBytes(ctx, name, o, data, sum); err != nil {
+		ref := sumRef(name, t.cfg.Checksum, first[:n])
+		if err := t.putBytes(ctx, ref, o, first[:n]); err != nil {
 			return Ref{}, err
 		}
-		return Ref{Blob: name, Size: int64(n), SHA256: sum}, nil
+		return ref, nil
 	case err != nil:
 		return Ref{}, fmt.Errorf("large: reading the value of blob %s: %w", name, err)
 	}
@@ -65,7 +64,7 @@ func (t *Table[T]) putBlocks(ctx context.Context, name string, o owner, r io.Rea
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bb := t.blobs.NewBlockBlobClient(name)
-	h := sha256.New()
+	h := t.cfg.Checksum.newHash()
 	var (
 		ids  []string
 		size int64
@@ -124,8 +123,8 @@ func (t *Table[T]) putBlocks(ctx context.Context, name string, o owner, r io.Rea
 	if size == 0 {
 		return Ref{}, nil
 	}
-	ref := Ref{Blob: name, Size: size, SHA256: [32]byte(h.Sum(nil))}
-	if _, err := bb.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{Metadata: metadata(o, ref.SHA256)}); err != nil {
+	ref := Ref{Blob: name, Size: size, Checksum: t.cfg.Checksum}.withSum(h)
+	if _, err := bb.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{Metadata: metadata(o, ref)}); err != nil {
 		return Ref{}, fmt.Errorf("large: committing blob %s: %w", name, err)
 	}
 	return ref, nil

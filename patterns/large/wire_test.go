@@ -22,9 +22,9 @@ import (
 	"github.com/tablekit/tablekit/patterns/large"
 )
 
-// docExample returns the example of the package doc's Wire format
+// docExample returns example i (from 0) of the package doc's Wire format
 // section: its indented lines, without the comment markers.
-func docExample(t *testing.T) []string {
+func docExample(t *testing.T, i int) []string {
 	t.Helper()
 	src, err := os.ReadFile("doc.go")
 	if err != nil {
@@ -37,23 +37,25 @@ func docExample(t *testing.T) []string {
 			out = []string{strings.TrimPrefix(line, "//\t")}
 		case len(out) > 0 && strings.HasPrefix(line, "//\t"):
 			out = append(out, strings.TrimPrefix(line, "//\t"))
+		case len(out) > 0 && i > 0:
+			out, i = nil, i-1
 		case len(out) > 0:
 			return out
 		}
 	}
-	t.Fatal("doc.go has no wire format example")
+	t.Fatalf("doc.go has no wire format example %d", i)
 	return nil
 }
 
 // staffOn returns a Table of Staff on f's table, container and processor,
 // with the prefix of the doc's example.
-func staffOn(t *testing.T, f *fixture) *large.Table[Staff] {
+func staffOn(t *testing.T, f *fixture, sum large.Checksum) *large.Table[Staff] {
 	t.Helper()
 	tbl, err := entity.NewTableFromService[Staff](env.TableService, f.table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	staff, err := large.New(tbl, f.cont, f.proc, large.Config{Prefix: "employees/", DeleteDelay: -1, Grace: -1})
+	staff, err := large.New(tbl, f.cont, f.proc, large.Config{Prefix: "employees/", DeleteDelay: -1, Grace: -1, Checksum: sum})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,15 +69,25 @@ func disposalKind(f *fixture, prefix string) string {
 	return "tablekit.large.v1." + f.blobs + "." + hex.EncodeToString(sum[:4])
 }
 
-// The package doc's Wire format example is exactly what the code writes:
-// the entity's properties and the blob's name, content and metadata read
-// back with raw aztables and azblob clients, and the message Delete sends
-// peeked with a raw azqueue client, only the random parts masked.
+// The package doc's Wire format examples are exactly what the code
+// writes, with each Config.Checksum: the entity's properties and the
+// blob's name, content and metadata read back with raw aztables and
+// azblob clients, and the message Delete sends peeked with a raw azqueue
+// client, only the random parts masked.
 func TestWireFormat(t *testing.T) {
 	t.Parallel()
+	for i, sum := range []large.Checksum{large.ChecksumSHA256, large.ChecksumCRC32C} {
+		t.Run(sum.String(), func(t *testing.T) {
+			t.Parallel()
+			testWireFormat(t, sum, docExample(t, i))
+		})
+	}
+}
+
+func testWireFormat(t *testing.T, sum large.Checksum, want []string) {
 	ctx := context.Background()
 	f := newFixture(t, testConfig())
-	staff := staffOn(t, f)
+	staff := staffOn(t, f, sum)
 	e := Staff{Dept: "Sales", ID: "Ü'1", Name: "Jones", Photo: []byte("hello")}
 	if err := staff.Insert(ctx, &e); err != nil {
 		t.Fatal(err)
@@ -154,7 +166,7 @@ func TestWireFormat(t *testing.T) {
 	resp.Body.Close()
 	add("blob", "%s", blobName)
 	add("", "content: %s", content[:n])
-	keys := []string{"tablekitpk", "tablekitrk", "tablekitprop", "tablekitsha256"}
+	keys := []string{"tablekitpk", "tablekitrk", "tablekitprop", "tablekitsha256", "tablekitcrc32c"}
 	for k, v := range md {
 		if !slices.Contains(keys, strings.ToLower(k)) {
 			t.Errorf("the blob has metadata %s = %q the doc does not name", k, *v)
@@ -197,7 +209,6 @@ func TestWireFormat(t *testing.T) {
 	add("message", "kind: %s", kind)
 	add("", "payload: %s", envelope.Payload)
 
-	want := docExample(t)
 	if !slices.Equal(lines, want) {
 		t.Errorf("written:\n\t%s\nthe doc's example:\n\t%s", strings.Join(lines, "\n\t"), strings.Join(want, "\n\t"))
 	}
@@ -211,7 +222,7 @@ func TestOlderDisposalMessages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, testConfig())
-	staff := staffOn(t, f)
+	staff := staffOn(t, f, large.ChecksumSHA256)
 	var names []string
 	for _, id := range []string{"1", "2"} {
 		e := Staff{Dept: "Sales", ID: id, Name: "Jones", Photo: []byte("photo " + id)}

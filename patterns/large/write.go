@@ -2,7 +2,6 @@ package large
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +31,7 @@ const (
 type slot struct {
 	f       *field
 	data    []byte    // a []byte or string value; nil for none
-	sum     [32]byte  // data's SHA-256
+	sum     Ref       // data's size and checksum, under name
 	r       io.Reader // a Stream's new value, until uploaded
 	keep    *Ref      // a Stream read before: the stored value it keeps
 	name    string    // the name of this write's blob for the field
@@ -142,14 +141,15 @@ func (w *writer[T]) prepare(e *T) error {
 				s.keep = &k
 			}
 		} else if s.data = f.bytesOf(rv); s.data != nil {
-			s.sum = sha256.Sum256(s.data)
+			s.sum = sumRef(s.name, t.cfg.Checksum, s.data)
 		}
-		// The longest reference the entity may store for the field.
+		// The longest reference the entity may store for the field (a
+		// SHA-256 is longer than a CRC-32C).
 		switch {
 		case s.keep != nil:
 			check.Set(f.Name, s.keep.encode())
 		case s.data != nil || s.r != nil:
-			check.Set(f.Name, Ref{Blob: s.name, Size: math.MaxInt64, SHA256: s.sum}.encode())
+			check.Set(f.Name, Ref{Blob: s.name, Size: math.MaxInt64}.encode())
 		}
 		w.slots = append(w.slots, s)
 	}
@@ -203,8 +203,10 @@ func (w *writer[T]) round(ctx context.Context, c cond, etag string) error {
 			s.ref = have[i]
 		case s.data == nil && s.r == nil && !s.done:
 			s.ref = Ref{}
-		case s.data != nil && have[i].Size == int64(len(s.data)) && have[i].SHA256 == s.sum:
-			s.ref = have[i] // the same value: keep its blob
+		case s.data != nil && s.sum.Checksum == ChecksumSHA256 && sameSum(have[i], s.sum):
+			// The same value: keep its blob. Only a SHA-256 tells: two
+			// values with one CRC-32C are easily made, or met by chance.
+			s.ref = have[i]
 		case s.done:
 			s.ref = s.up
 		default:
@@ -301,8 +303,8 @@ func (w *writer[T]) upload(ctx context.Context, todo []*slot) error {
 			s.started = time.Now()
 			var err error
 			if s.data != nil {
-				err = t.putBytes(ctx, s.name, o, s.data, s.sum)
-				s.up = Ref{Blob: s.name, Size: int64(len(s.data)), SHA256: s.sum}
+				err = t.putBytes(ctx, s.sum, o, s.data)
+				s.up = s.sum
 			} else {
 				s.up, err = t.putStream(ctx, s.name, o, s.r)
 				s.r = nil // read: a Stream's value cannot be read twice

@@ -123,7 +123,7 @@ func TestUnknownChecksum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = large.New(tbl, f.cont, f.proc, large.Config{Checksum: large.ChecksumCRC32C + 1})
+	_, err = large.New(tbl, f.cont, large.Config{Processor: f.proc, Checksum: large.ChecksumCRC32C + 1})
 	var ce *large.ConfigError
 	if !errors.As(err, &ce) || ce.Field != "Config.Checksum" || !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("New with Checksum 2 = %v, want a *ConfigError for Config.Checksum matching entity.ErrInvalid", err)

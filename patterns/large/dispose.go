@@ -42,9 +42,9 @@ type owned struct {
 // enqueueDisposal sends the message that deletes old (blobs of a version
 // of the entity pk, rk) and own (blobs the calling write uploaded and
 // does not reference), after delay. A failure leaves them to Sweep: it is
-// not the caller's concern.
+// not the caller's concern; so does a Table without a processor.
 func (t *Table[T]) enqueueDisposal(ctx context.Context, pk, rk string, old, own []string, delay time.Duration) {
-	if len(old) == 0 && len(own) == 0 {
+	if len(old) == 0 && len(own) == 0 || t.proc == nil {
 		return
 	}
 	_ = t.sendDisposal(ctx, disposal{Blobs: old, Own: own, Entity: &owned{PartitionKey: pk, RowKey: rk}}, delay)

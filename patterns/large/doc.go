@@ -60,9 +60,22 @@
 // grace period), every blob under the table's prefix is referenced by its
 // entity: crashes, lost replies and failed writes leave no garbage for
 // good. Meanwhile a reader may see either version of an entity being
-// replaced, whole; the blobs of a replaced or deleted version stay for
-// Config.DeleteDelay, so that a reader of that version can still read
-// them, and until they are Config.Grace old (an hour by default).
+// replaced, whole; the processor's workers keep the blobs of a replaced
+// or deleted version for Config.DeleteDelay, so that a reader of that
+// version can still read them, and until they are Config.Grace old (an
+// hour by default). Sweep keeps no DeleteDelay — it cannot tell a
+// replaced version's blob from a crash's orphan — and deletes such a blob
+// once it is older than Grace; a Get that meets it gone reads the entity
+// again (Config.ReadAttempts), a Stream opened later fails with
+// ErrBlobMissing.
+//
+// The processor (Config.Processor) is optional. Without one the writes
+// send no message (Replace with a new photo costs 3 storage
+// transactions, Delete 2), nothing is kept for DeleteDelay, and every
+// blob that falls out of use — a replaced or deleted version's, a failed
+// write's — stays until a Sweep finds it older than Grace: the
+// guarantees above hold, with Sweep alone collecting the garbage
+// (TestWithoutProcessor).
 //
 // # Steps
 //
@@ -292,7 +305,7 @@
 //	}
 //	tbl, _ := entity.NewTable[Employee](client)
 //	p, _ := eventual.New(eventual.QueuesOf(queues, "employee-blobs"), nil, eventual.Config{})
-//	emps, _ := large.New(tbl, photos, p, large.Config{})
+//	emps, _ := large.New(tbl, photos, large.Config{Processor: p}) // p optional
 //	err := emps.Insert(ctx, &e)                    // Put Blob, then the entity
 //	e, err = emps.Get(ctx, "Sales", "000123")      // the entity, then its photo, SHA-256 checked
 //	err = emps.Replace(ctx, &e)                    // ErrPreconditionFailed if changed since

@@ -100,7 +100,8 @@ func ExampleTable() {
 		return
 	}
 	var later atomic.Int64 // how far the example's clock has been moved on
-	staff, err := large.New(tbl, blobs, p, large.Config{
+	staff, err := large.New(tbl, blobs, large.Config{
+		Processor:   p,
 		DeleteDelay: -1,
 		Now:         func() time.Time { return time.Now().Add(time.Duration(later.Load())) },
 	})
@@ -186,7 +187,7 @@ func ExampleStream() {
 	defer dropTable()
 	tbl, _ := entity.NewTable[Employee](client)
 	p, _ := eventual.New(queues, nil, eventual.Config{})
-	emps, err := large.New(tbl, blobs, p, large.Config{})
+	emps, err := large.New(tbl, blobs, large.Config{Processor: p})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -111,7 +111,9 @@ func (f *fixture) on(t testing.TB, e *integration.Env) *fixture {
 	if g.proc, err = eventual.New(eventual.QueuesOf(e.QueueService, f.queue), nil, pcfg); err != nil {
 		t.Fatal(err)
 	}
-	if g.emps, err = large.New(tbl, g.cont, g.proc, f.cfg); err != nil {
+	cfg := f.cfg
+	cfg.Processor = g.proc
+	if g.emps, err = large.New(tbl, g.cont, cfg); err != nil {
 		t.Fatal(err)
 	}
 	return &g

@@ -18,6 +18,21 @@ import (
 
 // Config tunes a Table. The zero value is ready to use.
 type Config struct {
+	// Processor is the queue processor (patterns/eventual) whose workers
+	// delete the blobs that fall out of use: those of a replaced or
+	// deleted version, after DeleteDelay, and those of a failed write, at
+	// once. New registers a handler on it for a message kind of its own
+	// (one per container and prefix; Tables that share both share it):
+	// every process that runs its workers must build its Table so, or
+	// those messages are poisoned as of an unknown kind. nil means none:
+	// the writes send no message, and every blob that falls out of use is
+	// left to Sweep, which deletes it once it is older than Grace — run
+	// Sweep often enough for the garbage you can afford. Without a
+	// processor nothing keeps a replaced version's blobs for DeleteDelay
+	// (Sweep cannot tell them from a crash's orphans): a Get that meets one
+	// gone reads the entity again (ReadAttempts), a Stream opened later
+	// fails with ErrBlobMissing.
+	Processor *eventual.Processor
 	// Prefix starts the name of every blob of the table's entities, so that
 	// several tables can share a container and Sweep lists only its own.
 	// "" means the table's name and "/". At most 200 characters. Two
@@ -33,11 +48,13 @@ type Config struct {
 	// Delete with entity.AnyETag, lost to concurrent writers; the zero
 	// value means entity.RetryPolicy's defaults.
 	Retry entity.RetryPolicy
-	// DeleteDelay is how long the blobs of a replaced or deleted version
-	// are kept, so that a reader that read that version just before can
-	// still read them (Stream.Open in particular); 0 means 1 minute,
-	// negative means none. At most eventual.MaxDelay. A blob younger than
-	// Grace is kept until it is that old, whatever DeleteDelay says.
+	// DeleteDelay is how long the Processor's workers keep the blobs of a
+	// replaced or deleted version, so that a reader that read that version
+	// just before can still read them (Stream.Open in particular); 0 means
+	// 1 minute, negative means none. At most eventual.MaxDelay. A blob
+	// younger than Grace is kept until it is that old, whatever
+	// DeleteDelay says. Sweep does not wait for it: it deletes any blob
+	// older than Grace that its entity does not reference.
 	DeleteDelay time.Duration
 	// Grace is how old a blob that no entity references must be before
 	// Sweep or the processor's workers delete it: a younger one may belong
@@ -129,7 +146,7 @@ func (c Config) withDefaults() (Config, error) {
 type Table[T any] struct {
 	rows   *entity.Table[entity.DynamicEntity]
 	blobs  *container.Client
-	proc   *eventual.Processor
+	proc   *eventual.Processor // nil: Sweep alone disposes of blobs
 	kind   eventual.Kind[disposal]
 	fields []field
 	props  []string // the properties holding references, in field order
@@ -139,22 +156,17 @@ type Table[T any] struct {
 }
 
 // New returns a Table storing T's entities in table's table and their
-// blob fields in blobs, deleting blobs no longer needed through p: New
-// registers a handler on p for a message kind of its own (one per
-// container and prefix; Tables that share both share it). Every process
-// that runs p's workers must build its Table so, or those messages are
-// poisoned as of an unknown kind.
+// blob fields in blobs, deleting blobs no longer needed through
+// cfg.Processor when there is one (see Config.Processor) and by Sweep.
 //
 // T is a struct with `table` tags whose blob fields — a []byte, a string
 // or a Stream, tagged `table:",blob"` — are fields of T itself.
-func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Processor, cfg Config) (*Table[T], error) {
+func New[T any](table *entity.Table[T], blobs *container.Client, cfg Config) (*Table[T], error) {
 	switch {
 	case table == nil:
 		return nil, &ConfigError{Field: "table", Reason: argerr.Nil}
 	case blobs == nil:
 		return nil, &ConfigError{Field: "blobs", Reason: "is a nil container client"}
-	case p == nil:
-		return nil, &ConfigError{Field: "processor", Reason: argerr.Nil}
 	}
 	fields, err := fieldsOf(reflect.TypeFor[T]())
 	if err != nil {
@@ -179,7 +191,7 @@ func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Pro
 		// Write tokens settle a conditional write whose reply was lost.
 		rows:   rows.WithWriteTokens(),
 		blobs:  blobs,
-		proc:   p,
+		proc:   cfg.Processor,
 		kind:   eventual.NewKind[disposal](kindName(blobs.URL(), prefix)),
 		fields: fields,
 		prefix: prefix,
@@ -189,7 +201,10 @@ func New[T any](table *entity.Table[T], blobs *container.Client, p *eventual.Pro
 	for _, f := range fields {
 		t.props = append(t.props, f.Name)
 	}
-	err = eventual.Handle(p, t.kind, t.dispose, eventual.HandleOptions{})
+	if t.proc == nil {
+		return t, nil
+	}
+	err = eventual.Handle(t.proc, t.kind, t.dispose, eventual.HandleOptions{})
 	if err != nil && !errors.Is(err, eventual.ErrDuplicateKind) {
 		return nil, err
 	}

@@ -32,7 +32,9 @@ func TestRefusedBeforeAnyRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nt, err := large.New(notes, f.cont, f.proc, testConfig())
+	cfg := testConfig()
+	cfg.Processor = f.proc
+	nt, err := large.New(notes, f.cont, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +94,10 @@ func TestNewRefuses(t *testing.T) {
 	}
 	nb, _ := entity.NewTableFromService[noBlob](env.TableService, f.table)
 	ib, _ := entity.NewTableFromService[intBlob](env.TableService, f.table)
-	if _, err := large.New(nb, f.cont, f.proc, large.Config{}); !errors.Is(err, entity.ErrInvalidType) {
+	if _, err := large.New(nb, f.cont, large.Config{Processor: f.proc}); !errors.Is(err, entity.ErrInvalidType) {
 		t.Errorf("no blob field: %v", err)
 	}
-	if _, err := large.New(ib, f.cont, f.proc, large.Config{}); !errors.Is(err, entity.ErrInvalidType) {
+	if _, err := large.New(ib, f.cont, large.Config{Processor: f.proc}); !errors.Is(err, entity.ErrInvalidType) {
 		t.Errorf("an int blob field: %v", err)
 	}
 	p, err := eventual.New(eventual.QueuesOf(env.QueueService, f.queue), nil, eventual.Config{})
@@ -103,20 +105,25 @@ func TestNewRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, err := range map[string]error{
-		"nil table":     func() error { _, err := large.New[Employee](nil, f.cont, p, large.Config{}); return err }(),
-		"nil container": func() error { _, err := large.New(tbl, nil, p, large.Config{}); return err }(),
-		"nil processor": func() error { _, err := large.New(tbl, f.cont, nil, large.Config{}); return err }(),
+		"nil table":     func() error { _, err := large.New[Employee](nil, f.cont, large.Config{Processor: p}); return err }(),
+		"nil container": func() error { _, err := large.New(tbl, nil, large.Config{Processor: p}); return err }(),
 		"long prefix": func() error {
-			_, err := large.New(tbl, f.cont, p, large.Config{Prefix: strings.Repeat("p", 201)})
+			_, err := large.New(tbl, f.cont, large.Config{Processor: p, Prefix: strings.Repeat("p", 201)})
 			return err
 		}(),
-		"read attempts": func() error { _, err := large.New(tbl, f.cont, p, large.Config{ReadAttempts: -1}); return err }(),
+		"read attempts": func() error {
+			_, err := large.New(tbl, f.cont, large.Config{Processor: p, ReadAttempts: -1})
+			return err
+		}(),
 		"delay": func() error {
-			_, err := large.New(tbl, f.cont, p, large.Config{DeleteDelay: 8 * 24 * time.Hour})
+			_, err := large.New(tbl, f.cont, large.Config{Processor: p, DeleteDelay: 8 * 24 * time.Hour})
 			return err
 		}(),
-		"block size":  func() error { _, err := large.New(tbl, f.cont, p, large.Config{BlockSize: -1}); return err }(),
-		"concurrency": func() error { _, err := large.New(tbl, f.cont, p, large.Config{Concurrency: -1}); return err }(),
+		"block size": func() error { _, err := large.New(tbl, f.cont, large.Config{Processor: p, BlockSize: -1}); return err }(),
+		"concurrency": func() error {
+			_, err := large.New(tbl, f.cont, large.Config{Processor: p, Concurrency: -1})
+			return err
+		}(),
 	} {
 		var ce *large.ConfigError
 		if !errors.Is(err, large.ErrInvalidConfig) || !errors.Is(err, entity.ErrInvalid) || !errors.As(err, &ce) {
@@ -124,10 +131,10 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 	// Two Tables of one container and prefix share a processor.
-	if _, err := large.New(tbl, f.cont, p, large.Config{}); err != nil {
+	if _, err := large.New(tbl, f.cont, large.Config{Processor: p}); err != nil {
 		t.Errorf("first Table: %v", err)
 	}
-	if _, err := large.New(tbl, f.cont, p, large.Config{}); err != nil {
+	if _, err := large.New(tbl, f.cont, large.Config{Processor: p}); err != nil {
 		t.Errorf("second Table on the same processor: %v", err)
 	}
 }

@@ -55,7 +55,7 @@ func staffOn(t *testing.T, f *fixture, sum large.Checksum) *large.Table[Staff] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	staff, err := large.New(tbl, f.cont, f.proc, large.Config{Prefix: "employees/", DeleteDelay: -1, Grace: -1, Checksum: sum})
+	staff, err := large.New(tbl, f.cont, large.Config{Processor: f.proc, Prefix: "employees/", DeleteDelay: -1, Grace: -1, Checksum: sum})
 	if err != nil {
 		t.Fatal(err)
 	}

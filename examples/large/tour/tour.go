@@ -127,7 +127,8 @@ func (s *story) open(env *demo.Env, cfg large.Config) (*large.Table[Employee], *
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return time.Now().Add(time.Duration(s.later.Load())) }
 	}
-	emps, err := large.New(tbl, cont, p, cfg)
+	cfg.Processor = p
+	emps, err := large.New(tbl, cont, cfg)
 	return emps, cont, p, err
 }
 

@@ -103,7 +103,11 @@ func (t *Table[T]) disposeOf(ctx context.Context, e owned, old, own []string) er
 	h := hs[e.RowKey]
 	var young []string
 	for i, name := range append(append([]string(nil), old...), own...) {
-		if h.holds(name, t.prefix) {
+		held, err := t.holds(ctx, h, name)
+		if err != nil {
+			return err
+		}
+		if held {
 			continue // the entity references it: whoever writes the entity next disposes of it
 		}
 		opts := &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)}
@@ -111,7 +115,7 @@ func (t *Table[T]) disposeOf(ctx context.Context, e owned, old, own []string) er
 			cutoff := now.Add(-t.cfg.Grace)
 			opts.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfUnmodifiedSince: &cutoff}}
 		}
-		_, err := t.blobs.NewBlobClient(name).Delete(ctx, opts)
+		_, err = t.blobs.NewBlobClient(name).Delete(ctx, opts)
 		switch {
 		case err == nil, bloberror.HasCode(err, bloberror.BlobNotFound):
 		case bloberror.HasCode(err, bloberror.ConditionNotMet):
@@ -156,22 +160,31 @@ type holding struct {
 	unreadable map[string]bool // properties whose value is not a reference: their blobs are kept
 }
 
-// holds reports whether h may reference the blob name, a blob under
-// prefix: a blob of a property whose value does not parse counts as
-// referenced, since nothing tells which blob it meant.
-func (h *holding) holds(name, prefix string) bool {
-	if h == nil {
-		return false
+// holds reports whether the entity whose references are h (nil for no
+// entity) may reference the blob name. A blob of a property whose value
+// does not parse counts as referenced, since nothing tells which blob it
+// meant; which property a blob is of is read from its metadata (one Get
+// Blob Properties, only for an entity with such a property), as Sweep
+// reads it, not from its name: names are for people. A blob without this
+// package's metadata is kept, as Sweep keeps it.
+func (t *Table[T]) holds(ctx context.Context, h *holding, name string) (bool, error) {
+	switch {
+	case h == nil:
+		return false, nil
+	case h.names[name]:
+		return true, nil
+	case len(h.unreadable) == 0:
+		return false, nil
 	}
-	if h.names[name] {
-		return true
+	props, err := t.blobs.NewBlobClient(name).GetProperties(ctx, nil)
+	switch {
+	case bloberror.HasCode(err, bloberror.BlobNotFound):
+		return true, nil // nothing to delete
+	case err != nil:
+		return false, fmt.Errorf("large: reading the metadata of blob %s: %w", name, err)
 	}
-	if len(h.unreadable) == 0 {
-		return false
-	}
-	// <prefix><partition>/<row>/<property>/<version>
-	parts := strings.Split(strings.TrimPrefix(name, prefix), "/")
-	return len(parts) != 4 || h.unreadable[parts[2]]
+	o, ok := ownerOf(props.Metadata)
+	return !ok || h.unreadable[o.prop], nil
 }
 
 // holdings reads what the entities of partition pk with RowKeys from lo

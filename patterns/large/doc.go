@@ -96,13 +96,16 @@
 //     references, after Config.DeleteDelay: a worker reads the entity's
 //     references (one query), then deletes each blob it no longer
 //     references with a Delete Blob on condition that the blob is older
-//     than Config.Grace (If-Unmodified-Since); one that is younger goes
+//     than Config.Grace (If-Unmodified-Since) — but for a blob of a
+//     property whose reference does not parse, told by the blob's
+//     metadata (a Get Blob Properties), which is kept
+//     (TestDisposalGoesByMetadata); one that is younger goes
 //     into a new message (a Get Blob Properties and a Put Message),
 //     delayed until it is old enough, which does the same again.
 //  3. Get: a point read of the entity, then one Get Blob per []byte or
 //     string field with a value, all at once, each read into a buffer of
-//     the size recorded and checksummed as it streams in;
-//     a Stream field's blob is read when it is opened. For an entity the
+//     the size recorded and checksummed as it streams in; a Stream
+//     field's blob is read when it is opened. For an entity the
 //     Table read or wrote recently the Get Blobs start with the point
 //     read, on the names it saw then (Config.Hints), and are used when the
 //     entity still holds those names.

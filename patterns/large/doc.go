@@ -204,6 +204,33 @@
 // longest time a request may travel and the clocks' skew (the default
 // Grace is one hour).
 //
+// # Ownership
+//
+// A Table owns the entities of its table and the blobs under its prefix:
+// write them through it only. There is no Check; another writer's changes
+// show as follows (TestPlainWriteBesideTable, TestMissingBlobAndBadReference,
+// TestSweepKeepsTheBlobOfAnUnreadableReference):
+//
+//   - a merge of other properties (a plain entity.Table of the same type
+//     leaves the blob fields out, so its Merge keeps the references) is
+//     read back with them: harmless;
+//   - a replace or a delete by another writer (a plain entity.Table's
+//     Replace drops the references, as its codec leaves the blob fields
+//     out) sends no disposal: the entity reads without those values, and
+//     their blobs are orphans that Sweep deletes once older than Grace;
+//   - a reference copied to another entity (a raw copy of the entity)
+//     shares the blob, which is disposed of by what the entity whose keys
+//     its metadata holds references: once that entity drops it, the copy's
+//     Get fails with a *BlobError matching ErrBlobMissing (after
+//     Config.ReadAttempts reads); copy an entity by a Get and an Insert of
+//     this Table, which writes blobs of its own;
+//   - a reference property set to something else makes Get fail with
+//     ErrBadReference; Sweep and the workers keep that property's blobs
+//     (SweepResult.Unreadable) until a write of this Table replaces it.
+//
+// To move or archive a large entity (patterns/eventual steps), read it
+// with Get and write it with another Table's Insert, then Delete it here.
+//
 // # Wire format
 //
 // What another language needs to read these entities, write them, and

@@ -163,6 +163,13 @@
 //   - after the Put Message: the processor's workers delete them; the
 //     message survives any crash of a worker (patterns/eventual).
 //
+// A request under way when a process dies may still be executed after it:
+// a Put Blob the client had cut off is stored, perhaps after a recovery's
+// Sweep listed the blobs. No entity references it; a later Sweep deletes
+// it once it is older than Config.Grace (the crash tests, which sweep
+// once with no grace, wait for every request they let through to be
+// answered).
+//
 // A write that fails for certain (a lost race, a refused value) has the
 // blobs it uploaded deleted through the processor, at once: no request of
 // that write can still reference them. A lost reply is settled: blob

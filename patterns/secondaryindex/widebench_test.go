@@ -15,7 +15,7 @@ import (
 // benchWide is the Set of the TableWide benchmarks: email (unique) and
 // last name TableWide with DefaultBuckets (16) buckets, its clients
 // metered, and n employees in n/10 departments, the queue drained.
-func benchWide(b *testing.B, meter *cost.Meter, n int) (*secondaryindex.Set[Employee], *aztables.Client, func(i int) Employee) {
+func benchWide(b testing.TB, meter *cost.Meter, n int) (*secondaryindex.Set[Employee], *aztables.Client, func(i int) Employee) {
 	ctx := context.Background()
 	metered := env.With(meter.Policy())
 	tbl := employees(b, metered)

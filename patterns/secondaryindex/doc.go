@@ -353,12 +353,20 @@
 // no particular order there. Measured under the Cosmos DB profile of
 // package integration/cosmos (TABLEKIT_PROFILE=cosmos: opaque ETags without
 // a time, query pages in no key order, RowKeys of at most 255 bytes,
-// reserved property names): LookupAll, LookupPrefix, Check's findings and a
-// raw listing of the entries come back in the service's order, not key
-// order. A Rebuild resumed from Summary.Next does not hold there: Next is
-// the last key scanned, and in no key order the resumed scan skips rows
-// (TestRebuildResumes: 8 repaired, then 0, of 18) — run Rebuild from the
-// start on Cosmos DB.
+// reserved property names): LookupAll, LookupPrefix, LookupValueAll,
+// Check's findings and a raw listing of the entries come back in the
+// service's order, not key order; LookupValuePrefix still yields every
+// matching entry once, but its merge of the buckets relies on each
+// bucket's key order, so its results come in no order either, and with
+// LookupOptions.Limit they are n of the matches, not necessarily the
+// first n. Resuming does not hold there: a Check or Rebuild resumed from
+// a Checkpoint token, a finding's Resume or Summary.Next starts after the
+// partition or key it names, and in no key order the rows before it that
+// were not scanned yet are skipped (TestRebuildResumes: 8 repaired, then
+// 0, of 18) — run Check and Rebuild from the start on Cosmos DB. The
+// tests assert key order where the service keeps it and the same
+// contents under the profile (TABLEKIT_PROFILE=cosmos go test
+// ./patterns/secondaryindex/, which make test-cosmos runs).
 //
 // [intra-partition secondary index]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#intra-partition-secondary-index-pattern
 // [inter-partition secondary index]: https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#inter-partition-secondary-index-pattern

@@ -121,8 +121,9 @@
 // reads each primary and returns only those that hold the value — never
 // an entity whose indexed value differs (TestOtherPartition,
 // TestTableWide). After the queue drained, TableWide lookups are exact:
-// 16 writers in 40 partitions, a tenth of their replies lost and the
-// worker killed twice (TestTableWideLoad).
+// 16 writers in 40 partitions, 20 orders each (50 with TABLEKIT_FULL=1),
+// a tenth of their replies lost and the worker killed twice
+// (TestTableWideLoad).
 //
 // Lost replies: a transaction whose reply was lost and that azcore resent
 // is refused at operation 0 (409 or 412) although it was applied. Every

@@ -71,7 +71,17 @@
 //     cost what an OtherPartition write costs: a unique value's
 //     reservation (2 requests), the primary's transaction with the
 //     message's intent, the enqueue and intent delete (2), and the
-//     worker's reads and writes.
+//     worker's reads and writes. Measured from the cost meter
+//     (BenchmarkTableWideIndexedInsert, queue receives apart): an insert
+//     with one non-unique TableWide index is 7 storage transactions
+//     (writer 3, worker 4), with one unique index 10 (writer 5, worker
+//     5), against 5 for a hand-written outbox and worker that trusts its
+//     message and never reads the primary; end to end, insert until the
+//     lookup finds it with workers polling every 10 ms, 16–68 ms against
+//     16–30 ms on Azurite on a loaded 2-core machine (0.76–0.90 of the
+//     hand-written speed, paired in the same run), while a unique
+//     TableWide value answers as soon as Insert returns: its entry is the
+//     reservation written before the primary.
 //
 // Lookups take a PartitionKey for SamePartition and OtherPartition indexes
 // (Lookup, LookupAll, LookupPrefix) and none for TableWide ones

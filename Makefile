@@ -75,7 +75,7 @@ test: azurite lint
 # skip themselves there; Cosmos tests of their own check what does).
 COSMOS_TEST := ./integration/ ./entity/ ./patterns/drift/
 COSMOS_MORE := ./integration/cosmos/ ./patterns/lookup/ ./patterns/bloblog/ ./patterns/wide/ \
-	./patterns/dataseries/ ./patterns/eventual/ ./patterns/denormalize/ ./patterns/large/
+	./patterns/dataseries/ ./patterns/eventual/ ./patterns/denormalize/ ./patterns/large/ ./patterns/secondaryindex/
 COSMOS_SKIP := ^(TestQueryPartitionsByRowKey|TestQueryContinuesPastBadRows)$$
 
 ## test-cosmos: every suite that holds under the Cosmos DB profile, one package at a time.

@@ -1,6 +1,7 @@
 package secondaryindex
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/internal/entityfields"
+	"github.com/tablekit/tablekit/internal/jsonscan"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -48,18 +50,80 @@ func (s *Set[T]) readers(ix *index[T]) *entity.Table[json.RawMessage] {
 }
 
 // decodeHit reads an entry as T with its primary's keys (and no ETag: the
-// entry's is not the primary's).
+// entry's is not the primary's): one decode of T, whose checks of the
+// body it relies on, then one scan of the body for the four keys.
 func decodeHit[T any](raw []byte) (hit[T], error) {
 	var h hit[T]
-	var m entryMeta
-	if err := entity.Unmarshal(raw, &m); err != nil {
+	if err := entity.Unmarshal(raw, &h.e); err != nil {
 		return h, err
 	}
-	if err := entity.Unmarshal(raw, &h.e); err != nil {
+	m, err := entryKeys(raw)
+	if err != nil {
 		return h, err
 	}
 	h.pk, h.rk, h.epk, h.erk = m.TkPrimaryPK, m.TkPrimaryRK, m.PartitionKey, m.RowKey
 	return h, entityfields.SetSystem(&h.e, entityfields.System{PartitionKey: h.pk, RowKey: h.rk})
+}
+
+// entryKeys reads an entry's keys and its primary's from its JSON without
+// decoding the rest, as entity.Unmarshal into an entryMeta would: each
+// of them must be a string (an Edm.String, if annotated), or it is a
+// *entity.DecodeError naming it.
+func entryKeys(raw []byte) (entryMeta, error) {
+	var m entryMeta
+	sc := jsonscan.New(raw)
+	err := sc.Members(func(name []byte, esc bool) error {
+		var p jsonscan.Prop
+		if err := sc.Value(&p); err != nil {
+			return err
+		}
+		if esc {
+			return nil // none of the four names has an escape
+		}
+		if prop, ok := bytes.CutSuffix(name, []byte("@odata.type")); ok {
+			if entryKeyOf(&m, prop) != nil && (p.Kind != jsonscan.String || string(p.Val) != "Edm.String") {
+				return &entity.DecodeError{Property: string(prop), Reason: fmt.Sprintf("stored as %.20s, not a string", p.Val)}
+			}
+			return nil
+		}
+		dst := entryKeyOf(&m, name)
+		if dst == nil {
+			return nil
+		}
+		switch p.Kind {
+		case jsonscan.String:
+		case jsonscan.Null:
+			return nil // absent
+		default:
+			return &entity.DecodeError{Property: string(name), Reason: fmt.Sprintf("the JSON value %.20s, not a string", p.Val)}
+		}
+		v, ok := jsonscan.StringOf(p.Val, p.ValEsc)
+		if !ok {
+			return &entity.DecodeError{Property: string(name), Reason: "not a valid JSON string"}
+		}
+		*dst = v
+		return nil
+	})
+	var de *entity.DecodeError
+	if err != nil && !errors.As(err, &de) {
+		err = &entity.DecodeError{Reason: "not a JSON object", Err: err}
+	}
+	return m, err
+}
+
+// entryKeyOf is the field of m that the property named name fills, or nil.
+func entryKeyOf(m *entryMeta, name []byte) *string {
+	switch string(name) {
+	case "PartitionKey":
+		return &m.PartitionKey
+	case "RowKey":
+		return &m.RowKey
+	case PropPrimaryPK:
+		return &m.TkPrimaryPK
+	case PropPrimaryRK:
+		return &m.TkPrimaryRK
+	}
+	return nil
 }
 
 // placed returns the index named name if its placement is (tableWide) or

@@ -172,7 +172,7 @@ func TestTableWide(t *testing.T) {
 				}
 			}
 			slices.Sort(jones)
-			if got := names(t, s.LookupValueAll(ctx, "name", "Jones", secondaryindex.LookupOptions{})); !slices.Equal(got, jones) {
+			if got := names(t, s.LookupValueAll(ctx, "name", "Jones", secondaryindex.LookupOptions{})); !inOrder(got, jones) {
 				t.Errorf("LookupValueAll Jones = %q, want %q", got, jones)
 			}
 			// Prefix: merged over the buckets, in value order, exact.
@@ -191,7 +191,7 @@ func TestTableWide(t *testing.T) {
 					}
 					gotJo = append(gotJo, e.LastName+" "+e.PartitionKey+"/"+e.RowKey)
 				}
-				if !slices.Equal(gotJo, jo) {
+				if !inOrder(gotJo, jo) {
 					t.Errorf("LookupValuePrefix Jo (verify %v) = %q, want %q", verify, gotJo, jo)
 				}
 			}
@@ -205,7 +205,7 @@ func TestTableWide(t *testing.T) {
 				}
 				emails = append(emails, e.Email)
 			}
-			if !slices.IsSorted(emails) || len(emails) != 10 {
+			if !(slices.IsSorted(emails) || env.Cosmos()) || len(emails) != 10 {
 				t.Errorf("LookupValuePrefix user1 = %q", emails)
 			}
 
@@ -290,12 +290,27 @@ func TestTableWide(t *testing.T) {
 			full := strip(slices.Clone(fs))
 			for _, tok := range append(tokens, resumes...) {
 				rest := strip(patterntest.Collect(t, s.Check(ctx, secondaryindex.CheckOptions{Resume: tok})))
+				if env.Cosmos() {
+					// No key order: a resumed check finds some of the
+					// findings, never others (see the package doc).
+					if !isSubset(findingLines(rest), findingLines(full)) {
+						t.Errorf("resumed at %q: %v", tok, rest)
+					}
+					continue
+				}
 				if len(rest) > len(full) || !slices.Equal(rest, full[len(full)-len(rest):]) {
 					t.Errorf("resumed at %q: %v", tok, rest)
 				}
 			}
 			for i, r := range resumes {
 				rest := strip(patterntest.Collect(t, s.Check(ctx, secondaryindex.CheckOptions{Resume: r})))
+				if env.Cosmos() {
+					// A finding's token resumes at its partition.
+					if !slices.Contains(rest, full[i]) {
+						t.Errorf("resumed at finding %d's token: %v", i, rest)
+					}
+					continue
+				}
 				if len(rest) < len(full)-i {
 					t.Errorf("resumed at finding %d's token: %v", i, rest)
 				}

@@ -216,7 +216,6 @@ func TestRegistryCoversEveryOperation(t *testing.T) {
 // "missing" entry fails TestSeamMatrix until it is listed here, and a gap
 // closed by a test must leave the list, so that it only shrinks.
 var knownGaps = []string{
-	"eventual.Processor.Replay bad",
 	"indexentity.Set.MoveTo race",
 	"indexentity.Set.Repair crash",
 	"secondaryindex.Set.MoveTo race",

@@ -2,15 +2,21 @@ package secondaryindex_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/integration/seamtest"
+	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
@@ -128,4 +134,144 @@ func TestMoveToBesideAnotherWriter(t *testing.T) {
 			},
 		}
 	}})
+}
+
+// TestRepairCrashAtEveryRequest breaks the index around the Set in three
+// ways — an employee's email entry deleted (Missing), an employee
+// deleted without its entries (Orphans), an employee's first name changed
+// plainly (Stale copies) — and repairs every finding with Repair, killing
+// the process before each of its requests and once the service executed
+// it (crashtest.EveryStep), in both placements. A fresh Set then repairs
+// the same findings again, and the outbox relays and the queue drains.
+// Read raw: no employee was changed or brought back by the repair, every
+// entry of the employees that are there is (the index rows are exactly
+// the ones before the damage, less the deleted employee's), nothing is
+// poisoned, and Check finds no drift.
+func TestRepairCrashAtEveryRequest(t *testing.T) {
+	t.Parallel()
+	for _, placement := range []secondaryindex.Placement{secondaryindex.SamePartition, secondaryindex.OtherPartition} {
+		t.Run(placement.String(), func(t *testing.T) {
+			t.Parallel()
+			n := crashtest.EveryStep(t, env, crashtest.Scenario{Timeout: 2 * time.Minute, Prepare: func(t *testing.T) crashtest.Run {
+				ctx := context.Background()
+				r := &seamRun{placement: placement, op: "repair", tbl: employees(t, env)}
+				if placement == secondaryindex.OtherPartition {
+					r.qs = patterntest.Queues(t, env, 1)
+				}
+				r.other = r.set(t, env)
+				for i, e := range []Employee{
+					{FirstName: "One", LastName: "Orig", Email: "orig@x.com", Age: 30},
+					{FirstName: "Two", LastName: "Second", Email: "two@x.com", Age: 31},
+					{FirstName: "Three", LastName: "Third", Email: "three@x.com", Age: 32},
+				} {
+					e.PartitionKey, e.RowKey = "Sales", empid(i+1)
+					if err := r.other.Insert(ctx, &e); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r.settle(t)
+				name := r.tbl.Name()
+				raw := rawTable(t, name)
+				var want []string // the entries once repaired
+				for _, k := range indexRows(t, name) {
+					if !strings.Contains(k, "three@") && !strings.Contains(k, "Third") {
+						want = append(want, k)
+					}
+				}
+				if len(want) != 4 {
+					t.Fatalf("the index rows before the damage: %q", indexRows(t, name))
+				}
+				epk := "Sales"
+				if placement == secondaryindex.OtherPartition {
+					epk = "email_Sales"
+				}
+				rawDelete(t, raw, epk, "email_orig@x.com")
+				rawDelete(t, raw, "Sales", empid(3))
+				two := rawGet(t, raw, "Sales", empid(2))
+				two["FirstName"] = "Deux"
+				delete(two, "odata.metadata")
+				delete(two, "odata.etag")
+				delete(two, "Timestamp")
+				b, err := json.Marshal(two)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := raw.UpdateEntity(ctx, b, &aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
+					t.Fatal(err)
+				}
+				primaries := map[string]map[string]any{}
+				for _, rk := range []string{empid(1), empid(2)} {
+					primaries[rk] = employeeFields(rawGet(t, raw, "Sales", rk))
+				}
+				fs := findings(t, r.other, secondaryindex.CheckOptions{})
+				kinds := map[drift.Kind]int{}
+				for _, f := range fs {
+					kinds[f.Kind]++
+				}
+				if kinds[drift.Missing] != 1 || kinds[drift.Orphan] != 2 || kinds[drift.Stale] == 0 {
+					t.Fatalf("findings %v", fs)
+				}
+				repair := func(ctx context.Context, s *secondaryindex.Set[Employee]) error {
+					for _, f := range fs {
+						if err := s.Repair(ctx, f); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				return crashtest.Run{
+					Work: func(ctx context.Context, kenv *integration.Env) error {
+						return repair(ctx, r.set(t, kenv))
+					},
+					Crashed: func(t *testing.T, passed int) {
+						for rk, want := range primaries {
+							if got := employeeFields(rawGet(t, raw, "Sales", rk)); !maps.Equal(got, want) {
+								t.Errorf("after %d requests %s is %v, want %v", passed, rk, got, want)
+							}
+						}
+					},
+					Recover: func(ctx context.Context) error {
+						return repair(ctx, r.set(t, env))
+					},
+					Check: func(t *testing.T) {
+						r.settle(t)
+						for rk, want := range primaries {
+							if got := employeeFields(rawGet(t, raw, "Sales", rk)); !maps.Equal(got, want) {
+								t.Errorf("%s is %v, want %v", rk, got, want)
+							}
+						}
+						if m := rawGet(t, raw, "Sales", empid(3)); m != nil {
+							t.Errorf("the deleted employee is back: %v", m)
+						}
+						if got := indexRows(t, name); !slices.Equal(got, want) {
+							t.Errorf("the index rows are\n%q\nwant\n%q", got, want)
+						}
+						if placement == secondaryindex.OtherPartition {
+							if n := poisoned(t, r.qs); n != 0 {
+								t.Errorf("%d messages poisoned", n)
+							}
+						}
+						if fs := findings(t, r.other, secondaryindex.CheckOptions{}); len(fs) != 0 {
+							t.Errorf("drift: %v", fs)
+						}
+					},
+				}
+			}})
+			if n < 5 {
+				t.Errorf("the repairs made %d requests", n)
+			}
+		})
+	}
+}
+
+// employeeFields is an employee's own properties as stored.
+func employeeFields(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, k := range []string{"FirstName", "LastName", "Email", "Age"} {
+		out[k] = m[k]
+	}
+	return out
 }

@@ -3,13 +3,17 @@ package indexentity_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/integration/seamtest"
 	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
@@ -118,4 +122,98 @@ func TestMoveToBesideAnotherWriter(t *testing.T) {
 			}})
 		})
 	}
+}
+
+// TestRepairCrashAtEveryRequest damages Jones's list around the Set — it
+// names Smith's 000002 and an 000099 that does not exist, and lacks Jones
+// 000003 — and repairs the three findings with Repair, killing the
+// process before each of its requests and once the service executed it
+// (crashtest.EveryStep), in every placement. A fresh Set then repairs the
+// same findings again, and the outbox relays and the queue drains. Read
+// raw: no employee was changed by the repair, every list names exactly
+// the employees the table says (none lost, no orphan), nothing is left in
+// the queues, and Check finds no drift.
+func TestRepairCrashAtEveryRequest(t *testing.T) {
+	t.Parallel()
+	for _, c := range driftCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			n := crashtest.EveryStep(t, env, crashtest.Scenario{Timeout: 2 * time.Minute, Prepare: func(t *testing.T) crashtest.Run {
+				f := newFixture(t, c)
+				f.insert(t,
+					Employee{PartitionKey: "Sales", RowKey: "000001", FirstName: "One", LastName: "Jones"},
+					Employee{PartitionKey: "Sales", RowKey: "000002", FirstName: "Two", LastName: "Smith"},
+					Employee{PartitionKey: "Sales", RowKey: "000003", FirstName: "Three", LastName: "Jones", City: "Paris"},
+				)
+				f.setList(t, "Sales", "Jones", ptr("000001\n000002\n000099\n"))
+				fs := findings(t, f.s, indexentity.CheckOptions{})
+				var got []string
+				for _, x := range fs {
+					got = append(got, brief(x))
+				}
+				slices.Sort(got)
+				if want := []string{"missing Sales/000003", "orphan Sales/000002", "orphan Sales/000099"}; !slices.Equal(got, want) {
+					t.Fatalf("findings %q, want %q", got, want)
+				}
+				primaries := map[string]map[string]any{}
+				for _, rk := range []string{"000001", "000002", "000003"} {
+					primaries[rk] = employeeFields(rawGet(t, f.w.emps.Name(), "Sales", rk))
+				}
+				unchanged := func(t *testing.T, when string) {
+					for rk, want := range primaries {
+						if got := employeeFields(rawGet(t, f.w.emps.Name(), "Sales", rk)); !maps.Equal(got, want) {
+							t.Errorf("%s %s is %v, want %v", when, rk, got, want)
+						}
+					}
+					if m := rawGet(t, f.w.emps.Name(), "Sales", "000099"); m != nil {
+						t.Errorf("%s an employee 000099 exists: %v", when, m)
+					}
+				}
+				repair := func(ctx context.Context, e *integration.Env) error {
+					s, _ := f.w.set(t, e, patterntest.Crashy(), indexentity.Config{Retry: hot})
+					for _, x := range fs {
+						if err := s.Repair(ctx, x); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				return crashtest.Run{
+					Work: repair,
+					Crashed: func(t *testing.T, passed int) {
+						unchanged(t, fmt.Sprintf("after %d requests", passed))
+					},
+					Recover: func(ctx context.Context) error {
+						if err := repair(ctx, env); err != nil {
+							return err
+						}
+						return f.w.recover(ctx, t, patterntest.Crashy())
+					},
+					Check: func(t *testing.T) {
+						unchanged(t, "in the end")
+						f.w.check(t, "Jones", "Smith")
+						s, _ := f.w.set(t, env, patterntest.Fast(), indexentity.Config{})
+						if got, err := s.Members(context.Background(), "lastname", "Sales", "Jones"); err != nil || !slices.Equal(got, []string{"000001", "000003"}) {
+							t.Errorf("Jones's list: %v, %v", got, err)
+						}
+					},
+				}
+			}})
+			if n < 2 {
+				t.Errorf("the repairs made %d requests", n)
+			}
+		})
+	}
+}
+
+// employeeFields is an employee's own properties as stored.
+func employeeFields(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, k := range []string{"FirstName", "LastName", "City"} {
+		out[k] = m[k]
+	}
+	return out
 }

@@ -175,7 +175,7 @@ var registry = []op{
 	write("secondaryindex.Set.Delete", "TestCrashAtEveryStep", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("secondaryindex.Set.Relay", "patterns/eventual:TestRelayCrashAtEveryStep", "patterns/eventual:TestRelayLostDeleteReplyWithANewIntentInTheWindow", "patterns/eventual:TestRelayGoesOnPastUnsendableIntents"), // the Set's outbox is an eventual.Outbox: its Relay is Outbox.Relay
 	write("secondaryindex.Set.Rebuild", "TestRebuildResumes", "TestRebuildWhileWriting", "TestOneBadRow"),
-	write("secondaryindex.Set.Repair", "missing: no test crashes Repair at request k", "TestRepairBesideWriter", "n/a: one finding"),
+	write("secondaryindex.Set.Repair", "TestRepairCrashAtEveryRequest", "TestRepairBesideWriter", "n/a: one finding"),
 
 	// patterns/indexentity
 	read("indexentity.Set.Check"),
@@ -190,7 +190,7 @@ var registry = []op{
 	write("indexentity.Set.Delete", "TestCrashThenFreshProcess", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("indexentity.Set.Relay", "patterns/eventual:TestRelayCrashAtEveryStep", "patterns/eventual:TestRelayLostDeleteReplyWithANewIntentInTheWindow", "patterns/eventual:TestRelayGoesOnPastUnsendableIntents"), // the Set's outbox is an eventual.Outbox: its Relay is Outbox.Relay
 	write("indexentity.Set.Rebuild", "TestRebuildResumes", "TestRebuildWhileWriting", "TestOneBadRow"),
-	write("indexentity.Set.Repair", "missing: no test crashes Repair at request k", "TestRepairBesideWriter", "TestRepairTouchesOnlyItsList"),
+	write("indexentity.Set.Repair", "TestRepairCrashAtEveryRequest", "TestRepairBesideWriter", "TestRepairTouchesOnlyItsList"),
 
 	// patterns/rotation (its matrix: matrix_test.go)
 	read("rotation.Rotation.Periods"),

@@ -216,8 +216,6 @@ func TestRegistryCoversEveryOperation(t *testing.T) {
 // "missing" entry fails TestSeamMatrix until it is listed here, and a gap
 // closed by a test must leave the list, so that it only shrinks.
 var knownGaps = []string{
-	"indexentity.Set.Repair crash",
-	"secondaryindex.Set.Repair crash",
 }
 
 // TestSeamMatrix prints the matrix (go test -run SeamMatrix -v): per

@@ -3,8 +3,10 @@ package crypt
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Batch is an entity group transaction of entities encrypted as single
@@ -79,7 +81,11 @@ func (b *Batch) add(kind entity.OpKind, unconditional bool, e any) *Batch {
 func (b *Batch) Len() int { return len(b.ops) }
 
 // Submit encrypts the batch's entities and runs it as one transaction; see
-// entity.Table.Submit for the results and errors.
+// entity.Table.Submit for the results and errors. The transaction is
+// atomic: one entity that cannot be written (too large once encrypted, an
+// invalid property) refuses the whole Submit before any request, with a
+// *entity.BatchError at its index whose text names its keys
+// (TestSubmitOneBadEntityAmongMany).
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 	if b == nil || !b.made {
 		return nil, &entity.BatchError{Index: -1, Err: &WriteError{Reason: "nil batch or one not made by Table.NewBatch", Kind: errors.New("crypt: invalid batch")}}
@@ -96,5 +102,41 @@ func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 			t.hooks.BatchAdd(eb, uint8(op.kind), op.any, op.e, s)
 		}
 	}
+	if err := eb.Validate(); err != nil {
+		return nil, b.keyed(err)
+	}
 	return t.base.Submit(ctx, eb)
 }
+
+// keyed names the keys of the entity whose operation a transaction
+// refused before sending (one that does not fit once encrypted, say), so
+// that the caller learns which of many it was: the transaction is atomic,
+// and nothing of it was sent (TestSubmitOneBadEntityAmongMany).
+func (b *Batch) keyed(err error) error {
+	var be *entity.BatchError
+	if !errors.As(err, &be) || be.Index < 0 || be.Index >= len(b.ops) {
+		return err
+	}
+	op := b.ops[be.Index]
+	pk, rk := op.pk, op.rk
+	if !op.byKeys {
+		sys, serr := entity.SystemOf(op.e)
+		if serr != nil {
+			return err
+		}
+		pk, rk = sys.PartitionKey, sys.RowKey
+	}
+	return &entity.BatchError{Index: be.Index, Err: &keyedError{pk: pk, rk: rk, err: be.Err}}
+}
+
+// keyedError is an error about one entity of a transaction, naming its keys.
+type keyedError struct {
+	pk, rk string
+	err    error
+}
+
+func (e *keyedError) Error() string {
+	return argerr.Keys(e.pk, e.rk) + ": " + strings.TrimPrefix(e.err.Error(), "entity: ")
+}
+
+func (e *keyedError) Unwrap() error { return e.err }

@@ -137,8 +137,13 @@
 // not get past) leaves every entity under the old key or the new one, both
 // readable with the Keyring; run it again, from the token it last passed to
 // RotateOptions.Checkpoint or from the start (entities already under the
-// new key are skipped). A merge whose reply was lost and that azcore resent
-// fails on the ETag; the entity, read again, is found rotated.
+// new key are skipped), with a fresh Table if the process died: each entity
+// ends under the new key, its content key rewrapped once, no plaintext
+// written (TestRotateCrashAtEveryRequest). A merge whose reply was lost and
+// that azcore resent fails on the ETag; the entity, read again, is found
+// rotated. A transaction ([Batch]) is atomic: one entity that cannot be
+// written refuses the whole Submit before any request, naming its keys
+// (TestSubmitOneBadEntityAmongMany).
 //
 // Every write replaces the whole entity (Merge is refused), so a write
 // whose reply was lost while another writer inserted, replaced, merged or

@@ -41,8 +41,8 @@ var registry = []op{
 	write("crypt.Table.DeleteIfExists", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("crypt.Table.Insert", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("crypt.Table.Modify", "n/a: a read, then one conditional write", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
-	write("crypt.Table.Rotate", "missing: no test crashes Rotate at request k and resumes with a fresh Table", "TestSeamsLostReplyWithAnotherWriter", "TestRotatePastBadEntities"),
-	write("crypt.Table.Submit", "n/a: one atomic $batch request", "TestSeamsLostReplyWithAnotherWriter", "missing: no test puts one entity that fails to encrypt among many in a Submit"),
+	write("crypt.Table.Rotate", "TestRotateCrashAtEveryRequest", "TestSeamsLostReplyWithAnotherWriter", "TestRotatePastBadEntities"),
+	write("crypt.Table.Submit", "n/a: one atomic $batch request", "TestSeamsLostReplyWithAnotherWriter", "TestSubmitOneBadEntityAmongMany"),
 	write("crypt.Table.Update", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("crypt.Table.UpdateAny", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
 	write("crypt.Table.Upsert", "n/a: one request and no state of its own", "TestSeamsLostReplyWithAnotherWriter", "n/a: one entity"),
@@ -140,7 +140,7 @@ var registry = []op{
 	write("eventual.Processor.Enqueue", "TestEnqueueCrashAtEveryStep", "TestEnqueueLostReplyWithAWorkerInTheWindow", "TestMessagesAreCheckedBeforeSending"),
 	write("eventual.Processor.Run", "TestCrashAtEveryStep", "TestLoadUnderFaults", "TestPoisonAtOnce"),
 	write("eventual.Processor.Drain", "TestCrashAtEveryStep", "TestLoadUnderFaults", "TestPoisonAtOnce"),
-	write("eventual.Processor.Replay", "TestReplayCrashAtEveryStep", "TestReplayBesideAnotherWriter", "missing: no test makes one poison message fail to move back among many (replay.go goes on past an enqueue that fails)"),
+	write("eventual.Processor.Replay", "TestReplayCrashAtEveryStep", "TestReplayBesideAnotherWriter", "TestReplayPastOneMessageThatFailsToMoveBack"),
 	write("eventual.Insert", "n/a: one request, a step run again by its handler", "TestTableStepsLostReplyBesideAnotherWriter", "n/a: one entity"),
 	write("eventual.Upsert", "n/a: one request, a step run again by its handler", "TestTableStepsLostReplyBesideAnotherWriter", "n/a: one entity"),
 	write("eventual.Delete", "n/a: one request, a step run again by its handler", "TestTableStepsLostReplyBesideAnotherWriter", "n/a: one entity"),
@@ -168,14 +168,14 @@ var registry = []op{
 	read("secondaryindex.Set.LookupValue"),
 	read("secondaryindex.Set.LookupValueAll"),
 	read("secondaryindex.Set.LookupValuePrefix"),
-	write("secondaryindex.Set.MoveTo", "TestMoveCrashAtEveryStep", "missing: MoveTo's own requests are not lost beside a second writer; its delete is Delete's (TestLostReplyBesideWriter), its copy an upsert", "n/a: one primary"),
+	write("secondaryindex.Set.MoveTo", "TestMoveCrashAtEveryStep", "TestMoveToBesideAnotherWriter", "n/a: one primary"),
 	write("secondaryindex.Set.Insert", "TestCrashAtEveryStep", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("secondaryindex.Set.Update", "TestCrashAtEveryStep", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("secondaryindex.Set.Modify", "TestCrashAtEveryStep", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("secondaryindex.Set.Delete", "TestCrashAtEveryStep", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("secondaryindex.Set.Relay", "patterns/eventual:TestRelayCrashAtEveryStep", "patterns/eventual:TestRelayLostDeleteReplyWithANewIntentInTheWindow", "patterns/eventual:TestRelayGoesOnPastUnsendableIntents"), // the Set's outbox is an eventual.Outbox: its Relay is Outbox.Relay
 	write("secondaryindex.Set.Rebuild", "TestRebuildResumes", "TestRebuildWhileWriting", "TestOneBadRow"),
-	write("secondaryindex.Set.Repair", "missing: no test crashes Repair at request k", "TestRepairBesideWriter", "n/a: one finding"),
+	write("secondaryindex.Set.Repair", "TestRepairCrashAtEveryRequest", "TestRepairBesideWriter", "n/a: one finding"),
 
 	// patterns/indexentity
 	read("indexentity.Set.Check"),
@@ -183,14 +183,14 @@ var registry = []op{
 	read("indexentity.Set.Members"),
 	read("indexentity.Set.LookupValueAll"),
 	read("indexentity.Set.ValueMembers"),
-	write("indexentity.Set.MoveTo", "TestMoveCrashAtEveryStep", "missing: MoveTo's own requests are not lost beside a second writer; its delete is Delete's (TestLostReplyBesideWriter), its copy an upsert", "n/a: one primary"),
+	write("indexentity.Set.MoveTo", "TestMoveCrashAtEveryStep", "TestMoveToBesideAnotherWriter", "n/a: one primary"),
 	write("indexentity.Set.Insert", "TestCrashThenFreshProcess", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("indexentity.Set.Update", "TestCrashThenFreshProcess", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("indexentity.Set.Modify", "TestCrashThenFreshProcess", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("indexentity.Set.Delete", "TestCrashThenFreshProcess", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("indexentity.Set.Relay", "patterns/eventual:TestRelayCrashAtEveryStep", "patterns/eventual:TestRelayLostDeleteReplyWithANewIntentInTheWindow", "patterns/eventual:TestRelayGoesOnPastUnsendableIntents"), // the Set's outbox is an eventual.Outbox: its Relay is Outbox.Relay
 	write("indexentity.Set.Rebuild", "TestRebuildResumes", "TestRebuildWhileWriting", "TestOneBadRow"),
-	write("indexentity.Set.Repair", "missing: no test crashes Repair at request k", "TestRepairBesideWriter", "TestRepairTouchesOnlyItsList"),
+	write("indexentity.Set.Repair", "TestRepairCrashAtEveryRequest", "TestRepairBesideWriter", "TestRepairTouchesOnlyItsList"),
 
 	// patterns/rotation (its matrix: matrix_test.go)
 	read("rotation.Rotation.Periods"),

@@ -56,7 +56,9 @@
 //     on past an intent that fails and sets aside one that can never be
 //     sent (TestRelayGoesOnPastUnsendableIntents,
 //     TestRelayReportsEachPartitionAndGoesOn); Replay goes on past a poison
-//     message it cannot move.
+//     message it cannot move, which stays in the poison queue with its
+//     record, named by Replay's error
+//     (TestReplayPastOneMessageThatFailsToMoveBack).
 //
 // # Steps of a message
 //

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -62,8 +63,8 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 		if err != nil {
 			return Summary{}, &ConfigError{Field: "blob", Reason: "its " + MetadataToken + " metadata is not a token of ExportBlob: delete it or choose another"}
 		}
-		if size := deref(props.ContentLength); size != pos.Bytes {
-			return Summary{}, &ConfigError{Field: "blob", Reason: fmt.Sprintf("holds %d bytes where its token counts %d: written by someone else since; delete it or choose another", size, pos.Bytes)}
+		if props.ContentLength == nil || *props.ContentLength != pos.Bytes {
+			return Summary{}, &ConfigError{Field: "blob", Reason: fmt.Sprintf("holds %s bytes where its token counts %d: written by someone else since; delete it or choose another", sizeText(props.ContentLength), pos.Bytes)}
 		}
 		opts.Resume = tok
 		bw.etag = props.ETag
@@ -125,18 +126,20 @@ func (w *blockWriter) commit(ctx context.Context, c Checkpoint) error {
 	}
 	cond := &blob.ModifiedAccessConditions{}
 	if w.etag == nil {
-		cond.IfNoneMatch = ptr(azcore.ETagAny)
+		cond.IfNoneMatch = to.Ptr(azcore.ETagAny)
 	} else {
 		cond.IfMatch = w.etag
 	}
 	resp, err := w.dst.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{
 		Metadata:         map[string]*string{MetadataToken: &c.Token},
-		HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: ptr("application/gzip")},
+		HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: to.Ptr("application/gzip")},
 		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond},
 	})
 	etag := resp.ETag
 	if err != nil {
-		if !isStatus(err, http.StatusPreconditionFailed, http.StatusConflict) && !bloberror.HasCode(err, bloberror.InvalidBlockList) {
+		var re *azcore.ResponseError
+		refused := errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict)
+		if !refused && !bloberror.HasCode(err, bloberror.InvalidBlockList) {
 			return fmt.Errorf("backup: commit blocks: %w", err)
 		}
 		// Refused on its condition, or its blocks are gone: the blob
@@ -144,7 +147,7 @@ func (w *blockWriter) commit(ctx context.Context, c Checkpoint) error {
 		// first reply was lost and azcore sent it again, or by another
 		// writer (who deleted or overwrote it, and our staged blocks).
 		props, perr := w.dst.GetProperties(ctx, nil)
-		if perr != nil || tokenOf(props.Metadata) != c.Token || deref(props.ContentLength) != c.Bytes {
+		if perr != nil || tokenOf(props.Metadata) != c.Token || props.ContentLength == nil || *props.ContentLength != c.Bytes {
 			return fmt.Errorf("backup: commit blocks: %w", errors.Join(ErrBlobChanged, err, perr))
 		}
 		etag = props.ETag
@@ -155,23 +158,13 @@ func (w *blockWriter) commit(ctx context.Context, c Checkpoint) error {
 	return nil
 }
 
-func isStatus(err error, codes ...int) bool {
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
-		return false
+// sizeText is a blob's Content-Length, or "no" when it sent none.
+func sizeText(n *int64) string {
+	if n == nil {
+		return "no"
 	}
-	return slices.Contains(codes, re.StatusCode)
+	return strconv.FormatInt(*n, 10)
 }
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-func ptr[T any](v T) *T { return &v }
 
 type nopCloser struct{ io.ReadSeeker }
 

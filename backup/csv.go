@@ -147,11 +147,11 @@ func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity
 		for name, v := range d.Properties {
 			i, ok := index[name]
 			if !ok {
-				return fmt.Errorf("backup: PartitionKey %q, RowKey %q: property %q has no column", d.PartitionKey, d.RowKey, name)
+				return fmt.Errorf("backup: %s: property %q has no column", entityKeys(d.PartitionKey, d.RowKey), name)
 			}
 			typ, ok := typeName(v)
 			if !ok {
-				return fmt.Errorf("backup: PartitionKey %q, RowKey %q: property %q has the Go type %T, not one of the eight EDM types", d.PartitionKey, d.RowKey, name, v)
+				return fmt.Errorf("backup: %s: property %q has the Go type %T, not one of the eight EDM types", entityKeys(d.PartitionKey, d.RowKey), name, v)
 			}
 			rec[3+2*i], rec[4+2*i] = formatValue(v), typ
 		}

@@ -19,6 +19,41 @@ var ErrFormat = errors.New("backup: malformed input")
 // it.
 var ErrBlobChanged = errors.New("backup: the blob was changed by another writer")
 
+// ErrUnordered reports a service whose query pages did not come in key
+// order from one page to the next, so that an export of it could not be
+// resumed after its last key: see OrderError.
+var ErrUnordered = errors.New("backup: the service returned keys out of order across pages")
+
+// OrderError is a page of range Range whose first key (in the service's
+// key order, after sorting the page) is not above the last key the range
+// had handed over: Export stops before writing any of that page, since a
+// checkpoint's "after the last key written" would then skip it or write
+// it twice. It matches ErrUnordered.
+type OrderError struct {
+	Range                          int
+	PartitionKey, RowKey           string // the page's first key
+	AfterPartitionKey, AfterRowKey string // the last key before it
+}
+
+func (e *OrderError) Error() string {
+	if e == nil {
+		return "backup: keys out of order: <nil>"
+	}
+	return fmt.Sprintf("backup: read range %d: a page starts at %s, not above %s, the end of the page before: the service returns pages out of key order (as Cosmos DB may), and a checkpoint after the last key written would lose or repeat entities; export it without Checkpoint and Resume",
+		e.Range, entityKeys(e.PartitionKey, e.RowKey), entityKeys(e.AfterPartitionKey, e.AfterRowKey))
+}
+
+func (e *OrderError) Is(target error) bool { return target == ErrUnordered }
+
+// entityKeys names an entity's keys as every tablekit error does
+// (argerr.Keys), an empty RowKey included: `PartitionKey "p", RowKey ""`.
+func entityKeys(pk, rk string) string {
+	if rk == "" {
+		return argerr.Keys(pk, "") + `, RowKey ""`
+	}
+	return argerr.Keys(pk, rk)
+}
+
 // ConfigError names the option or argument that cannot work: "backup:
 // invalid <Field>: <Reason>". It matches ErrInvalid and entity.ErrInvalid,
 // as every package's ConfigError does.
@@ -74,7 +109,7 @@ func (e *EntityError) Error() string {
 	if e == nil {
 		return "backup: entity not written: <nil>"
 	}
-	return fmt.Sprintf("backup: line %d (PartitionKey %q, RowKey %q) not written: %v", e.Line, e.PartitionKey, e.RowKey, e.Err)
+	return fmt.Sprintf("backup: line %d (%s) not written: %v", e.Line, entityKeys(e.PartitionKey, e.RowKey), e.Err)
 }
 
 func (e *EntityError) Unwrap() error {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
@@ -179,7 +180,7 @@ func (s *segmenter) add(d *entity.DynamicEntity) error {
 	d.ETag, d.Timestamp = "", time.Time{}
 	line, err := entity.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("backup: encode PartitionKey %q, RowKey %q: %w", d.PartitionKey, d.RowKey, err)
+		return fmt.Errorf("backup: encode %s: %w", entityKeys(d.PartitionKey, d.RowKey), err)
 	}
 	s.buf.Write(line)
 	s.buf.WriteByte('\n')
@@ -243,13 +244,16 @@ type batch struct {
 // reader reads the ranges from pos on, up to Parallel at a time, and hands
 // their batches over in range order.
 type reader struct {
-	ctx    context.Context
-	tbl    *entity.Table[entity.DynamicEntity]
-	opts   ExportOptions
-	pos    position
-	chans  map[int]chan result
-	cursor int // the range being handed over
-	ahead  int // ranges started
+	ctx  context.Context
+	tbl  *entity.Table[entity.DynamicEntity]
+	opts ExportOptions
+	pos  position
+	// resumable: the export makes checkpoints or resumes from one, so
+	// the ranges' pages must come in key order (see read).
+	resumable bool
+	chans     map[int]chan result
+	cursor    int // the range being handed over
+	ahead     int // ranges started
 }
 
 type result struct {
@@ -258,7 +262,8 @@ type result struct {
 }
 
 func newReader(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], opts ExportOptions, pos position) *reader {
-	r := &reader{ctx: ctx, tbl: tbl, opts: opts, pos: pos, chans: map[int]chan result{}, cursor: pos.Range, ahead: pos.Range}
+	r := &reader{ctx: ctx, tbl: tbl, opts: opts, pos: pos, resumable: opts.Checkpoint != nil || opts.Resume != "",
+		chans: map[int]chan result{}, cursor: pos.Range, ahead: pos.Range}
 	r.fill()
 	return r
 }
@@ -322,6 +327,16 @@ func (r *reader) rangeFilter(i int) filter.Expr {
 	return filter.And(parts...)
 }
 
+// read reads range i page by page, each page sorted into the service's
+// key order before it is handed over, so that the output is in key order
+// and "after the last key written" is where a resumed export goes on even
+// where a page's rows come in another order (Cosmos DB). That holds while
+// every page's keys are above the previous page's, as continuation tokens
+// make them on Table storage and under package integration/cosmos's
+// profile; a page that breaks it ends the range with an *OrderError
+// (ErrUnordered) before any of its rows is written, when the export makes
+// checkpoints or resumes (r.resumable). Without them the page is written
+// as it comes: the backup is complete, its order the service's.
 func (r *reader) read(i int, ch chan<- result) {
 	send := func(res result) bool {
 		select {
@@ -332,19 +347,50 @@ func (r *reader) read(i int, ch chan<- result) {
 		}
 	}
 	const per = 100
-	items := make([]entity.DynamicEntity, 0, per)
-	for d, err := range r.tbl.Query(r.ctx, entity.Query{Filter: r.rangeFilter(i)}) {
+	q := entity.Query{Filter: r.rangeFilter(i)}
+	var lastPK, lastRK string
+	have := i == r.pos.Range && r.pos.Started
+	if have {
+		lastPK, lastRK = r.pos.PK, r.pos.RK
+	}
+	for token := ""; ; {
+		page, err := r.tbl.QueryPage(r.ctx, q, token)
 		if err != nil {
 			send(result{err: fmt.Errorf("backup: read range %d: %w", i, err)})
 			return
 		}
-		items = append(items, d)
-		if len(items) == per {
-			if !send(result{b: batch{rng: i, items: items}}) {
+		items := page.Items
+		slices.SortFunc(items, func(a, b entity.DynamicEntity) int {
+			return compareKeys(a.PartitionKey, a.RowKey, b.PartitionKey, b.RowKey)
+		})
+		if len(items) > 0 {
+			first := items[0]
+			if have && r.resumable && compareKeys(first.PartitionKey, first.RowKey, lastPK, lastRK) <= 0 {
+				send(result{err: &OrderError{Range: i, PartitionKey: first.PartitionKey, RowKey: first.RowKey, AfterPartitionKey: lastPK, AfterRowKey: lastRK}})
 				return
 			}
-			items = make([]entity.DynamicEntity, 0, per)
+			lastPK, lastRK, have = items[len(items)-1].PartitionKey, items[len(items)-1].RowKey, true
 		}
+		for len(items) > 0 {
+			n := min(per, len(items))
+			if !send(result{b: batch{rng: i, items: items[:n:n]}}) {
+				return
+			}
+			items = items[n:]
+		}
+		if page.Next == "" {
+			break
+		}
+		token = page.Next
 	}
-	send(result{b: batch{rng: i, items: items, last: true}})
+	send(result{b: batch{rng: i, last: true}})
+}
+
+// compareKeys orders two entities' keys as the service does: by
+// PartitionKey, then RowKey, each in keys.Compare's order.
+func compareKeys(pk1, rk1, pk2, rk2 string) int {
+	if c := keys.Compare(pk1, pk2); c != 0 {
+		return c
+	}
+	return keys.Compare(rk1, rk2)
 }

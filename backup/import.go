@@ -2,7 +2,6 @@ package backup
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -424,27 +423,11 @@ func settled(err error) bool {
 }
 
 // sameAsStored reports whether the stored entity with d's keys has exactly
-// d's properties: the same encoding (so a NaN equals a NaN, as its bytes
-// do).
+// d's properties (entity.DynamicEntity.SameContent).
 func sameAsStored(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity) (bool, error) {
 	got, err := tbl.Get(ctx, d.PartitionKey, d.RowKey)
 	if err != nil {
 		return false, err
 	}
-	a, err := canonical(got)
-	if err != nil {
-		return false, err
-	}
-	b, err := canonical(*d)
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(a, b), nil
-}
-
-// canonical is d's backup line: its keys and properties, without the ETag
-// and Timestamp the service sets.
-func canonical(d entity.DynamicEntity) ([]byte, error) {
-	d.ETag, d.Timestamp = "", time.Time{}
-	return entity.Marshal(&d)
+	return got.SameContent(*d), nil
 }

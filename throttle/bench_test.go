@@ -10,9 +10,14 @@ import (
 // against a simulated service of 200 entities/s per partition (2,000/s in
 // all), with a Limiter (/tablekit) and with azcore's default retry alone
 // (/raw). Reported: entities/s, its share of the simulated limit, and the
-// share of requests throttled.
+// share of requests throttled. With TABLEKIT_FULL=1 it runs at full size:
+// 10 partitions × 10,000 entities at TABLEKIT_FULL_RATE (default
+// throttle.PartitionTarget) per partition.
 func BenchmarkBulkWriteThrottled(b *testing.B) {
-	const partitions, per, rate = 10, 600, 200
+	partitions, per, rate := 10, 600, 200.0
+	if full() {
+		partitions, per, rate = fullPartitions, fullPer, fullSize(b)
+	}
 	rs := readings(partitions, per)
 	run := func(b *testing.B, limited bool) {
 		var throttled, requests int64
@@ -33,7 +38,7 @@ func BenchmarkBulkWriteThrottled(b *testing.B) {
 		}
 		eps := float64(len(rs)*b.N) / b.Elapsed().Seconds()
 		b.ReportMetric(eps, "entities/s")
-		b.ReportMetric(eps/(partitions*rate), "of-limit")
+		b.ReportMetric(eps/(float64(partitions)*rate), "of-limit")
 		b.ReportMetric(float64(throttled)/float64(requests), "throttled/req")
 	}
 	b.Run("tablekit", func(b *testing.B) { run(b, true) })

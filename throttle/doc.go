@@ -26,9 +26,15 @@
 // OpenTable, with the options their caller passes). So the Limiter sees
 // every try of a fan-out: TestFanOutsGoThroughTheLimiter checks that it
 // paced every try a Meter counted for BulkWrite, QueryPartitions and
-// package bucket's Write and Tail. Index Check and Rebuild, rotation and
-// eventual's workers send the same way, through the table, queue and blob
-// clients they are given; no test here covers them yet.
+// package bucket's Write and Tail. Each fan-out is also shown paced under
+// a Simulator by a Limiter shared through account.Options — every try
+// through the Limiter, fewer throttled than without it, the work done and
+// read back raw: secondaryindex's and indexentity's Rebuild and Check
+// (TestLimiterPacesCheckAndRebuild in each), rotation's BulkWrite, Query
+// and Expire (TestLimiterPacesRotation), eventual's workers, their queue
+// receives and deletes and their handlers' table requests
+// (TestLimiterPacesWorkers), and bucket's Writes
+// (TestLimiterPacesBucketWrites).
 //
 // # Design: a pacer per key, adjusted by AIMD
 //
@@ -83,10 +89,39 @@
 // charged to their partition). Its Stats count what it let through and
 // refused.
 //
-// Measured (BenchmarkBulkWriteThrottled, 10 partitions at a simulated 200
-// entities/s each): with a Limiter, 115% of the simulated limit (its
-// one-second burst included) and no request throttled; with azcore's
-// default retry alone, 98% and a third of the requests throttled.
-// TestLimiterKeepsBulkWriteUnderTheSimulatedTargets checks the first: every
-// entity written, under 1% of requests throttled.
+// Measured in CI's scaled-down form (BenchmarkBulkWriteThrottled, 10
+// partitions at a simulated 200 entities/s each): with a Limiter, 115% of
+// the simulated limit (its one-second burst included) and no request
+// throttled; with azcore's default retry alone, 98% and a third of the
+// requests throttled. TestLimiterKeepsBulkWriteUnderTheSimulatedTargets
+// checks the first: every entity written, under 1% of requests throttled.
+//
+// # At full size
+//
+// The proof — BulkWrite of 100,000 entities over 10 partitions
+// under a Simulator at 2,000 entities/s per partition — needs a service
+// that takes 20,000 entities/s. Azurite on the 2-core machine does not:
+// TestFullSizeRawThroughput (TABLEKIT_FULL=1, no Limiter, no Simulator)
+// wrote 100,000 entities at 2,729 entities/s on a lightly loaded machine
+// and 1,200 to 1,400 while other test suites ran beside it. So the
+// full-size runs (TestFullSizeThrottled and BenchmarkBulkWriteThrottled
+// with TABLEKIT_FULL=1; TABLEKIT_FULL_RATE sets the per-partition rate)
+// measured, on the loaded machine:
+//
+//   - at 80 entities/s per partition (800/s in all, the highest limit
+//     Azurite sustained there): with a Limiter, 0 of 1,005 requests
+//     throttled, no entity given up, 762 entities/s = 95% of the limit
+//     (the benchmark: 724/s = 90%, 1 request in 1,005 throttled); with
+//     azcore's default retry alone, 58% of 2,386 requests throttled, 426
+//     entities/s = 53% (the benchmark: 42% throttled, 55%);
+//   - at 100/s per partition: 7% of requests throttled with the Limiter
+//     and 60% of the limit, Azurite-bound (1,202/s raw at the time). A
+//     transaction of 100 entities then costs the simulated partition its
+//     whole one-second burst, and the Limiter paces it with no slack, so
+//     (the likely cause) any delay between the Limiter's turn and the
+//     Simulator's count is throttled; at the service's 2,000/s such a
+//     transaction is a twentieth of the burst;
+//   - at 200/s per partition (the scaled-down rate, at full size): no
+//     request throttled with the Limiter, but 973 entities/s = 49% of the
+//     limit: Azurite's ceiling, not the Limiter's.
 package throttle

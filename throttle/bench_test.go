@@ -16,7 +16,8 @@ import (
 func BenchmarkBulkWriteThrottled(b *testing.B) {
 	partitions, per, rate := 10, 600, 200.0
 	if full() {
-		partitions, per, rate = fullPartitions, fullPer, fullSize(b)
+		rate, per = fullSize(b)
+		partitions = fullPartitions
 	}
 	rs := readings(partitions, per)
 	run := func(b *testing.B, limited bool) {

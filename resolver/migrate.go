@@ -1,7 +1,6 @@
 package resolver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -273,14 +272,7 @@ func (t *Table) classify(body []byte) (p pending, out outcome, fail *MigrateFail
 // properties of want, the upgrade this run wrote.
 func sameUpgrade(body []byte, want *entity.DynamicEntity) bool {
 	var got entity.DynamicEntity
-	if entity.Unmarshal(body, &got) != nil {
-		return false
-	}
-	w := *want
-	got.ETag, got.Timestamp, w.ETag, w.Timestamp = "", time.Time{}, "", time.Time{}
-	a, err1 := entity.Marshal(&got)
-	b, err2 := entity.Marshal(&w)
-	return err1 == nil && err2 == nil && bytes.Equal(a, b)
+	return entity.Unmarshal(body, &got) == nil && got.SameContent(*want)
 }
 
 func keysOf(body []byte) (pk, rk string) {

@@ -66,12 +66,10 @@
 // Options.Limiter puts one throttle.Limiter in every client the Account
 // builds (table, queue and blob), and in the accounts WithOptions derives
 // from it: every request of every tablekit package through those clients
-// waits for its turn on one schedule per service endpoint of the account
-// and one per table + PartitionKey. (The Limiter keys the account by the
-// request's host, so the table, queue and blob endpoints each get the
-// whole AccountRate, where the service's 20,000 requests/s target is for
-// the account as a whole: lower Config.AccountRate when tables and queues
-// are both busy.) The pattern packages' fan-outs send through these
+// waits for its turn on one schedule for the account — its table, queue
+// and blob endpoints together, as the service's 20,000 requests/s target
+// is the account's (TestOneAccountKeyPerAccount in package throttle) —
+// and one per table + PartitionKey. The pattern packages' fan-outs send through these
 // clients: their tests under a shared Limiter are listed in package
 // throttle's documentation. TestLimiterPacesAccountClients writes 4,000 entities with
 // BulkWrite through the Account's table client against a Simulator

@@ -38,7 +38,9 @@
 //
 // # Design: a pacer per key, adjusted by AIMD
 //
-// Each key — the account, and each table + PartitionKey — has a rate and a
+// Each key — the account (one for its table, queue and blob endpoints,
+// whose hosts differ only in the service label; TestOneAccountKeyPerAccount),
+// and each table + PartitionKey — has a rate and a
 // schedule (the time its next unit of work may start, as in GCRA): a
 // request costing n units (1 per request for the account; 1 per entity for
 // a partition: a $batch of 80 operations costs 80, a point read 1) starts

@@ -130,8 +130,13 @@ func (l *Limiter) Stats() Stats {
 	return l.stats
 }
 
-// Rate returns the current rate for a table's partition on an account host
-// (entities per second), or the target if nothing was sent there yet.
+// Rate returns the current rate for a table's partition of an account
+// (entities per second), or the target if nothing was sent there yet. The
+// account is named as the Limiter keys it, one key for all its service
+// endpoints: the host without its service label ("acct.core.windows.net"
+// for https://acct.table.core.windows.net), or for an emulator's
+// path-style endpoint the host without its port and the account
+// ("127.0.0.1/devstoreaccount1").
 func (l *Limiter) Rate(account, table, partitionKey string) float64 {
 	if l == nil || l.pacers == nil {
 		return 0

@@ -34,11 +34,8 @@ const pkInURL = "PartitionKey='"
 // URL and, for an insert or a $batch, its body (which it rewinds).
 func workOf(req *policy.Request) work {
 	raw := req.Raw()
-	w := work{account: raw.URL.Host, entities: 1}
 	path, seg := lastSegment(raw.URL)
-	if i := strings.IndexByte(strings.TrimPrefix(path, "/"), '/'); i >= 0 && isEmulatorPath(raw.URL) {
-		w.account += path[:i+1] // path-style: /account/table
-	}
+	w := work{account: accountOf(raw.URL, path), entities: 1}
 	switch {
 	case seg == "$batch":
 		w.table, w.partition, w.entities = batchWork(pipeline.ReadBody(req))
@@ -71,6 +68,34 @@ func lastSegment(u *url.URL) (path, seg string) {
 		seg = s
 	}
 	return path, seg
+}
+
+// services are the host labels that name an account's service endpoint:
+// NAME.table.core.windows.net, NAME.queue.…, NAME.blob.… are one account.
+var services = map[string]bool{"table": true, "queue": true, "blob": true, "dfs": true, "file": true}
+
+// accountOf is the key of the account a request goes to, the same for
+// each of its service endpoints, since the service's scale target of
+// requests per second is the account's: the host without its service
+// label ("acct.core.windows.net" for acct.table.core.windows.net and
+// acct.queue.core.windows.net), or, for an emulator's path-style
+// endpoint, its host without the port and the account from the path
+// ("127.0.0.1/devstoreaccount1" for Azurite's 10000, 10001 and 10002).
+// Any other host is its own key.
+func accountOf(u *url.URL, path string) string {
+	if isEmulatorPath(u) {
+		name, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+		return u.Hostname() + "/" + name
+	}
+	host := u.Hostname()
+	name, rest, ok := strings.Cut(host, ".")
+	if !ok {
+		return host
+	}
+	if svc, domain, ok := strings.Cut(rest, "."); ok && services[svc] {
+		return name + "." + domain
+	}
+	return host
 }
 
 func isEmulatorPath(u *url.URL) bool {

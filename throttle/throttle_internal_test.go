@@ -46,12 +46,12 @@ func TestWorkOf(t *testing.T) {
 		entities          int
 		account           string
 	}{
-		{"point read, path-style", http.MethodGet, "http://127.0.0.1:1/devstoreaccount1/orders(PartitionKey='O''Brien',RowKey='1')", "", "orders", "O'Brien", 1, "127.0.0.1:1/devstoreaccount1"},
-		{"update, account host", http.MethodPut, "https://acct.table.core.windows.net/orders(PartitionKey='%C3%9C%20k',RowKey='1')", "{}", "orders", "Ü k", 1, "acct.table.core.windows.net"},
-		{"insert", http.MethodPost, "https://acct.table.core.windows.net/orders", `{"RowKey":"1","PartitionKey":"p\"q"}`, "orders", `p"q`, 1, "acct.table.core.windows.net"},
-		{"batch of 3", http.MethodPost, "http://127.0.0.1:1/devstoreaccount1/$batch", batchBody, "orders", `O"Br`, 3, "127.0.0.1:1/devstoreaccount1"},
-		{"query", http.MethodGet, "https://acct.table.core.windows.net/orders()?$filter=x", "", "", "", 1, "acct.table.core.windows.net"},
-		{"tables", http.MethodGet, "https://acct.table.core.windows.net/Tables", "", "", "", 1, "acct.table.core.windows.net"},
+		{"point read, path-style", http.MethodGet, "http://127.0.0.1:1/devstoreaccount1/orders(PartitionKey='O''Brien',RowKey='1')", "", "orders", "O'Brien", 1, "127.0.0.1/devstoreaccount1"},
+		{"update, account host", http.MethodPut, "https://acct.table.core.windows.net/orders(PartitionKey='%C3%9C%20k',RowKey='1')", "{}", "orders", "Ü k", 1, "acct.core.windows.net"},
+		{"insert", http.MethodPost, "https://acct.table.core.windows.net/orders", `{"RowKey":"1","PartitionKey":"p\"q"}`, "orders", `p"q`, 1, "acct.core.windows.net"},
+		{"batch of 3", http.MethodPost, "http://127.0.0.1:1/devstoreaccount1/$batch", batchBody, "orders", `O"Br`, 3, "127.0.0.1/devstoreaccount1"},
+		{"query", http.MethodGet, "https://acct.table.core.windows.net/orders()?$filter=x", "", "", "", 1, "acct.core.windows.net"},
+		{"tables", http.MethodGet, "https://acct.table.core.windows.net/Tables", "", "", "", 1, "acct.core.windows.net"},
 	}
 	for _, c := range cases {
 		req := request(t, c.method, c.url, c.body)
@@ -223,7 +223,7 @@ func TestLimiterCancelledWaitGivesBackItsTurn(t *testing.T) {
 		t.Fatalf("%d tries sent, want only the first (the others waited and were cancelled)", sent)
 	}
 	// 49 tries gave their turns back: the next waits one turn, not 50.
-	w := work{account: "127.0.0.1:1/devstoreaccount1", table: "t", partition: "p", entities: 1}
+	w := work{account: "127.0.0.1/devstoreaccount1", table: "t", partition: "p", entities: 1}
 	if got := l.reserve(w).wait; !near(got, time.Second) {
 		t.Fatalf("the next try waits %v, want 1s (only the try that was sent counts)", got)
 	}
@@ -354,7 +354,7 @@ func TestLimiterUnderConcurrentGoroutines(t *testing.T) {
 		t.Fatalf("%d of 30 given up", cancelled.Load())
 	}
 	// Had the 30 kept their turns (50 ms each), the next would wait 1.5 s.
-	w := work{account: "127.0.0.1:1/devstoreaccount1", table: "t", partition: "p", entities: 1}
+	w := work{account: "127.0.0.1/devstoreaccount1", table: "t", partition: "p", entities: 1}
 	r := l.reserve(w)
 	if r.wait > 500*time.Millisecond {
 		t.Fatalf("the next try waits %v: the tries given up kept their turns", r.wait)
@@ -373,5 +373,38 @@ func TestLimiterUnderConcurrentGoroutines(t *testing.T) {
 	wg.Wait()
 	if sent.Load() != 20 {
 		t.Fatalf("%d of 20 sent", sent.Load())
+	}
+}
+
+// TestOneAccountKeyPerAccount: the table, queue and blob endpoints of one
+// account share the account's pacing key (its target of requests per
+// second is the account's), and two accounts do not.
+func TestOneAccountKeyPerAccount(t *testing.T) {
+	keyOf := func(raw string) string {
+		return workOf(request(t, http.MethodGet, raw, "")).account
+	}
+	same := [][]string{
+		{"https://acct.table.core.windows.net/t()", "https://acct.queue.core.windows.net/q/messages", "https://acct.blob.core.windows.net/c/b"},
+		{"http://127.0.0.1:10002/devstoreaccount1/t()", "http://127.0.0.1:10001/devstoreaccount1/q/messages", "http://127.0.0.1:10000/devstoreaccount1/c/b"},
+		{"https://acct.table.cosmos.azure.com/t()", "https://acct.table.cosmos.azure.com/Tables"},
+	}
+	seen := map[string]int{}
+	for i, urls := range same {
+		k := keyOf(urls[0])
+		for _, u := range urls[1:] {
+			if got := keyOf(u); got != k {
+				t.Errorf("%s is paced as account %q, %s as %q: want one account", urls[0], k, u, got)
+			}
+		}
+		if j, dup := seen[k]; dup {
+			t.Errorf("accounts %d and %d share the key %q", j, i, k)
+		}
+		seen[k] = i
+	}
+	if a, b := keyOf("https://one.table.core.windows.net/t()"), keyOf("https://two.table.core.windows.net/t()"); a == b {
+		t.Errorf("two accounts share the key %q", a)
+	}
+	if a, b := keyOf("http://127.0.0.1:10002/devstoreaccount1/t()"), keyOf("http://127.0.0.1:10002/other/t()"); a == b {
+		t.Errorf("two emulator accounts share the key %q", a)
 	}
 }

@@ -469,29 +469,33 @@ func (src *propSource) CountPrefix(prefix []byte) int {
 	return n
 }
 
-func (src *propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
+func (src *propSource) Binary(name []byte, dst []byte) ([]byte, bool, bool, error) {
 	ps := src.props
 	i, ok := src.find(name)
 	if !ok {
-		return dst, false, nil
+		return dst, false, false, nil
 	}
-	if at := annotationOf(ps, i, name, src.apart); at != 0 && at != EDMBinary {
-		return dst, true, &DecodeError{Property: string(name), Reason: "stored as " + at.String() + ", not Edm.Binary"}
+	switch at := annotationOf(ps, i, name, src.apart); at {
+	case 0:
+		return dst, true, false, nil
+	case EDMBinary:
+	default:
+		return dst, true, true, &DecodeError{Property: string(name), Reason: "stored as " + at.String() + ", not Edm.Binary"}
 	}
 	pr := &ps[i]
 	raw := pr.Val
 	if pr.ValEsc { // base64 may have '/' written as "\/"
 		s, ok := unescape(raw)
 		if !ok {
-			return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
+			return dst, true, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
 		}
 		raw = []byte(s)
 	}
 	out, err := base64.StdEncoding.AppendDecode(dst, raw)
 	if pr.Kind != tokString || err != nil {
-		return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
+		return dst, true, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
 	}
-	return out, true, nil
+	return out, true, true, nil
 }
 
 func (src *propSource) Value(name []byte) (uint8, any, bool, error) {

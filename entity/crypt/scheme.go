@@ -44,6 +44,9 @@ type core struct {
 	// lastKey keeps the strings of the key id and algorithm last read, so
 	// that reading entities under one key allocates them once.
 	lastKey atomic.Pointer[[2]string]
+	// lastLists keeps the protected set last read and found valid, so that
+	// reading entities of one shape parses and checks it once.
+	lastLists atomic.Pointer[parsedLists]
 }
 
 // call is the protection scheme of one call: the core and the call's
@@ -414,7 +417,7 @@ func (r *reader) open(props protect.Props) error {
 		}
 		return r.fail("", ErrNotEncrypted, "no "+MetadataProperty+" property", nil)
 	}
-	m, err := parseMetadata(meta, r.names)
+	m, err := parseMetadataWith(meta, r.names, &c.lastLists)
 	r.names = m.names
 	if err != nil {
 		return r.fail(MetadataProperty, ErrMetadata, err.Error(), nil)

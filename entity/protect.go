@@ -349,9 +349,9 @@ func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
 
 // --- decoding ---
 
-// openEntity starts the scheme's read of one entity body.
-func openEntity(props []rawProp, apart bool, s protect.Scheme) (protect.Reader, error) {
-	src := &propSource{props, apart}
+// openEntity starts the scheme's read of one entity body; src (from
+// scanProps) is the scheme's protect.Props until the Reader is closed.
+func openEntity(src *propSource, s protect.Scheme) (protect.Reader, error) {
 	return s.Reader(src.key(keyPK), src.key(keyRK), src)
 }
 

@@ -64,6 +64,22 @@ type call struct {
 
 func (c *core) bind(ctx context.Context) *call { return &call{core: c, ctx: ctx} }
 
+var callPool = sync.Pool{New: func() any { return new(call) }}
+
+// borrow is bind for one Marshal or Unmarshal, whose scheme nothing keeps
+// once it returns (its Writer or Reader is closed, errors copy op): give
+// it back with release.
+func (c *core) borrow(ctx context.Context, op string) *call {
+	k := callPool.Get().(*call)
+	k.core, k.ctx, k.op = c, ctx, op
+	return k
+}
+
+func (k *call) release() {
+	*k = call{}
+	callPool.Put(k)
+}
+
 func (c *call) Reserved(name string) bool {
 	return strings.HasPrefix(name, ReservedPrefix)
 }

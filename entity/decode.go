@@ -76,23 +76,26 @@ func Unmarshal(data []byte, v any) error {
 	return p.decode(data, rv)
 }
 
-var propsPool = sync.Pool{New: func() any { s := make([]rawProp, 0, 32); return &s }}
+var propsPool = sync.Pool{New: func() any { return &propSource{props: make([]rawProp, 0, 32)} }}
 
-// scanProps splits data into properties and annotations.
-func scanProps(data []byte, fn func(props []rawProp) error) error {
-	pp := propsPool.Get().(*[]rawProp)
+// scanProps splits data into properties and annotations, handed to fn as
+// src.props. src is pooled: it also serves as the protect.Props of a
+// protected read (see openEntity), without an allocation per entity.
+func scanProps(data []byte, fn func(src *propSource) error) error {
+	src := propsPool.Get().(*propSource)
 	sc := scanAt(data, 0)
-	props, err := sc.Object((*pp)[:0])
+	props, err := sc.Object(src.props[:0])
 	err = syntaxErr(err)
 	if err == nil {
 		err = unescapeNames(props)
 	}
 	if err == nil {
-		err = fn(props)
+		src.props, src.apart = props, false
+		err = fn(src)
 	}
 	clear(props) // drop references to data before pooling
-	*pp = props[:0]
-	propsPool.Put(pp)
+	src.props = props[:0]
+	propsPool.Put(src)
 	return err
 }
 
@@ -242,14 +245,16 @@ func (p *structCodec) decode(data []byte, rv reflect.Value) error { return p.dec
 // decodeWith decodes through a protection scheme s, when set (see
 // protect.go).
 func (p *structCodec) decodeWith(data []byte, rv reflect.Value, s protect.Scheme) error {
-	return scanProps(data, func(props []rawProp) error {
+	return scanProps(data, func(src *propSource) error {
+		props := src.props
 		typed := typedBody(props)
 		apart := typed && annotationsApart(props)
 		var r protect.Reader
 		switch {
 		case s != nil:
 			var err error
-			if r, err = openEntity(props, apart, s); err != nil {
+			src.apart = apart
+			if r, err = openEntity(src, s); err != nil {
 				return err
 			}
 			defer r.Close()

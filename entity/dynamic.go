@@ -88,12 +88,14 @@ func (d *DynamicEntity) decode(data []byte) error { return d.decodeWith(data, ni
 // decodeWith decodes through a protection scheme s, when set (see
 // protect.go).
 func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
-	return scanProps(data, func(props []rawProp) error {
+	return scanProps(data, func(src *propSource) error {
+		props := src.props
 		apart := annotationsApart(props)
 		var r protect.Reader
 		if s != nil {
 			var err error
-			if r, err = openEntity(props, apart, s); err != nil {
+			src.apart = apart
+			if r, err = openEntity(src, s); err != nil {
 				return err
 			}
 			defer r.Close()

@@ -172,10 +172,47 @@ func (e *encoder) protectedField(f *field, fv reflect.Value) error {
 	if err != nil {
 		return err
 	}
-	if mode == 0 {
+	switch {
+	case mode == 0:
 		return e.field(f, fv)
+	case f.kind == kHook || mode&(protect.Sign|protect.Beacon) != 0:
+		// A hook's EDM type is per value, and signed or beaconed values
+		// need their canonical Go value: read the member back.
+		return e.protectWrite(f.name, f.nameUnits, mode, func() error { return e.field(f, fv) })
 	}
-	return e.protectWrite(f.name, f.nameUnits, mode, func() error { return e.field(f, fv) })
+	return e.encryptField(f, fv, mode)
+}
+
+// encryptField encrypts one struct field. The value is encoded and
+// validated as every value is, then its text is taken from the bytes just
+// written, whose shape the field's kind fixes (a number or literal, or a
+// quoted string), without parsing the member again; a Binary's text is the
+// field's bytes rather than the base64 just written.
+func (e *encoder) encryptField(f *field, fv reflect.Value, mode protect.Mode) error {
+	start, size, count := len(e.b), e.size, e.count
+	if err := e.field(f, fv); err != nil {
+		return err
+	}
+	if len(e.b) == start {
+		return nil
+	}
+	var text []byte
+	if f.kind == kBinary {
+		text = fv.Bytes()
+	} else {
+		text = e.b[start+len(f.prefix):]
+		if len(text) >= 2 && text[0] == '"' {
+			text = text[1 : len(text)-1]
+			if bytes.IndexByte(text, '\\') >= 0 {
+				u, ok := unescape(text)
+				if !ok {
+					return &DecodeError{Property: f.name, Reason: "malformed string"}
+				}
+				text = []byte(u)
+			}
+		}
+	}
+	return e.sealed(f.name, f.nameUnits, mode, f.edm, text, nil, start, size, count)
 }
 
 // property encodes a property of a DynamicEntity or an extra map.
@@ -208,6 +245,13 @@ func (e *encoder) protectWrite(name string, nameUnits int, mode protect.Mode, wr
 	if err != nil {
 		return err
 	}
+	return e.sealed(name, nameUnits, mode, edm, text, value, start, size, count)
+}
+
+// sealed hands one property, written from start, to the scheme; an
+// encrypted one is then replaced by its ciphertext, and the totals go back
+// to size and count before the ciphertext is counted.
+func (e *encoder) sealed(name string, nameUnits int, mode protect.Mode, edm EDMType, text []byte, value any, start, size, count int) error {
 	ct, err := e.prot.Property(name, mode, uint8(edm), text, value)
 	if err != nil || mode&protect.Encrypt == 0 {
 		return err
@@ -305,9 +349,9 @@ func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
 
 // --- decoding ---
 
-// openEntity starts the scheme's read of one entity body.
-func openEntity(props []rawProp, apart bool, s protect.Scheme) (protect.Reader, error) {
-	src := &propSource{props, apart}
+// openEntity starts the scheme's read of one entity body; src (from
+// scanProps) is the scheme's protect.Props until the Reader is closed.
+func openEntity(src *propSource, s protect.Scheme) (protect.Reader, error) {
 	return s.Reader(src.key(keyPK), src.key(keyRK), src)
 }
 
@@ -425,29 +469,33 @@ func (src *propSource) CountPrefix(prefix []byte) int {
 	return n
 }
 
-func (src *propSource) Binary(name []byte, dst []byte) ([]byte, bool, error) {
+func (src *propSource) Binary(name []byte, dst []byte) ([]byte, bool, bool, error) {
 	ps := src.props
 	i, ok := src.find(name)
 	if !ok {
-		return dst, false, nil
+		return dst, false, false, nil
 	}
-	if at := annotationOf(ps, i, name, src.apart); at != 0 && at != EDMBinary {
-		return dst, true, &DecodeError{Property: string(name), Reason: "stored as " + at.String() + ", not Edm.Binary"}
+	switch at := annotationOf(ps, i, name, src.apart); at {
+	case 0:
+		return dst, true, false, nil
+	case EDMBinary:
+	default:
+		return dst, true, true, &DecodeError{Property: string(name), Reason: "stored as " + at.String() + ", not Edm.Binary"}
 	}
 	pr := &ps[i]
 	raw := pr.Val
 	if pr.ValEsc { // base64 may have '/' written as "\/"
 		s, ok := unescape(raw)
 		if !ok {
-			return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
+			return dst, true, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
 		}
 		raw = []byte(s)
 	}
 	out, err := base64.StdEncoding.AppendDecode(dst, raw)
 	if pr.Kind != tokString || err != nil {
-		return dst, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
+		return dst, true, true, &DecodeError{Property: string(name), Reason: "malformed Edm.Binary"}
 	}
-	return out, true, nil
+	return out, true, true, nil
 }
 
 func (src *propSource) Value(name []byte) (uint8, any, bool, error) {

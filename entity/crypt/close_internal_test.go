@@ -65,7 +65,7 @@ func TestCloseForgetsTheEntity(t *testing.T) {
 
 	r := &reader{c: c, pk: []byte("pk"), rk: []byte("rk"), keys: &[2]string{"pk", "rk"}, gcm: w.gcm,
 		meta: []byte{1}, names: [][]byte{[]byte("Name")}, nEnc: 1, cts: []byte{1}, ctEnd: []int{1},
-		aad: []byte{1}, pt: []byte("secret"), mac: []byte{1}, vals: []byte{1}, annot: []byte{1},
+		aad: []byte{1}, pt: []byte("secret"), mac: []byte{1}, vals: []byte{1},
 		plain: true, legacy: &legacyReader{}}
 	rpt := r.pt
 	r.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -215,6 +216,24 @@ func (r *metaReader) list(what string, names [][]byte) ([][]byte, int) {
 // parseMetadata decodes a _tkEnc value, appending its names to names (a
 // buffer to reuse, may be nil).
 func parseMetadata(b []byte, names [][]byte) (metadata, error) {
+	return parseMetadataWith(b, names, nil)
+}
+
+// parsedLists is the protected set of a metadata value that parsed and
+// passed every check: the lists as stored, and the names, which alias
+// that copy.
+type parsedLists struct {
+	lists       []byte
+	names       [][]byte
+	nEnc, nSign int
+}
+
+// parseMetadataWith is parseMetadata remembering, in last (may be nil), the
+// lists it last found valid: the entities of one type under one policy
+// store the same lists, byte for byte, so those are not parsed and checked
+// again. Only lists identical to ones that passed every check are taken as
+// they are.
+func parseMetadataWith(b []byte, names [][]byte, last *atomic.Pointer[parsedLists]) (metadata, error) {
 	m := metadata{names: names[:0]}
 	if len(b) < 2 {
 		return m, errMeta("truncated header")
@@ -230,6 +249,18 @@ func parseMetadata(b []byte, names [][]byte) (metadata, error) {
 	m.wrapAlg = r.bytes("key-wrap algorithm", maxWrapAlg)
 	m.wrapped = r.bytes("wrapped key", maxWrapped)
 	listStart := r.b
+	if last != nil && r.err == "" {
+		if p := last.Load(); p != nil && len(r.b) == len(p.lists)+nonceSize+tagSize && bytes.Equal(r.b[:len(p.lists)], p.lists) {
+			m.names = append(m.names, p.names...)
+			m.nEnc, m.nSign = p.nEnc, p.nSign
+			m.lists = r.b[:len(p.lists)]
+			m.nonce, m.tag = r.b[len(p.lists):len(p.lists)+nonceSize], r.b[len(p.lists)+nonceSize:]
+			if len(m.keyID) == 0 || len(m.wrapped) == 0 {
+				return m, errMeta("no key id or wrapped key")
+			}
+			return m, nil
+		}
+	}
 	m.names, m.nEnc = r.list("encrypted", m.names)
 	m.names, m.nSign = r.list("signed", m.names)
 	m.names, _ = r.list("beacon", m.names)
@@ -246,6 +277,15 @@ func parseMetadata(b []byte, names [][]byte) (metadata, error) {
 	}
 	if reason := checkNames(&m); reason != "" {
 		return m, errMeta(reason)
+	}
+	if last != nil {
+		p := &parsedLists{lists: bytes.Clone(m.lists), nEnc: m.nEnc, nSign: m.nSign}
+		p.names = make([][]byte, len(m.names))
+		for i, n := range m.names { // the same names, in the copy
+			off := cap(m.lists) - cap(n)
+			p.names[i] = p.lists[off : off+len(n) : off+len(n)]
+		}
+		last.Store(p)
 	}
 	return m, nil
 }

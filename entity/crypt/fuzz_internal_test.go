@@ -2,6 +2,8 @@ package crypt
 
 import (
 	"bytes"
+	"reflect"
+	"sync/atomic"
 	"testing"
 )
 
@@ -9,8 +11,19 @@ import (
 // parses is exactly what writing its fields back produces.
 func FuzzMetadata(f *testing.F) {
 	f.Add(append(appendList(appendList(appendList(appendEnvelope(nil, "kek-1", "A256KW", make([]byte, 40)), []string{"A", "B"}), []string{"S"}), []string{"A"}), make([]byte, 28)...))
+	seed := append(appendList(appendList(appendList(appendEnvelope(nil, "kek-1", "A256KW", make([]byte, 40)), []string{"A", "B"}), []string{"S"}), []string{"A"}), make([]byte, 28)...)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := parseMetadata(b, nil)
+		// Lists remembered from a valid value are taken as they are only
+		// when identical: the result is always parseMetadata's.
+		var last atomic.Pointer[parsedLists]
+		if _, err := parseMetadataWith(seed, nil, &last); err != nil || last.Load() == nil {
+			t.Fatalf("seed: %v", err)
+		}
+		mc, errc := parseMetadataWith(b, nil, &last)
+		if (err == nil) != (errc == nil) || !reflect.DeepEqual(m, mc) {
+			t.Fatalf("with remembered lists: %+v, %v; without: %+v, %v", mc, errc, m, err)
+		}
 		if err != nil {
 			return
 		}

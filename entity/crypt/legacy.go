@@ -176,7 +176,7 @@ func (c *call) openLegacy(pk, rk string, props protect.Props) (*legacyReader, er
 	if err != nil {
 		return nil, err
 	}
-	set, _, ok, err := binaryProp(props, legacySetName, nil, nil)
+	set, ok, err := binaryProp(props, legacySetName, nil)
 	if err != nil || !ok {
 		return nil, c.readErr(pk, rk, legacySetProperty, readKind(err, ErrMetadata), "missing or not an Edm.Binary", err)
 	}
@@ -211,7 +211,7 @@ func (lr *legacyReader) mode(name []byte, tagged protect.Mode) (protect.Mode, er
 }
 
 func (lr *legacyReader) open(name string) (uint8, []byte, error) {
-	ct, _, ok, err := binaryProp(lr.props, []byte(name), nil, nil)
+	ct, ok, err := binaryProp(lr.props, []byte(name), nil)
 	if err != nil || !ok {
 		return 0, nil, lr.c.readErr(lr.pk, lr.rk, name, ErrTampered, "listed as encrypted, missing or not an Edm.Binary", err)
 	}

@@ -44,6 +44,9 @@ type core struct {
 	// lastKey keeps the strings of the key id and algorithm last read, so
 	// that reading entities under one key allocates them once.
 	lastKey atomic.Pointer[[2]string]
+	// lastLists keeps the protected set last read and found valid, so that
+	// reading entities of one shape parses and checks it once.
+	lastLists atomic.Pointer[parsedLists]
 }
 
 // call is the protection scheme of one call: the core and the call's
@@ -60,6 +63,22 @@ type call struct {
 }
 
 func (c *core) bind(ctx context.Context) *call { return &call{core: c, ctx: ctx} }
+
+var callPool = sync.Pool{New: func() any { return new(call) }}
+
+// borrow is bind for one Marshal or Unmarshal, whose scheme nothing keeps
+// once it returns (its Writer or Reader is closed, errors copy op): give
+// it back with release.
+func (c *core) borrow(ctx context.Context, op string) *call {
+	k := callPool.Get().(*call)
+	k.core, k.ctx, k.op = c, ctx, op
+	return k
+}
+
+func (k *call) release() {
+	*k = call{}
+	callPool.Put(k)
+}
 
 func (c *call) Reserved(name string) bool {
 	return strings.HasPrefix(name, ReservedPrefix)
@@ -346,7 +365,6 @@ type reader struct {
 	pt     []byte
 	mac    []byte
 	vals   []byte // signed values, then beacons
-	annot  []byte // an annotation's name
 	plain  bool   // no metadata, read as plaintext (Config.ReadPlaintext)
 	legacy *legacyReader
 }
@@ -360,7 +378,7 @@ func (r *reader) Close() {
 	r.c, r.pk, r.rk, r.keys, r.gcm, r.legacy = nil, nil, nil, nil, nil, nil
 	r.nEnc, r.plain = 0, false
 	r.meta, r.names, r.cts, r.ctEnd = r.meta[:0], r.names[:0], r.cts[:0], r.ctEnd[:0]
-	r.aad, r.pt, r.mac, r.vals, r.annot = r.aad[:0], r.pt[:0], r.mac[:0], r.vals[:0], r.annot[:0]
+	r.aad, r.pt, r.mac, r.vals = r.aad[:0], r.pt[:0], r.mac[:0], r.vals[:0]
 	readerPool.Put(r)
 }
 
@@ -395,8 +413,7 @@ func (c *call) Reader(pk, rk []byte, props protect.Props) (protect.Reader, error
 
 func (r *reader) open(props protect.Props) error {
 	c := r.c
-	meta, annot, ok, err := binaryProp(props, metaName, r.annot, r.meta[:0])
-	r.annot = annot
+	meta, ok, err := binaryProp(props, metaName, r.meta[:0])
 	r.meta = meta
 	if err != nil {
 		return r.fail(MetadataProperty, readKind(err, ErrMetadata), "", err)
@@ -416,7 +433,7 @@ func (r *reader) open(props protect.Props) error {
 		}
 		return r.fail("", ErrNotEncrypted, "no "+MetadataProperty+" property", nil)
 	}
-	m, err := parseMetadata(meta, r.names)
+	m, err := parseMetadataWith(meta, r.names, &c.lastLists)
 	r.names = m.names
 	if err != nil {
 		return r.fail(MetadataProperty, ErrMetadata, err.Error(), nil)
@@ -429,7 +446,7 @@ func (r *reader) open(props protect.Props) error {
 		}
 	}
 	for _, name := range m.encrypted() {
-		if r.cts, r.annot, ok, err = binaryProp(props, name, r.annot, r.cts); err != nil || !ok {
+		if r.cts, ok, err = binaryProp(props, name, r.cts); err != nil || !ok {
 			return r.fail(string(name), ErrTampered, "listed as encrypted, missing or not an Edm.Binary", err)
 		}
 		r.ctEnd = append(r.ctEnd, len(r.cts))
@@ -447,7 +464,7 @@ func (r *reader) open(props protect.Props) error {
 	for _, name := range m.beacons() {
 		start := len(r.vals)
 		r.pt = append(append(r.pt[:0], BeaconPrefix...), name...)
-		if r.vals, r.annot, ok, err = binaryProp(props, r.pt, r.annot, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
+		if r.vals, ok, err = binaryProp(props, r.pt, r.vals); err != nil || !ok || len(r.vals)-start != beaconSize {
 			return r.fail(BeaconPrefix+string(name), ErrTampered, "listed beacon missing, malformed or not an Edm.Binary", err)
 		}
 	}
@@ -494,39 +511,35 @@ func readKind(err error, kind error) error {
 
 // binaryProp appends the bytes of the Edm.Binary property name to dst; ok
 // is false when the body does not hold it. A property of any other stored
-// type is an errStoredType, never read as its base64 text. scratch is a
-// buffer to reuse (may be nil); the result does not alias it.
+// type is an errStoredType, never read as its base64 text.
 //
-// The usual case costs no allocation: the body holds the member
-// name@odata.type (Has finds any member by its full name), so the value is
-// annotated, and Binary refuses an annotation of another type. Otherwise
-// (no annotation, one whose name the JSON escapes, a value Binary refuses)
-// Value says the type.
-func binaryProp(props protect.Props, name, scratch, dst []byte) ([]byte, []byte, bool, error) {
-	annot := append(append(scratch[:0], name...), annotationSuffix...)
-	if props.Has(annot) {
-		if out, ok, err := props.Binary(name, dst); err == nil {
-			return out, annot, ok, nil
-		}
+// The usual case is one lookup and no allocation: the value is annotated
+// Edm.Binary (Binary refuses an annotation of another type). Otherwise (no
+// annotation, or a value Binary refuses) Value says the type.
+func binaryProp(props protect.Props, name, dst []byte) ([]byte, bool, error) {
+	out, found, annotated, err := props.Binary(name, dst)
+	switch {
+	case !found:
+		return dst, false, nil
+	case annotated && err == nil:
+		return out, true, nil
 	}
 	edm, v, ok, err := props.Value(name)
 	if !ok {
-		return dst, annot, false, nil
+		return dst, false, nil
 	}
 	if entity.EDMType(edm) != entity.EDMBinary {
-		return dst, annot, true, errStoredType{entity.EDMType(edm)}
+		return dst, true, errStoredType{entity.EDMType(edm)}
 	}
 	if err != nil {
-		return dst, annot, true, err
+		return dst, true, err
 	}
 	b, isBytes := v.([]byte)
 	if !isBytes {
-		return dst, annot, true, errStoredType{entity.EDMType(edm)}
+		return dst, true, errStoredType{entity.EDMType(edm)}
 	}
-	return append(dst, b...), annot, true, nil
+	return append(dst, b...), true, nil
 }
-
-const annotationSuffix = "@odata.type"
 
 // unwrap unwraps the entity's content key and keeps it in the cache.
 func (r *reader) unwrap(m *metadata) error {

@@ -351,16 +351,18 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts entity.Bulk
 // Marshal returns the encrypted JSON body of e, as Insert would send it:
 // for bodies that travel another way (a queue message, a file).
 func (t *Table[T]) Marshal(ctx context.Context, e *T) ([]byte, error) {
-	return t.hooks.Marshal(e, t.core.bind(ctx))
+	c := t.core.borrow(ctx, "")
+	defer c.release()
+	return t.hooks.Marshal(e, c)
 }
 
 // Unmarshal decrypts and checks a body Marshal made (or the service
 // returned, with its annotations: minimal or full metadata) into e. When
 // it fails, *e is set to the zero value, never left partly filled.
 func (t *Table[T]) Unmarshal(ctx context.Context, data []byte, e *T) error {
-	c := t.core.bind(ctx)
-	c.op = "Unmarshal"
+	c := t.core.borrow(ctx, "Unmarshal")
 	err := t.hooks.Unmarshal(data, e, c)
+	c.release()
 	if err != nil && e != nil {
 		var zero T
 		*e = zero

@@ -86,8 +86,12 @@ type Reader interface {
 // Props gives a Scheme the raw properties of one entity body. Names are
 // only borrowed for the call.
 type Props interface {
-	// Binary appends the bytes of an Edm.Binary property to dst.
-	Binary(name []byte, dst []byte) (value []byte, ok bool, err error)
+	// Binary appends the bytes of a property annotated Edm.Binary to dst.
+	// found is false when the body does not hold the property; annotated
+	// is false when it holds it without an @odata.type annotation (dst is
+	// then returned as it is: Value says its type). An annotation of
+	// another type, or a value that is not base64, is an error.
+	Binary(name []byte, dst []byte) (value []byte, found, annotated bool, err error)
 	// Value returns a property's EDM type and canonical Go value (string,
 	// int32, int64, float64, bool, time.Time, uuid.UUID or []byte).
 	Value(name []byte) (edm uint8, value any, ok bool, err error)

@@ -16,9 +16,8 @@ type WriteOptions struct {
 	// audit record, a "manager changed" event), committed as outbox
 	// intents in the write's entity group transaction, with the change
 	// and its fan-out intents: they are sent exactly when the change
-	// committed, never when it did not (TestUserMessageCrashMatrix). The
-	// processor given to New sends them and runs their handlers; without
-	// one, Messages are refused with a *ConfigError.
+	// committed, never when it did not (TestUserMessageCrashMatrix).
+	// Config.Processor sends them and runs their handlers; without one, Messages are refused with a *ConfigError.
 	//
 	// Each must be a valid message (Kind, ID, JSON Payload) whose
 	// envelope fits one queue message once base64-encoded, without a

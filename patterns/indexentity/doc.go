@@ -36,7 +36,7 @@
 // per department — or one LookupValueAll of a TableWide index.
 //
 //	emps, _ := entity.NewTableFromService[Employee](svc, "Employees")
-//	byName, err := indexentity.New(emps, nil, indexentity.Config{},
+//	byName, err := indexentity.New(emps, indexentity.Config{},
 //		indexentity.Index[Employee]{Name: "lastname", Value: func(e *Employee) (string, bool) {
 //			return e.LastName, e.LastName != ""
 //		}})
@@ -199,7 +199,7 @@
 //     and the intent of the Set's own message: all or none
 //     (TestUserMessageCrashAtEveryStep, crash before and after every
 //     request of such an insert: the message's effect is there exactly
-//     when the employee is). A Set built without a processor has no
+//     when the employee is). A Set built without Config.Processor has no
 //     outbox and refuses messages with a *ConfigError before any request
 //     (TestUserMessageRefused); a Set of SamePartition indexes given a
 //     processor keeps an outbox for them.

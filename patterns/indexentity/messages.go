@@ -17,7 +17,7 @@ type WriteOptions struct {
 	// change, its SamePartition lists and the intent of the message that
 	// keeps its other lists: they are sent exactly when the change
 	// committed, never when it did not (TestUserMessageCrashAtEveryStep).
-	// The processor given to New sends them and runs their handlers;
+	// Config.Processor sends them and runs their handlers;
 	// without one (a Set with no outbox), Messages are refused with a
 	// *ConfigError before any request.
 	//

@@ -19,7 +19,7 @@ func TestModifyMode(t *testing.T) {
 	ctx := context.Background()
 	meter := cost.NewMeter()
 	emps := patterntest.Table[Employee](t, env.With(meter.Policy()))
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestModifyRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	setWith := func(r entity.RetryPolicy) *indexentity.Set[Employee] {
-		s, err := indexentity.New(emps, nil, indexentity.Config{Retry: r}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+		s, err := indexentity.New(emps, indexentity.Config{Retry: r}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 		if err != nil {
 			t.Fatal(err)
 		}

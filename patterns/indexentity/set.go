@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -35,18 +36,19 @@ type Set[T any] struct {
 }
 
 // New returns the Set of primary's entities with the given indexes.
-// OtherPartition, TableWide and Blob indexes need p, the processor of
-// patterns/eventual whose workers keep them (New registers the Set's
-// message kind on it; run p.Run somewhere), and so do WriteOptions.Messages;
-// p may be nil when every index is SamePartition and no write carries
-// messages. Build the primary table, Config.Entries and
+// OtherPartition, TableWide and Blob indexes need Config.Processor, the
+// processor of patterns/eventual whose workers keep them (New registers
+// the Set's message kind on it; run its Run somewhere), and so do
+// WriteOptions.Messages; it may be nil when every index is SamePartition
+// and no write carries messages. Build the primary table, Config.Entries and
 // Config.Blobs with entity.ClientOptions and azcore's pipeline (as
 // tablekit's constructors and integration.Env do), so that a lost reply
 // is never misreported.
-func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, indexes ...Index[T]) (*Set[T], error) {
+func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set[T], error) {
 	if primary == nil {
-		return nil, &ConfigError{Field: "primary", Reason: "is nil"}
+		return nil, &ConfigError{Field: "primary", Reason: argerr.Nil}
 	}
+	p := cfg.Processor
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -97,7 +99,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		return s, nil
 	}
 	if p == nil {
-		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and Blob indexes need one"}
+		return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition, TableWide and Blob indexes need one"}
 	}
 	name := cfg.Kind
 	if name == "" {

@@ -29,7 +29,7 @@
 // (errors.Is(err, [ErrDuplicate])) naming the holder (TestUniqueRace,
 // TestTableWideUniqueRace: eight writers in eight partitions).
 //
-//	set, err := secondaryindex.New(employees, processor, secondaryindex.Config{PrimaryPrefix: "empid_"},
+//	set, err := secondaryindex.New(employees, secondaryindex.Config{Processor: processor, PrimaryPrefix: "empid_"},
 //		secondaryindex.Index[Employee]{Name: "email", Unique: true,
 //			Key: func(e *Employee) (string, bool) { return strings.ToLower(e.Email), e.Email != "" }},
 //		secondaryindex.Index[Employee]{Name: "name", Properties: []string{"FirstName", "LastName"},

@@ -17,7 +17,7 @@ type WriteOptions struct {
 	// committed, never when it did not (TestUserMessageCrash). It is the
 	// shape of patterns/denormalize's WriteOptions.
 	//
-	// The processor given to New sends them and runs their handlers; a
+	// Config.Processor sends them and runs their handlers; a
 	// Set made without one refuses Messages with a *ConfigError (Field
 	// "WriteOptions.Messages"), before any request. With SamePartition
 	// indexes only, the messages' intents go in the primary's partition as

@@ -15,7 +15,7 @@ import (
 // retrySet is localSet with Config.Retry set to r.
 func retrySet(t testing.TB, tbl *entity.Table[Employee], r entity.RetryPolicy) *secondaryindex.Set[Employee] {
 	t.Helper()
-	s, err := secondaryindex.New(tbl, nil, secondaryindex.Config{PrimaryPrefix: "empid_", Retry: r},
+	s, err := secondaryindex.New(tbl, secondaryindex.Config{PrimaryPrefix: "empid_", Retry: r},
 		emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.SamePartition))
 	if err != nil {
 		t.Fatal(err)

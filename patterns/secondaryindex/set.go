@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/edmvalue"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -36,17 +37,19 @@ type Set[T any] struct {
 }
 
 // New returns the Set of primary's entities with the given indexes.
-// OtherPartition and TableWide indexes need p, the processor of patterns/eventual whose
-// workers keep them (New registers the Set's message kind on it; run p.Run
-// somewhere); p may be nil when every index is SamePartition and no write
-// carries messages (WriteOptions). The primary
+// OtherPartition and TableWide indexes need Config.Processor, the
+// processor of patterns/eventual whose workers keep them (New registers
+// the Set's message kind on it; run its Run somewhere); it may be nil
+// when every index is SamePartition and no write carries messages
+// (WriteOptions). The primary
 // table and Config.Entries should be built with entity.ClientOptions (as
 // tablekit's constructors and integration.Env do), so that a lost reply is
 // never misreported.
-func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, indexes ...Index[T]) (*Set[T], error) {
+func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set[T], error) {
 	if primary == nil {
-		return nil, &ConfigError{Field: "primary", Reason: "is nil"}
+		return nil, &ConfigError{Field: "primary", Reason: argerr.Nil}
 	}
+	p := cfg.Processor
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -93,7 +96,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	}
 	if p == nil {
 		if len(s.remote) > 0 {
-			return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and TableWide indexes need one"}
+			return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition and TableWide indexes need one"}
 		}
 		return s, nil
 	}

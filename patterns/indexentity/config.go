@@ -44,7 +44,8 @@ type Config struct {
 	// Outbox tunes the outbox that makes a primary's change and its index
 	// message one transaction (OtherPartition and Blob indexes).
 	Outbox eventual.OutboxConfig
-	// Concurrency is how many primaries a lookup reads at once; 0 means
+	// Concurrency is how many primaries a lookup reads at once, and how
+	// many buckets of a TableWide list; 0 means
 	// entity.DefaultConcurrency.
 	Concurrency int
 	// MaxEntityBytes is the size, by the service's formula, past which an

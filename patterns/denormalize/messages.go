@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // WriteOptions tunes one write of a source or a target (InsertSource,
@@ -57,19 +58,15 @@ type sizedEnvelope struct {
 // messages, before any request: a *ConfigError without an outbox, a
 // *MessageError for a message that cannot be committed and sent.
 func (c *Copies[T, S]) writeOptions(op string, key Key, opts []WriteOptions) ([]eventual.Message, error) {
-	switch len(opts) {
-	case 0:
-		return nil, nil
-	case 1:
-	default:
-		return nil, &ConfigError{Field: "WriteOptions", Reason: op + " takes at most one, got " + strconv.Itoa(len(opts))}
+	var msgs []eventual.Message
+	if len(opts) > 0 {
+		msgs = opts[0].Messages
 	}
-	msgs := opts[0].Messages
+	if field, reason := indexset.OptionsProblem(op, "Copies", len(opts), len(msgs) > 0, c.outbox != nil); field != "" {
+		return nil, &ConfigError{Field: field, Reason: reason}
+	}
 	if len(msgs) == 0 {
 		return nil, nil
-	}
-	if c.outbox == nil {
-		return nil, &ConfigError{Field: "WriteOptions.Messages", Reason: "need an outbox, which needs a processor: " + op + " of a Copies made by New without one cannot commit messages"}
 	}
 	// The change itself is at least one operation of the transaction.
 	if len(msgs) > maxMessages {

@@ -210,12 +210,6 @@ func intend[T any](e *T) (version[T], error) {
 	return v, nil
 }
 
-// keyOf returns e's keys.
-func keyOf[T any](e *T) (pk, rk string, err error) {
-	sys, err := entity.SystemOf(e)
-	return sys.PartitionKey, sys.RowKey, err
-}
-
 // validKeys refuses a primary whose keys are invalid or whose RowKey the
 // Set could not tell from its index entities'.
 func (s *Set[T]) validKeys(pk, rk string) error { return s.names.CheckKeys(pk, rk) }

@@ -261,11 +261,5 @@ func sameCopy(want, entry *entity.DynamicEntity) bool {
 	return n == m
 }
 
-// keyOf returns the keys of e.
-func keyOf[T any](e *T) (pk, rk string, err error) {
-	sys, err := entity.SystemOf(e)
-	return sys.PartitionKey, sys.RowKey, err
-}
-
 // validKeys checks a primary's keys before anything is sent.
 func (s *Set[T]) validKeys(pk, rk string) error { return s.names.CheckKeys(pk, rk) }

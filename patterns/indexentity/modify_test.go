@@ -43,8 +43,10 @@ func TestModify(t *testing.T) {
 			}
 		},
 		PK: "Sales", RK: "000152",
-		Bump:     func(e *Employee) { e.FirstName += "+" },
-		Bumps:    func(before, after *Employee) int { return strings.Count(after.FirstName, "+") - strings.Count(before.FirstName, "+") },
+		Bump: func(e *Employee) { e.FirstName += "+" },
+		Bumps: func(before, after *Employee) int {
+			return strings.Count(after.FirstName, "+") - strings.Count(before.FirstName, "+")
+		},
 		SetValue: func(e *Employee, i int) { e.LastName = patterntest.ValueName(i) },
 		Value:    func(e *Employee) string { return e.LastName },
 		Name:     patterntest.ValueName,

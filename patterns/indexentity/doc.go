@@ -208,7 +208,10 @@
 //     ETag copied, which takes it off its lists. It is idempotent and
 //     can be a step of an eventual handler: after a crash at any request,
 //     running it again finishes the move with no orphan membership and no
-//     lost primary (TestMoveCrashAtEveryStep). eventual.Move on a Set's
+//     lost primary (TestMoveCrashAtEveryStep); a delete whose reply was
+//     lost while another writer wrote the primary again is settled by
+//     reading again and moving the version there
+//     (TestMoveLostDeleteBesideWriter). eventual.Move on a Set's
 //     primaries is a plain write beside the Set: use MoveTo.
 //   - Each Set write can be a step of an eventual handler, repeated on
 //     redelivery: Insert of an entity already there answers

@@ -2,52 +2,59 @@ package indexentity_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
-	"github.com/tablekit/tablekit/integration/faults"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
-// TestMoveLostDeleteBesideWriter: MoveTo's delete has its reply lost, and
-// inside azcore's retry window another writer inserts the employee again
-// (Theirs). The resend is refused, and the Set's delete cannot tell its
-// outcome (entity.ErrOutcomeUnknown); MoveTo reads again, copies the
-// version there and deletes it: the move ends done, the archive holds the
-// latest version, read back with a raw client, and the lists no drift.
+// TestMoveLostDeleteBesideWriter runs patterntest.MoveLostDelete on a Set
+// of a SamePartition lastname index: a MoveTo whose delete's outcome is
+// unknown after a lost reply (another writer inserted the employee again
+// in the retry window) reads again and finishes the move.
 func TestMoveLostDeleteBesideWriter(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	other, emps := newLocal(t, indexentity.Config{})
-	if err := other.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000001", LastName: "Orig"}); err != nil {
-		t.Fatal(err)
+	set := func(t testing.TB, e *integration.Env, emps *entity.Table[Employee]) *indexentity.Set[Employee] {
+		s, err := indexentity.New(patterntest.View[Employee](t, e, emps), indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	f := faults.New(faults.Config{})
-	s, err := indexentity.New(patterntest.View[Employee](t, patterntest.Faulty(env, f), emps), indexentity.Config{},
-		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
-	if err != nil {
-		t.Fatal(err)
+	insert := func(t testing.TB, emps *entity.Table[Employee], value string) error {
+		return set(t, env, emps).Insert(context.Background(), &Employee{PartitionKey: "Sales", RowKey: "000001", LastName: value})
 	}
-	archive := patterntest.Table[Employee](t, env)
-	var theirs error
-	f.LoseNextThen(1, isBatch, func(*http.Request) {
-		theirs = other.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000001", LastName: "Theirs"})
+	patterntest.MoveLostDelete(t, patterntest.MoveAdapter[Employee, *entity.Table[Employee]]{
+		Env: env,
+		Setup: func(t testing.TB) *entity.Table[Employee] {
+			emps := patterntest.Table[Employee](t, env)
+			if err := insert(t, emps, "Orig"); err != nil {
+				t.Fatal(err)
+			}
+			return emps
+		},
+		Open: func(t testing.TB, e *integration.Env, emps *entity.Table[Employee]) func(context.Context, string, string, *entity.Table[Employee]) error {
+			return set(t, e, emps).MoveTo
+		},
+		PK: "Sales", RK: "000001",
+		Insert: insert,
+		Raw: func(t testing.TB, table, pk, rk string) (string, bool) {
+			m := rawGet(t, table, pk, rk)
+			v, _ := m["LastName"].(string)
+			return v, m != nil
+		},
+		Primaries: func(emps *entity.Table[Employee]) string { return emps.Name() },
+		Derived: func(t testing.TB, emps *entity.Table[Employee]) {
+			t.Helper()
+			s := set(t, env, emps)
+			for _, v := range []string{"Orig", "Theirs"} {
+				if rks := lookup(t, s, "lastname", "Sales", v); len(rks) != 0 {
+					t.Errorf("%s lists %v after the move", v, rks)
+				}
+			}
+			noDrift(t, s)
+		},
 	})
-	if err := s.MoveTo(ctx, "Sales", "000001", archive); err != nil {
-		t.Fatalf("MoveTo whose delete's reply was lost: %v", err)
-	}
-	if theirs != nil {
-		t.Fatalf("the other writer's insert: %v", theirs)
-	}
-	if f.Stats().LostReplies != 1 {
-		t.Fatalf("faults %+v, want one lost reply", f.Stats())
-	}
-	if e := rawGet(t, emps.Name(), "Sales", "000001"); e != nil {
-		t.Errorf("still in the primaries' table: %v", e)
-	}
-	if e := rawGet(t, archive.Name(), "Sales", "000001"); e == nil || e["LastName"] != "Theirs" {
-		t.Errorf("archived %v, want the latest version (Theirs)", e)
-	}
-	noDrift(t, other)
 }

@@ -92,7 +92,9 @@
 // messages then catch up), but between the write and the Rebuild, lookups
 // without Verify return what the entries say. To move or archive a
 // primary, use MoveTo (from an eventual handler too: it is an idempotent
-// step); each Set write can be such a step (Modify with a change that
+// step; a delete of it whose reply was lost while another writer wrote
+// the primary again is settled by reading again and moving the version
+// there, TestMoveLostDeleteBesideWriter); each Set write can be such a step (Modify with a change that
 // sets values, Delete, whose ErrNotFound on a repeat means done; Insert's
 // entity.ErrAlreadyExists, likewise).
 //

@@ -196,3 +196,61 @@ func modifyLostReply[T, S any](t *testing.T, a ModifyAdapter[T, S]) {
 
 // ValueName is a ModifyAdapter.Name: "Name0", "Name1", ….
 func ValueName(i int) string { return "Name" + strconv.Itoa(i) }
+
+// MoveAdapter is what MoveLostDelete needs of a Set with MoveTo, over a
+// store S (its tables).
+type MoveAdapter[T, S any] struct {
+	// Env is the package's Azurite (its TestMain's).
+	Env *integration.Env
+	// Setup makes a fresh store and writes the record PK/RK through the
+	// pattern, with the value "Orig".
+	Setup func(t testing.TB) S
+	// Open returns the MoveTo of a new instance of the pattern over store
+	// whose clients are made from e.
+	Open   func(t testing.TB, e *integration.Env, store S) func(ctx context.Context, pk, rk string, dst *entity.Table[T]) error
+	PK, RK string
+	// Insert writes the record again with value, through another
+	// instance of the pattern over plain clients.
+	Insert func(t testing.TB, store S, value string) error
+	// Raw reads the record's value in the table named table with a raw
+	// client; found is false when it is not there.
+	Raw func(t testing.TB, table, pk, rk string) (value string, found bool)
+	// Primaries is the name of the store's primaries' table.
+	Primaries func(store S) string
+	// Derived checks that the store holds no derived data of the record
+	// and nothing drifts.
+	Derived func(t testing.TB, store S)
+}
+
+// MoveLostDelete: MoveTo's delete has its reply lost, and inside azcore's
+// retry window another writer inserts the record again (value "Theirs").
+// The resend is refused, and the Set's delete cannot tell its outcome
+// (entity.ErrOutcomeUnknown); MoveTo reads again, copies the version
+// there and deletes it: the move ends done, the archive holds the latest
+// version and the primaries' table neither (read with a raw client), and
+// no derived data is left.
+func MoveLostDelete[T, S any](t *testing.T, a MoveAdapter[T, S]) {
+	ctx := context.Background()
+	store := a.Setup(t)
+	f := faults.New(faults.Config{})
+	move := a.Open(t, Faulty(a.Env, f), store)
+	archive := Table[T](t, a.Env)
+	var theirs error
+	f.LoseNextThen(1, isTableWrite, func(*http.Request) { theirs = a.Insert(t, store, "Theirs") })
+	if err := move(ctx, a.PK, a.RK, archive); err != nil {
+		t.Fatalf("MoveTo whose delete's reply was lost: %v", err)
+	}
+	if theirs != nil {
+		t.Fatalf("the other writer's insert: %v", theirs)
+	}
+	if st := f.Stats(); st.LostReplies != 1 {
+		t.Fatalf("faults %+v, want one lost reply", st)
+	}
+	if v, found := a.Raw(t, a.Primaries(store), a.PK, a.RK); found {
+		t.Errorf("still in the primaries' table: %q", v)
+	}
+	if v, found := a.Raw(t, archive.Name(), a.PK, a.RK); !found || v != "Theirs" {
+		t.Errorf("archived %q (found %v), want the latest version (Theirs)", v, found)
+	}
+	a.Derived(t, store)
+}

@@ -3,7 +3,6 @@ package indexentity
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
@@ -172,40 +171,29 @@ type head struct {
 
 // read reads the primary pk/rk; found is false when there is none.
 func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
-	raw, err := s.raw.Get(ctx, pk, rk)
-	if errors.Is(err, entity.ErrNotFound) {
-		return v, false, nil
-	}
-	if err != nil {
+	raw, found, err := indexset.Read(ctx, s.raw, pk, rk)
+	if err != nil || !found {
 		return v, false, err
 	}
 	return v, true, v.decode(raw)
 }
 
 func (v *version[T]) decode(raw []byte) error {
-	var bag entity.DynamicEntity
-	if err := entity.Unmarshal(raw, &bag); err != nil {
+	e, bag, chain, err := indexset.Decode[T](raw)
+	if err != nil {
 		return err
 	}
-	if err := entity.FromDynamic(&bag, &v.e); err != nil {
-		return err
-	}
-	v.raw = raw
-	v.etag = bag.ETag
-	v.chain = bag.Properties[propWriteToken]
-	delete(bag.Properties, propWriteToken)
-	v.props = bag.Properties
+	v.e, v.raw, v.etag, v.chain, v.props = e, raw, bag.ETag, chain, bag.Properties
 	return nil
 }
 
-// intend is the version e would be once written.
+// intend is the version e would be once written (indexset.Intend).
 func intend[T any](e *T) (version[T], error) {
 	v := version[T]{e: *e}
-	bag, err := entity.ToDynamic(e)
+	bag, err := indexset.Intend(e)
 	if err != nil {
 		return v, err
 	}
-	delete(bag.Properties, propWriteToken)
 	v.props = bag.Properties
 	return v, nil
 }

@@ -116,7 +116,7 @@ const (
 	// ClaimInsert is the claim of a write that inserts its primary.
 	ClaimInsert = "insert"
 
-	propWriteToken = "TkWrite"               // entity's write token chain, never copied
+	propWriteToken = indexset.WriteToken     // entity's write token chain, never copied
 	internalPrefix = indexset.InternalPrefix // RowKeys of tablekit's own entities (outbox intents, Once markers)
 )
 

@@ -3,7 +3,6 @@ package secondaryindex
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/argerr"
@@ -158,11 +157,8 @@ type version[T any] struct {
 
 // read reads a primary; found is false when it does not exist.
 func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
-	raw, err := s.raw.Get(ctx, pk, rk)
-	if errors.Is(err, entity.ErrNotFound) {
-		return v, false, nil
-	}
-	if err != nil {
+	raw, found, err := indexset.Read(ctx, s.raw, pk, rk)
+	if err != nil || !found {
 		return v, false, err
 	}
 	if err := v.decode(raw); err != nil {
@@ -171,30 +167,22 @@ func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found b
 	return v, true, nil
 }
 
-func (v *version[T]) decode(raw []byte) error {
-	if err := entity.Unmarshal(raw, &v.e); err != nil {
+func (v *version[T]) decode(raw []byte) (err error) {
+	if v.e, v.bag, v.chain, err = indexset.Decode[T](raw); err != nil {
 		return err
 	}
-	if err := entity.Unmarshal(raw, &v.bag); err != nil {
-		return err
-	}
-	v.raw = raw
-	v.etag = v.bag.ETag
-	v.chain = v.bag.Properties[propWriteToken]
-	delete(v.bag.Properties, propWriteToken)
+	v.raw, v.etag = raw, v.bag.ETag
 	return nil
 }
 
-// intend makes the version of e about to be written. Its properties are
-// checked by the transaction that sends them.
+// intend makes the version of e about to be written (indexset.Intend).
 func intend[T any](e *T) (version[T], error) {
 	v := version[T]{e: *e}
-	bag, err := entity.ToDynamic(e)
+	bag, err := indexset.Intend(e)
 	if err != nil {
 		return v, err
 	}
 	v.bag = *bag
-	delete(v.bag.Properties, propWriteToken)
 	return v, nil
 }
 

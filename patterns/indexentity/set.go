@@ -100,18 +100,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 	if p == nil {
 		return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition, TableWide and Blob indexes need one"}
 	}
-	name := cfg.Kind
-	if name == "" {
-		if primary.Name() == "" {
-			return nil, &ConfigError{Field: "Config.Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
-		}
-		name = "indexentity." + primary.Name() + ".v1"
-	}
-	s.kind = eventual.NewKind[syncMessage](name)
-	if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
-		return nil, err
-	}
-	if err := eventual.Handle(p, s.kind, s.handle, eventual.HandleOptions{}); err != nil {
+	if s.kind, s.outbox, err = indexset.Register[pkg](p, s.bags, cfg.Outbox, cfg.Kind, primary.Name(), s.handle); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
 // What the two Sets' writes share: the checks before any request, the
@@ -165,4 +166,28 @@ func MoveDestination[P Package, T any](dst *entity.Table[T], own string) error {
 		return &ConfigError[P]{Field: "MoveTo: dst", Reason: "is the primaries' table " + dst.Name()}
 	}
 	return nil
+}
+
+// Register is the end of both Sets' New when an index is kept by
+// patterns/eventual: it names the Set's message kind (name, else
+// "<package>.<table>.v1"), makes the outbox of the primaries' table bags,
+// and registers handle for the kind on p.
+func Register[P Package, M any](p *eventual.Processor, bags *entity.Table[entity.DynamicEntity], ocfg eventual.OutboxConfig, name, table string, handle func(context.Context, M) error) (eventual.Kind[M], *eventual.Outbox[entity.DynamicEntity], error) {
+	var k eventual.Kind[M]
+	if name == "" {
+		if table == "" {
+			return k, nil, &ConfigError[P]{Field: "Config.Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
+		}
+		var pk P
+		name = pk.Name() + "." + table + ".v1"
+	}
+	k = eventual.NewKind[M](name)
+	outbox, err := eventual.NewOutbox(p, bags, ocfg)
+	if err != nil {
+		return k, nil, err
+	}
+	if err := eventual.Handle(p, k, handle, eventual.HandleOptions{}); err != nil {
+		return k, nil, err
+	}
+	return k, outbox, nil
 }

@@ -175,7 +175,7 @@ func (g sameGuide) over(t testing.TB, e *integration.Env) (*eventual.Processor, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := denormalize.New(patterntest.View[Department](t, e, g.emps), patterntest.View[Employee](t, e, g.emps), p, denormalize.Config{Outbox: eventual.OutboxConfig{Grace: -1}}, managerRel())
+	c, err := denormalize.New(patterntest.View[Department](t, e, g.emps), patterntest.View[Employee](t, e, g.emps), denormalize.Config{Processor: p, Outbox: eventual.OutboxConfig{Grace: -1}}, managerRel())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +553,7 @@ func TestIntentsAreNotTargets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := denormalize.New(patterntest.View[Memo](t, e, emps), patterntest.View[Employee](t, e, emps), p, denormalize.Config{}, rel)
+		c, err := denormalize.New(patterntest.View[Memo](t, e, emps), patterntest.View[Employee](t, e, emps), denormalize.Config{Processor: p}, rel)
 		if err != nil {
 			t.Fatal(err)
 		}

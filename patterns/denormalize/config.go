@@ -103,6 +103,15 @@ type Relation[T, S any] struct {
 // Config tunes a Copies. The zero value works for SamePartition relations;
 // each field says what 0 means.
 type Config struct {
+	// Processor is the processor of package eventual whose workers fan
+	// OtherPartition relations' changes out (New registers its message
+	// kind on it; run its Run somewhere, and Relay now and then), and
+	// that sends the caller's messages (WriteOptions.Messages) from the
+	// outbox of the table written. It is required when a relation is
+	// OtherPartition (a *ConfigError naming Config.Processor otherwise,
+	// before any request); nil is allowed when every relation is
+	// SamePartition and no write carries messages.
+	Processor *eventual.Processor
 	// Retry bounds the read-write rounds lost to concurrent writers; the
 	// zero value is entity.RetryPolicy's defaults (10 rounds). A
 	// ModifySource or ModifyTarget whose ModifyOptions.Retry is not zero

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -46,26 +47,29 @@ type Copies[T, S any] struct {
 // New returns the Copies of relations from sources into targets.
 //
 // SamePartition relations need sources and targets to be one table (two
-// typed views of it). OtherPartition relations need p, the processor of
-// package eventual whose workers fan changes out (New registers its message
-// kind on p; run p.Run somewhere, and Relay now and then); p may be nil
-// when every relation is SamePartition, unless writes are to commit
-// messages of the caller's (WriteOptions.Messages): p sends those, from
-// the outbox of the table written (Relay sends what a crashed writer
-// left). Build the tables' clients with
+// typed views of it). OtherPartition relations need Config.Processor, the
+// processor of package eventual whose workers fan changes out (New
+// registers its message kind on it; run its Run somewhere, and Relay now
+// and then); it is optional, in Config, because it may be nil when every
+// relation is SamePartition, unless writes are to commit messages of the
+// caller's (WriteOptions.Messages): it sends those, from the outbox of
+// the table written (Relay sends what a crashed writer left). Build the
+// tables' clients with
 // entity.ClientOptions (tablekit's constructors and integration.Env do), so
 // that a lost reply is never misreported.
 //
-// What OtherPartition relations need of p: its queues, with room for
-// messages of 56 KB of text (40 KiB of target keys and ranges each, base64
-// or plain): p needs no blob container, as no fan-out message is ever
-// claim-checked; and the kind Config.Kind (or the one derived from the
-// tables' names), which no other handler on p may have. A change names
+// What OtherPartition relations need of Config.Processor: its queues,
+// with room for messages of 56 KB of text (40 KiB of target keys and
+// ranges each, base64 or plain): it needs no blob container, as no
+// fan-out message is ever claim-checked; and the kind Config.Kind (or the
+// one derived from the tables' names), which no other handler on it may
+// have. A change names
 // its targets in up to 48 messages, all committed with it (at most 100
 // operations in its transaction with its own writes); Relation.Targets
 // that names more keys than that (about 50,000) is refused at that
 // change with ErrFanOutTooLarge: name many targets by Range.
-func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventual.Processor, cfg Config, relations ...Relation[T, S]) (*Copies[T, S], error) {
+func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], cfg Config, relations ...Relation[T, S]) (*Copies[T, S], error) {
+	p := cfg.Processor
 	if targets == nil || sources == nil {
 		return nil, &ConfigError{Field: "tables", Reason: "are nil"}
 	}
@@ -123,7 +127,7 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], p *eventu
 	}
 	if p == nil {
 		if len(c.remote) > 0 {
-			return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition relations need one"}
+			return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition relations need one"}
 		}
 		return c, nil // SamePartition only, without the caller's messages
 	}

@@ -10,7 +10,7 @@
 // This package makes that reliable. A [Relation] declares which properties
 // a target (the department) copies from which source (the manager):
 //
-//	managers, err := denormalize.New(departments, employees, nil, denormalize.Config{},
+//	managers, err := denormalize.New(departments, employees, denormalize.Config{},
 //		denormalize.Relation[Department, Employee]{
 //			Name:   "manager",
 //			Fields: []denormalize.Field{{From: "Name", To: "ManagerName"}, {From: "Phone", To: "ManagerPhone"}},
@@ -111,8 +111,8 @@
 // copy may be behind its source; it is never a copy of another source
 // than the one the target refers to.
 //
-// The caller's messages (WriteOptions.Messages, with a processor given to
-// New): the write's transaction commits them as outbox intents beside
+// The caller's messages (WriteOptions.Messages, with Config.Processor
+// set): the write's transaction commits them as outbox intents beside
 // the change and its fan-out intents, so they are sent exactly when the
 // change committed and never when it did not: killed after any request
 // of a ModifySource, before sending or once executed, and recovered by a

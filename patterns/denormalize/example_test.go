@@ -21,7 +21,7 @@ func Example() {
 	defer drop()
 	employees, _ := entity.NewTable[Employee](client)
 	departments, _ := entity.NewTable[Department](client)
-	managers, err := denormalize.New(departments, employees, nil, denormalize.Config{},
+	managers, err := denormalize.New(departments, employees, denormalize.Config{},
 		denormalize.Relation[Department, Employee]{
 			Name:   "manager",
 			Fields: []denormalize.Field{{From: "Name", To: "ManagerName"}, {From: "Phone", To: "ManagerPhone"}},

@@ -33,7 +33,7 @@ func newGuide(t testing.TB, e *integration.Env, cfg denormalize.Config) guide {
 	g.depts = patterntest.View[Department](t, e, g.emps)
 	g.bags = patterntest.View[entity.DynamicEntity](t, e, g.emps)
 	var err error
-	if g.copies, err = denormalize.New(g.depts, g.emps, nil, cfg, managerRel()); err != nil {
+	if g.copies, err = denormalize.New(g.depts, g.emps, cfg, managerRel()); err != nil {
 		t.Fatal(err)
 	}
 	return g
@@ -45,7 +45,7 @@ func (g guide) over(t testing.TB, e *integration.Env, cfg denormalize.Config) gu
 	t.Helper()
 	h := guide{emps: patterntest.View[Employee](t, e, g.emps), depts: patterntest.View[Department](t, e, g.emps), bags: patterntest.View[entity.DynamicEntity](t, e, g.emps)}
 	var err error
-	if h.copies, err = denormalize.New(h.depts, h.emps, nil, cfg, managerRel()); err != nil {
+	if h.copies, err = denormalize.New(h.depts, h.emps, cfg, managerRel()); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -464,7 +464,7 @@ func TestRefusals(t *testing.T) {
 	g2.Source = func(d *Department) (denormalize.Key, bool) {
 		return denormalize.Key{PartitionKey: "Marketing", RowKey: d.ManagerID}, true
 	}
-	c2, err := denormalize.New(g.depts, g.emps, nil, denormalize.Config{}, g2)
+	c2, err := denormalize.New(g.depts, g.emps, denormalize.Config{}, g2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,15 +507,15 @@ func TestConfig(t *testing.T) {
 		})}, "Name"},
 		"same To":      {g.depts, []denormalize.Relation[Department, Employee]{managerRel(), mod(func(r *denormalize.Relation[Department, Employee]) { r.Name = "deputy" })}, "Fields"},
 		"two tables":   {other, []denormalize.Relation[Department, Employee]{managerRel()}, "Placement"},
-		"no processor": {g.depts, []denormalize.Relation[Department, Employee]{mod(func(r *denormalize.Relation[Department, Employee]) { r.Placement = denormalize.OtherPartition })}, "processor"},
+		"no processor": {g.depts, []denormalize.Relation[Department, Employee]{mod(func(r *denormalize.Relation[Department, Employee]) { r.Placement = denormalize.OtherPartition })}, "Config.Processor"},
 	} {
-		_, err := denormalize.New(c.depts, g.emps, nil, denormalize.Config{}, c.rels...)
+		_, err := denormalize.New(c.depts, g.emps, denormalize.Config{}, c.rels...)
 		var ce *denormalize.ConfigError
 		if !errors.As(err, &ce) || ce.Field != c.field || !errors.Is(err, entity.ErrInvalid) {
 			t.Errorf("%s: got %v, want a ConfigError about %s", name, err, c.field)
 		}
 	}
-	if _, err := denormalize.New[Department, Employee](nil, g.emps, nil, denormalize.Config{}, managerRel()); err == nil {
+	if _, err := denormalize.New[Department, Employee](nil, g.emps, denormalize.Config{}, managerRel()); err == nil {
 		t.Error("nil targets accepted")
 	}
 }

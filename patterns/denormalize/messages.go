@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // WriteOptions tunes one write of a source or a target (InsertSource,
@@ -16,9 +17,8 @@ type WriteOptions struct {
 	// audit record, a "manager changed" event), committed as outbox
 	// intents in the write's entity group transaction, with the change
 	// and its fan-out intents: they are sent exactly when the change
-	// committed, never when it did not (TestUserMessageCrashMatrix). The
-	// processor given to New sends them and runs their handlers; without
-	// one, Messages are refused with a *ConfigError.
+	// committed, never when it did not (TestUserMessageCrashMatrix).
+	// Config.Processor sends them and runs their handlers; without one, Messages are refused with a *ConfigError.
 	//
 	// Each must be a valid message (Kind, ID, JSON Payload) whose
 	// envelope fits one queue message once base64-encoded, without a
@@ -58,19 +58,15 @@ type sizedEnvelope struct {
 // messages, before any request: a *ConfigError without an outbox, a
 // *MessageError for a message that cannot be committed and sent.
 func (c *Copies[T, S]) writeOptions(op string, key Key, opts []WriteOptions) ([]eventual.Message, error) {
-	switch len(opts) {
-	case 0:
-		return nil, nil
-	case 1:
-	default:
-		return nil, &ConfigError{Field: "WriteOptions", Reason: op + " takes at most one, got " + strconv.Itoa(len(opts))}
+	var msgs []eventual.Message
+	if len(opts) > 0 {
+		msgs = opts[0].Messages
 	}
-	msgs := opts[0].Messages
+	if field, reason := indexset.OptionsProblem(op, "Copies", len(opts), len(msgs) > 0, c.outbox != nil); field != "" {
+		return nil, &ConfigError{Field: field, Reason: reason}
+	}
 	if len(msgs) == 0 {
 		return nil, nil
-	}
-	if c.outbox == nil {
-		return nil, &ConfigError{Field: "WriteOptions.Messages", Reason: "need an outbox, which needs a processor: " + op + " of a Copies made by New without one cannot commit messages"}
 	}
 	// The change itself is at least one operation of the transaction.
 	if len(msgs) > maxMessages {

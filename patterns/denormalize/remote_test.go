@@ -43,11 +43,12 @@ func (d directory) over(t testing.TB, e *integration.Env, pcfg eventual.Config, 
 	}
 	emps, entries := patterntest.View[Employee](t, e, d.emps), patterntest.View[Entry](t, e, d.entries)
 	cfg.Outbox.Grace = -1
-	managers, err := denormalize.New(entries, emps, p, cfg, directoryRel())
+	cfg.Processor = p
+	managers, err := denormalize.New(entries, emps, cfg, directoryRel())
 	if err != nil {
 		t.Fatal(err)
 	}
-	centers, err := denormalize.New(emps, entries, p, cfg, costCenterRel())
+	centers, err := denormalize.New(emps, entries, cfg, costCenterRel())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func TestKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := denormalize.New(entries, emps, p, denormalize.Config{Outbox: eventual.OutboxConfig{Grace: -1}}, directoryRel())
+	c, err := denormalize.New(entries, emps, denormalize.Config{Processor: p, Outbox: eventual.OutboxConfig{Grace: -1}}, directoryRel())
 	if err != nil {
 		t.Fatalf("New with two 63-character table names: %v", err)
 	}
@@ -211,7 +211,8 @@ func TestKind(t *testing.T) {
 		"bad char":   {denormalize.Config{Kind: "a kind"}, "has characters other than"},
 		"bad outbox": {denormalize.Config{Kind: "other.v1", Outbox: eventual.OutboxConfig{Prefix: "a/b"}}, "Prefix"},
 	} {
-		_, err := denormalize.New(entries, emps, p, c.cfg, directoryRel())
+		c.cfg.Processor = p
+		_, err := denormalize.New(entries, emps, c.cfg, directoryRel())
 		var ce *denormalize.ConfigError
 		switch {
 		case !errors.As(err, &ce) || !errors.Is(err, entity.ErrInvalid):
@@ -277,7 +278,7 @@ func TestLargeFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	centers, err := denormalize.New(d.emps, d.entries, p, denormalize.Config{Outbox: eventual.OutboxConfig{Grace: -1}}, keyedCostCenterRel(n))
+	centers, err := denormalize.New(d.emps, d.entries, denormalize.Config{Processor: p, Outbox: eventual.OutboxConfig{Grace: -1}}, keyedCostCenterRel(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func TestLargeFanOut(t *testing.T) {
 
 	// 60,000 keys take more messages than one change commits: refused,
 	// nothing written.
-	huge, err := denormalize.New(d.emps, d.entries, p, denormalize.Config{Kind: "huge.v1"}, keyedCostCenterRel(60000))
+	huge, err := denormalize.New(d.emps, d.entries, denormalize.Config{Processor: p, Kind: "huge.v1"}, keyedCostCenterRel(60000))
 	if err != nil {
 		t.Fatal(err)
 	}

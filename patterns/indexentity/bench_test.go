@@ -34,7 +34,7 @@ func department(b *testing.B, meter *cost.Meter) (*indexentity.Set[Employee], *a
 	if _, err := emps.BulkWrite(ctx, es, entity.BulkOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -185,7 +185,7 @@ func (s *Set[T]) add(p *partition, sc scanned[T]) {
 // readLists reads the lists of every index for partition p: the
 // SamePartition ones from what the partition scan collected, the others
 // with a query of their partition or a listing of their blobs.
-func (s *Set[T]) readLists(ctx context.Context, p *partition, only *index[T]) error {
+func (s *Set[T]) readLists(ctx context.Context, p *partition, only *index[T], cache wideCache) error {
 	for _, ix := range s.indexes {
 		if only != nil && ix != only {
 			continue
@@ -221,7 +221,7 @@ func (s *Set[T]) readLists(ctx context.Context, p *partition, only *index[T]) er
 				return err
 			}
 		case TableWide:
-			if err := s.readWideFor(ctx, ix, p, lists); err != nil {
+			if err := s.readWideFor(ctx, ix, p, lists, cache); err != nil {
 				return err
 			}
 		}
@@ -508,11 +508,12 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 		return ErrInvalidToken
 	}
 	if t.Phase == 0 {
+		cache := wideCache{} // each TableWide list read once per check
 		for p, err := range s.partitions(ctx, opts.Partitions, t) {
 			if err != nil {
 				return err
 			}
-			if err := s.readLists(ctx, p, nil); err != nil {
+			if err := s.readLists(ctx, p, nil, cache); err != nil {
 				return err
 			}
 			at := token{PK: p.pk}
@@ -563,7 +564,7 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 				continue // phase 0 checked it
 			}
 			p := newPartition(pk)
-			if err := s.readLists(ctx, p, ix); err != nil {
+			if err := s.readLists(ctx, p, ix, nil); err != nil {
 				return err
 			}
 			at := token{Phase: 1, Index: i, PK: pk}
@@ -662,8 +663,10 @@ func (s *Set[T]) listPartitions(ctx context.Context, ix *index[T], t token) iter
 // Each finding's Resume restarts the check at its partition. The check
 // reads each primaries' partition once (one partition scan, or one table
 // scan for the whole table), plus, per OtherPartition index, one range
-// query of its partition, and per Blob index one listing and one read per
-// value. It is not a snapshot: run while writers write, it may report
+// query of its partition, per Blob index one listing and one read per
+// value, and per TableWide index one range query per list its primaries'
+// values and buckets name, each list read once per check (its members of
+// partitions not checked yet are kept until their turn). It is not a snapshot: run while writers write, it may report
 // what a write under way changes a moment later; Repair and Rebuild read
 // again before they change anything.
 //
@@ -704,8 +707,10 @@ func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.F
 // index ix that p's primaries' values and buckets name: one range query
 // per (value, bucket). Only the members of partition p are kept, as
 // RowKeys; the lists are checked whole, for orphans and damage, in phase
-// 1 (checkWide).
-func (s *Set[T]) readWideFor(ctx context.Context, ix *index[T], p *partition, lists map[string]*found) error {
+// 1 (checkWide). With a cache (a check's scan), each list is read once
+// per check: its members of the other partitions wait in the cache for
+// their partition's turn.
+func (s *Set[T]) readWideFor(ctx context.Context, ix *index[T], p *partition, lists map[string]*found, cache wideCache) error {
 	need := map[[2]string]bool{}
 	for rk, st := range p.primaries {
 		if st.has[ix.pos] {
@@ -717,27 +722,64 @@ func (s *Set[T]) readWideFor(ctx context.Context, ix *index[T], p *partition, li
 		if ix.checkValue(p.pk, value) != nil {
 			continue
 		}
-		from, to := ix.valueRange(value)
-		for vr, err := range s.scanRows(ctx, ix, epk, from, to) {
-			if err != nil {
+		ck := wideKey{ix: ix.Name, epk: epk, value: value}
+		wl, ok := cache[ck]
+		if !ok {
+			var err error
+			if wl, err = s.readWideList(ctx, ix, epk, value); err != nil {
 				return err
 			}
-			if vr.stray || vr.value != value {
-				continue
+			if cache != nil {
+				cache[ck] = wl
 			}
-			f := lists[value]
-			if f == nil {
-				f = &found{entry: drift.Key{Table: s.tableOf(ix), PartitionKey: epk, RowKey: ix.headRK(value)}}
-				lists[value] = f
-			}
-			for _, m := range assemble(ix.Name, vr).members {
-				if pk, rk, ok := splitMember(m); ok && pk == p.pk {
-					f.members = append(f.members, rk)
-				}
+		}
+		if !wl.listed {
+			continue
+		}
+		f := lists[value]
+		if f == nil {
+			f = &found{entry: drift.Key{Table: s.tableOf(ix), PartitionKey: epk, RowKey: ix.headRK(value)}}
+			lists[value] = f
+		}
+		f.members = append(f.members, wl.byPK[p.pk]...)
+		delete(wl.byPK, p.pk) // a check visits each partition once
+	}
+	return nil
+}
+
+// wideCache holds the TableWide lists a check's scan read, by index,
+// list partition and value; nil for none.
+type wideCache map[wideKey]*wideList
+
+type wideKey struct{ ix, epk, value string }
+
+// wideList is one TableWide list as a check reads it: whether it has an
+// index entity, and its members' RowKeys by PartitionKey.
+type wideList struct {
+	listed bool
+	byPK   map[string][]string
+}
+
+// readWideList reads value's list in list partition epk of TableWide
+// index ix: one range query.
+func (s *Set[T]) readWideList(ctx context.Context, ix *index[T], epk, value string) (*wideList, error) {
+	wl := &wideList{byPK: map[string][]string{}}
+	from, to := ix.valueRange(value)
+	for vr, err := range s.scanRows(ctx, ix, epk, from, to) {
+		if err != nil {
+			return nil, err
+		}
+		if vr.stray || vr.value != value {
+			continue
+		}
+		wl.listed = true
+		for _, m := range assemble(ix.Name, vr).members {
+			if pk, rk, ok := splitMember(m); ok {
+				wl.byPK[pk] = append(wl.byPK[pk], rk)
 			}
 		}
 	}
-	return nil
+	return wl, nil
 }
 
 // checkWide checks one list partition epk of TableWide index ix whole:

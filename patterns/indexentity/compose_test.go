@@ -110,7 +110,7 @@ func TestUserMessageRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	emps := patterntest.Table[Employee](t, env)
-	plain, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	plain, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestUserMessageRefused(t *testing.T) {
 	}
 	notes := patterntest.Table[Delivered](t, env)
 	handleNotes(t, p, notes)
-	s, err := indexentity.New(emps, p, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{Processor: p}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}

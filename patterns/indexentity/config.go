@@ -11,6 +11,14 @@ import (
 // Config tunes a Set. The zero value works for SamePartition indexes; each
 // field says what 0 means.
 type Config struct {
+	// Processor is the processor of patterns/eventual whose workers keep
+	// the OtherPartition, TableWide and Blob indexes (New registers the
+	// Set's message kind on it; run its Run somewhere) and send the
+	// caller's messages (WriteOptions.Messages). It is required when an
+	// index is OtherPartition, TableWide or Blob (a *ConfigError naming
+	// Config.Processor otherwise, before any request); nil is allowed
+	// when every index is SamePartition and no write carries messages.
+	Processor *eventual.Processor
 	// Entries is the table of the OtherPartition and TableWide indexes'
 	// entities (guide §6.4 option 3: "in a separate partition or table");
 	// nil means the primary's table.
@@ -36,7 +44,8 @@ type Config struct {
 	// Outbox tunes the outbox that makes a primary's change and its index
 	// message one transaction (OtherPartition and Blob indexes).
 	Outbox eventual.OutboxConfig
-	// Concurrency is how many primaries a lookup reads at once; 0 means
+	// Concurrency is how many primaries a lookup reads at once, and how
+	// many buckets of a TableWide list; 0 means
 	// entity.DefaultConcurrency.
 	Concurrency int
 	// MaxEntityBytes is the size, by the service's formula, past which an

@@ -36,7 +36,7 @@
 // per department — or one LookupValueAll of a TableWide index.
 //
 //	emps, _ := entity.NewTableFromService[Employee](svc, "Employees")
-//	byName, err := indexentity.New(emps, nil, indexentity.Config{},
+//	byName, err := indexentity.New(emps, indexentity.Config{},
 //		indexentity.Index[Employee]{Name: "lastname", Value: func(e *Employee) (string, bool) {
 //			return e.LastName, e.LastName != ""
 //		}})
@@ -199,7 +199,7 @@
 //     and the intent of the Set's own message: all or none
 //     (TestUserMessageCrashAtEveryStep, crash before and after every
 //     request of such an insert: the message's effect is there exactly
-//     when the employee is). A Set built without a processor has no
+//     when the employee is). A Set built without Config.Processor has no
 //     outbox and refuses messages with a *ConfigError before any request
 //     (TestUserMessageRefused); a Set of SamePartition indexes given a
 //     processor keeps an outbox for them.
@@ -208,7 +208,10 @@
 //     ETag copied, which takes it off its lists. It is idempotent and
 //     can be a step of an eventual handler: after a crash at any request,
 //     running it again finishes the move with no orphan membership and no
-//     lost primary (TestMoveCrashAtEveryStep). eventual.Move on a Set's
+//     lost primary (TestMoveCrashAtEveryStep); a delete whose reply was
+//     lost while another writer wrote the primary again is settled by
+//     reading again and moving the version there
+//     (TestMoveLostDeleteBesideWriter). eventual.Move on a Set's
 //     primaries is a plain write beside the Set: use MoveTo.
 //   - Each Set write can be a step of an eventual handler, repeated on
 //     redelivery: Insert of an entity already there answers

@@ -377,7 +377,7 @@ func TestRebuildFence(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	s, err := indexentity.New(patterntest.View[Employee](t, env.With(hook), emps), nil, indexentity.Config{},
+	s, err := indexentity.New(patterntest.View[Employee](t, env.With(hook), emps), indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)

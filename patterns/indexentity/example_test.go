@@ -21,7 +21,7 @@ func ExampleSet() {
 	if err != nil {
 		panic(err)
 	}
-	byName, err := indexentity.New(emps, nil, indexentity.Config{},
+	byName, err := indexentity.New(emps, indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: func(e *Employee) (string, bool) {
 			return e.LastName, e.LastName != ""
 		}})
@@ -73,7 +73,7 @@ func ExampleSet_Check() {
 	if err != nil {
 		panic(err)
 	}
-	byName, err := indexentity.New(emps, nil, indexentity.Config{},
+	byName, err := indexentity.New(emps, indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: func(e *Employee) (string, bool) {
 			return e.LastName, e.LastName != ""
 		}})

@@ -34,7 +34,7 @@ const (
 	// PropNextChunk is the number the next continuation entity gets.
 	PropNextChunk = "NextChunk"
 
-	propWriteToken = "TkWrite" // entity's write token chain, carried on rewrites
+	propWriteToken = indexset.WriteToken // entity's write token chain, carried on rewrites
 )
 
 // blobHeader is the first line of an index blob; the format's version.

@@ -113,13 +113,9 @@ func compile[T any](i int, d Index[T]) (*index[T], error) {
 	if d.Placement > TableWide {
 		return nil, bad("Placement", "is not SamePartition, OtherPartition, Blob or TableWide")
 	}
-	switch {
-	case d.Buckets != 0 && d.Placement != TableWide:
-		return nil, bad("Buckets", "is set, and the index is not TableWide")
-	case d.Buckets < 0 || d.Buckets > MaxBuckets:
-		return nil, bad("Buckets", "must be 0 to "+strconv.Itoa(MaxBuckets))
-	case d.Placement == TableWide && d.Buckets == 0:
-		d.Buckets = DefaultBuckets
+	var err error
+	if d.Buckets, err = indexset.Buckets[pkg](i, d.Name, d.Buckets, d.Placement == TableWide, DefaultBuckets, MaxBuckets); err != nil {
+		return nil, err
 	}
 	return &index[T]{Index: d, pos: i, prefix: d.Name + "_"}, nil
 }

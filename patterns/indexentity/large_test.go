@@ -32,7 +32,7 @@ func TestLargeValue(t *testing.T) {
 	ctx := context.Background()
 	answered := &patterntest.Answered{} // the service's answers, not azcore's tries
 	emps := patterntest.Table[Employee](t, env.With(answered))
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}

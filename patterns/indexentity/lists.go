@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
@@ -200,8 +201,9 @@ func (s *Set[T]) members(ctx context.Context, ix *index[T], pk, value string) ([
 }
 
 // wideMembers reads value's list in TableWide index ix: one range query
-// per bucket, the buckets' lists merged in key order of the members
-// (PartitionKey, then RowKey).
+// per bucket, Config.Concurrency at once, the buckets' lists merged in
+// key order of the members (PartitionKey, then RowKey). Of several
+// buckets that fail, the error of the first in bucket order is returned.
 func (s *Set[T]) wideMembers(ctx context.Context, ix *index[T], value string) ([]string, error) {
 	if ix.Placement != TableWide {
 		return nil, &StepError{Step: "lookup: only a TableWide index is looked up without a PartitionKey", Index: ix.Name, Err: ErrPlacement}
@@ -209,13 +211,25 @@ func (s *Set[T]) wideMembers(ctx context.Context, ix *index[T], value string) ([
 	if err := ix.checkValue("", value); err != nil {
 		return nil, err
 	}
+	buckets := ix.buckets()
+	lists := make([][]string, len(buckets))
+	errs := make([]error, len(buckets))
+	sem := make(chan struct{}, s.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i, b := range buckets {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			lists[i], errs[i] = s.readRows(ctx, ix, ix.widePK(value, b), value)
+		})
+	}
+	wg.Wait()
 	var all []string
-	for _, b := range ix.buckets() {
-		ms, err := s.readRows(ctx, ix, ix.widePK(value, b), value)
-		if err != nil {
-			return nil, err
+	for i := range buckets {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		all = append(all, ms...)
+		all = append(all, lists[i]...)
 	}
 	// Each bucket's list is sorted; a sort of the concatenation is their
 	// merge.

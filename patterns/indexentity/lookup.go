@@ -160,7 +160,7 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 // ValueMembers returns the keys of the primaries, in any partition, that
 // the TableWide index named index lists under value, in key order
 // (PartitionKey, then RowKey): the index read of LookupValueAll alone, one
-// range query per bucket. The list may be behind its primaries, as
+// range query per bucket, Config.Concurrency at once. The list may be behind its primaries, as
 // OtherPartition lists may.
 func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift.Key, error) {
 	ix, err := s.index(index)
@@ -184,8 +184,8 @@ func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift
 // the TableWide index named index is value — "all orders with status
 // pending, whatever the customer" — in key order: by PartitionKey, then
 // RowKey. It reads the value's list of every bucket (Index.Buckets range
-// queries), merges them, then reads each member, Config.Concurrency at
-// once, and yields them in that order. opts.After pages: the lookup
+// queries, Config.Concurrency at once), merges them, then reads each
+// member, Config.Concurrency at once, and yields them in that order. opts.After pages: the lookup
 // starts after those keys (give the last entity of the previous page),
 // and opts.Limit ends a page.
 //

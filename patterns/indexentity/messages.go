@@ -1,11 +1,8 @@
 package indexentity
 
 import (
-	"strconv"
-
-	"github.com/tablekit/tablekit/entity"
-
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // WriteOptions is the last, optional argument of Insert, Update, Modify
@@ -17,7 +14,7 @@ type WriteOptions struct {
 	// change, its SamePartition lists and the intent of the message that
 	// keeps its other lists: they are sent exactly when the change
 	// committed, never when it did not (TestUserMessageCrashAtEveryStep).
-	// The processor given to New sends them and runs their handlers;
+	// Config.Processor sends them and runs their handlers;
 	// without one (a Set with no outbox), Messages are refused with a
 	// *ConfigError before any request.
 	//
@@ -42,39 +39,11 @@ type WriteOptions struct {
 func (s *Set[T]) maxMessages() int { return 100 - 2 - 2*len(s.local) }
 
 // messages returns the caller's messages of a write, checked before any
-// request: a *ConfigError for more than one WriteOptions or for messages
-// on a Set without an outbox, an *eventual.MessageError for a message
-// that cannot be committed and sent.
+// request (indexset.Messages).
 func (s *Set[T]) messages(op string, opts []WriteOptions) ([]eventual.Message, error) {
-	switch len(opts) {
-	case 0:
-		return nil, nil
-	case 1:
-	default:
-		return nil, &ConfigError{Field: "WriteOptions", Reason: op + " takes at most one, got " + strconv.Itoa(len(opts))}
+	var msgs []eventual.Message
+	if len(opts) > 0 {
+		msgs = opts[0].Messages
 	}
-	msgs := opts[0].Messages
-	if len(msgs) == 0 {
-		return nil, nil
-	}
-	if s.outbox == nil {
-		return nil, &ConfigError{Field: "WriteOptions.Messages", Reason: "need an outbox, which needs a processor: " + op + " of a Set made by New without one cannot commit messages"}
-	}
-	if n := s.maxMessages(); len(msgs) > n {
-		return nil, &eventual.MessageError{Reason: op + ": " + strconv.Itoa(len(msgs)) + " messages, more than the " + strconv.Itoa(n) + " one transaction holds besides the change", Err: eventual.ErrTooLarge}
-	}
-	ids := make(map[string]int, len(msgs))
-	for i, m := range msgs {
-		if j, dup := ids[m.ID]; dup && m.ID != "" {
-			return nil, &eventual.MessageError{Kind: m.Kind, ID: m.ID, Reason: op + ": message " + strconv.Itoa(i) + " has the id of message " + strconv.Itoa(j), Err: eventual.ErrInvalidMessage}
-		}
-		ids[m.ID] = i
-		if len(m.Payload) > entity.MaxBinaryBytes {
-			return nil, &eventual.MessageError{Kind: m.Kind, ID: m.ID, Reason: op + ": an outbox payload is over 64 KiB", Err: eventual.ErrTooLarge}
-		}
-	}
-	if err := s.proc.CheckSendable(msgs...); err != nil {
-		return nil, err
-	}
-	return msgs, nil
+	return indexset.Messages[pkg](op, len(opts), msgs, s.outbox != nil, s.maxMessages(), s.proc)
 }

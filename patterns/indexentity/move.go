@@ -2,9 +2,9 @@ package indexentity
 
 import (
 	"context"
-	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // MoveTo moves the primary pk/rk to table dst (an archive): it copies the
@@ -18,42 +18,34 @@ import (
 // primary: the copy is written before the delete, and an entity that is
 // in neither table was deleted by somebody else (TestMoveCrashAtEveryStep).
 //
+// A delete whose outcome stays unknown after a lost reply
+// (entity.ErrOutcomeUnknown) is settled by the next round's read, as a
+// change since the copy is (indexset.Move, the loop of both index
+// packages).
+//
 // dst is written as is, without lists: it is another table, not one of
 // the Set's. dst must not be the primaries' table (a *ConfigError before
 // any request).
 func (s *Set[T]) MoveTo(ctx context.Context, pk, rk string, dst *entity.Table[T]) error {
-	if dst == nil {
-		return &ConfigError{Field: "MoveTo: dst", Reason: "is nil"}
-	}
-	if dst.Name() != "" && dst.Name() == s.primary.Name() {
-		return &ConfigError{Field: "MoveTo: dst", Reason: "is the primaries' table " + dst.Name()}
+	if err := indexset.MoveDestination[pkg](dst, s.primary.Name()); err != nil {
+		return err
 	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}
-	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		v, found, err := s.read(ctx, pk, rk)
-		if err != nil {
-			return &stop{&StepError{Step: "move: read primary", PartitionKey: pk, RowKey: rk, Err: err}}
-		}
-		if !found {
-			return nil // moved already, or deleted
-		}
-		e, err := v.copyEntity()
-		if err != nil {
-			return &stop{&StepError{Step: "move: decode primary", PartitionKey: pk, RowKey: rk, Err: err}}
-		}
-		if err := dst.Upsert(ctx, &e, entity.Replace); err != nil {
-			return &stop{&StepError{Step: "move: copy to " + dst.Name(), PartitionKey: pk, RowKey: rk, Err: err}}
-		}
-		err = s.Delete(ctx, pk, rk, v.etag)
-		switch {
-		case err == nil, errors.Is(err, entity.ErrNotFound):
-			return nil
-		case errors.Is(err, entity.ErrPreconditionFailed):
-			return errChanged // changed since the copy: copy the new version
-		}
-		return &stop{err}
+	return indexset.Move[pkg](ctx, pk, rk, dst.Name(), s.cfg.Retry, indexset.Mover[T]{
+		Read: func(ctx context.Context) (T, string, bool, error) {
+			var e T
+			v, found, err := s.read(ctx, pk, rk)
+			if err != nil || !found {
+				return e, "", found, err
+			}
+			if e, err = v.copyEntity(); err != nil {
+				return e, "", false, &StepError{Step: "move: decode primary", PartitionKey: pk, RowKey: rk, Err: err}
+			}
+			return e, v.etag, true, nil
+		},
+		Copy:   func(ctx context.Context, e *T) error { return dst.Upsert(ctx, e, entity.Replace) },
+		Delete: func(ctx context.Context, etag string) error { return s.Delete(ctx, pk, rk, etag) },
 	})
-	return unstop(err)
 }

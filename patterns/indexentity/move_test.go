@@ -77,7 +77,7 @@ func TestMoveCrashAtEveryStep(t *testing.T) {
 func TestMoveToRefused(t *testing.T) {
 	t.Parallel()
 	emps := patterntest.Table[Employee](t, env)
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestPlainWriteBesideSet(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	emps := patterntest.Table[Employee](t, env)
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}

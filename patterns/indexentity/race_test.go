@@ -63,7 +63,7 @@ func TestRenameUnderConcurrentWriter(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	renamer, err := indexentity.New(patterntest.View[Employee](t, env.With(hook, answered), emps), nil, indexentity.Config{},
+	renamer, err := indexentity.New(patterntest.View[Employee](t, env.With(hook, answered), emps), indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestLostReplyRename(t *testing.T) {
 	f := faults.New(faults.Config{})
 	// Last, after the injector: the lost reply's request was executed.
 	answered := &patterntest.Answered{}
-	s, err := indexentity.New(patterntest.View[Employee](t, env.With(f, answered), emps), nil, indexentity.Config{},
+	s, err := indexentity.New(patterntest.View[Employee](t, env.With(f, answered), emps), indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestLocalLoad(t *testing.T) {
 		}
 	}
 	f := faults.New(faults.Config{LoseReply: 0.05, Seed: 3})
-	s, err := indexentity.New(patterntest.View[Employee](t, patterntest.Faulty(env, f), emps), nil, indexentity.Config{Retry: hot},
+	s, err := indexentity.New(patterntest.View[Employee](t, patterntest.Faulty(env, f), emps), indexentity.Config{Retry: hot},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestLostReplyRenameBesideRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := faults.New(faults.Config{})
-	s, err := indexentity.New(patterntest.View[Employee](t, patterntest.Faulty(env, f), emps), nil, indexentity.Config{},
+	s, err := indexentity.New(patterntest.View[Employee](t, patterntest.Faulty(env, f), emps), indexentity.Config{},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)

@@ -526,7 +526,7 @@ func (s *Set[T]) recheck(ctx context.Context, c *checked) ([]drift.Finding, erro
 			only = s.byName[name]
 		}
 	}
-	if err := s.readLists(ctx, p, only); err != nil {
+	if err := s.readLists(ctx, p, only, nil); err != nil {
 		return nil, err
 	}
 	*c.p = *p

@@ -61,7 +61,8 @@ func (w *world) set(t testing.TB, e *integration.Env, cfg eventual.Config, icfg 
 	if icfg.Outbox.Grace == 0 {
 		icfg.Outbox.Grace = -1 // Relay sends every intent: no Submit of this Set is under way when it runs
 	}
-	s, err := indexentity.New(patterntest.View[Employee](t, e, w.emps), p, icfg,
+	icfg.Processor = p
+	s, err := indexentity.New(patterntest.View[Employee](t, e, w.emps), icfg,
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName, Placement: w.placement})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 func newLocal(t testing.TB, cfg indexentity.Config) (*indexentity.Set[Employee], *entity.Table[Employee]) {
 	t.Helper()
 	emps := patterntest.Table[Employee](t, env)
-	s, err := indexentity.New(emps, nil, cfg, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, cfg, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestGuideExample(t *testing.T) {
 	answered := &patterntest.Answered{}
 	metered := env.With(answered)
 	emps := patterntest.Table[Employee](t, metered)
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +219,11 @@ func TestValidation(t *testing.T) {
 		{indexentity.Config{MaxEntityBytes: 100}, []indexentity.Index[Employee]{{Name: "a", Value: lastName}}},
 		{indexentity.Config{PrimaryPrefix: "a_x"}, []indexentity.Index[Employee]{{Name: "a", Value: lastName}}},
 	} {
-		if _, err := indexentity.New(emps, nil, c.cfg, c.ixs...); !errors.Is(err, indexentity.ErrInvalidConfig) {
+		if _, err := indexentity.New(emps, c.cfg, c.ixs...); !errors.Is(err, indexentity.ErrInvalidConfig) {
 			t.Errorf("case %d: %v", i, err)
 		}
 	}
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}

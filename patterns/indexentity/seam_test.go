@@ -32,7 +32,7 @@ type seamRun struct {
 func (r *seamRun) set(t testing.TB, e *integration.Env) *indexentity.Set[Employee] {
 	t.Helper()
 	if r.local {
-		s, err := indexentity.New(patterntest.View[Employee](t, e, r.w.emps), nil, indexentity.Config{},
+		s, err := indexentity.New(patterntest.View[Employee](t, e, r.w.emps), indexentity.Config{},
 			indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 		if err != nil {
 			t.Fatal(err)

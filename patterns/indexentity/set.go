@@ -3,10 +3,10 @@ package indexentity
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -35,18 +35,19 @@ type Set[T any] struct {
 }
 
 // New returns the Set of primary's entities with the given indexes.
-// OtherPartition, TableWide and Blob indexes need p, the processor of
-// patterns/eventual whose workers keep them (New registers the Set's
-// message kind on it; run p.Run somewhere), and so do WriteOptions.Messages;
-// p may be nil when every index is SamePartition and no write carries
-// messages. Build the primary table, Config.Entries and
+// OtherPartition, TableWide and Blob indexes need Config.Processor, the
+// processor of patterns/eventual whose workers keep them (New registers
+// the Set's message kind on it; run its Run somewhere), and so do
+// WriteOptions.Messages; it may be nil when every index is SamePartition
+// and no write carries messages. Build the primary table, Config.Entries and
 // Config.Blobs with entity.ClientOptions and azcore's pipeline (as
 // tablekit's constructors and integration.Env do), so that a lost reply
 // is never misreported.
-func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, indexes ...Index[T]) (*Set[T], error) {
+func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set[T], error) {
 	if primary == nil {
-		return nil, &ConfigError{Field: "primary", Reason: "is nil"}
+		return nil, &ConfigError{Field: "primary", Reason: argerr.Nil}
 	}
+	p := cfg.Processor
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -97,20 +98,9 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		return s, nil
 	}
 	if p == nil {
-		return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and Blob indexes need one"}
+		return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition, TableWide and Blob indexes need one"}
 	}
-	name := cfg.Kind
-	if name == "" {
-		if primary.Name() == "" {
-			return nil, &ConfigError{Field: "Config.Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
-		}
-		name = "indexentity." + primary.Name() + ".v1"
-	}
-	s.kind = eventual.NewKind[syncMessage](name)
-	if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
-		return nil, err
-	}
-	if err := eventual.Handle(p, s.kind, s.handle, eventual.HandleOptions{}); err != nil {
+	if s.kind, s.outbox, err = indexset.Register[pkg](p, s.bags, cfg.Outbox, cfg.Kind, primary.Name(), s.handle); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -170,48 +160,31 @@ type head struct {
 
 // read reads the primary pk/rk; found is false when there is none.
 func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
-	raw, err := s.raw.Get(ctx, pk, rk)
-	if errors.Is(err, entity.ErrNotFound) {
-		return v, false, nil
-	}
-	if err != nil {
+	raw, found, err := indexset.Read(ctx, s.raw, pk, rk)
+	if err != nil || !found {
 		return v, false, err
 	}
 	return v, true, v.decode(raw)
 }
 
 func (v *version[T]) decode(raw []byte) error {
-	var bag entity.DynamicEntity
-	if err := entity.Unmarshal(raw, &bag); err != nil {
+	e, bag, chain, err := indexset.Decode[T](raw)
+	if err != nil {
 		return err
 	}
-	if err := entity.FromDynamic(&bag, &v.e); err != nil {
-		return err
-	}
-	v.raw = raw
-	v.etag = bag.ETag
-	v.chain = bag.Properties[propWriteToken]
-	delete(bag.Properties, propWriteToken)
-	v.props = bag.Properties
+	v.e, v.raw, v.etag, v.chain, v.props = e, raw, bag.ETag, chain, bag.Properties
 	return nil
 }
 
-// intend is the version e would be once written.
+// intend is the version e would be once written (indexset.Intend).
 func intend[T any](e *T) (version[T], error) {
 	v := version[T]{e: *e}
-	bag, err := entity.ToDynamic(e)
+	bag, err := indexset.Intend(e)
 	if err != nil {
 		return v, err
 	}
-	delete(bag.Properties, propWriteToken)
 	v.props = bag.Properties
 	return v, nil
-}
-
-// keyOf returns e's keys.
-func keyOf[T any](e *T) (pk, rk string, err error) {
-	sys, err := entity.SystemOf(e)
-	return sys.PartitionKey, sys.RowKey, err
 }
 
 // validKeys refuses a primary whose keys are invalid or whose RowKey the

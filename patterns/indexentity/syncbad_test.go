@@ -28,7 +28,7 @@ func TestSyncPastBadList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := indexentity.New(w.emps, p, indexentity.Config{Entries: w.entries, Outbox: eventual.OutboxConfig{Grace: -1}},
+	s, err := indexentity.New(w.emps, indexentity.Config{Processor: p, Entries: w.entries, Outbox: eventual.OutboxConfig{Grace: -1}},
 		indexentity.Index[Employee]{Name: "lastname", Value: lastName, Placement: indexentity.OtherPartition},
 		indexentity.Index[Employee]{Name: "city", Value: city, Placement: indexentity.OtherPartition})
 	if err != nil {

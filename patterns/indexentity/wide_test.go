@@ -35,8 +35,7 @@ func (w *wideWorld) set(t testing.TB, e *integration.Env, cfg eventual.Config) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := indexentity.New(patterntest.View[Employee](t, e, w.emps), p,
-		indexentity.Config{Entries: patterntest.View[entity.DynamicEntity](t, e, w.entries), Retry: hot, Outbox: eventual.OutboxConfig{Grace: -1}},
+	s, err := indexentity.New(patterntest.View[Employee](t, e, w.emps), indexentity.Config{Processor: p, Entries: patterntest.View[entity.DynamicEntity](t, e, w.entries), Retry: hot, Outbox: eventual.OutboxConfig{Grace: -1}},
 		indexentity.Index[Employee]{Name: "city", Value: city, Placement: indexentity.TableWide, Buckets: w.buckets})
 	if err != nil {
 		t.Fatal(err)
@@ -191,11 +190,11 @@ func TestTableWideRefused(t *testing.T) {
 		{Name: "city", Value: city, Placement: indexentity.TableWide, Buckets: -1},
 	} {
 		var de *indexentity.DeclarationError
-		if _, err := indexentity.New(emps, nil, indexentity.Config{}, d); !errors.As(err, &de) || de.Field != "Buckets" {
+		if _, err := indexentity.New(emps, indexentity.Config{}, d); !errors.As(err, &de) || de.Field != "Buckets" {
 			t.Errorf("%v with %d buckets: %v; want a *DeclarationError on Buckets", d.Placement, d.Buckets, err)
 		}
 	}
-	s, err := indexentity.New(emps, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(emps, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func BenchmarkLookupValueAll(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := indexentity.New(emps, p, indexentity.Config{},
+	s, err := indexentity.New(emps, indexentity.Config{Processor: p},
 		indexentity.Index[Employee]{Name: "city", Value: city, Placement: indexentity.TableWide, Buckets: 4})
 	if err != nil {
 		b.Fatal(err)

@@ -3,7 +3,6 @@ package indexentity
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -259,26 +258,15 @@ func unstop(err error) error {
 	return err
 }
 
-// given carries the error of Modify's change function out, to be
-// returned as is.
-type given struct{ err error }
-
-func (g *given) Error() string { return g.err.Error() }
-
 // opError names the operation and the primary's keys in an error that
 // does not come from this package (entity's answer to the transaction, a
-// cancelled context); the Set's own errors name them already.
+// cancelled context); the Set's own errors (a *CorruptError names its
+// index entity) name them already.
 func opError(op, pk, rk string, err error) error {
-	var se *StepError
-	var ce *CorruptError
-	if err == nil || errors.As(err, &se) || errors.As(err, &ce) {
-		return err
-	}
-	return &StepError{Step: op, PartitionKey: pk, RowKey: rk, Err: err}
-}
-
-func nilEntity() error {
-	return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+	return indexset.OpError[pkg](op, pk, rk, err, func(err error) bool {
+		var ce *CorruptError
+		return errors.As(err, &ce)
+	})
 }
 
 // Insert adds e and its lists: the SamePartition lists in one entity
@@ -292,9 +280,9 @@ func nilEntity() error {
 // caller's own messages in the same transaction: see WriteOptions.
 func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
-		return nilEntity()
+		return indexset.NilEntity()
 	}
-	pk, rk, err := keyOf(e)
+	pk, rk, err := indexset.KeyOf(e)
 	if err != nil {
 		return err
 	}
@@ -338,7 +326,7 @@ func (s *Set[T]) intend(e *T, pk string) (version[T], error) {
 // again from the reads.
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
-		return nilEntity()
+		return indexset.NilEntity()
 	}
 	sys, err := entity.SystemOf(e)
 	if err != nil {
@@ -346,7 +334,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	}
 	pk, rk := sys.PartitionKey, sys.RowKey
 	if sys.ETag == "" {
-		return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("%w: read it first (Get or LookupAll) or use Modify", entity.ErrNoETag)}
+		return indexset.NoETag[pkg](pk, rk, "Get or LookupAll")
 	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
@@ -364,13 +352,13 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
-			return &StepError{Step: "update: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			return indexset.ReadPrimary[pkg]("update", pk, rk, err)
 		}
 		if !found {
-			return &stop{&StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
+			return &stop{indexset.NotFound[pkg]("update", pk, rk)}
 		}
 		if old.etag != sys.ETag {
-			return &stop{&StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}}
+			return &stop{indexset.Stale[pkg]("update", pk, rk, old.etag, sys.ETag)}
 		}
 		w.old = &old
 		err = w.round(ctx)
@@ -409,7 +397,7 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return out, err
 	}
 	if change == nil {
-		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
+		return out, indexset.NilChange()
 	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return out, err
@@ -420,13 +408,13 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	}
 	w := s.newWrite(pk, rk)
 	w.user = user
-	err = s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
+	err = indexset.Retry(opts.Retry, s.cfg.Retry).Retry(ctx, func(ctx context.Context) error {
 		old, found, err := s.read(ctx, pk, rk)
 		if err != nil {
-			return &StepError{Step: "modify: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+			return indexset.ReadPrimary[pkg]("modify", pk, rk, err)
 		}
 		if !found {
-			return &stop{&StepError{Step: "modify", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
+			return &stop{indexset.NotFound[pkg]("modify", pk, rk)}
 		}
 		// change gets its own copy: old's values are computed from old.e,
 		// which a change of shared slices or maps must not touch.
@@ -435,10 +423,10 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 			return err
 		}
 		if err := change(&e); err != nil {
-			return &stop{&given{err}}
+			return &stop{&indexset.Given{Err: err}}
 		}
-		if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
-			return &stop{&entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}}
+		if err := indexset.ChangedKeys(&e, pk, rk); err != nil {
+			return &stop{err}
 		}
 		cur, err := s.intend(&e, pk)
 		if err != nil {
@@ -453,9 +441,9 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 	})
 	if err != nil {
 		err = unstop(err)
-		var g *given
+		var g *indexset.Given
 		if errors.As(err, &g) {
-			return out, g.err // change's own error, as is
+			return out, g.Err // change's own error, as is
 		}
 		return out, opError("modify", pk, rk, err)
 	}
@@ -493,19 +481,19 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteO
 		for {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "delete: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return indexset.ReadPrimary[pkg]("delete", pk, rk, err)
 			}
 			if !found {
 				if unknown != nil {
 					return nil // the transaction whose outcome was unknown was applied
 				}
-				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}}
+				return &stop{indexset.NotFound[pkg]("delete", pk, rk)}
 			}
 			if unknown != nil && old.etag != tried {
 				return &stop{unknown} // applied and written again, or overtaken: no read tells
 			}
 			if !anyVersion && old.etag != etag {
-				return &stop{&StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}}
+				return &stop{indexset.Stale[pkg]("delete", pk, rk, old.etag, etag)}
 			}
 			w.old, w.cur = &old, nil
 			err = w.round(ctx)
@@ -525,12 +513,4 @@ func (v *version[T]) copyEntity() (T, error) {
 	var e T
 	err := entity.Unmarshal(v.raw, &e)
 	return e, err
-}
-
-// retry is the policy of one call: r unless it is zero, else Config.Retry.
-func (s *Set[T]) retry(r entity.RetryPolicy) entity.RetryPolicy {
-	if r == (entity.RetryPolicy{}) {
-		return s.cfg.Retry
-	}
-	return r
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Check compares the primaries with their entries and yields one
@@ -388,7 +389,7 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string][]expect, go
 			case !ok:
 				f.Kind, f.Detail = drift.Missing, "no entry"
 			case h.opk != c.g.pk || h.ork != w.rk:
-				f.Kind, f.Detail = drift.Stale, "the entry names primary "+strconv.Quote(h.opk)+"/"+strconv.Quote(h.ork)
+				f.Kind, f.Detail = drift.Stale, namesPrimary(h.opk, h.ork)
 			case h.fp != w.fp:
 				f.Kind, f.Detail = drift.Stale, "the entry's copy differs from the primary"
 			default:
@@ -426,6 +427,12 @@ func keeper(ws []expect, pk string, h stored, found bool) int {
 		}
 	}
 	return 0
+}
+
+// namesPrimary is the detail of an entry that names another primary,
+// its keys as errors print them.
+func namesPrimary(pk, rk string) string {
+	return "the entry names primary " + indexset.Keys(pk, rk)
 }
 
 // duplicateDetail names the holders of a value held twice, the keeper

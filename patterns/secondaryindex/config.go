@@ -12,6 +12,14 @@ import (
 // Config tunes a Set. The zero value works for SamePartition indexes; each
 // field says what 0 means.
 type Config struct {
+	// Processor is the processor of patterns/eventual whose workers keep
+	// the OtherPartition and TableWide indexes (New registers the Set's
+	// message kind on it; run its Run somewhere) and send the caller's
+	// messages (WriteOptions). It is required when an index is
+	// OtherPartition or TableWide (a *ConfigError naming
+	// Config.Processor otherwise, before any request); nil is allowed
+	// when every index is SamePartition and no write carries messages.
+	Processor *eventual.Processor
 	// Entries is the table of the OtherPartition and TableWide indexes'
 	// entries (guide §6.2: "in different partitions or tables"); nil
 	// means the primary's table. Entries are property bags: the copied properties and the

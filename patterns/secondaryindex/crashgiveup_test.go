@@ -84,7 +84,8 @@ func TestCrashThenFreshProcess(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						late, err := secondaryindex.New(tbl, p, cfg, emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
+						cfg.Processor = p
+						late, err := secondaryindex.New(tbl, cfg, emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
 						if err != nil {
 							return err
 						}

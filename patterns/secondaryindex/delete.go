@@ -3,9 +3,9 @@ package secondaryindex
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Delete removes the entity with keys pk, rk and its entries, if its ETag
@@ -41,19 +41,19 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteO
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "delete: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return indexset.ReadPrimary[pkg]("delete", pk, rk, err)
 			}
 			if !found {
 				if unknown != nil {
 					return nil // the transaction whose outcome was unknown was applied
 				}
-				return &StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return indexset.NotFound[pkg]("delete", pk, rk)
 			}
 			if unknown != nil && old.etag != tried {
 				return unknown // applied and written again, or overtaken: no read tells
 			}
 			if !anyVersion && old.etag != etag {
-				return &StepError{Step: "delete", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, etag, entity.ErrPreconditionFailed)}
+				return indexset.Stale[pkg]("delete", pk, rk, old.etag, etag)
 			}
 			w.old, w.cur = &old, nil
 			err = w.round(ctx)

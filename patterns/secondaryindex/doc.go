@@ -29,7 +29,7 @@
 // (errors.Is(err, [ErrDuplicate])) naming the holder (TestUniqueRace,
 // TestTableWideUniqueRace: eight writers in eight partitions).
 //
-//	set, err := secondaryindex.New(employees, processor, secondaryindex.Config{PrimaryPrefix: "empid_"},
+//	set, err := secondaryindex.New(employees, secondaryindex.Config{Processor: processor, PrimaryPrefix: "empid_"},
 //		secondaryindex.Index[Employee]{Name: "email", Unique: true,
 //			Key: func(e *Employee) (string, bool) { return strings.ToLower(e.Email), e.Email != "" }},
 //		secondaryindex.Index[Employee]{Name: "name", Properties: []string{"FirstName", "LastName"},
@@ -104,7 +104,9 @@
 // messages then catch up), but between the write and the Rebuild, lookups
 // without Verify return what the entries say. To move or archive a
 // primary, use MoveTo (from an eventual handler too: it is an idempotent
-// step); each Set write can be such a step (Modify with a change that
+// step; a delete of it whose reply was lost while another writer wrote
+// the primary again is settled by reading again and moving the version
+// there, TestMoveLostDeleteBesideWriter); each Set write can be such a step (Modify with a change that
 // sets values, Delete, whose ErrNotFound on a repeat means done; Insert's
 // entity.ErrAlreadyExists, likewise).
 //

@@ -20,7 +20,7 @@ func TestErrorsNameStepAndKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tbl := employees(t, env)
-	s, err := secondaryindex.New(tbl, nil, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.SamePartition))
+	s, err := secondaryindex.New(tbl, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.SamePartition))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func Example() {
 	}
 	defer drop()
 	employees, _ := entity.NewTable[Employee](client)
-	set, err := secondaryindex.New(employees, nil, secondaryindex.Config{PrimaryPrefix: "empid_"},
+	set, err := secondaryindex.New(employees, secondaryindex.Config{PrimaryPrefix: "empid_"},
 		secondaryindex.Index[Employee]{Name: "email", Unique: true,
 			Key: func(e *Employee) (string, bool) { return strings.ToLower(e.Email), e.Email != "" }},
 		secondaryindex.Index[Employee]{Name: "name", Properties: []string{"FirstName", "LastName"},
@@ -66,7 +66,7 @@ func ExampleSet_Rebuild() {
 	}
 	defer drop()
 	employees, _ := entity.NewTable[Employee](client)
-	set, _ := secondaryindex.New(employees, nil, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.SamePartition))
+	set, _ := secondaryindex.New(employees, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.SamePartition))
 	e := Employee{PartitionKey: "Sales", RowKey: empid(123), Email: "jonesj@contoso.com"}
 	if err := set.Insert(ctx, &e); err != nil {
 		panic(err)
@@ -106,7 +106,7 @@ func ExampleLookupOptions_verify() {
 	}
 	defer queues[0].Poison.Delete(ctx, nil)
 	employees, _ := entity.NewTable[Employee](client)
-	set, err := secondaryindex.New(employees, p, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.OtherPartition))
+	set, err := secondaryindex.New(employees, secondaryindex.Config{Processor: p, PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.OtherPartition))
 	if err != nil {
 		panic(err)
 	}
@@ -168,7 +168,7 @@ func ExampleSet_LookupValue() {
 	defer queues[0].Poison.Delete(ctx, nil)
 	employees, _ := entity.NewTable[Employee](client)
 	archive, _ := entity.NewTable[Employee](archiveClient)
-	set, err := secondaryindex.New(employees, p, secondaryindex.Config{PrimaryPrefix: "empid_"},
+	set, err := secondaryindex.New(employees, secondaryindex.Config{Processor: p, PrimaryPrefix: "empid_"},
 		emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide))
 	if err != nil {
 		panic(err)

@@ -58,7 +58,7 @@ func employees(t testing.TB, e *integration.Env) *entity.Table[Employee] {
 
 func localSet(t testing.TB, tbl *entity.Table[Employee]) *secondaryindex.Set[Employee] {
 	t.Helper()
-	s, err := secondaryindex.New(tbl, nil, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.SamePartition))
+	s, err := secondaryindex.New(tbl, secondaryindex.Config{PrimaryPrefix: "empid_"}, emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.SamePartition))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func remoteSet(t testing.TB, e *integration.Env, qs []eventual.Queue, tbl *entit
 	if entries != nil {
 		ent = patterntest.View[entity.DynamicEntity](t, e, entries)
 	}
-	s, err := secondaryindex.New(patterntest.View[Employee](t, e, tbl), p, remoteConfig(ent),
+	s, err := secondaryindex.New(patterntest.View[Employee](t, e, tbl), withProcessor(remoteConfig(ent), p),
 		emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
 	if err != nil {
 		t.Fatal(err)
@@ -149,4 +149,10 @@ func poisoned(t testing.TB, qs []eventual.Queue) int {
 		}
 	}
 	return n
+}
+
+// withProcessor is cfg with Config.Processor p.
+func withProcessor(cfg secondaryindex.Config, p *eventual.Processor) secondaryindex.Config {
+	cfg.Processor = p
+	return cfg
 }

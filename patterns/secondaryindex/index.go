@@ -1,7 +1,6 @@
 package secondaryindex
 
 import (
-	"cmp"
 	"reflect"
 	"slices"
 	"strconv"
@@ -117,7 +116,7 @@ const (
 	// ClaimInsert is the claim of a write that inserts its primary.
 	ClaimInsert = "insert"
 
-	propWriteToken = "TkWrite"               // entity's write token chain, never copied
+	propWriteToken = indexset.WriteToken     // entity's write token chain, never copied
 	internalPrefix = indexset.InternalPrefix // RowKeys of tablekit's own entities (outbox intents, Once markers)
 )
 
@@ -204,13 +203,9 @@ func compile[T any](i int, d Index[T], st *storedProps) (*index[T], error) {
 		return nil, bad("Placement", "is not SamePartition, OtherPartition or TableWide")
 	}
 	ix := &index[T]{Index: d, prefix: d.Name + "_"}
-	switch {
-	case d.Buckets < 0 || d.Buckets > MaxBuckets:
-		return nil, bad("Buckets", "is "+strconv.Itoa(d.Buckets)+", not 0 to "+strconv.Itoa(MaxBuckets))
-	case d.Buckets != 0 && d.Placement != TableWide:
-		return nil, bad("Buckets", "is set on an index that is not TableWide")
-	case d.Placement == TableWide:
-		ix.buckets = cmp.Or(d.Buckets, DefaultBuckets)
+	var err error
+	if ix.buckets, err = indexset.Buckets[pkg](i, d.Name, d.Buckets, d.Placement == TableWide, DefaultBuckets, MaxBuckets); err != nil {
+		return nil, err
 	}
 	if d.Properties != nil {
 		ix.props = make([]string, 0, len(d.Properties))

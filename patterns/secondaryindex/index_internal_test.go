@@ -63,21 +63,21 @@ func TestNewRefusesBadSets(t *testing.T) {
 	}
 	email := Index[emp]{Name: "email", Key: byEmail, Unique: true}
 	for name, f := range map[string]func() error{
-		"nil table": func() error { _, err := New[emp](nil, nil, Config{}, email); return err },
-		"no index":  func() error { _, err := New(tbl, nil, Config{}); return err },
-		"twice":     func() error { _, err := New(tbl, nil, Config{}, email, email); return err },
+		"nil table": func() error { _, err := New[emp](nil, Config{}, email); return err },
+		"no index":  func() error { _, err := New(tbl, Config{}); return err },
+		"twice":     func() error { _, err := New(tbl, Config{}, email, email); return err },
 		"no processor": func() error {
-			_, err := New(tbl, nil, Config{}, Index[emp]{Name: "email", Key: byEmail, Placement: OtherPartition})
+			_, err := New(tbl, Config{}, Index[emp]{Name: "email", Key: byEmail, Placement: OtherPartition})
 			return err
 		},
-		"prefix clash": func() error { _, err := New(tbl, nil, Config{PrimaryPrefix: "email_x"}, email); return err },
-		"bad prefix":   func() error { _, err := New(tbl, nil, Config{PrimaryPrefix: "a/b"}, email); return err },
+		"prefix clash": func() error { _, err := New(tbl, Config{PrimaryPrefix: "email_x"}, email); return err },
+		"bad prefix":   func() error { _, err := New(tbl, Config{PrimaryPrefix: "a/b"}, email); return err },
 	} {
 		if err := f(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	s, err := New(tbl, nil, Config{PrimaryPrefix: "empid_"}, email)
+	s, err := New(tbl, Config{PrimaryPrefix: "empid_"}, email)
 	if err != nil {
 		t.Fatal(err)
 	}

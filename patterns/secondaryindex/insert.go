@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // maxBuilds bounds the times one write builds its transaction again.
@@ -32,9 +33,9 @@ func (w *write[T]) run(ctx context.Context) error {
 // caller's messages, committed with the insert (WriteOptions).
 func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
-		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+		return indexset.NilEntity()
 	}
-	pk, rk, err := keyOf(e)
+	pk, rk, err := indexset.KeyOf(e)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,9 @@
 package secondaryindex
 
 import (
-	"strconv"
-
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // WriteOptions are the options of one write (Insert, Update, Modify,
@@ -17,7 +16,7 @@ type WriteOptions struct {
 	// committed, never when it did not (TestUserMessageCrash). It is the
 	// shape of patterns/denormalize's WriteOptions.
 	//
-	// The processor given to New sends them and runs their handlers; a
+	// Config.Processor sends them and runs their handlers; a
 	// Set made without one refuses Messages with a *ConfigError (Field
 	// "WriteOptions.Messages"), before any request. With SamePartition
 	// indexes only, the messages' intents go in the primary's partition as
@@ -36,39 +35,12 @@ type WriteOptions struct {
 }
 
 // writeMessages returns the messages of a write's options, checked before
-// any request.
+// any request (indexset.Messages). The change takes the primary, two
+// operations per SamePartition index, and the index message's intent.
 func (s *Set[T]) writeMessages(op string, opts []WriteOptions) ([]eventual.Message, error) {
-	switch len(opts) {
-	case 0:
-		return nil, nil
-	case 1:
-	default:
-		return nil, &ConfigError{Field: "WriteOptions", Reason: op + " takes at most one, got " + strconv.Itoa(len(opts))}
+	var msgs []eventual.Message
+	if len(opts) > 0 {
+		msgs = opts[0].Messages
 	}
-	msgs := opts[0].Messages
-	if len(msgs) == 0 {
-		return nil, nil
-	}
-	if s.outbox == nil {
-		return nil, &ConfigError{Field: "WriteOptions.Messages", Reason: "need an outbox, which needs a processor: " + op + " of a Set made by New without one cannot commit messages"}
-	}
-	// The change: the primary, two operations per SamePartition index, and
-	// the index message's intent.
-	if room := entity.MaxBatchOperations - 2 - 2*len(s.local); len(msgs) > room {
-		return nil, &ConfigError{Field: "WriteOptions.Messages", Reason: strconv.Itoa(len(msgs)) + " messages, more than the " + strconv.Itoa(room) + " one transaction holds besides the change"}
-	}
-	ids := make(map[string]bool, len(msgs))
-	for _, m := range msgs {
-		if ids[m.ID] {
-			return nil, &eventual.MessageError{Kind: m.Kind, ID: m.ID, Reason: "two messages of one write have this id", Err: eventual.ErrInvalidMessage}
-		}
-		ids[m.ID] = true
-		if len(m.Payload) > entity.MaxBinaryBytes {
-			return nil, &eventual.MessageError{Kind: m.Kind, ID: m.ID, Reason: "an outbox payload is over 64 KiB", Err: eventual.ErrTooLarge}
-		}
-	}
-	if err := s.proc.CheckSendable(msgs...); err != nil {
-		return nil, err
-	}
-	return msgs, nil
+	return indexset.Messages[pkg](op, len(opts), msgs, s.outbox != nil, entity.MaxBatchOperations-2-2*len(s.local), s.proc)
 }

@@ -57,7 +57,7 @@ func messageSet(t testing.TB, e *integration.Env, qs []eventual.Queue, tbl *enti
 	if err := eventual.Handle(p, auditKind, a.handle, eventual.HandleOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := secondaryindex.New(patterntest.View[Employee](t, e, tbl), p, remoteConfig(nil), indexes...)
+	s, err := secondaryindex.New(patterntest.View[Employee](t, e, tbl), withProcessor(remoteConfig(nil), p), indexes...)
 	if err != nil {
 		t.Fatal(err)
 	}

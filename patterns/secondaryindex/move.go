@@ -2,9 +2,9 @@ package secondaryindex
 
 import (
 	"context"
-	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // MoveTo moves the primary pk/rk to dst (an archive table, say) with its
@@ -19,40 +19,29 @@ import (
 // the Set does not manage — eventual.Move's plain delete would leave the
 // entries behind as orphans (see the package documentation's Ownership).
 //
+// A delete whose outcome stays unknown after a lost reply
+// (entity.ErrOutcomeUnknown) is settled by the next round's read, as a
+// change since the copy is: gone, the move is done; there, it is copied
+// and deleted again (indexset.Move, the loop of both index packages).
+//
 // dst is written as is, without indexes: moving into another Set's
 // primaries needs that Set's Insert. dst must be another table than the
 // Set's (a *ConfigError otherwise, before any request). A primary that
 // another writer deletes during the move leaves its last version in dst.
+// The rounds are bounded by Config.Retry.
 func (s *Set[T]) MoveTo(ctx context.Context, pk, rk string, dst *entity.Table[T]) error {
-	switch {
-	case dst == nil:
-		return &ConfigError{Field: "MoveTo", Reason: "the destination table is nil"}
-	case dst.Name() != "" && dst.Name() == s.primary.Name():
-		return &ConfigError{Field: "MoveTo", Reason: "the destination is the Set's own table " + dst.Name()}
+	if err := indexset.MoveDestination[pkg](dst, s.primary.Name()); err != nil {
+		return err
 	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
 	}
-	for range maxRounds {
-		p, found, err := s.read(ctx, pk, rk)
-		if err != nil {
-			return &StepError{Step: "move: read primary", PartitionKey: pk, RowKey: rk, Err: err}
-		}
-		if !found {
-			return nil // moved already (or never there)
-		}
-		e := p.e
-		if err := dst.Upsert(ctx, &e, entity.Replace); err != nil {
-			return &StepError{Step: "move: copy", PartitionKey: pk, RowKey: rk, Err: err}
-		}
-		err = s.Delete(ctx, pk, rk, p.etag)
-		switch {
-		case err == nil || errors.Is(err, entity.ErrNotFound):
-			return nil
-		case errors.Is(err, entity.ErrPreconditionFailed):
-			continue // changed since the copy: copy the new version
-		}
-		return err
-	}
-	return &StepError{Step: "move", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
+	return indexset.Move[pkg](ctx, pk, rk, dst.Name(), s.cfg.Retry, indexset.Mover[T]{
+		Read: func(ctx context.Context) (T, string, bool, error) {
+			v, found, err := s.read(ctx, pk, rk)
+			return v.e, v.etag, found, err
+		},
+		Copy:   func(ctx context.Context, e *T) error { return dst.Upsert(ctx, e, entity.Replace) },
+		Delete: func(ctx context.Context, etag string) error { return s.Delete(ctx, pk, rk, etag) },
+	})
 }

@@ -30,7 +30,7 @@ func movedSet(t testing.TB, e *integration.Env, qs []eventual.Queue, tbl *entity
 	email, name := emailIndex(secondaryindex.TableWide), wideName()
 	email.Buckets = wideBuckets
 	age := secondaryindex.Index[Employee]{Name: "age", Key: func(e *Employee) (string, bool) { return fmt.Sprintf("%03d", e.Age), true }}
-	s, err := secondaryindex.New(patterntest.View[Employee](t, e, tbl), p, remoteConfig(nil), email, name, age)
+	s, err := secondaryindex.New(patterntest.View[Employee](t, e, tbl), withProcessor(remoteConfig(nil), p), email, name, age)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestPropertiesMustBeStored(t *testing.T) {
 	ctx := context.Background()
 	orders := patterntest.Table[Order](t, env)
 	for _, bad := range [][]string{{"Total"}, {"Customer", "Totl_Cents"}, {"total.cents"}} {
-		_, err := secondaryindex.New(orders, nil, secondaryindex.Config{PrimaryPrefix: "o_"},
+		_, err := secondaryindex.New(orders, secondaryindex.Config{PrimaryPrefix: "o_"},
 			secondaryindex.Index[Order]{Name: "customer", Key: byCustomer, Properties: bad})
 		var de *secondaryindex.DeclarationError
 		if !errors.As(err, &de) || de.Field != "Properties" || de.Index != "customer" || !errors.Is(err, secondaryindex.ErrInvalidConfig) {
@@ -50,7 +50,7 @@ func TestPropertiesMustBeStored(t *testing.T) {
 		}
 	}
 	for _, good := range [][]string{{"Total_Cents"}, {"Total.Cents"}} {
-		s, err := secondaryindex.New(orders, nil, secondaryindex.Config{PrimaryPrefix: "o_"},
+		s, err := secondaryindex.New(orders, secondaryindex.Config{PrimaryPrefix: "o_"},
 			secondaryindex.Index[Order]{Name: "customer", Key: byCustomer, Properties: good})
 		if err != nil {
 			t.Fatalf("Properties %q: %v", good, err)
@@ -65,7 +65,7 @@ func TestPropertiesMustBeStored(t *testing.T) {
 		}
 	}
 	bags := patterntest.View[entity.DynamicEntity](t, env, orders)
-	if _, err := secondaryindex.New(bags, nil, secondaryindex.Config{},
+	if _, err := secondaryindex.New(bags, secondaryindex.Config{},
 		secondaryindex.Index[entity.DynamicEntity]{Name: "any", Key: func(*entity.DynamicEntity) (string, bool) { return "", false }, Properties: []string{"Anything"}}); err != nil {
 		t.Errorf("a property bag: %v", err)
 	}

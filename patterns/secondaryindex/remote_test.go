@@ -130,7 +130,7 @@ func TestMixedPlacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := secondaryindex.New(tbl, p, remoteConfig(nil), emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.OtherPartition))
+	s, err := secondaryindex.New(tbl, withProcessor(remoteConfig(nil), p), emailIndex(secondaryindex.SamePartition), nameIndex(secondaryindex.OtherPartition))
 	if err != nil {
 		t.Fatal(err)
 	}

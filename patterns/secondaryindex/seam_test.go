@@ -56,7 +56,8 @@ func (r *seamRun) setAndProcessor(t testing.TB, e *integration.Env) (*secondaryi
 	}
 	cfg := remoteConfig(nil)
 	cfg.Grace = 4 * time.Second
-	s, err := secondaryindex.New(patterntest.View[Employee](t, e, r.tbl), p, cfg,
+	cfg.Processor = p
+	s, err := secondaryindex.New(patterntest.View[Employee](t, e, r.tbl), cfg,
 		emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))
 	if err != nil {
 		t.Fatal(err)

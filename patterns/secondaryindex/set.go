@@ -3,9 +3,9 @@ package secondaryindex
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/edmvalue"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -36,17 +36,19 @@ type Set[T any] struct {
 }
 
 // New returns the Set of primary's entities with the given indexes.
-// OtherPartition and TableWide indexes need p, the processor of patterns/eventual whose
-// workers keep them (New registers the Set's message kind on it; run p.Run
-// somewhere); p may be nil when every index is SamePartition and no write
-// carries messages (WriteOptions). The primary
+// OtherPartition and TableWide indexes need Config.Processor, the
+// processor of patterns/eventual whose workers keep them (New registers
+// the Set's message kind on it; run its Run somewhere); it may be nil
+// when every index is SamePartition and no write carries messages
+// (WriteOptions). The primary
 // table and Config.Entries should be built with entity.ClientOptions (as
 // tablekit's constructors and integration.Env do), so that a lost reply is
 // never misreported.
-func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, indexes ...Index[T]) (*Set[T], error) {
+func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set[T], error) {
 	if primary == nil {
-		return nil, &ConfigError{Field: "primary", Reason: "is nil"}
+		return nil, &ConfigError{Field: "primary", Reason: argerr.Nil}
 	}
+	p := cfg.Processor
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -93,7 +95,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 	}
 	if p == nil {
 		if len(s.remote) > 0 {
-			return nil, &ConfigError{Field: "processor", Reason: "is nil, and OtherPartition and TableWide indexes need one"}
+			return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition and TableWide indexes need one"}
 		}
 		return s, nil
 	}
@@ -104,18 +106,7 @@ func New[T any](primary *entity.Table[T], p *eventual.Processor, cfg Config, ind
 		}
 		return s, nil
 	}
-	name := cfg.Kind
-	if name == "" {
-		if primary.Name() == "" {
-			return nil, &ConfigError{Field: "Config.Kind", Reason: "is empty and the table's name is unknown (build its client with entity.ClientOptions)"}
-		}
-		name = "secondaryindex." + primary.Name() + ".v1"
-	}
-	s.kind = eventual.NewKind[syncMessage](name)
-	if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
-		return nil, err
-	}
-	if err := eventual.Handle(p, s.kind, s.handle, eventual.HandleOptions{}); err != nil {
+	if s.kind, s.outbox, err = indexset.Register[pkg](p, s.bags, cfg.Outbox, cfg.Kind, primary.Name(), s.handle); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -155,11 +146,8 @@ type version[T any] struct {
 
 // read reads a primary; found is false when it does not exist.
 func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
-	raw, err := s.raw.Get(ctx, pk, rk)
-	if errors.Is(err, entity.ErrNotFound) {
-		return v, false, nil
-	}
-	if err != nil {
+	raw, found, err := indexset.Read(ctx, s.raw, pk, rk)
+	if err != nil || !found {
 		return v, false, err
 	}
 	if err := v.decode(raw); err != nil {
@@ -168,30 +156,22 @@ func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found b
 	return v, true, nil
 }
 
-func (v *version[T]) decode(raw []byte) error {
-	if err := entity.Unmarshal(raw, &v.e); err != nil {
+func (v *version[T]) decode(raw []byte) (err error) {
+	if v.e, v.bag, v.chain, err = indexset.Decode[T](raw); err != nil {
 		return err
 	}
-	if err := entity.Unmarshal(raw, &v.bag); err != nil {
-		return err
-	}
-	v.raw = raw
-	v.etag = v.bag.ETag
-	v.chain = v.bag.Properties[propWriteToken]
-	delete(v.bag.Properties, propWriteToken)
+	v.raw, v.etag = raw, v.bag.ETag
 	return nil
 }
 
-// intend makes the version of e about to be written. Its properties are
-// checked by the transaction that sends them.
+// intend makes the version of e about to be written (indexset.Intend).
 func intend[T any](e *T) (version[T], error) {
 	v := version[T]{e: *e}
-	bag, err := entity.ToDynamic(e)
+	bag, err := indexset.Intend(e)
 	if err != nil {
 		return v, err
 	}
 	v.bag = *bag
-	delete(v.bag.Properties, propWriteToken)
 	return v, nil
 }
 
@@ -256,12 +236,6 @@ func sameCopy(want, entry *entity.DynamicEntity) bool {
 		m--
 	}
 	return n == m
-}
-
-// keyOf returns the keys of e.
-func keyOf[T any](e *T) (pk, rk string, err error) {
-	sys, err := entity.SystemOf(e)
-	return sys.PartitionKey, sys.RowKey, err
 }
 
 // validKeys checks a primary's keys before anything is sent.

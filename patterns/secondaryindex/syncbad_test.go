@@ -29,7 +29,7 @@ func TestSyncPastBadIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := secondaryindex.New(tbl, p, remoteConfig(nil), nameIndex(secondaryindex.OtherPartition), emailIndex(secondaryindex.OtherPartition))
+	s, err := secondaryindex.New(tbl, withProcessor(remoteConfig(nil), p), nameIndex(secondaryindex.OtherPartition), emailIndex(secondaryindex.OtherPartition))
 	if err != nil {
 		t.Fatal(err)
 	}

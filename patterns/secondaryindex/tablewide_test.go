@@ -44,7 +44,7 @@ func wideSetOn(t testing.TB, env *integration.Env, qs []eventual.Queue, tbl *ent
 	}
 	email, name := emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide)
 	email.Buckets, name.Buckets = wideBuckets, wideBuckets
-	s, err := secondaryindex.New(patterntest.View[Employee](t, env, tbl), p, remoteConfig(ent), email, name)
+	s, err := secondaryindex.New(patterntest.View[Employee](t, env, tbl), withProcessor(remoteConfig(ent), p), email, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,14 +460,14 @@ func TestTableWideRefused(t *testing.T) {
 	}{{secondaryindex.TableWide, -1}, {secondaryindex.TableWide, secondaryindex.MaxBuckets + 1}, {secondaryindex.OtherPartition, 4}, {secondaryindex.SamePartition, 4}} {
 		ix := emailIndex(c.placement)
 		ix.Buckets = c.buckets
-		_, err := secondaryindex.New(tbl, p, remoteConfig(nil), ix)
+		_, err := secondaryindex.New(tbl, withProcessor(remoteConfig(nil), p), ix)
 		var de *secondaryindex.DeclarationError
 		if !errors.As(err, &de) || de.Field != "Buckets" || !errors.Is(err, secondaryindex.ErrInvalidConfig) {
 			t.Errorf("%v with %d buckets: %v", c.placement, c.buckets, err)
 		}
 	}
 	var ce *secondaryindex.ConfigError
-	if _, err := secondaryindex.New(tbl, nil, remoteConfig(nil), emailIndex(secondaryindex.TableWide)); !errors.As(err, &ce) {
+	if _, err := secondaryindex.New(tbl, remoteConfig(nil), emailIndex(secondaryindex.TableWide)); !errors.As(err, &ce) || ce.Field != "Config.Processor" || err.Error() != "secondaryindex: invalid Config.Processor: is nil, and OtherPartition and TableWide indexes need one" {
 		t.Errorf("TableWide without a processor: %v", err)
 	}
 	ctx := context.Background()

@@ -3,7 +3,6 @@ package secondaryindex
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -18,7 +17,7 @@ import (
 // carry the caller's messages, committed with the change (WriteOptions).
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	if e == nil {
-		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+		return indexset.NilEntity()
 	}
 	sys, err := entity.SystemOf(e)
 	if err != nil {
@@ -26,7 +25,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 	}
 	pk, rk := sys.PartitionKey, sys.RowKey
 	if sys.ETag == "" {
-		return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("%w: read it first (Get or a lookup with Verify) or use Modify", entity.ErrNoETag)}
+		return indexset.NoETag[pkg](pk, rk, "Get or a lookup with Verify")
 	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return err
@@ -45,13 +44,13 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "update: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return indexset.ReadPrimary[pkg]("update", pk, rk, err)
 			}
 			if !found {
-				return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return indexset.NotFound[pkg]("update", pk, rk)
 			}
 			if old.etag != sys.ETag {
-				return &StepError{Step: "update", PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("the stored version is %s, not %s: %w", old.etag, sys.ETag, entity.ErrPreconditionFailed)}
+				return indexset.Stale[pkg]("update", pk, rk, old.etag, sys.ETag)
 			}
 			w.old = &old
 			err = w.round(ctx)
@@ -99,21 +98,21 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		return out, err
 	}
 	if change == nil {
-		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
+		return out, indexset.NilChange()
 	}
 	if err := s.validKeys(pk, rk); err != nil {
 		return out, err
 	}
 	w := s.newWrite(pk, rk)
 	w.msgs = msgs
-	err = s.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
+	err = indexset.Retry(opts.Retry, s.cfg.Retry).Retry(ctx, func(ctx context.Context) error {
 		for n := 0; ; n++ {
 			old, found, err := s.read(ctx, pk, rk)
 			if err != nil {
-				return &StepError{Step: "modify: read primary", PartitionKey: pk, RowKey: rk, Err: err}
+				return indexset.ReadPrimary[pkg]("modify", pk, rk, err)
 			}
 			if !found {
-				return &StepError{Step: "modify", PartitionKey: pk, RowKey: rk, Err: entity.ErrNotFound}
+				return indexset.NotFound[pkg]("modify", pk, rk)
 			}
 			// change gets its own copy: old's entries are computed from
 			// old.e, which a change of shared slices or maps must not touch.
@@ -122,10 +121,10 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 				return err
 			}
 			if err := change(&e); err != nil {
-				return &given{err}
+				return &indexset.Given{Err: err}
 			}
-			if epk, erk, err := keyOf(&e); err != nil || epk != pk || erk != rk {
-				return &entity.ValidationError{Property: "keys", Rule: "change function", Limit: "keeps the keys " + pk + "/" + rk, Value: epk + "/" + erk}
+			if err := indexset.ChangedKeys(&e, pk, rk); err != nil {
+				return err
 			}
 			cur, err := intend(&e)
 			if err != nil {
@@ -146,27 +145,12 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		}
 	})
 	if err != nil {
-		var g *given
+		var g *indexset.Given
 		if errors.As(err, &g) {
-			return out, w.cleanup(ctx, g.err) // change's own error, as is
+			return out, w.cleanup(ctx, g.Err) // change's own error, as is
 		}
 		return out, w.cleanup(ctx, opError("modify", pk, rk, err))
 	}
 	w.finish(&out)
 	return out, nil
-}
-
-// given carries the error of Modify's change function out, to be
-// returned as is. It does not unwrap, so that entity.RetryPolicy does
-// not take it for a lost race (ErrPreconditionFailed).
-type given struct{ err error }
-
-func (g *given) Error() string { return g.err.Error() }
-
-// retry is the policy of one call: r unless it is zero, else Config.Retry.
-func (s *Set[T]) retry(r entity.RetryPolicy) entity.RetryPolicy {
-	if r == (entity.RetryPolicy{}) {
-		return s.cfg.Retry
-	}
-	return r
 }

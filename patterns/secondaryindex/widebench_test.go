@@ -24,7 +24,7 @@ func benchWide(b testing.TB, meter *cost.Meter, n int) (*secondaryindex.Set[Empl
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := secondaryindex.New(tbl, p, remoteConfig(nil), emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide))
+	s, err := secondaryindex.New(tbl, withProcessor(remoteConfig(nil), p), emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,13 +3,13 @@ package secondaryindex
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // wideExpect is the TableWide entry a primary expects.
@@ -87,11 +87,11 @@ func (c *checker[T]) wideOne(w *wideExpect) (drift.Finding, bool, error) {
 			}
 			if found && s.holds(ix, &o, opk, ork, w.epk, w.erk) {
 				f.Kind = drift.Duplicate
-				f.Detail = "the unique value is held by " + strconv.Quote(opk) + "/" + strconv.Quote(ork) + ", which keeps the entry, and this primary (change all but one)"
+				f.Detail = "the unique value is held by " + indexset.Keys(opk, ork) + ", which keeps the entry, and this primary (change all but one)"
 				return f, true, nil
 			}
 		}
-		f.Kind, f.Detail = drift.Stale, "the entry names primary "+strconv.Quote(opk)+"/"+strconv.Quote(ork)
+		f.Kind, f.Detail = drift.Stale, namesPrimary(opk, ork)
 		return f, true, nil
 	}
 	names := entryNames(d.Properties, nil)

@@ -171,7 +171,7 @@ func TestWireFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := secondaryindex.New(tbl, p, remoteConfig(nil), emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide))
+	ws, err := secondaryindex.New(tbl, withProcessor(remoteConfig(nil), p), emailIndex(secondaryindex.TableWide), nameIndex(secondaryindex.TableWide))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // errAgain makes a write build its transaction again after learning
@@ -252,14 +253,13 @@ func (w *write[T]) held(ctx context.Context, ix *index[T], value, erk string, ca
 
 // opError names the operation and the primary's keys in an error that
 // does not come from this package (entity's answer to the transaction, a
-// cancelled context); the Set's own errors name them already.
+// cancelled context); the Set's own errors (a *UniqueError, errAgain)
+// name them already.
 func opError(op, pk, rk string, err error) error {
-	var se *StepError
-	var ue *UniqueError
-	if err == nil || errors.As(err, &se) || errors.As(err, &ue) || errors.Is(err, errAgain) {
-		return err
-	}
-	return &StepError{Step: op, PartitionKey: pk, RowKey: rk, Err: err}
+	return indexset.OpError[pkg](op, pk, rk, err, func(err error) bool {
+		var ue *UniqueError
+		return errors.As(err, &ue) || errors.Is(err, errAgain)
+	})
 }
 
 // finish reports the applied write's new ETag into e (none when the

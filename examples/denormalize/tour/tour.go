@@ -99,7 +99,7 @@ func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	fmt.Fprintln(out, "== denormalize: the department keeps its manager's name and phone (design guide §6.5)")
 	employees, _ := entity.NewTable[Employee](client)
 	departments, _ := entity.NewTable[Department](client)
-	managers, err := denormalize.New(departments, employees, nil, denormalize.Config{},
+	managers, err := denormalize.New(departments, employees, denormalize.Config{},
 		denormalize.Relation[Department, Employee]{
 			Name:   "manager",
 			Fields: []denormalize.Field{{From: "Name", To: "ManagerName"}, {From: "Phone", To: "ManagerPhone"}},
@@ -187,8 +187,8 @@ func fanOut(ctx context.Context, out io.Writer, meter *cost.Meter, client, dirCl
 	if err != nil {
 		return err
 	}
-	cfg := denormalize.Config{Outbox: eventual.OutboxConfig{Grace: -1}}
-	managers, err := denormalize.New(directory, employees, p, cfg, denormalize.Relation[Entry, Employee]{
+	cfg := denormalize.Config{Processor: p, Outbox: eventual.OutboxConfig{Grace: -1}}
+	managers, err := denormalize.New(directory, employees, cfg, denormalize.Relation[Entry, Employee]{
 		Name:      "manager",
 		Placement: denormalize.OtherPartition,
 		Fields:    []denormalize.Field{{From: "Name", To: "ManagerName"}},
@@ -202,7 +202,7 @@ func fanOut(ctx context.Context, out io.Writer, meter *cost.Meter, client, dirCl
 	if err != nil {
 		return err
 	}
-	centers, err := denormalize.New(employees, directory, p, cfg, denormalize.Relation[Employee, Entry]{
+	centers, err := denormalize.New(employees, directory, cfg, denormalize.Relation[Employee, Entry]{
 		Name:      "costcenter",
 		Placement: denormalize.OtherPartition,
 		Fields:    []denormalize.Field{{From: "CostCenter", To: "CostCenter"}},

@@ -89,7 +89,7 @@ func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	s, err := indexentity.New(emps, p, indexentity.Config{Blobs: blobs}, indexes...)
+	s, err := indexentity.New(emps, indexentity.Config{Processor: p, Blobs: blobs}, indexes...)
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func newService(env *demo.Env, tables map[string]*aztables.Client, queue string)
 	if err != nil {
 		return nil, err
 	}
-	set, err := secondaryindex.New(orders, p, secondaryindex.Config{Entries: entries}, indexes()...)
+	set, err := secondaryindex.New(orders, secondaryindex.Config{Processor: p, Entries: entries}, indexes()...)
 	if err != nil {
 		return nil, err
 	}

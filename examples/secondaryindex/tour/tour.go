@@ -101,7 +101,7 @@ func Tour(ctx context.Context, env *demo.Env, out io.Writer) (err error) {
 }
 
 func samePartition(ctx context.Context, out io.Writer, meter *cost.Meter, employees *entity.Table[Employee]) error {
-	set, err := secondaryindex.New(employees, nil, secondaryindex.Config{PrimaryPrefix: "empid_"}, indexes(secondaryindex.SamePartition)...)
+	set, err := secondaryindex.New(employees, secondaryindex.Config{PrimaryPrefix: "empid_"}, indexes(secondaryindex.SamePartition)...)
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func otherPartition(ctx context.Context, out io.Writer, env *demo.Env, queues []
 	if err := p.CreateQueues(ctx); err != nil {
 		return err
 	}
-	set, err := secondaryindex.New(employees, p, secondaryindex.Config{PrimaryPrefix: "empid_"}, indexes(secondaryindex.OtherPartition)...)
+	set, err := secondaryindex.New(employees, secondaryindex.Config{Processor: p, PrimaryPrefix: "empid_"}, indexes(secondaryindex.OtherPartition)...)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/argerr"
@@ -188,10 +189,16 @@ func Raced(err error) error {
 	return fmt.Errorf("%w: %w", drift.ErrRaced, err)
 }
 
-// Shorten cuts a value quoted in an error to 64 bytes.
+// Shorten cuts a value quoted in an error to 64 bytes: at most 61 of
+// its bytes, cut at a rune boundary so that a UTF-8 sequence is never
+// split, then "...".
 func Shorten(s string) string {
-	if len(s) > 64 {
-		return s[:61] + "..."
+	if len(s) <= 64 {
+		return s
 	}
-	return s
+	cut := 61
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

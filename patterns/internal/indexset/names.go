@@ -1,6 +1,7 @@
 package indexset
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
@@ -104,4 +105,23 @@ func (n *Names[P]) CheckKeys(pk, rk string) error {
 		return &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey, Value: Shorten(rk), Err: err}
 	}
 	return n.CheckRowKey(rk)
+}
+
+// Buckets checks the Buckets of the index declared at position i of New's
+// indexes (name), for both packages' TableWide placement: 0 to max, and
+// set only when wide; it returns the count to use, def for 0 (and 0 for
+// an index that is not TableWide).
+func Buckets[P Package](i int, name string, n int, wide bool, def, max int) (int, error) {
+	bad := func(reason string) error {
+		return &DeclarationError[P]{Index: name, Position: i, Field: "Buckets", Reason: reason}
+	}
+	switch {
+	case n < 0 || n > max:
+		return 0, bad("is " + strconv.Itoa(n) + ", not 0 to " + strconv.Itoa(max))
+	case n != 0 && !wide:
+		return 0, bad("is set on an index that is not TableWide")
+	case wide && n == 0:
+		return def, nil
+	}
+	return n, nil
 }

@@ -70,3 +70,31 @@ func TestNames(t *testing.T) {
 		t.Errorf("CheckKeys of an index's RowKey: %v", err)
 	}
 }
+
+// TestBuckets: a TableWide index's Buckets is 0 (the default) to max; any
+// other index's must be 0.
+func TestBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		wide   bool
+		want   int
+		reason string
+	}{
+		{0, true, 16, ""},
+		{7, true, 7, ""},
+		{1000, true, 1000, ""},
+		{0, false, 0, ""},
+		{-1, true, 0, "is -1, not 0 to 1000"},
+		{1001, true, 0, "is 1001, not 0 to 1000"},
+		{4, false, 0, "is set on an index that is not TableWide"},
+	} {
+		got, err := Buckets[pkgA](2, "email", tc.n, tc.wide, 16, 1000)
+		var de *DeclarationError[pkgA]
+		switch {
+		case tc.reason == "" && (err != nil || got != tc.want):
+			t.Errorf("Buckets(%d, wide %v) = %d, %v; want %d", tc.n, tc.wide, got, err, tc.want)
+		case tc.reason != "" && (!errors.As(err, &de) || de.Field != "Buckets" || de.Reason != tc.reason || de.Position != 2 || de.Index != "email"):
+			t.Errorf("Buckets(%d, wide %v): %v; want %q", tc.n, tc.wide, err, tc.reason)
+		}
+	}
+}

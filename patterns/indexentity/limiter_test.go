@@ -95,7 +95,7 @@ func TestLimiterPacesCheckAndRebuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := indexentity.New(paced, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+		s, err := indexentity.New(paced, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestLimiterPacesCheckAndRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := indexentity.New(raw, nil, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+	s, err := indexentity.New(raw, indexentity.Config{}, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
 	if err != nil {
 		t.Fatal(err)
 	}

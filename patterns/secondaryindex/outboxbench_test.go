@@ -91,7 +91,7 @@ func tablekitInsert(b *testing.B, meter *cost.Meter, unique bool) (indexedInsert
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := secondaryindex.New(tbl, p, remoteConfig(nil), ix)
+	s, err := secondaryindex.New(tbl, withProcessor(remoteConfig(nil), p), ix)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func tablekitInsert(b *testing.B, meter *cost.Meter, unique bool) (indexedInsert
 	if err != nil {
 		b.Fatal(err)
 	}
-	ls, err := secondaryindex.New(patterntest.View[Employee](b, env, tbl), lp, remoteConfig(nil), ix)
+	ls, err := secondaryindex.New(patterntest.View[Employee](b, env, tbl), withProcessor(remoteConfig(nil), lp), ix)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -86,7 +86,8 @@
 // wide entity, a large.Table its blob fields — and the Ownership sections
 // (secondaryindex, indexentity, denormalize, wide, logtail, dataseries,
 // rotation, bucket) say what a write through anything else leaves (and what
-// Check then reports), with the test that shows it; large has none yet. To compose, use the owner's
+// Check then reports), with the test that shows it, and large's (a plain
+// replace or delete leaves orphan blobs for Sweep). To compose, use the owner's
 // writes as steps: WriteOptions.Messages (secondaryindex, indexentity,
 // denormalize) commits the caller's own eventual messages in the write's
 // transaction, sent exactly when it committed; Set.MoveTo archives an

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -228,7 +229,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		var newETag string
 		err = t.withBody("Modify", &cur, func(body []byte, pk, rk string) error {
 			if pk != partitionKey || rk != rowKey {
-				return rowErr("Modify", t.name, partitionKey, rowKey, &ValidationError{Rule: RuleKey, Limit: "the keys read, unchanged by the change function", Value: "PartitionKey " + shorten(pk) + ", RowKey " + shorten(rk)})
+				return rowErr("Modify", t.name, partitionKey, rowKey, &ValidationError{Rule: RuleKey, Limit: "the keys read, unchanged by the change function", Value: argerr.EntityKeys(pk, rk)})
 			}
 			var err error
 			newETag, err = t.sendOnly(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {

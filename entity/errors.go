@@ -216,7 +216,8 @@ func oneLine(s string) string {
 // RowError reports an error about one entity, named by its keys: a row of
 // a query that cannot be decoded (or, through package crypt,
 // authenticated), or the entity of a single-entity call that cannot be
-// encoded, addressed or decoded. It unwraps to the cause, so
+// encoded, addressed, read (a reply that cannot be read, a cancelled
+// context: Op is the call's, Get or Modify) or decoded. It unwraps to the cause, so
 // errors.Is(err, ErrDecode), ErrInvalid or crypt.ErrTampered and
 // errors.As(err, &*DecodeError) reach it. A row that fails is never
 // handed out partly filled: the value yielded or returned with a

@@ -104,7 +104,9 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // opts.Retry.Attempts times (then ErrContention). change may return an
 // error to give up (returned as is); it must not change the keys (a
 // *RowError matching ErrInvalid, before the write). The written entity is
-// returned.
+// returned. A read that fails is Modify's own error, naming the table and
+// both keys: the service's answer as a *ServiceError, anything else as a
+// *RowError (TestModifyReadFailureNamesModify).
 //
 // With Replace, properties that T does not model are removed (give T an
 // `extra` field to keep them); Merge keeps them, but cannot remove a
@@ -172,11 +174,8 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	read := func(ctx context.Context) (T, []byte, string, error) {
 		var cur T
-		raw, etag, err := t.getRaw(ctx, partitionKey, rowKey)
+		raw, etag, err := t.getRaw(ctx, "Modify", partitionKey, rowKey)
 		if err != nil {
-			if se, ok := err.(*ServiceError); ok {
-				se.Op = "Modify"
-			}
 			return cur, nil, "", err
 		}
 		rv := reflect.ValueOf(&cur).Elem()

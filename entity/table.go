@@ -300,9 +300,9 @@ func TimestampFromETag(etag string) (time.Time, bool) {
 // A missing entity is an error matching ErrNotFound. Empty keys, which the
 // service allows and aztables' GetEntity refuses, are read with a query.
 // An entity that cannot be decoded into T is a *RowError naming its keys
-// (matching ErrDecode), with T's zero value; so is a read that fails
-// without the service's answer being an error (a reply that cannot be
-// read, a cancelled context), unwrapping to the cause.
+// (matching ErrDecode), with T's zero value; so is a read whose failure
+// is not the service's answer (a reply that cannot be read, a cancelled
+// context), which unwraps to the cause.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
 	var out T
 	body, etag, err := t.getRaw(ctx, "Get", partitionKey, rowKey)

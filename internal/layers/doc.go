@@ -31,7 +31,8 @@
 //     patterns/internal/patterntest, which links testing (patterntest alone
 //     also imports integration).
 //  7. examples/...: programs on the public API — layers 3 and 4, keys,
-//     patterns/, integration/azurite (the runner's private Azurite) — with
+//     patterns/, integration/azurite (the runner's private Azurite) and
+//     integration/faults (the demos' simulated crash) — with
 //     their runner examples/demo and each example's own tour; examples/tour
 //     (the tour of tours) imports every example's. Never internal/ (a user
 //     cannot copy that), never integration (it links testing).

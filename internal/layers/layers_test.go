@@ -80,10 +80,10 @@ var rules = []rule{
 	{under: "patterns/internal/patterntest", may: slices.Concat(lower, foundation, []string{"patterns/internal"}, kits), tests: true},
 	// 7. examples: programs on the public API (never internal/, never
 	// integration, which links testing), their runner demo (with
-	// integration/azurite), their test kit examples/internal; their tests
-	// also use integration.
-	{under: "examples", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples/demo", "integration/azurite"}), own: true, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
-	{under: "examples/tour", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples", "integration/azurite"}), mayNot: []string{"examples/internal"}, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
+	// integration/azurite and integration/faults, which link no testing),
+	// their test kit examples/internal; their tests also use integration.
+	{under: "examples", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples/demo", "integration/azurite", "integration/faults"}), own: true, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
+	{under: "examples/tour", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples", "integration/azurite", "integration/faults"}), mayNot: []string{"examples/internal"}, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
 	{under: "examples/internal", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples/demo", "examples/internal"}, kits), tests: true},
 }
 

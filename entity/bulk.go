@@ -225,7 +225,10 @@ func (t *Table[T]) writeSingle(ctx context.Context, p pending, outcomes []Outcom
 	body, _ := w.withToken(nil, p.op.body, false)
 	cctx, call := pipeline.WithCall(ctx)
 	etag, err := t.conn.writeEntity(cctx, p.op.kind, p.op.pk, p.op.rk, "", body)
-	_, _, err = t.conn.settle(ctx, call, t.name, w, wrapEntityErr("BulkWrite", t.name, p.op.pk, p.op.rk, err))
+	applied, stored, err := t.conn.settle(ctx, call, t.name, w, wrapEntityErr("BulkWrite", t.name, p.op.pk, p.op.rk, err))
+	if applied {
+		etag = stored // the ETag read back, when the entity is still this write's
+	}
 	outcomes[p.index].ETag, outcomes[p.index].Err = etag, err
 }
 

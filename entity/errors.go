@@ -204,19 +204,9 @@ func join(err, cause error) error {
 	return &chain{err, cause}
 }
 
-// shorten keeps error messages readable for 64 KiB values.
-func shorten(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return fmt.Sprintf("%q", s)
-	}
-	// Cut on a rune boundary.
-	cut := max
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
-}
+// shorten quotes a key or a value an error names, as every error of
+// tablekit does (argerr.Quote): cut to 64 bytes for 64 KiB values.
+func shorten(s string) string { return argerr.Quote(s) }
 
 // oneLine joins the lines of a message the service wrote.
 func oneLine(s string) string {
@@ -226,7 +216,8 @@ func oneLine(s string) string {
 // RowError reports an error about one entity, named by its keys: a row of
 // a query that cannot be decoded (or, through package crypt,
 // authenticated), or the entity of a single-entity call that cannot be
-// encoded, addressed or decoded. It unwraps to the cause, so
+// encoded, addressed, read (a reply that cannot be read, a cancelled
+// context: Op is the call's, Get or Modify) or decoded. It unwraps to the cause, so
 // errors.Is(err, ErrDecode), ErrInvalid or crypt.ErrTampered and
 // errors.As(err, &*DecodeError) reach it. A row that fails is never
 // handed out partly filled: the value yielded or returned with a

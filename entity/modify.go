@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -103,7 +104,9 @@ func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context
 // opts.Retry.Attempts times (then ErrContention). change may return an
 // error to give up (returned as is); it must not change the keys (a
 // *RowError matching ErrInvalid, before the write). The written entity is
-// returned.
+// returned. A read that fails is Modify's own error, naming the table and
+// both keys: the service's answer as a *ServiceError, anything else as a
+// *RowError (TestModifyReadFailureNamesModify).
 //
 // With Replace, properties that T does not model are removed (give T an
 // `extra` field to keep them); Merge keeps them, but cannot remove a
@@ -171,11 +174,8 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	read := func(ctx context.Context) (T, []byte, string, error) {
 		var cur T
-		raw, etag, err := t.getRaw(ctx, partitionKey, rowKey)
+		raw, etag, err := t.getRaw(ctx, "Modify", partitionKey, rowKey)
 		if err != nil {
-			if se, ok := err.(*ServiceError); ok {
-				se.Op = "Modify"
-			}
 			return cur, nil, "", err
 		}
 		rv := reflect.ValueOf(&cur).Elem()
@@ -228,7 +228,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		var newETag string
 		err = t.withBody("Modify", &cur, func(body []byte, pk, rk string) error {
 			if pk != partitionKey || rk != rowKey {
-				return rowErr("Modify", t.name, partitionKey, rowKey, &ValidationError{Rule: RuleKey, Limit: "the keys read, unchanged by the change function", Value: "PartitionKey " + shorten(pk) + ", RowKey " + shorten(rk)})
+				return rowErr("Modify", t.name, partitionKey, rowKey, &ValidationError{Rule: RuleKey, Limit: "the keys read, unchanged by the change function", Value: argerr.EntityKeys(pk, rk)})
 			}
 			var err error
 			newETag, err = t.sendOnly(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {

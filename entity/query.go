@@ -258,8 +258,15 @@ func (t *Table[T]) fetch(ctx context.Context, c compiled, top int, cont continua
 	return items, rowErrs, next, nil
 }
 
-// fetchRaw reads one page of entity bodies; none fails on its own.
+// fetchRaw reads one page of entity bodies; none fails on its own. A
+// failure is the Query's.
 func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont continuation) ([][]byte, []error, continuation, error) {
+	return t.readPage(ctx, c, top, cont, func(err error) error { return wrapErr("Query", t.name, err) })
+}
+
+// readPage is fetchRaw with the failure made by fail: the error of the
+// call that reads the page.
+func (t *Table[T]) readPage(ctx context.Context, c compiled, top int, cont continuation, fail func(error) error) ([][]byte, []error, continuation, error) {
 	opts := &aztables.ListEntitiesOptions{
 		Filter:           c.filter,
 		Select:           c.selectStr,
@@ -274,7 +281,7 @@ func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont conti
 	var raw *http.Response
 	resp, err := t.client.NewListEntitiesPager(opts).NextPage(policy.WithCaptureResponse(ctx, &raw))
 	if err != nil {
-		return nil, nil, continuation{}, wrapErr("Query", t.name, err)
+		return nil, nil, continuation{}, fail(err)
 	}
 	if raw == nil {
 		return resp.Entities, nil, continuation{pk: resp.NextPartitionKey, rk: resp.NextRowKey}, nil
@@ -282,11 +289,11 @@ func (t *Table[T]) fetchRaw(ctx context.Context, c compiled, top int, cont conti
 	next := continuationOf(raw.Header)
 	body, err := runtime.Payload(raw)
 	if err != nil {
-		return nil, nil, continuation{}, err
+		return nil, nil, continuation{}, fail(err)
 	}
 	bodies, err := entityArray(body, make([][]byte, 0, len(resp.Entities)))
 	if err != nil {
-		return nil, nil, continuation{}, err
+		return nil, nil, continuation{}, fail(err)
 	}
 	return bodies, nil, next, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Sentinels for the service's answers, for errors.Is. The *azcore.ResponseError
@@ -81,9 +82,9 @@ func where(op, table string, sc scope, pk, rk string) string {
 	}
 	switch {
 	case sc == scopeEntity || (sc == scopeAuto && rk != ""):
-		s += " (PartitionKey " + shorten(pk) + ", RowKey " + shorten(rk) + ")"
+		s += " (" + argerr.EntityKeys(pk, rk) + ")"
 	case sc == scopePartition || (sc == scopeAuto && pk != ""):
-		s += " (PartitionKey " + shorten(pk) + ")"
+		s += " (" + argerr.Keys(pk, "") + ")"
 	}
 	return s
 }

@@ -300,10 +300,12 @@ func TimestampFromETag(etag string) (time.Time, bool) {
 // A missing entity is an error matching ErrNotFound. Empty keys, which the
 // service allows and aztables' GetEntity refuses, are read with a query.
 // An entity that cannot be decoded into T is a *RowError naming its keys
-// (matching ErrDecode), with T's zero value.
+// (matching ErrDecode), with T's zero value; so is a read whose failure
+// is not the service's answer (a reply that cannot be read, a cancelled
+// context), which unwraps to the cause.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
 	var out T
-	body, etag, err := t.getRaw(ctx, partitionKey, rowKey)
+	body, etag, err := t.getRaw(ctx, "Get", partitionKey, rowKey)
 	if err != nil {
 		return out, err
 	}
@@ -318,30 +320,46 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, err
 	return out, nil
 }
 
-func (t *Table[T]) getRaw(ctx context.Context, partitionKey, rowKey string) (body []byte, etag string, err error) {
+func (t *Table[T]) getRaw(ctx context.Context, op, partitionKey, rowKey string) (body []byte, etag string, err error) {
 	if err := t.ok(); err != nil {
 		return nil, "", err
 	}
-	if err := t.checkKeys("Get", partitionKey, rowKey); err != nil {
+	if err := t.checkKeys(op, partitionKey, rowKey); err != nil {
 		return nil, "", err
 	}
+	fail := func(err error) error { return t.readErr(op, partitionKey, rowKey, err) }
 	if partitionKey == "" || rowKey == "" {
 		q := Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
-		for body, err := range iterate(ctx, t, q, t.fetchRaw) {
-			if se, ok := err.(*ServiceError); ok {
-				se.Op, se.PartitionKey, se.RowKey, se.scope = "Get", partitionKey, rowKey, scopeEntity
-			}
+		fetch := func(ctx context.Context, c compiled, top int, cont continuation) ([][]byte, []error, continuation, error) {
+			return t.readPage(ctx, c, top, cont, fail)
+		}
+		for body, err := range iterate(ctx, t, q, fetch) {
 			return body, "", err
 		}
-		return nil, "", &ServiceError{Op: "Get", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, scope: scopeEntity, StatusCode: 404, Code: "ResourceNotFound", Err: errors.New("the specified resource does not exist")}
+		return nil, "", &ServiceError{Op: op, Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, scope: scopeEntity, StatusCode: 404, Code: "ResourceNotFound", Err: errors.New("the specified resource does not exist")}
 	}
 	var raw *http.Response
 	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, &aztables.GetEntityOptions{Format: &t.readFormat})
 	if err != nil {
-		return nil, "", wrapEntityErr("Get", t.name, partitionKey, rowKey, err)
+		return nil, "", fail(err)
 	}
 	body, err = rawBody(raw, resp.Value)
-	return body, string(resp.ETag), err
+	if err != nil {
+		return nil, "", fail(err)
+	}
+	return body, string(resp.ETag), nil
+}
+
+// readErr is the error of op's read of the entity pk, rk: the service's
+// answer, or no answer, as a *ServiceError naming the keys; anything else
+// (a reply that cannot be read, a cancelled context) as a *RowError naming
+// them, which unwraps to it.
+func (t *Table[T]) readErr(op, pk, rk string, err error) error {
+	err = wrapEntityErr(op, t.name, pk, rk, err)
+	if _, ok := err.(*ServiceError); ok {
+		return err
+	}
+	return rowErr(op, t.name, pk, rk, err)
 }
 
 // checkKeys refuses keys the service does not allow, before any request,

@@ -38,5 +38,6 @@
 // test packages (package x_test) import nothing into the graph, so a test
 // here may import what it checks (apisweep and errtext sweep the public
 // API). The test in internal/layers parses the module and fails on an
-// import that runs back up a layer: layers 1 to 3 are checked.
+// import that runs back up any layer, the examples (layer 7, on the public
+// API) included; package layers lists each layer's rule.
 package internal

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
@@ -28,7 +29,7 @@ func (e *RowError) Error() string {
 		return "resolver: row error: <nil>"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "resolver: row (PartitionKey %q, RowKey %q)", e.PartitionKey, e.RowKey)
+	b.WriteString("resolver: row (" + argerr.EntityKeys(e.PartitionKey, e.RowKey) + ")")
 	if e.TypeName != "" {
 		fmt.Fprintf(&b, " of type %q", e.TypeName)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // MigrateOptions tunes Migrate. The zero value migrates the whole table.
@@ -63,7 +64,7 @@ type MigrateFailure struct {
 }
 
 func (f MigrateFailure) Error() string {
-	return fmt.Sprintf("resolver: migrate PartitionKey %q, RowKey %q: %v", f.PartitionKey, f.RowKey, f.Err)
+	return fmt.Sprintf("resolver: migrate %s: %v", argerr.EntityKeys(f.PartitionKey, f.RowKey), f.Err)
 }
 
 func (f MigrateFailure) Unwrap() error { return f.Err }

@@ -2,10 +2,10 @@ package sas
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // ErrInvalid reports a signature value, token, URL, key or connection string
@@ -58,15 +58,6 @@ func invalid(field, value, reason string) *FieldError {
 	return e
 }
 
-// quote shortens a value for an error message.
-func quote(s string) string {
-	const max = 64
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strconv.Quote(s)
-}
+// quote shortens a value for an error message, as every error of
+// tablekit quotes a key or a value (argerr.Quote).
+func quote(s string) string { return argerr.Quote(s) }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/tablekit/tablekit/examples/compound/tour"
-	"github.com/tablekit/tablekit/examples/demo"
+	"github.com/tablekit/tablekit/examples/internal/demotest"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -15,35 +12,15 @@ var env *integration.Env
 
 func TestMain(m *testing.M) { integration.Main(m, &env) }
 
-// testAccount is the environment that main reads, naming the test account
-// by its explicit connection string (or, for a live account reached with a
-// credential, its URL).
-func testAccount(name string) string {
-	return map[string]string{demo.EnvConnectionString: env.ConnectionString, demo.EnvAccountURL: env.TableEndpoint}[name]
-}
-
 // TestRun runs the program as main does (demo.Run), on the test account
 // named in TABLEKIT_CONNECTION_STRING, and checks what the tour says.
 func TestRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var out strings.Builder
-	if err := demo.Run(ctx, testAccount, &out, tour.Tour); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	for _, want := range []string{
+	demotest.Run(t, env, tour.Tour,
 		`Review 2012 of employee 123 is RowKey "empid 000123 2012"; all of 123's reviews are RowKey ge "empid 000123 " and lt "empid 000123!"`,
 		"   2011: manager 2, peers 3, \"review of 2011\"\n   2012: manager 3",
 		"   2014: manager 5, peers 3, \"review of 2014\"\nThose reviews cost 1 storage transaction",
 		"Review 2013 of employee 124: manager 5, by 1 point query",
 		"from 2012 up to 2014: 2.",
 		"A seven-digit id is refused before any request",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	if !strings.HasPrefix(out.String(), "Using the account ") {
-		t.Errorf("output does not say it ran on the account named:\n%s", out.String())
-	}
+	)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/examples/demo"
+	"github.com/tablekit/tablekit/examples/internal/demotest"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -57,11 +58,8 @@ func contains(list []string, s string) bool {
 func TestRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	testAccount := func(name string) string {
-		return map[string]string{demo.EnvConnectionString: env.ConnectionString, demo.EnvAccountURL: env.TableEndpoint}[name]
-	}
 	var out strings.Builder
-	if err := demo.Run(ctx, testAccount, &out, report); err != nil {
+	if err := demo.Run(ctx, demotest.Getenv(env), &out, report); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{"Using the account ", "azcore log: ", "OpenTelemetry spans (azotel): ", "storage cost: "} {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/examples/demo"
+	"github.com/tablekit/tablekit/examples/internal/demotest"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -18,10 +19,7 @@ func TestMain(m *testing.M) { integration.Main(m, &env) }
 // checks that every step told the story it should: `make demo` stays true.
 func TestTour(t *testing.T) {
 	var out strings.Builder
-	testAccount := func(name string) string {
-		return map[string]string{demo.EnvConnectionString: env.ConnectionString, demo.EnvAccountURL: env.TableEndpoint}[name]
-	}
-	if err := demo.Run(context.Background(), testAccount, &out, tour); err != nil {
+	if err := demo.Run(context.Background(), demotest.Getenv(env), &out, tour); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{

@@ -43,16 +43,30 @@ const (
 
 // Keys is how every error of tablekit names an entity's keys:
 // `PartitionKey "p", RowKey "r"`, or `PartitionKey "p"` alone for a
-// partition (rk ""), each quoted with strconv.Quote and cut to 64 bytes.
+// partition (rk ""), each quoted with Quote.
 func Keys(pk, rk string) string {
-	s := "PartitionKey " + quote(pk)
-	if rk != "" {
-		s += ", RowKey " + quote(rk)
+	return keys(pk, rk, rk != "")
+}
+
+// EntityKeys is Keys for one entity whose RowKey may be empty (the service
+// allows it): both keys always, `PartitionKey "p", RowKey ""`.
+func EntityKeys(pk, rk string) string {
+	return keys(pk, rk, true)
+}
+
+// keys is the one text of a pair of keys, the RowKey named when withRK.
+func keys(pk, rk string, withRK bool) string {
+	s := "PartitionKey " + Quote(pk)
+	if withRK {
+		s += ", RowKey " + Quote(rk)
 	}
 	return s
 }
 
-func quote(s string) string {
+// Quote is how an error quotes a key or a value it names: strconv.Quote,
+// cut on a rune boundary to 64 bytes and then marked with "…", so that a
+// 64 KiB value keeps the message readable.
+func Quote(s string) string {
 	const max = 64
 	if len(s) <= max {
 		return strconv.Quote(s)

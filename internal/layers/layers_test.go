@@ -16,20 +16,113 @@ import (
 )
 
 // A rule says which tablekit packages the packages under one directory may
-// import. Paths are relative to the module root.
+// import. Paths are relative to the module root. A package follows the
+// rule of the longest under that holds it.
 type rule struct {
 	under string   // the importing packages: this directory and all below it
 	may   []string // allowed imports: each of these and all below it
-	tests bool     // also check the package's own _test.go files (package x, not x_test)
+	// own also allows the importer's own tree one level below under: a
+	// pattern its subpackages, an example its tour.
+	own bool
+	// tests also checks the package's own _test.go files (package x, not
+	// x_test), which may import may and testMay.
+	tests   bool
+	testMay []string
+	// mayNot are exceptions to may: below an allowed directory, not these.
+	mayNot []string
 }
+
+// The layers, bottom up (see doc.go). lower is layers 1 to 4: what every
+// layer above them may import.
+var (
+	lower = []string{"keys", "internal", "entity", "resolver", "backup", "cost", "throttle", "account"}
+	// foundation are the patterns others build on: drift's findings and
+	// eventual's queue-driven steps.
+	foundation = []string{"patterns/drift", "patterns/eventual"}
+	// kits are integration and its test kits: for tests only.
+	kits = []string{"integration"}
+	// testKits are the patterns' own test kit, which links testing.
+	testKits = []string{"patterns/internal/patterntest"}
+)
 
 // rules are the layers. External test packages (package x_test) are
 // outside the graph — nothing imports them — so a sweep of the public API
-// from internal/ (apisweep, errtext) may import what it sweeps.
+// from internal/ (apisweep, errtext) may import what it sweeps, and a
+// package's external tests may use integration.
 var rules = []rule{
-	{under: "keys", may: nil, tests: true},
+	// 1. keys: a leaf.
+	{under: "keys", tests: true},
+	// 2. internal/: the floor.
 	{under: "internal", may: []string{"internal", "keys"}, tests: true},
-	{under: "entity", may: []string{"entity", "internal", "keys"}},
+	// 3. entity and its packages; their own tests may use integration's
+	// kits, which do not import them back (Go refuses a cycle).
+	{under: "entity", may: []string{"entity", "internal", "keys"}, tests: true, testMay: kits},
+	// 4. built on entity, or on internal/ alone.
+	{under: "resolver", may: []string{"resolver", "entity", "internal", "keys"}, tests: true, testMay: kits},
+	{under: "backup", may: []string{"backup", "entity", "internal", "keys"}, tests: true, testMay: kits},
+	{under: "cost", may: []string{"cost", "internal", "keys"}, tests: true},
+	{under: "throttle", may: []string{"throttle", "cost", "internal", "keys"}, tests: true},
+	{under: "account", may: []string{"account", "cost", "throttle", "internal", "keys"}, tests: true},
+	// 5. integration and its kits, on layers 1 to 4; azurite and faults
+	// link no testing (a program may use them), so they import neither
+	// integration nor entity's layer above what they need.
+	{under: "integration", may: append([]string{"integration"}, lower...), tests: true},
+	{under: "integration/azurite", may: []string{"integration/azurite", "account", "cost", "throttle", "internal", "keys"}, tests: true},
+	{under: "integration/cosmos", may: []string{"integration/cosmos", "internal", "keys"}, tests: true},
+	{under: "integration/faults", may: []string{"integration/faults"}, tests: true},
+	// 6. patterns: the foundation patterns, then patterns/internal on
+	// them, then every other pattern on both (its own tree, no other
+	// pattern sideways).
+	{under: "patterns", may: slices.Concat(lower, foundation, []string{"patterns/internal"}), own: true, mayNot: testKits, tests: true, testMay: append(testKits, kits...)},
+	{under: "patterns/drift", may: []string{"patterns/drift", "entity", "internal", "keys"}, tests: true},
+	{under: "patterns/eventual", may: append([]string{"patterns/eventual"}, lower...), tests: true},
+	{under: "patterns/internal", may: slices.Concat(lower, foundation, []string{"patterns/internal"}), mayNot: testKits, tests: true, testMay: append(testKits, kits...)},
+	{under: "patterns/internal/patterntest", may: slices.Concat(lower, foundation, []string{"patterns/internal"}, kits), tests: true},
+	// 7. examples: programs on the public API (never internal/, never
+	// integration, which links testing), their runner demo (with
+	// integration/azurite and integration/faults, which link no testing),
+	// their test kit examples/internal; their tests also use integration.
+	{under: "examples", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples/demo", "integration/azurite", "integration/faults"}), own: true, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
+	{under: "examples/tour", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples", "integration/azurite", "integration/faults"}), mayNot: []string{"examples/internal"}, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
+	{under: "examples/internal", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples/demo", "examples/internal"}, kits), tests: true},
+}
+
+// ruleFor returns the rule for the package in dir: the one with the
+// longest under that holds it.
+func ruleFor(dir string) (rule, bool) {
+	var best rule
+	found := false
+	for _, r := range rules {
+		if within(dir, r.under) && (!found || len(r.under) > len(best.under)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// allowed reports whether the package in dir, under rule r, may import
+// rel (relative to the module root); test says the importer is a _test.go
+// file of the package itself.
+func (r rule) allowed(dir, rel string, test bool) bool {
+	in := func(list []string) bool {
+		return slices.ContainsFunc(list, func(m string) bool { return within(rel, m) })
+	}
+	if test && in(r.testMay) {
+		return true
+	}
+	if in(r.mayNot) {
+		return false
+	}
+	if in(r.may) {
+		return true
+	}
+	if r.own {
+		rest, _ := strings.CutPrefix(dir, r.under+"/")
+		if top, _, _ := strings.Cut(rest, "/"); rest != dir && top != "" && within(rel, r.under+"/"+top) {
+			return true
+		}
+	}
+	return false
 }
 
 // violation is one import that a rule forbids.
@@ -54,25 +147,24 @@ func check(mod string, files map[string]string) ([]violation, error) {
 			continue
 		}
 		dir := filepath.ToSlash(filepath.Dir(path))
-		for _, r := range rules {
-			if !within(dir, r.under) || (test && !r.tests) {
-				continue
+		r, ok := ruleFor(dir)
+		if !ok || (test && !r.tests) {
+			continue
+		}
+		for _, is := range f.Imports {
+			imp, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return nil, err
 			}
-			for _, is := range f.Imports {
-				imp, err := strconv.Unquote(is.Path.Value)
-				if err != nil {
-					return nil, err
-				}
-				rel, ok := strings.CutPrefix(imp, mod+"/")
-				if !ok {
-					if imp == mod {
-						out = append(out, violation{path, imp})
-					}
-					continue
-				}
-				if !slices.ContainsFunc(r.may, func(m string) bool { return within(rel, m) }) {
+			rel, ok := strings.CutPrefix(imp, mod+"/")
+			if !ok {
+				if imp == mod {
 					out = append(out, violation{path, imp})
 				}
+				continue
+			}
+			if !r.allowed(dir, rel, test) {
+				out = append(out, violation{path, imp})
 			}
 		}
 	}
@@ -131,7 +223,7 @@ func TestLayers(t *testing.T) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if !slices.ContainsFunc(rules, func(r rule) bool { return within(filepath.ToSlash(filepath.Dir(rel)), r.under) }) {
+		if _, ok := ruleFor(filepath.ToSlash(filepath.Dir(rel))); !ok {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -146,7 +238,11 @@ func TestLayers(t *testing.T) {
 	}
 	// The walk must have seen each layer, or the check proves nothing.
 	seen := slices.Collect(maps.Keys(files))
-	for _, want := range []string{"keys", "internal/jsonscan", "entity/sas", "entity/internal/protect"} {
+	for _, want := range []string{"keys", "internal/jsonscan", "entity/sas", "entity/internal/protect",
+		"resolver", "backup", "cost", "throttle", "account",
+		"integration/crashtest", "integration/azurite", "integration/faults", "integration/seamtest",
+		"patterns/eventual/internal/queueproc", "patterns/internal/indexset", "patterns/internal/patterntest", "patterns/bucket",
+		"examples/demo", "examples/internal/demotest", "examples/bucket/tour"} {
 		if !slices.ContainsFunc(seen, func(p string) bool { return within(p, want) }) {
 			t.Errorf("the walk from %s found no %s", root, want)
 		}
@@ -178,14 +274,44 @@ func TestLayersFindsUpwardImports(t *testing.T) {
 		"internal/a/in_test.go":   src("a", mod+"/integration"),
 		"internal/a/ext_test.go":  src("a_test", mod+"/entity", mod+"/resolver"),
 		"internal/internalx/x.go": src("internalx", mod+"/patterns/eventual"),
+		"internal/b/b.go":         src("b", mod),
 		"keys/keys.go":            src("keys", mod+"/internal/ident"),
 		"entity/sas/open.go":      src("sas", mod+"/entity", mod+"/resolver"),
 		"entity/sas/open_test.go": src("sas", mod+"/integration"),
 		"entity/crypt/c.go":       src("crypt", mod+"/entity/internal/protect", mod+"/entity"),
 		"entityx/e.go":            src("entityx", mod+"/patterns/wide"),
-		"patterns/wide/wide.go":   src("wide", mod+"/integration"),
-		"integration/faults/f.go": src("faults", mod+"/entity"),
-		"internal/b/b.go":         src("b", mod),
+		// layer 4
+		"resolver/r.go": src("resolver", mod+"/entity", mod+"/patterns/eventual"),
+		"backup/b.go":   src("backup", mod+"/resolver"),
+		"cost/c.go":     src("cost", mod+"/entity"),
+		"account/a.go":  src("account", mod+"/cost", mod+"/throttle", mod+"/internal/connstr", mod+"/entity"),
+		// layer 5
+		"integration/env.go":         src("integration", mod+"/account", mod+"/integration/azurite", mod+"/entity"),
+		"integration/up.go":          src("integration", mod+"/patterns/eventual"),
+		"integration/faults/f.go":    src("faults", mod+"/entity"),
+		"integration/azurite/a.go":   src("azurite", mod+"/account", mod+"/integration"),
+		"integration/seamtest/s.go":  src("seamtest", mod+"/entity", mod+"/integration/faults", mod+"/patterns/bucket"),
+		"integration/crashtest/c.go": src("crashtest", mod+"/integration"),
+		"integration/cosmos/c.go":    src("cosmos", mod+"/internal/pipeline"),
+		"integration/x/examples.go":  src("x", mod+"/examples/demo"),
+		// layer 6
+		"patterns/wide/wide.go":                src("wide", mod+"/integration", mod+"/entity", mod+"/patterns/eventual", mod+"/patterns/internal/indexset"),
+		"patterns/wide/sub/s.go":               src("sub", mod+"/patterns/wide", mod+"/patterns/bucket"),
+		"patterns/wide/w_test.go":              src("wide", mod+"/patterns/internal/patterntest", mod+"/integration/faults"),
+		"patterns/wide/kit.go":                 src("wide", mod+"/patterns/internal/patterntest"),
+		"patterns/eventual/e.go":               src("eventual", mod+"/patterns/eventual/internal/queueproc", mod+"/patterns/large"),
+		"patterns/drift/d.go":                  src("drift", mod+"/patterns/eventual"),
+		"patterns/internal/indexset/i.go":      src("indexset", mod+"/patterns/drift", mod+"/patterns/secondaryindex"),
+		"patterns/internal/patterntest/p.go":   src("patterntest", mod+"/integration", mod+"/patterns/eventual"),
+		"patterns/internal/indexset/i_test.go": src("indexset", mod+"/integration"),
+		// layer 7
+		"examples/wide/main.go":                  src("main", mod+"/examples/demo", mod+"/examples/wide/tour"),
+		"examples/wide/main_test.go":             src("main", mod+"/integration", mod+"/examples/internal/demotest"),
+		"examples/wide/tour/tour.go":             src("tour", mod+"/patterns/wide", mod+"/integration/crashtest", mod+"/internal/wtoken", mod+"/examples/bucket/tour"),
+		"examples/demo/demo.go":                  src("demo", mod+"/account", mod+"/integration/azurite", mod+"/integration"),
+		"examples/internal/demotest/demotest.go": src("demotest", mod+"/integration", mod+"/examples/demo"),
+		"examples/tour/main.go":                  src("main", mod+"/examples/wide/tour", mod+"/examples/internal/demotest"),
+		"examples/tour/main_test.go":             src("main", mod+"/examples/internal/demotest"),
 	}
 	vs, err := check(mod, files)
 	if err != nil {
@@ -196,12 +322,32 @@ func TestLayersFindsUpwardImports(t *testing.T) {
 		got = append(got, v.String())
 	}
 	want := []string{
+		"account/a.go imports " + mod + "/entity",
+		"backup/b.go imports " + mod + "/resolver",
+		"cost/c.go imports " + mod + "/entity",
 		"entity/sas/open.go imports " + mod + "/resolver",
+		"examples/demo/demo.go imports " + mod + "/integration",
+		"examples/tour/main.go imports " + mod + "/examples/internal/demotest",
+		"examples/wide/tour/tour.go imports " + mod + "/examples/bucket/tour",
+		"examples/wide/tour/tour.go imports " + mod + "/integration/crashtest",
+		"examples/wide/tour/tour.go imports " + mod + "/internal/wtoken",
+		"integration/azurite/a.go imports " + mod + "/integration",
+		"integration/faults/f.go imports " + mod + "/entity",
+		"integration/seamtest/s.go imports " + mod + "/patterns/bucket",
+		"integration/up.go imports " + mod + "/patterns/eventual",
+		"integration/x/examples.go imports " + mod + "/examples/demo",
 		"internal/a/in_test.go imports " + mod + "/integration",
 		"internal/a/up.go imports " + mod + "/entity",
 		"internal/b/b.go imports " + mod,
 		"internal/internalx/x.go imports " + mod + "/patterns/eventual",
 		"keys/keys.go imports " + mod + "/internal/ident",
+		"patterns/drift/d.go imports " + mod + "/patterns/eventual",
+		"patterns/eventual/e.go imports " + mod + "/patterns/large",
+		"patterns/internal/indexset/i.go imports " + mod + "/patterns/secondaryindex",
+		"patterns/wide/kit.go imports " + mod + "/patterns/internal/patterntest",
+		"patterns/wide/sub/s.go imports " + mod + "/patterns/bucket",
+		"patterns/wide/wide.go imports " + mod + "/integration",
+		"resolver/r.go imports " + mod + "/patterns/eventual",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

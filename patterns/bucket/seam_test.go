@@ -221,11 +221,12 @@ func TestWriteBesideAnotherWriter(t *testing.T) {
 								}
 								if !ours {
 									t.Errorf("%s: reported written, but the table holds %v (found %v)", e.RowKey, d.Properties, found)
-								} else if e.ETag != "" && e.ETag != d.ETag {
-									// Empty when its transaction's reply was
+								} else if e.ETag != d.ETag {
+									// Also when its transaction's reply was
 									// lost and it was found applied by reading
-									// back; never another version's (nor the
-									// stale one it came with).
+									// back: the ETag the raw read gives, never
+									// empty, another version's or the stale one
+									// it came with.
 									t.Errorf("%s: given ETag %s, the table holds %s", e.RowKey, e.ETag, d.ETag)
 								}
 							}

@@ -19,12 +19,15 @@ import (
 // call make up to min(n, Buckets) transactions instead of n/100.
 //
 // Every entry is validated before anything is sent. Each entry written
-// gets its new ETag — or an empty one when the reply to its transaction
-// was lost and the transaction was found applied by reading back
-// (entity.Table.BulkWrite does not report that ETag): read the entity
-// again before a conditional write (TestWriteBesideAnotherWriter). A failure is an *Error whose NotWritten names each
-// entry that was not written, with its own error, wrapping the
-// *entity.BulkError (several entries) or the service error (one entry).
+// gets its new ETag, the one the table holds for it — also when the reply
+// to its transaction was lost and the transaction was found applied by
+// reading back (entity.Table.BulkWrite reads the ETags back); it is empty
+// only when another writer changed the entity since, so that the version
+// stored is not this Write's: read the entity again before a conditional
+// write (TestWriteBesideAnotherWriter). A failure is an *Error whose
+// NotWritten names each entry that was not written, with its own error,
+// wrapping the *entity.BulkError (several entries) or the service error
+// (one entry).
 func (s *Spread[T]) Write(ctx context.Context, name string, entries ...*T) error {
 	if err := s.checkName("Write", name); err != nil {
 		return err
@@ -74,9 +77,9 @@ func (s *Spread[T]) Write(ctx context.Context, name string, entries ...*T) error
 			notWritten = append(notWritten, o)
 			continue
 		}
-		// The written entity's ETag — or none, when its transaction's
-		// reply was lost and it was found applied by reading back: never
-		// the ETag the entry came with, which names an older version.
+		// The written entity's ETag — or none, when another writer
+		// changed it after this write: never the ETag the entry came
+		// with, which names an older version.
 		if sys, serr := entity.SystemOf(entries[i]); serr == nil {
 			sys.ETag = o.ETag
 			_ = entityfields.SetSystem(entries[i], entityfields.System(sys))

@@ -39,6 +39,9 @@
 //     exactly once per message by writing a marker entity in the same entity
 //     group transaction (also when a copy of the message runs inside the
 //     retry window of a lost reply: TestOnceLostReplyWithACopyInTheWindow).
+//     [SweepMarkers] deletes a marker only as the expired version it
+//     found (If-Match its ETag): a marker rewritten between its scan and
+//     its delete stays (TestSweepMarkersKeepsARewrittenMarker).
 //   - No isolation: a reader may see any intermediate state — the guide's
 //     archived employee may be in Current and Archive at once, or a counter
 //     not yet incremented. Design readers for it.

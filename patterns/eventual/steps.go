@@ -123,31 +123,58 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 	})
 }
 
-// deleteAll deletes the entities of one partition with the given RowKeys,
-// whatever their versions: one transaction per 100, or one request per
-// entity for a group some of which are gone already (another run deleted
-// them, or azcore resent a transaction whose reply was lost). Missing
-// entities count as done.
-func deleteAll[T any](ctx context.Context, t *entity.Table[T], partitionKey string, rowKeys []string) error {
-	for chunk := range slices.Chunk(rowKeys, entity.MaxBatchOperations) {
-		b := t.NewBatch()
-		for _, rk := range chunk {
-			b.Delete(partitionKey, rk, entity.AnyETag)
-		}
-		_, err := t.Submit(ctx, b)
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrOutcomeUnknown) {
-			return err
-		}
-		for _, rk := range chunk {
-			if err := Delete(ctx, t, partitionKey, rk); err != nil {
-				return err
+// deleteExpired deletes the markers of partition partitionKey that a
+// sweep found expired, each on condition that it is still the version the
+// scan read (If-Match its ETag): a marker rewritten since — a new Once of
+// the same key, after another sweep deleted the old one — is kept. One
+// transaction per 100; a marker the service refuses in it (rewritten, or
+// gone: another sweep, or azcore's resend of a transaction whose reply was
+// lost) is left out and the rest submitted again; after an unknown
+// outcome, one conditional request per marker. It returns how many of the
+// markers are gone; a rewritten one is not counted.
+func deleteExpired(ctx context.Context, t *entity.Table[onceMarker], partitionKey string, found []onceMarker) (int, error) {
+	gone := 0
+	for chunk := range slices.Chunk(found, entity.MaxBatchOperations) {
+		chunk = slices.Clone(chunk)
+		for len(chunk) > 0 {
+			b := t.NewBatch()
+			for _, m := range chunk {
+				b.Delete(partitionKey, m.RowKey, m.ETag)
 			}
+			_, err := t.Submit(ctx, b)
+			if err == nil {
+				gone += len(chunk)
+				break
+			}
+			var te *entity.TransactionError
+			if errors.As(err, &te) && te.Index >= 0 && te.Index < len(chunk) {
+				switch {
+				case errors.Is(err, entity.ErrNotFound):
+					gone++
+					chunk = slices.Delete(chunk, te.Index, te.Index+1)
+					continue
+				case errors.Is(err, entity.ErrPreconditionFailed):
+					chunk = slices.Delete(chunk, te.Index, te.Index+1)
+					continue
+				}
+			}
+			if !errors.Is(err, entity.ErrOutcomeUnknown) {
+				return gone, err
+			}
+			for _, m := range chunk {
+				err := t.Delete(ctx, partitionKey, m.RowKey, m.ETag)
+				switch {
+				case err == nil, errors.Is(err, entity.ErrNotFound):
+					gone++
+				case errors.Is(err, entity.ErrPreconditionFailed):
+				default:
+					return gone, err
+				}
+			}
+			break
 		}
 	}
-	return nil
+	return gone, nil
 }
 
 // MarkerPrefix starts the RowKey of every marker entity Once writes:
@@ -159,9 +186,12 @@ const MarkerPrefix = "tablekit.once_"
 
 // onceMarker is the entity Once writes next to its change. Expires tells
 // SweepMarkers when it may go; Attempt identifies the call that wrote it.
+// ETag is the version read, not a stored property: SweepMarkers deletes
+// only the version it found expired.
 type onceMarker struct {
 	PartitionKey string
 	RowKey       string
+	ETag         string `table:",etag"`
 	Expires      time.Time
 	Attempt      string
 }
@@ -261,8 +291,13 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 
 // SweepMarkers deletes the markers of Once that expired before now, in
 // the given partitions or, with none, in the whole table (a table scan
-// limited to the markers' RowKey range: a background job). It returns how
-// many expired markers it found; all are gone when the error is nil.
+// limited to the markers' RowKey range: a background job). Each marker is
+// deleted on condition that it is still the version the scan found
+// expired (If-Match its ETag), so a marker rewritten between the scan and
+// the delete — a new Once of the same key, after another sweep deleted the
+// old one — stays (TestSweepMarkersKeepsARewrittenMarker). It returns how
+// many expired markers are gone, by its deletes or another sweep's; when
+// the error is nil every marker found expired is gone or was rewritten.
 func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time, partitions ...string) (int, error) {
 	markers, err := entity.NewTable[onceMarker](t.Client())
 	if err != nil {
@@ -279,27 +314,23 @@ func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time,
 		found = markers.QueryPartitions(ctx, partitions, q, entity.FanOutOptions{})
 	}
 	deleted := 0
-	var pk string
-	var pending []string
+	var pending []onceMarker
 	flush := func() error {
-		if err := deleteAll(ctx, markers, pk, pending); err != nil {
-			return err
-		}
-		deleted += len(pending)
+		n, err := deleteExpired(ctx, markers, pending[0].PartitionKey, pending)
+		deleted += n
 		pending = pending[:0]
-		return nil
+		return err
 	}
 	for m, err := range found {
 		if err != nil {
 			return deleted, err
 		}
-		if len(pending) > 0 && pk != m.PartitionKey {
+		if len(pending) > 0 && pending[0].PartitionKey != m.PartitionKey {
 			if err := flush(); err != nil {
 				return deleted, err
 			}
 		}
-		pk = m.PartitionKey
-		pending = append(pending, m.RowKey)
+		pending = append(pending, m)
 	}
 	if len(pending) > 0 {
 		if err := flush(); err != nil {

@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/integration/crashtest"
@@ -122,4 +125,60 @@ func TestSweepMarkersBesideAnotherWriter(t *testing.T) {
 			},
 		}
 	}})
+}
+
+// beforeFirstBatch runs do once, before the first $batch request of the
+// client it is a policy of is sent: between a sweep's scan and its delete.
+type beforeFirstBatch struct {
+	once sync.Once
+	do   func(ctx context.Context) error
+	err  error
+}
+
+func (h *beforeFirstBatch) Do(req *policy.Request) (*http.Response, error) {
+	if req.Raw().Method == http.MethodPost && strings.HasSuffix(req.Raw().URL.Path, "/$batch") {
+		h.once.Do(func() { h.err = h.do(req.Raw().Context()) })
+	}
+	return req.Next()
+}
+
+// A marker rewritten between SweepMarkers' scan and its delete — deleted
+// by another sweep and written again by a new Once of the same key, or
+// replaced — is a live marker the sweep must keep: the sweep deletes the
+// other expired markers, keeps the rewritten ones and counts only what is
+// gone (read raw).
+func TestSweepMarkersKeepsARewrittenMarker(t *testing.T) {
+	t.Parallel()
+	tbl := markerTable(t)
+	raw := env.TableService.NewClient(tbl.Name())
+	live := func(rk, attempt string) []byte {
+		return fmt.Appendf(nil, `{"PartitionKey":"p","RowKey":%q,"Expires@odata.type":"Edm.DateTime","Expires":%q,"Attempt":%q}`,
+			eventual.MarkerPrefix+rk, sweepNow.Add(time.Hour).Format(time.RFC3339Nano), attempt)
+	}
+	hook := &beforeFirstBatch{do: func(ctx context.Context) error {
+		if _, err := raw.DeleteEntity(ctx, "p", eventual.MarkerPrefix+"old0", nil); err != nil {
+			return err
+		}
+		if _, err := raw.AddEntity(ctx, live("old0", "b"), nil); err != nil {
+			return err
+		}
+		_, err := raw.UpsertEntity(ctx, live("old2", "c"), &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace})
+		return err
+	}}
+	n, err := eventual.SweepMarkers(context.Background(), patterntest.View[Account](t, env.With(hook), tbl), sweepNow)
+	if hook.err != nil {
+		t.Fatalf("the other writer: %v", hook.err)
+	}
+	if err != nil {
+		t.Fatalf("SweepMarkers: %v", err)
+	}
+	if n != 4 {
+		t.Errorf("SweepMarkers = %d, want 4: six expired markers found, two of them rewritten since", n)
+	}
+	swept(t, tbl, "p/old0", "p/old2")
+	for _, r := range rawRows(t, tbl) {
+		if r.pk() == "p" && (r.rk() == eventual.MarkerPrefix+"old0" && r["Attempt"] != "b" || r.rk() == eventual.MarkerPrefix+"old2" && r["Attempt"] != "c") {
+			t.Errorf("%s holds %v, not the rewritten marker", r.rk(), r)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity/internal/protect"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/batch"
 	"github.com/tablekit/tablekit/internal/pipeline"
 	"github.com/tablekit/tablekit/internal/wtoken"
@@ -130,9 +131,9 @@ func (b *Batch) Delete(partitionKey, rowKey, etag string) *Batch {
 	}
 	op := batchOp{kind: OpDelete, pk: partitionKey, rk: rowKey, etag: etag}
 	if err := checkKey("PartitionKey", partitionKey); err != nil {
-		b.fail(len(b.ops), err)
+		b.failOp(len(b.ops), &op, err)
 	} else if err := checkKey("RowKey", rowKey); err != nil {
-		b.fail(len(b.ops), err)
+		b.failOp(len(b.ops), &op, err)
 	} else if etag == "" {
 		b.fail(len(b.ops), &ETagError{Op: OpDelete.String(), Table: b.table, PartitionKey: partitionKey, RowKey: rowKey})
 	}
@@ -171,6 +172,19 @@ func (b *Batch) fail(index int, err error) {
 	}
 }
 
+// failOp is fail for an operation whose keys were read: the error names
+// them, so that a caller learns which of many entities it was.
+func (b *Batch) failOp(index int, op *batchOp, err error) {
+	if b.err == nil {
+		b.err = op.batchError(index, err)
+	}
+}
+
+// batchError is a BatchError about op, at index, naming its keys.
+func (op *batchOp) batchError(index int, err error) *BatchError {
+	return &BatchError{Index: index, PartitionKey: op.pk, RowKey: op.rk, keyed: true, Err: err}
+}
+
 // nilBatch is what a builder method of a nil *Batch returns: a Batch that
 // Validate and Submit refuse.
 func nilBatch() *Batch { return &Batch{err: errNilBatch} }
@@ -198,7 +212,11 @@ func (b *Batch) add(kind OpKind, rule etagRule, e any, s protect.Scheme) *Batch 
 	}
 	op := batchOp{kind: kind}
 	if err := op.bind(e, s); err != nil {
-		b.fail(len(b.ops), err)
+		if op.shape != nil { // the keys were read: name them
+			b.failOp(len(b.ops), &op, err)
+		} else {
+			b.fail(len(b.ops), err)
+		}
 	}
 	switch rule {
 	case etagNone:
@@ -255,10 +273,10 @@ func (b *Batch) Validate() error {
 	size := 0
 	for i, op := range b.ops {
 		if op.pk != pk {
-			return &BatchError{Index: i, Err: &ValidationError{Property: "PartitionKey", Rule: "batch partition", Limit: "one PartitionKey per transaction: " + shorten(pk), Value: shorten(op.pk)}}
+			return op.batchError(i, &ValidationError{Property: "PartitionKey", Rule: "batch partition", Limit: "one PartitionKey per transaction: " + shorten(pk), Value: shorten(op.pk)})
 		}
 		if first, dup := seen[op.rk]; dup {
-			return &BatchError{Index: i, Err: &ValidationError{Property: "RowKey", Rule: "batch entity once", Limit: "each entity at most once per transaction (first at operation " + strconv.Itoa(first) + ")", Value: shorten(op.rk)}}
+			return op.batchError(i, &ValidationError{Property: "RowKey", Rule: "batch entity once", Limit: "each entity at most once per transaction (first at operation " + strconv.Itoa(first) + ")", Value: shorten(op.rk)})
 		}
 		seen[op.rk] = i
 		size += op.size()
@@ -298,10 +316,14 @@ func (op *batchOp) checkAddressable(call, table string) error {
 }
 
 // BatchError reports a Batch that breaks a rule, found before sending.
-// Index is the offending operation, or -1 for the batch as a whole.
+// Index is the offending operation, or -1 for the batch as a whole; for an
+// operation whose entity's keys could be read, PartitionKey and RowKey name
+// it, and so does the message.
 type BatchError struct {
-	Index int
-	Err   error
+	Index                int
+	PartitionKey, RowKey string
+	keyed                bool // PartitionKey and RowKey were read
+	Err                  error
 }
 
 func (e *BatchError) Error() string {
@@ -310,6 +332,9 @@ func (e *BatchError) Error() string {
 	}
 	if e.Index < 0 {
 		return "entity: invalid batch: " + inner(e.Err)
+	}
+	if e.keyed {
+		return fmt.Sprintf("entity: invalid batch: operation %d (%s): %s", e.Index, argerr.EntityKeys(e.PartitionKey, e.RowKey), inner(e.Err))
 	}
 	return fmt.Sprintf("entity: invalid batch: operation %d: %s", e.Index, inner(e.Err))
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -329,7 +330,8 @@ var badItems = map[string]func(pk string) entity.DynamicEntity{
 // among 202 good ones over two partitions, fails alone in BulkWrite
 // (every mode), before any request: the good ones go out in exactly the
 // transactions they need, none of which carries it. Submit refuses the
-// whole transaction before any request, naming the operation.
+// whole transaction before any request, naming the operation and the
+// entity's keys.
 func TestSeamsOneBadItemAmongMany(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -384,6 +386,10 @@ func TestSeamsOneBadItemAmongMany(t *testing.T) {
 		var be *entity.BatchError
 		if !errors.As(err, &be) || be.Index != 10 || !errors.Is(err, entity.ErrInvalid) || count.Stats().Requests != before {
 			t.Fatalf("%s: Submit: %v (%d requests)", name, err, count.Stats().Requests-before)
+		}
+		// It names the entity, not only its place in the transaction.
+		if be.PartitionKey != e.PartitionKey || be.RowKey != e.RowKey || !strings.Contains(err.Error(), "RowKey "+strconv.Quote(e.RowKey)) {
+			t.Fatalf("%s: Submit: %v names keys %q/%q, want %q/%q", name, err, be.PartitionKey, be.RowKey, e.PartitionKey, e.RowKey)
 		}
 		if got := rawPartition(t, raw, pk); len(got) != 0 {
 			t.Fatalf("%s: Submit refused, %d stored", name, len(got))

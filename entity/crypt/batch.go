@@ -3,10 +3,8 @@ package crypt
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Batch is an entity group transaction of entities encrypted as single
@@ -103,40 +101,7 @@ func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 		}
 	}
 	if err := eb.Validate(); err != nil {
-		return nil, b.keyed(err)
+		return nil, err // a *entity.BatchError naming the entity's keys
 	}
 	return t.base.Submit(ctx, eb)
 }
-
-// keyed names the keys of the entity whose operation a transaction
-// refused before sending (one that does not fit once encrypted, say), so
-// that the caller learns which of many it was: the transaction is atomic,
-// and nothing of it was sent (TestSubmitOneBadEntityAmongMany).
-func (b *Batch) keyed(err error) error {
-	var be *entity.BatchError
-	if !errors.As(err, &be) || be.Index < 0 || be.Index >= len(b.ops) {
-		return err
-	}
-	op := b.ops[be.Index]
-	pk, rk := op.pk, op.rk
-	if !op.byKeys {
-		sys, serr := entity.SystemOf(op.e)
-		if serr != nil {
-			return err
-		}
-		pk, rk = sys.PartitionKey, sys.RowKey
-	}
-	return &entity.BatchError{Index: be.Index, Err: &keyedError{pk: pk, rk: rk, err: be.Err}}
-}
-
-// keyedError is an error about one entity of a transaction, naming its keys.
-type keyedError struct {
-	pk, rk string
-	err    error
-}
-
-func (e *keyedError) Error() string {
-	return argerr.Keys(e.pk, e.rk) + ": " + strings.TrimPrefix(e.err.Error(), "entity: ")
-}
-
-func (e *keyedError) Unwrap() error { return e.err }

@@ -69,6 +69,7 @@ var samples = map[string]sample{
 	"backup.ConfigError":  {err: &backup.ConfigError{Field: "ExportOptions.Parallel", Reason: "-1 is negative"}, op: "invalid ExportOptions.Parallel", is: []error{backup.ErrInvalid, entity.ErrInvalid}},
 	"backup.EntityError":  {err: &backup.EntityError{Line: 3, PartitionKey: "p", RowKey: "r", Err: errCause}, op: "not written", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 	"backup.ImportError":  {err: &backup.ImportError{Failed: 2, Conflicts: 1, First: &backup.EntityError{Line: 3, PartitionKey: "p", RowKey: "r", Err: errCause}}, op: "not written", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
+	"backup.OrderError":   {err: &backup.OrderError{Range: 2, PartitionKey: "p", RowKey: "r", AfterPartitionKey: "p", AfterRowKey: "s"}, op: "read range 2", keyed: true, pk: "p", rk: "r", is: []error{backup.ErrUnordered}},
 	"backup.LineError":    {err: &backup.LineError{Line: 7, Err: errCause}, op: "line 7", is: []error{backup.ErrFormat, errCause}},
 	"backup.StoppedError": {err: &backup.StoppedError{Line: 9, Err: errCause}, op: "line 9", is: []error{errCause}},
 

@@ -131,9 +131,14 @@
 // sent), or refused (the stored version is older than the write's first
 // try, or another write's token proves it won) — or an error matching
 // ErrOutcomeUnknown, never a guess. Upserts and unconditional writes are
-// repeated harmlessly. Table.WithWriteTokens makes Modify exactly-once and
-// lets the ETag-guarded patterns recognise their own writes, for one
-// property of at most 290 bytes per entity.
+// repeated harmlessly. Table.WithWriteTokens makes a lost reply's outcome
+// certain from the stored token, independent of ETag times, unless
+// another writer changed the entity between the lost reply and the
+// read-back (its token replaced ours: then ErrOutcomeUnknown — 3 of about
+// 4,700 increments in 66 runs of 6 writers on 3 counters through a proxy
+// resetting 10% of replies, TestModifyCountersThroughResettingProxy), and lets the
+// ETag-guarded patterns recognise their own writes, for one property of
+// at most 290 bytes per entity. Modify never applies a change twice.
 //
 // This holds with another writer inside azcore's retry window: for every
 // public write (Insert, Upsert, Update, UpdateAny, Delete, DeleteEntity,

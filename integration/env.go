@@ -27,6 +27,7 @@ import (
 	"github.com/tablekit/tablekit/integration/azurite"
 	"github.com/tablekit/tablekit/internal/connstr"
 	"github.com/tablekit/tablekit/internal/pipeline"
+	"github.com/tablekit/tablekit/throttle"
 )
 
 // Environment variables read by Start.
@@ -235,6 +236,27 @@ func (e *Env) PID() int {
 // view made by With or WithOptions, for code under test that takes an
 // *account.Account.
 func (e *Env) Account() *account.Account { return e.account }
+
+// ThrottledAccount is the Env's account with azcore's default retry
+// options and a throttle.Simulator serving cfg's rates in front of
+// Azurite, every request paced by lim when it is not nil: the setting of a
+// test that a fan-out goes through an account's shared Limiter (with lim)
+// and what it meets without one (nil).
+func (e *Env) ThrottledAccount(t testing.TB, lim *throttle.Limiter, cfg throttle.SimConfig) (*account.Account, *throttle.Simulator) {
+	t.Helper()
+	sim, err := throttle.NewSimulator(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := e.account.WithOptions(func(o *account.Options) {
+		o.ClientOptions.Retry = policy.RetryOptions{}
+		o.Limiter, o.Simulator = lim, sim
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acct, sim
+}
 
 // Main runs a package's tests against an environment. Call it from TestMain:
 //

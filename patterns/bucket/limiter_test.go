@@ -6,31 +6,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/bucket"
 	"github.com/tablekit/tablekit/throttle"
 )
-
-// throttledAccount is env's account with azcore's default retry and a
-// Simulator serving simCfg's rates, paced by lim when it is not nil.
-func throttledAccount(t *testing.T, lim *throttle.Limiter, simCfg throttle.SimConfig) (*account.Account, *throttle.Simulator) {
-	t.Helper()
-	sim, err := throttle.NewSimulator(simCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := env.Account().WithOptions(func(o *account.Options) {
-		o.ClientOptions.Retry = policy.RetryOptions{}
-		o.Limiter, o.Simulator = lim, sim
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return acct, sim
-}
 
 // rawCount counts the entities of table name per PartitionKey, read
 // through env's own client (no Limiter, no Simulator, no decoding).
@@ -64,7 +44,7 @@ func rawCount(t *testing.T, name string) map[string]int {
 func TestLimiterPacesBucketWrites(t *testing.T) {
 	const rate, writes, per, buckets = 50, 4, 200, 4
 	run := func(t *testing.T, lim *throttle.Limiter) (throttle.SimStats, string) {
-		acct, sim := throttledAccount(t, lim, throttle.SimConfig{PartitionRate: rate})
+		acct, sim := env.ThrottledAccount(t, lim, throttle.SimConfig{PartitionRate: rate})
 		name := env.TableName(t)
 		if _, err := env.TableService.CreateTable(t.Context(), name, nil); err != nil {
 			t.Fatal(err)

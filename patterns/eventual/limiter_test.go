@@ -8,33 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/throttle"
 )
-
-// throttledAccount is env's account with azcore's default retry and a
-// Simulator serving simCfg's rates, paced by lim when it is not nil.
-func throttledAccount(t *testing.T, lim *throttle.Limiter, simCfg throttle.SimConfig) (*account.Account, *throttle.Simulator) {
-	t.Helper()
-	sim, err := throttle.NewSimulator(simCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := env.Account().WithOptions(func(o *account.Options) {
-		o.ClientOptions.Retry = policy.RetryOptions{}
-		o.Limiter, o.Simulator = lim, sim
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return acct, sim
-}
 
 // rawRowKeys lists table name's RowKeys through env's own client (no
 // Limiter, no Simulator, no tablekit decoding), sorted.
@@ -68,7 +48,7 @@ func rawRowKeys(t *testing.T, name string) []string {
 func TestLimiterPacesWorkers(t *testing.T) {
 	const rate, n = 20, 8
 	run := func(t *testing.T, lim *throttle.Limiter) (throttle.SimStats, archiver, []string) {
-		acct, sim := throttledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
+		acct, sim := env.ThrottledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
 		raw := archiver{patterntest.Table[Employee](t, env), patterntest.Table[Employee](t, env), patterntest.Table[Department](t, env)}
 		ids := seed(t, raw.current, raw.depts, "Sales", n)
 		svc, err := acct.TableService()

@@ -8,31 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/throttle"
 )
-
-// throttledAccount is env's account with azcore's default retry and a
-// Simulator serving simCfg's rates, paced by lim when it is not nil.
-func throttledAccount(t *testing.T, lim *throttle.Limiter, simCfg throttle.SimConfig) (*account.Account, *throttle.Simulator) {
-	t.Helper()
-	sim, err := throttle.NewSimulator(simCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := env.Account().WithOptions(func(o *account.Options) {
-		o.ClientOptions.Retry = policy.RetryOptions{}
-		o.Limiter, o.Simulator = lim, sim
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return acct, sim
-}
 
 // rawMembers reads table name through env's own client (no Limiter, no
 // Simulator, no tablekit decoding) and returns, per PartitionKey, the
@@ -76,7 +56,7 @@ func TestLimiterPacesCheckAndRebuild(t *testing.T) {
 	const rate, depts, per = 15, 3, 8
 	names := []string{"Jones", "Smith", "Brown"}
 	run := func(t *testing.T, lim *throttle.Limiter) (throttle.SimStats, string) {
-		acct, sim := throttledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
+		acct, sim := env.ThrottledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
 		emps := patterntest.Table[Employee](t, env)
 		var seed []Employee
 		for d := range depts {

@@ -5,30 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/rotation"
 	"github.com/tablekit/tablekit/throttle"
 )
-
-// throttledAccount is env's account with azcore's default retry and a
-// Simulator serving simCfg's rates, paced by lim when it is not nil.
-func throttledAccount(t *testing.T, lim *throttle.Limiter, simCfg throttle.SimConfig) (*account.Account, *throttle.Simulator) {
-	t.Helper()
-	sim, err := throttle.NewSimulator(simCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := env.Account().WithOptions(func(o *account.Options) {
-		o.ClientOptions.Retry = policy.RetryOptions{}
-		o.Limiter, o.Simulator = lim, sim
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return acct, sim
-}
 
 // rawCount counts the entities of table name through env's own client
 // (no Limiter, no Simulator, no decoding).
@@ -55,7 +35,7 @@ func rawCount(t *testing.T, name string) int {
 func TestLimiterPacesRotation(t *testing.T) {
 	const rate, hours, users, per = 10, 4, 2, 20
 	run := func(t *testing.T, lim *throttle.Limiter) (throttle.SimStats, *fixture) {
-		acct, sim := throttledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
+		acct, sim := env.ThrottledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
 		f := newFixture(t)
 		svc, err := acct.TableService()
 		if err != nil {

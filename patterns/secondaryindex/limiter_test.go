@@ -7,31 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 	"github.com/tablekit/tablekit/throttle"
 )
-
-// throttledAccount is env's account with azcore's default retry and a
-// Simulator serving simCfg's rates, paced by lim when it is not nil.
-func throttledAccount(t *testing.T, lim *throttle.Limiter, simCfg throttle.SimConfig) (*account.Account, *throttle.Simulator) {
-	t.Helper()
-	sim, err := throttle.NewSimulator(simCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := env.Account().WithOptions(func(o *account.Options) {
-		o.ClientOptions.Retry = policy.RetryOptions{}
-		o.Limiter, o.Simulator = lim, sim
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return acct, sim
-}
 
 // rawRowKeys lists table name's PartitionKey/RowKey pairs through env's
 // own client (no Limiter, no Simulator, no tablekit decoding).
@@ -66,7 +46,7 @@ func rawRowKeys(t *testing.T, name string) []string {
 func TestLimiterPacesCheckAndRebuild(t *testing.T) {
 	const rate, depts, per = 15, 2, 6
 	run := func(t *testing.T, lim *throttle.Limiter) (throttle.SimStats, string) {
-		acct, sim := throttledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
+		acct, sim := env.ThrottledAccount(t, lim, throttle.SimConfig{AccountRate: rate})
 		tbl := employees(t, env)
 		var seed []Employee
 		for d := range depts {

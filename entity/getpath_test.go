@@ -155,3 +155,27 @@ func TestGetEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// TestGetWithoutThePolicies: on a client built without ClientOptions, Get
+// is aztables' GetEntity, and empty keys, which GetEntity refuses, are
+// still read (with a query); a missing entity is ErrNotFound either way.
+func TestGetWithoutThePolicies(t *testing.T) {
+	ctx := context.Background()
+	people, err := entity.NewTable[Person](plainClient(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range [][2]string{{"", ""}, {"", "r"}, {"p", ""}, {"O'Brien", "r"}} {
+		p := Person{Dept: k[0], ID: k[1], Name: "n " + k[0] + "/" + k[1]}
+		if err := people.Insert(ctx, &p); err != nil {
+			t.Fatalf("insert %q: %v", k, err)
+		}
+		got, err := people.Get(ctx, k[0], k[1])
+		if err != nil || got.Name != p.Name || got.ETag != p.ETag {
+			t.Fatalf("Get %q: %+v, %v; want %+v", k, got, err, p)
+		}
+		if _, err := people.Get(ctx, k[0], k[1]+"-missing"); !errors.Is(err, entity.ErrNotFound) {
+			t.Fatalf("Get of missing %q: %v", k, err)
+		}
+	}
+}

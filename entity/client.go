@@ -27,10 +27,11 @@ import (
 // tablekit's own requests through the client's pipeline (its credential,
 // retries, logging and tracing): transactions as tablekit's $batch, and
 // single-entity writes (Insert, Upsert, Update, UpdateAny, Delete,
-// Modify) as requests tablekit builds, each carried by the aztables call
-// of its kind, so that tracing names it. Together they address every key
-// the service allows, ' and empty keys included, in every call, and send
-// each body as encoded (aztables decodes and re-encodes it).
+// Modify) and point reads (Get, Modify's read) as requests tablekit
+// builds, each carried by the aztables call of its kind, so that tracing
+// names it. Together they address every key the service allows, ' and
+// empty keys included, in every call, and send and read each body as
+// encoded (aztables decodes and re-encodes it).
 //
 // A client built without them still works, with these differences: a
 // merge, replace, upsert or delete addressed by an empty PartitionKey is

@@ -19,7 +19,8 @@ import (
 // aztables call of its kind (so that tracing names it), whose method,
 // path, If-Match and body tablekit replaces: the keys are escaped as the
 // service wants them (' doubled, then percent-encoded), the body goes out
-// as encoded, and an insert asks for no content back.
+// as encoded, and an insert asks for no content back. Point reads go the
+// same way (readEntity), so that the body is read once, as sent.
 
 // writeEntity sends one single-entity write of kind: the body (nil for a
 // delete) to the entity pk, rk, on condition of ifMatch ("" for none). It
@@ -158,3 +159,60 @@ func (c *conn) addressable(op, table string, kind OpKind, pk, rk string) error {
 	}
 	return &ClientOptionsError{Op: op, Table: table, PartitionKey: pk, RowKey: rk, Reason: "aztables cannot address an empty PartitionKey in a " + kind.String()}
 }
+
+// readEntity reads the entity pk, rk (a point query) as tablekit's own
+// request on the client's pipeline, carried by aztables' GetEntity (so that
+// tracing names it): a GET of the keys' path, escaped as the writes escape
+// it (empty keys and ' included, which GetEntity cannot address), asking
+// for format's metadata. It returns the service's 200 answer, whose body
+// azcore has read once, or the service's refusal as an
+// *azcore.ResponseError, or the transport's error. The carrier is handed
+// an empty object, which it decodes and re-encodes at no cost, instead of
+// the entity: aztables' map[string]any and its second encoding are
+// skipped.
+func (c *conn) readEntity(ctx context.Context, pk, rk string, format *aztables.MetadataFormat) (*http.Response, error) {
+	bp := bufPool.Get().(*[]byte)
+	path := batch.AppendKeyPath(append((*bp)[:0], c.base...), pk, rk)
+	tk := &pipeline.Takeover{
+		Path:          string(path),
+		Header:        http.Header{"Accept": accept(*format)},
+		CarrierStatus: http.StatusOK,
+		CarrierBody:   emptyObject,
+	}
+	*bp = path[:0]
+	bufPool.Put(bp)
+	resp, err := pipeline.Send(ctx, tk, func(ctx context.Context) { c.carryRead(ctx, format) })
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, runtime.NewResponseError(resp)
+	}
+	return resp, nil
+}
+
+// carryRead runs GetEntity as the carrier of a point read: its keys are
+// replaced, its $format is format. A panic in it must not escape.
+func (c *conn) carryRead(ctx context.Context, format *aztables.MetadataFormat) {
+	defer func() { _ = recover() }()
+	_, _ = c.client.GetEntity(ctx, "p", "r", &aztables.GetEntityOptions{Format: format})
+}
+
+// emptyObject is the carrier's reply to a point read that succeeded.
+var emptyObject = []byte("{}")
+
+// accept is the Accept header asking for format's metadata.
+func accept(format aztables.MetadataFormat) []string {
+	switch format {
+	case aztables.MetadataFormatNone:
+		return acceptNone
+	case aztables.MetadataFormatMinimal:
+		return acceptMinimal
+	}
+	return []string{string(format)}
+}
+
+var (
+	acceptNone    = []string{string(aztables.MetadataFormatNone)}
+	acceptMinimal = []string{string(aztables.MetadataFormatMinimal)}
+)

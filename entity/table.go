@@ -297,8 +297,12 @@ func TimestampFromETag(etag string) (time.Time, bool) {
 }
 
 // Get reads one entity by its keys (a point query, the fastest kind).
-// A missing entity is an error matching ErrNotFound. Empty keys, which the
-// service allows and aztables' GetEntity refuses, are read with a query.
+// A missing entity is an error matching ErrNotFound. On a client built
+// with ClientOptions, Get is tablekit's own GET of the keys' path, carried
+// by aztables' GetEntity (so that tracing names it), for every key the
+// service allows, and its body is decoded as the service sent it, once;
+// on a client built without, it is aztables' GetEntity, and empty keys,
+// which GetEntity refuses, are read with a query.
 // An entity that cannot be decoded into T is a *RowError naming its keys
 // (matching ErrDecode), with T's zero value; so is a read whose failure
 // is not the service's answer (a reply that cannot be read, a cancelled
@@ -328,6 +332,17 @@ func (t *Table[T]) getRaw(ctx context.Context, op, partitionKey, rowKey string) 
 		return nil, "", err
 	}
 	fail := func(err error) error { return t.readErr(op, partitionKey, rowKey, err) }
+	if t.conn.kit { // the service allows empty keys in a point query's path
+		resp, err := t.conn.readEntity(ctx, partitionKey, rowKey, &t.readFormat)
+		if err != nil {
+			return nil, "", fail(err)
+		}
+		body, err = runtime.Payload(resp)
+		if err != nil {
+			return nil, "", fail(err)
+		}
+		return body, resp.Header.Get("ETag"), nil
+	}
 	if partitionKey == "" || rowKey == "" {
 		q := Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
 		fetch := func(ctx context.Context, c compiled, top int, cont continuation) ([][]byte, []error, continuation, error) {

@@ -24,10 +24,10 @@
 // escape them) through aztables' credential, retries, logging and tracing
 // directly. The per-call policy takes over a request made by an aztables
 // method (the carrier) when the call's context carries a [Takeover]: it
-// swaps in tablekit's body (and, for a single-entity write whose keys
-// aztables cannot address, its method, escaped path and If-Match and
-// Prefer headers; the URL's host and query, a SAS included, stay the
-// carrier's), lets the rest of the pipeline (retries,
+// swaps in tablekit's body (and, for a single-entity write or point read
+// whose keys aztables cannot address, its method, escaped path and
+// If-Match, Prefer or Accept headers; the URL's host and query, a SAS
+// included, stay the carrier's), lets the rest of the pipeline (retries,
 // authorization, the per-retry policies, logging, tracing) send it, keeps
 // the real response for tablekit, and hands the carrier a harmless reply
 // it accepts. It runs before the retry and authorization policies, so the

@@ -144,7 +144,8 @@ func notSent(err error) bool {
 // and query (a SAS), the service version and the other headers. Choose a
 // carrier whose request is the one wanted but for what is replaced
 // (SubmitTransaction for a $batch; the single-entity call of the same
-// kind for a single-entity write, whose keys aztables cannot address).
+// kind for a single-entity write, and GetEntity for a point read, whose
+// keys aztables cannot address).
 type Takeover struct {
 	// Method, when not empty, replaces the carrier's HTTP method.
 	Method string

@@ -93,7 +93,7 @@ func TestNoPanicOnNilOperations(t *testing.T) {
 				"EntityError": reflect.TypeFor[backup.EntityError](), "ExportOptions": reflect.TypeFor[backup.ExportOptions](),
 				"ImportCheckpoint": reflect.TypeFor[backup.ImportCheckpoint](), "ImportError": reflect.TypeFor[backup.ImportError](),
 				"ImportOptions": reflect.TypeFor[backup.ImportOptions](), "ImportSummary": reflect.TypeFor[backup.ImportSummary](),
-				"LineError": reflect.TypeFor[backup.LineError](), "Mode": reflect.TypeFor[backup.Mode](),
+				"LineError": reflect.TypeFor[backup.LineError](), "Mode": reflect.TypeFor[backup.Mode](), "OrderError": reflect.TypeFor[backup.OrderError](),
 				"Progress": reflect.TypeFor[backup.Progress](), "Range": reflect.TypeFor[backup.Range](),
 				"StoppedError": reflect.TypeFor[backup.StoppedError](), "Summary": reflect.TypeFor[backup.Summary](),
 			},

@@ -331,20 +331,20 @@ func (t *Table[T]) getRaw(ctx context.Context, op, partitionKey, rowKey string) 
 	if err := t.checkKeys(op, partitionKey, rowKey); err != nil {
 		return nil, "", err
 	}
-	fail := func(err error) error { return t.readErr(op, partitionKey, rowKey, err) }
 	if t.conn.kit { // the service allows empty keys in a point query's path
 		resp, err := t.conn.readEntity(ctx, partitionKey, rowKey, &t.readFormat)
 		if err != nil {
-			return nil, "", fail(err)
+			return nil, "", t.readErr(op, partitionKey, rowKey, err)
 		}
 		body, err = runtime.Payload(resp)
 		if err != nil {
-			return nil, "", fail(err)
+			return nil, "", t.readErr(op, partitionKey, rowKey, err)
 		}
 		return body, resp.Header.Get("ETag"), nil
 	}
 	if partitionKey == "" || rowKey == "" {
 		q := Query{Filter: filter.And(filter.PK(partitionKey), filter.RK(rowKey)), Limit: 1}
+		fail := func(err error) error { return t.readErr(op, partitionKey, rowKey, err) }
 		fetch := func(ctx context.Context, c compiled, top int, cont continuation) ([][]byte, []error, continuation, error) {
 			return t.readPage(ctx, c, top, cont, fail)
 		}
@@ -356,11 +356,11 @@ func (t *Table[T]) getRaw(ctx context.Context, op, partitionKey, rowKey string) 
 	var raw *http.Response
 	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, &aztables.GetEntityOptions{Format: &t.readFormat})
 	if err != nil {
-		return nil, "", fail(err)
+		return nil, "", t.readErr(op, partitionKey, rowKey, err)
 	}
 	body, err = rawBody(raw, resp.Value)
 	if err != nil {
-		return nil, "", fail(err)
+		return nil, "", t.readErr(op, partitionKey, rowKey, err)
 	}
 	return body, string(resp.ETag), nil
 }

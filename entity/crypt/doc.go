@@ -45,10 +45,15 @@
 // For every entity written through a Table:
 //
 //   - each encrypted property is AES-256-GCM under a content key drawn at
-//     random for this write, with a fresh random nonce, its authenticated
-//     data naming the format version, the table, the PartitionKey, the
-//     RowKey and the property: a ciphertext copied to another property,
-//     entity or table does not decrypt;
+//     random for this write (or, with Config.ContentKeyWrites n > 1, for
+//     at most n writes of the Table and Config.ContentKeyAge), with a
+//     fresh random nonce, its authenticated data naming the format
+//     version, the table, the PartitionKey, the RowKey and the property: a
+//     ciphertext copied to another property, entity or table does not
+//     decrypt, between entities that share a content key too
+//     (TestContentKeyWrites, TestSharedKeyConcurrentWriters: no content
+//     key serves more writes than n, no nonce repeats;
+//     TestSharedKeyNothingMovesBetweenEntities);
 //   - the content key is wrapped by a key-encryption key (Config.Key:
 //     [LocalKey]'s AES key wrap, RFC 3394/5649, or an Azure Key Vault key
 //     through package keyvault) and stored, with the key's id, in the
@@ -94,9 +99,12 @@
 // values of its property, and lets whoever holds the beacon key test a
 // guessed value.
 //
-// Keys: a content key is used for one write only; unwrapped content keys
-// of entities recently written or read stay in process memory, ready for
-// the next read (Config.KeyCache; a negative value keeps none).
+// Keys: a content key is used for one write only, unless
+// Config.ContentKeyWrites shares it among up to n writes: then whoever
+// obtains that one unwrapped content key reads the encrypted properties of
+// those n entities. Unwrapped content keys of entities recently written or
+// read stay in process memory, ready for the next read (Config.KeyCache; a
+// negative value keeps none).
 //
 // Detected: any change to a protected property or to the metadata by
 // someone who cannot unwrap content keys. Not detected: replacing an entity
@@ -109,12 +117,16 @@
 // # Steps
 //
 // A write is one storage call, as without encryption (plus one call to Key
-// Vault with package keyvault): encode the entity with the entity codec,
-// encrypt each protected value as it is written, wrap the content key, add
-// the metadata, send. A read is one call (plus one to Key Vault unless the
-// content key is cached): decode the body, unwrap the content key, check
-// the signature over the whole protected set, then decrypt each property
-// into its field with the same codec.
+// Vault with package keyvault, or one per Config.ContentKeyWrites writes):
+// encode the entity with the entity codec, encrypt each protected value as
+// it is written, wrap the content key, add the metadata, send. A read is
+// one call (plus one to Key Vault unless the content key is cached, as it
+// is after a read of another entity that shares it): decode the body,
+// unwrap the content key, check the signature over the whole protected
+// set, then decrypt each property into its field with the same codec. A
+// write whose wrap fails sends nothing (TestSharedKeyWrapFailure); a write
+// waiting for another to draw the next shared key gives up with its
+// context (TestSharedKeyDrawHonoursContext).
 //
 // # Key rotation
 //
@@ -227,7 +239,9 @@
 // (negative zero as zero), a Boolean 0 or 1, a DateTime's .NET ticks (100
 // ns since 0001-01-01) big-endian, a Guid's 16 bytes, a Binary's bytes.
 // Every ciphertext, _tkEnc and beacon must be stored as an Edm.Binary: any
-// other stored type reads as ErrTampered.
+// other stored type reads as ErrTampered. Several entities may hold the
+// same key envelope (Config.ContentKeyWrites): a reader unwraps it as any
+// other, and may keep the content key for the next entity that holds it.
 //
 // For example (TestWireFormat checks that these are the bytes the code
 // writes, and reads them back by this description alone): table

@@ -37,6 +37,7 @@ type core struct {
 	legacy      bool
 	plaintext   bool
 	cache       *keyCache // nil when Config.KeyCache is negative
+	sharing     *sharing  // nil unless Config.ContentKeyWrites > 1
 	// random, when set (by tests, for the documented example of the wire
 	// format), replaces crypto/rand as the source of content keys and
 	// nonces.
@@ -178,6 +179,9 @@ type writer struct {
 	// of one content key never repeat (a key seals at most 256 values).
 	seed [keySize + nonceSize]byte
 	gcm  cipher.AEAD
+	// shared is the content key when it serves several writes
+	// (Config.ContentKeyWrites); seed then holds only the first nonce.
+	shared *sharedKey
 
 	aad, pt, meta, mac []byte
 	out                []protect.Property
@@ -203,7 +207,7 @@ func (c *call) Writer(pk, rk string) (protect.Writer, error) {
 // write barrier, a tenth of a write's cost in crypt.
 func (w *writer) Close() {
 	clear(w.seed[:])
-	w.c, w.pk, w.rk, w.gcm = nil, "", "", nil
+	w.c, w.pk, w.rk, w.gcm, w.shared = nil, "", "", nil, nil
 	clear(w.pt) // the last plaintext
 	w.aad, w.pt, w.meta, w.mac = w.aad[:0], w.pt[:0], w.meta[:0], w.mac[:0]
 	w.out = w.out[:0]
@@ -228,23 +232,37 @@ func (w *writer) Mode(name string, tagged protect.Mode) (protect.Mode, error) {
 	return m, nil
 }
 
-// start makes the entity's content key, once.
+// start makes the entity's content key, once: a fresh one, or a use of
+// the shared one and a fresh first nonce.
 func (w *writer) start() error {
 	if w.gcm != nil {
 		return nil
 	}
-	if r := w.c.random; r != nil {
-		if _, err := io.ReadFull(r, w.seed[:]); err != nil {
+	seed := w.seed[:]
+	if w.c.sharing != nil {
+		k, err := w.c.take(w.c.ctx)
+		if err != nil {
 			return err
 		}
-	} else if _, err := rand.Read(w.seed[:]); err != nil {
+		w.shared = k
+		seed = w.seed[keySize:]
+	}
+	if r := w.c.random; r != nil {
+		if _, err := io.ReadFull(r, seed); err != nil {
+			return err
+		}
+	} else if _, err := rand.Read(seed); err != nil {
 		return err
 	}
-	g, err := newGCM(w.seed[:keySize])
-	if err != nil {
-		return err
+	if w.shared != nil {
+		w.gcm = w.shared.gcm
+	} else {
+		g, err := newGCM(w.seed[:keySize])
+		if err != nil {
+			return err
+		}
+		w.gcm = g
 	}
-	w.gcm = g
 	w.aad = entityAAD(w.c.core, w.aad[:0], propertyAADLabel, w.pk, w.rk)
 	return nil
 }
@@ -294,13 +312,18 @@ func (w *writer) Finish() ([]protect.Property, error) {
 	if err := w.start(); err != nil {
 		return nil, err
 	}
-	keyID, alg, wrapped, err := w.c.key.Wrap(w.c.ctx, w.seed[:keySize])
-	if err != nil {
-		return nil, fmt.Errorf("crypt: wrapping the content key: %w", err)
+	var meta []byte
+	if k := w.shared; k != nil {
+		meta = append(w.meta[:0], k.envelope...)
+	} else {
+		keyID, alg, wrapped, err := w.c.key.Wrap(w.c.ctx, w.seed[:keySize])
+		if err != nil {
+			return nil, fmt.Errorf("crypt: wrapping the content key: %w", err)
+		}
+		w.mac = cacheKey(w.mac[:0], keyID, alg, wrapped)
+		w.c.cache.put(w.mac, w.gcm) // read-your-writes skip the unwrap
+		meta = appendEnvelope(w.meta[:0], keyID, alg, wrapped)
 	}
-	w.mac = cacheKey(w.mac[:0], keyID, alg, wrapped)
-	w.c.cache.put(w.mac, w.gcm) // read-your-writes skip the unwrap
-	meta := appendEnvelope(w.meta[:0], keyID, alg, wrapped)
 	listStart := len(meta)
 	meta = appendList(meta, w.encrypted)
 	meta = appendList(meta, w.signed)

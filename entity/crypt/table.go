@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/internal/protect"
@@ -73,6 +74,25 @@ type Config struct {
 	// to encrypt. 0 means 1024; a negative value keeps none, so no content
 	// key outlives the call that used it.
 	KeyCache int
+	// ContentKeyWrites is the most entity writes of this Table one content
+	// key encrypts. 0 or 1 means one: every write draws a new content key
+	// and wraps it (with package keyvault, a vault operation per write, and
+	// per first read of each entity). n > 1 (at most MaxContentKeyWrites)
+	// shares a content key among up to n writes, for at most
+	// ContentKeyAge: n writes cost one wrap and one key setup, and a reader
+	// that has unwrapped the key for one of the entities reads the others
+	// from its KeyCache. Each write still draws its own nonces, and every
+	// ciphertext and signature names its entity, so nothing moves between
+	// entities that share a key. The price: whoever obtains one unwrapped
+	// content key reads the encrypted properties of up to n entities, not
+	// one. The stored format is the same either way.
+	ContentKeyWrites int
+	// ContentKeyAge bounds how long a content key shared under
+	// ContentKeyWrites keeps encrypting, so that a key-encryption key
+	// rotated in the vault takes over new writes. 0 means
+	// DefaultContentKeyAge (10 minutes). Ignored when ContentKeyWrites is
+	// 0 or 1.
+	ContentKeyAge time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -104,6 +124,12 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 	if cfg.Key == nil {
 		return nil, &ConfigError{Field: "Config.Key", Reason: "is nil: a LocalKey, a keyvault.Key or a Keyring is required"}
 	}
+	switch {
+	case cfg.ContentKeyWrites < 0 || cfg.ContentKeyWrites > MaxContentKeyWrites:
+		return nil, &ConfigError{Field: "Config.ContentKeyWrites", Reason: "is " + strconv.Itoa(cfg.ContentKeyWrites) + ", not between 0 and MaxContentKeyWrites (1048576)"}
+	case cfg.ContentKeyAge < 0:
+		return nil, &ConfigError{Field: "Config.ContentKeyAge", Reason: "is negative"}
+	}
 	cfg = cfg.withDefaults()
 	name := cfg.Table
 	if name == "" {
@@ -125,6 +151,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		legacy:    cfg.Legacy,
 		plaintext: cfg.ReadPlaintext,
 		cache:     newKeyCache(cfg.KeyCache),
+		sharing:   newSharing(cfg.ContentKeyWrites, cfg.ContentKeyAge),
 	}
 	t := &Table[T]{base: tbl, core: c, hooks: hooks}
 	if list != nil {

@@ -132,7 +132,9 @@
 //
 // Rotate moves existing entities to a new key-encryption key by rewriting
 // only their key envelope (one merge per entity, under its ETag; data,
-// signature and beacons unchanged). During a rotation give readers and
+// signature and beacons unchanged; entities that share a content key
+// under Config.ContentKeyWrites cost one unwrap and one wrap per key, not
+// per entity: TestRotateSharedContentKeys). During a rotation give readers and
 // writers [Keyring](newKey, oldKey): every entity reads under either key.
 // Rotate with [RotateOptions].Reencrypt re-encrypts entities in full, which
 // also moves legacy and plaintext entities to this format. An entity that

@@ -45,7 +45,7 @@ type RotateOptions struct {
 // RotateResult counts what a rotation did.
 type RotateResult struct {
 	Scanned     int // entities read
-	Rewrapped   int // content keys rewrapped under the current key
+	Rewrapped   int // entities whose content key is now wrapped under the current key
 	Reencrypted int // entities rewritten in full (RotateOptions.Reencrypt)
 	Current     int // already under the current key
 	Skipped     int // legacy or plaintext entities left alone (no Reencrypt)
@@ -146,6 +146,7 @@ func (t *Table[T]) Rotate(ctx context.Context, opts RotateOptions) (RotateResult
 	}
 	q := entity.Query{Filter: opts.Filter, PageSize: opts.PageSize, Select: []string{MetadataProperty, legacyKeyProperty}}
 	token := opts.From
+	rw := rewraps{}
 	for {
 		page, err := dyn.QueryPage(ctx, q, token)
 		if err != nil {
@@ -156,7 +157,7 @@ func (t *Table[T]) Rotate(ctx context.Context, opts RotateOptions) (RotateResult
 			res.Scanned++
 			d := &page.Items[i]
 			pk, rk := d.PartitionKey, d.RowKey
-			if err := t.rotateOne(ctx, dyn, d, current, opts, &res); err != nil {
+			if err := t.rotateOne(ctx, dyn, d, current, opts, rw, &res); err != nil {
 				if !entityFailure(err) {
 					res.Next = token // this page again: its done entities are skipped as current
 					return res, err
@@ -195,7 +196,7 @@ func (t *Table[T]) currentKeyID(ctx context.Context) (string, error) {
 
 // rotateOne rotates one entity, read with its envelope and ETag, retrying
 // from a fresh read while concurrent writers change it.
-func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity, current string, opts RotateOptions, res *RotateResult) error {
+func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity, current string, opts RotateOptions, rw rewraps, res *RotateResult) error {
 	first, merged := true, false
 	return opts.Retry.Retry(ctx, func(ctx context.Context) error {
 		if !first {
@@ -234,6 +235,10 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 			}
 			return nil
 		}
+		old := envelopeKey(keyID, alg, m.wrapped)
+		if r, ok := rw[old]; ok { // a content key shared with an entity rotated before
+			return t.mergeEnvelope(ctx, dyn, d, meta, r, &merged, res)
+		}
 		cek, err := t.core.key.Unwrap(ctx, keyID, alg, m.wrapped)
 		switch {
 		case errors.Is(err, ErrUnknownKey):
@@ -249,28 +254,57 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		if err != nil {
 			return fmt.Errorf("crypt: rotate: %w", err)
 		}
-		next, err := replaceEnvelope(meta, id, alg, wrapped)
-		if err != nil {
-			return err
+		r := rewrapped{id, alg, wrapped}
+		if len(rw) < maxRewraps {
+			rw[old] = r
 		}
-		patch := entity.DynamicEntity{PartitionKey: d.PartitionKey, RowKey: d.RowKey, ETag: d.ETag}
-		patch.Set(MetadataProperty, next)
-		merged = true
-		err = dyn.Update(ctx, &patch, entity.Merge)
-		switch {
-		case errors.Is(err, entity.ErrNotFound):
-			res.Gone++
-			return nil
-		case errors.Is(err, entity.ErrOutcomeUnknown):
-			// A lost reply the service did not settle: the next read does
-			// (the envelope is either the new one or the old one).
-			return errReread
-		case err != nil:
-			return err // ErrPreconditionFailed: read again and retry
-		}
-		res.Rewrapped++
-		return nil
+		return t.mergeEnvelope(ctx, dyn, d, meta, r, &merged, res)
 	})
+}
+
+// rewraps remembers, for one Rotate call, the new envelope of each content
+// key rewrapped, by its old envelope: entities that share a content key
+// (Config.ContentKeyWrites) cost one unwrap and one wrap, not one each.
+// It holds wrapped keys only, never a content key.
+type rewraps map[string]rewrapped
+
+type rewrapped struct {
+	keyID, alg string
+	wrapped    []byte
+}
+
+// maxRewraps bounds a rotation's memory of rewrapped keys (about 100 bytes
+// each); past it every entity is rewrapped on its own.
+const maxRewraps = 1 << 16
+
+func envelopeKey(keyID, alg string, wrapped []byte) string {
+	return string(cacheKey(nil, keyID, alg, wrapped))
+}
+
+// mergeEnvelope writes the entity's envelope r under the ETag it was read
+// with.
+func (t *Table[T]) mergeEnvelope(ctx context.Context, dyn *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity, meta []byte, r rewrapped, merged *bool, res *RotateResult) error {
+	next, err := replaceEnvelope(meta, r.keyID, r.alg, r.wrapped)
+	if err != nil {
+		return err
+	}
+	patch := entity.DynamicEntity{PartitionKey: d.PartitionKey, RowKey: d.RowKey, ETag: d.ETag}
+	patch.Set(MetadataProperty, next)
+	*merged = true
+	err = dyn.Update(ctx, &patch, entity.Merge)
+	switch {
+	case errors.Is(err, entity.ErrNotFound):
+		res.Gone++
+		return nil
+	case errors.Is(err, entity.ErrOutcomeUnknown):
+		// A lost reply the service did not settle: the next read does
+		// (the envelope is either the new one or the old one).
+		return errReread
+	case err != nil:
+		return err // ErrPreconditionFailed: read again and retry
+	}
+	res.Rewrapped++
+	return nil
 }
 
 // reencrypt rewrites one legacy or plaintext entity in this package's

@@ -37,8 +37,10 @@ type sharedKey struct {
 	gcm      cipher.AEAD
 	envelope []byte // the metadata up to and with the key envelope
 	cacheKey []byte // its KeyCache lookup key
-	expires  time.Time
-	writes   atomic.Int64 // writes that took it, counting past the limit
+	// expired is set by a timer at ContentKeyAge: a write checks a flag,
+	// not the clock.
+	expired atomic.Bool
+	writes  atomic.Int64 // writes that took it, counting past the limit
 }
 
 // sharing is a core's shared content key and the means to draw the next.
@@ -68,7 +70,7 @@ func (c *core) take(ctx context.Context) (*sharedKey, error) {
 	s := c.sharing
 	for {
 		k := s.current.Load()
-		if k != nil && time.Now().Before(k.expires) && k.writes.Add(1) <= s.writes {
+		if k != nil && !k.expired.Load() && k.writes.Add(1) <= s.writes {
 			return k, nil
 		}
 		select {
@@ -117,8 +119,8 @@ func (c *core) draw(ctx context.Context) (*sharedKey, error) {
 		gcm:      g,
 		envelope: appendEnvelope(nil, keyID, alg, wrapped),
 		cacheKey: cacheKey(nil, keyID, alg, wrapped),
-		expires:  time.Now().Add(c.sharing.age),
 	}
+	time.AfterFunc(c.sharing.age, func() { k.expired.Store(true) })
 	c.cache.put(k.cacheKey, g)
 	return k, nil
 }

@@ -5,11 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
 )
 
@@ -301,4 +305,86 @@ func TestContentKeyConfig(t *testing.T) {
 			t.Fatalf("%+v: %v", cfg, err)
 		}
 	}
+}
+
+// TestRotateSharedContentKeys rotates 25 entities written under 3 shared
+// content keys (ContentKeyWrites 10): the old key unwraps 3 times and the
+// new one wraps 3 times (plus the probe that learns its id), every entity
+// ends readable under the new key alone, and entities that shared a key
+// still share one (read raw). Another writer (through the Table that
+// wrote them, so under the same shared key) changes one entity just before
+// the rotation's merge of it: the merge is refused by its ETag, and the
+// entity is rewrapped from a fresh read with the rewrap already made, the
+// other writer's value kept.
+func TestRotateSharedContentKeys(t *testing.T) {
+	ctx := t.Context()
+	oldKey := &countingKey{KeyWrapper: newLocalKey(t, "kek-old", 1)}
+	newKey := &countingKey{KeyWrapper: newLocalKey(t, "kek-new", 2)}
+	ct, raw := onAzurite[person](t, env, crypt.Config{Key: oldKey, ContentKeyWrites: 10})
+	for i := range 25 {
+		p := personValue(fmt.Sprintf("r%02d", i))
+		if err := ct.Insert(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldKey.unwraps.Store(0)
+	other := &beforeFirst{match: func(r *http.Request) bool {
+		return isMethod("MERGE", "PATCH")(r) && strings.Contains(r.URL.Path, "'r17'")
+	}, do: func() {
+		p := personValue("r17")
+		p.Dept = "Marketing"
+		if err := ct.Upsert(ctx, &p, entity.Replace); err != nil {
+			t.Error(err)
+		}
+	}}
+	hooked := env.With(other).TableService.NewClient(ct.Name())
+	rotating := cryptOver[person](t, hooked, ct.Name(), crypt.Config{Key: crypt.Keyring(newKey, oldKey), KeyCache: -1})
+	res, err := rotating.Rotate(ctx, crypt.RotateOptions{})
+	if err != nil || res.Rewrapped != 25 || res.Scanned != 25 || other.seen.Load() != 2 {
+		t.Fatalf("rotate: %+v, %v (%d merges of r17, want the refused one and one after a fresh read)", res, err, other.seen.Load())
+	}
+	if got := oldKey.unwraps.Load(); got != 3 {
+		t.Errorf("the old key unwrapped %d times for 3 shared content keys", got)
+	}
+	if got := newKey.wraps.Load(); got != 4 {
+		t.Errorf("the new key wrapped %d times, want 3 and the probe", got)
+	}
+	perKey := map[string]int{}
+	for _, b := range rawBodies(t, raw) {
+		m := parseBody(t, b)
+		perKey[envelope(t, m.binary(t, "_tkEnc"))]++
+	}
+	if len(perKey) != 3 {
+		t.Fatalf("%d envelopes after rotation, want 3: %v", len(perKey), perKey)
+	}
+	onlyNew := cryptOver[person](t, raw, ct.Name(), crypt.Config{Key: newLocalKey(t, "kek-new", 2)})
+	for i := range 25 {
+		rk := fmt.Sprintf("r%02d", i)
+		want := personValue(rk)
+		if rk == "r17" {
+			want.Dept = "Marketing"
+		}
+		if got, err := onlyNew.Get(ctx, "Sales", rk); err != nil || got.Email != want.Email || got.Dept != want.Dept {
+			t.Fatalf("%s under the new key alone: %+v, %v", rk, got, err)
+		}
+	}
+}
+
+// beforeFirst runs do before the first request that match accepts, and
+// counts those requests.
+type beforeFirst struct {
+	match func(*http.Request) bool
+	do    func()
+	done  atomic.Bool
+	seen  atomic.Int32
+}
+
+func (b *beforeFirst) Do(req *policy.Request) (*http.Response, error) {
+	if b.match(req.Raw()) {
+		b.seen.Add(1)
+		if b.done.CompareAndSwap(false, true) {
+			b.do()
+		}
+	}
+	return req.Next()
 }

@@ -12,10 +12,13 @@
 // stay readable after the key is rotated in the vault, until the old
 // version is disabled. Re-wrap them first with crypt.Table.Rotate.
 //
-// Cost: one vault operation per entity write and per entity read. Key
-// Vault's throttling limits (a few thousand cryptographic operations per 10
-// seconds per vault) bound the table throughput; a local key
-// (crypt.NewLocalKey) or a Managed HSM suits hot tables better.
+// Cost: one vault operation per entity write and per entity read (a
+// content key read before stays in crypt's KeyCache). Key Vault's
+// throttling limits (a few thousand cryptographic operations per 10
+// seconds per vault) bound the table throughput; crypt.Config's
+// ContentKeyWrites shares one content key among n writes, so n writes cost
+// one wrap and a reader of all n one unwrap; a local key
+// (crypt.NewLocalKey) or a Managed HSM suits hot tables too.
 //
 //	cred, _ := azidentity.NewDefaultAzureCredential(nil)
 //	client, _ := azkeys.NewClient("https://myvault.vault.azure.net/", cred, nil)

@@ -32,7 +32,9 @@ func TestTour(t *testing.T) {
 		"Email eq 'leea@contoso.com' through its beacon: Ann Lee",
 		"Salary ge 80000: refused, ErrEncryptedFilter=true",
 		"and a Merge: refused, ErrMerge=true",
-		"4. Rotated the key: 2 content keys rewrapped, 0 already current, data untouched",
+		"4. Rotated the key: 2 entities rewrapped, 0 already current, data untouched",
+		"   ContentKeyWrites   0: 200 wraps\n",
+		"   ContentKeyWrites 100:   2 wraps\n",
 		"read with the new key alone: [Ann Lee Jonathan Jones]",
 		"Deleted the table.",
 	} {

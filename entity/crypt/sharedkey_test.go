@@ -296,6 +296,7 @@ func TestContentKeyConfig(t *testing.T) {
 		{ContentKeyWrites: -1},
 		{ContentKeyWrites: crypt.MaxContentKeyWrites + 1},
 		{ContentKeyWrites: 10, ContentKeyAge: -time.Second},
+		{ContentKeyWrites: 10, KeyCache: -1},
 	} {
 		cfg.Key = newLocalKey(t, "kek-1", 1)
 		cfg.Table = "employees"

@@ -70,9 +70,11 @@ type Config struct {
 	// KeyCache is the most content keys kept in memory, after a write or a
 	// read, so that reading the entity again skips the unwrap (a Key Vault
 	// call) and the key setup; the wrapped bytes are the lookup key, so a
-	// changed envelope is unwrapped afresh. A content key is never reused
-	// to encrypt. 0 means 1024; a negative value keeps none, so no content
-	// key outlives the call that used it.
+	// changed envelope is unwrapped afresh. A key in the cache is never
+	// used to encrypt (ContentKeyWrites keeps its shared key apart). 0
+	// means 1024; a negative value keeps none, so no content key outlives
+	// the call that used it — which ContentKeyWrites above 1 cannot keep:
+	// New refuses the two together.
 	KeyCache int
 	// ContentKeyWrites is the most entity writes of this Table one content
 	// key encrypts. 0 or 1 means one: every write draws a new content key
@@ -129,6 +131,8 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		return nil, &ConfigError{Field: "Config.ContentKeyWrites", Reason: "is " + strconv.Itoa(cfg.ContentKeyWrites) + ", not between 0 and MaxContentKeyWrites (1048576)"}
 	case cfg.ContentKeyAge < 0:
 		return nil, &ConfigError{Field: "Config.ContentKeyAge", Reason: "is negative"}
+	case cfg.ContentKeyWrites > 1 && cfg.KeyCache < 0:
+		return nil, &ConfigError{Field: "Config.ContentKeyWrites", Reason: "shares a content key, kept in memory between writes, and Config.KeyCache is negative: no content key may outlive its call"}
 	}
 	cfg = cfg.withDefaults()
 	name := cfg.Table

@@ -67,7 +67,7 @@ func steps() []step {
 		{"Compound keys: an employee's reviews by year, one point query or one range", compoundtour.Tour},
 		{"Join in the client: departments from a cache, revalidated by what changed", lookuptour.Tour},
 		{"Large entities: an employee with a 5 MiB photo in a blob, checked by its SHA-256", largetour.Tour},
-		{"Client-side encryption: authenticated, per-entity keys, rotation", encryptiontour.Tour},
+		{"Client-side encryption: authenticated, per-entity keys, rotation, a bulk load sharing content keys", encryptiontour.Tour},
 		{"Patterns combined: an order service with table-wide lookups, archiving through a queue and an audit log", orderstour.Tour},
 		{"Backup, restore and migration: orders exported, restored byte for byte, moved through CSV, migrated v1 to v2", backuptour.Tour},
 	}

@@ -24,7 +24,8 @@ var plaintexts = []string{"Jonathan", "Jones", "jonesj@contoso.com", "Plainfirst
 // is sent, and once the service has executed it (crashtest.EveryStep),
 // then resumes with a fresh Table — fresh process state: no cache, only
 // the last checkpoint token the dead rotation stored — and rotates the
-// rest. In both modes: rewrapping 6 entities over 2 pages, and
+// rest. In each mode: rewrapping 6 entities over 2 pages (with a content
+// key per entity, and with 2 content keys shared by 3 entities each), and
 // re-encrypting 4 encrypted and 2 plaintext entities (ReadPlaintext). At
 // any crash point every entity is still there and reads under the old
 // and new keys together, and no entity the rotation wrote holds a
@@ -36,16 +37,17 @@ var plaintexts = []string{"Jonathan", "Jones", "jonesj@contoso.com", "Plainfirst
 func TestRotateCrashAtEveryRequest(t *testing.T) {
 	t.Parallel()
 	oldKey, newKey := newLocalKey(t, "kek-old", 1), newLocalKey(t, "kek-new", 2)
-	for _, reencrypt := range []bool{false, true} {
-		name := "rewrap"
-		if reencrypt {
-			name = "reencrypt"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, v := range []struct {
+		name      string
+		reencrypt bool
+		shared    int // Config.ContentKeyWrites of the writes and the rotation
+	}{{"rewrap", false, 0}, {"reencrypt", true, 0}, {"rewrap-shared", false, 3}} {
+		reencrypt := v.reencrypt
+		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
 			n := crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
 				ctx := t.Context()
-				ct, raw := onAzurite[person](t, env, crypt.Config{Key: oldKey})
+				ct, raw := onAzurite[person](t, env, crypt.Config{Key: oldKey, ContentKeyWrites: v.shared})
 				tableName := ct.Name()
 				encrypted := 6
 				if reencrypt {
@@ -75,7 +77,7 @@ func TestRotateCrashAtEveryRequest(t *testing.T) {
 						before[rk] = s
 					}
 				}
-				cfg := crypt.Config{Key: crypt.Keyring(newKey, oldKey), ReadPlaintext: reencrypt}
+				cfg := crypt.Config{Key: crypt.Keyring(newKey, oldKey), ReadPlaintext: reencrypt, ContentKeyWrites: v.shared}
 				opts := func(from string, checkpoint func(string) error) crypt.RotateOptions {
 					return crypt.RotateOptions{From: from, PageSize: 4, Reencrypt: reencrypt, Checkpoint: checkpoint}
 				}

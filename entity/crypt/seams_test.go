@@ -85,18 +85,26 @@ func cryptSeams() []cryptSeam {
 }
 
 // TestSeamsLostReplyWithAnotherWriter runs each crypt write against each
-// competing write in the retry window and reads the end state back raw.
+// competing write in the retry window and reads the end state back raw,
+// with a content key per write and with content keys shared by 8 writes
+// (Config.ContentKeyWrites) on both sides.
 func TestSeamsLostReplyWithAnotherWriter(t *testing.T) {
 	t.Parallel()
+	for _, shared := range []int{0, 8} {
+		t.Run(fmt.Sprintf("ContentKeyWrites=%d", shared), func(t *testing.T) { seamsLostReplyWithAnotherWriter(t, shared) })
+	}
+}
+
+func seamsLostReplyWithAnotherWriter(t *testing.T, shared int) {
 	ctx := context.Background()
 	oldKey, newKey := newLocalKey(t, "kek-old", 1), newLocalKey(t, "kek-new", 2)
 	inj := faults.New(faults.Config{})
-	ct, raw := onAzurite[person](t, env.With(inj), crypt.Config{Key: oldKey})
+	ct, raw := onAzurite[person](t, env.With(inj), crypt.Config{Key: oldKey, ContentKeyWrites: shared})
 	// The other writer: another process, without the injector, writing
 	// authentic entities with the old key, or raw merges and deletes of
 	// what the service stores.
-	theirs := cryptOver[person](t, raw, ct.Name(), crypt.Config{Key: oldKey})
-	rotating := cryptOver[person](t, env.With(inj).TableService.NewClient(ct.Name()), ct.Name(), crypt.Config{Key: crypt.Keyring(newKey, oldKey)})
+	theirs := cryptOver[person](t, raw, ct.Name(), crypt.Config{Key: oldKey, ContentKeyWrites: shared})
+	rotating := cryptOver[person](t, env.With(inj).TableService.NewClient(ct.Name()), ct.Name(), crypt.Config{Key: crypt.Keyring(newKey, oldKey), ContentKeyWrites: shared})
 	readers := cryptOver[person](t, raw, ct.Name(), crypt.Config{Key: crypt.Keyring(newKey, oldKey)})
 	competitors := map[string]func(pk, rk string) error{
 		"insert": func(pk, rk string) error {

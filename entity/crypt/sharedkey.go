@@ -37,9 +37,11 @@ type sharedKey struct {
 	gcm      cipher.AEAD
 	envelope []byte // the metadata up to and with the key envelope
 	cacheKey []byte // its KeyCache lookup key
-	// expired is set by a timer at ContentKeyAge: a write checks a flag,
-	// not the clock.
+	// expired is set by timer at ContentKeyAge: a write checks a flag, not
+	// the clock. The timer is stopped when the next key takes over, so a
+	// Table holds at most one key beyond the one in use.
 	expired atomic.Bool
+	timer   *time.Timer
 	writes  atomic.Int64 // writes that took it, counting past the limit
 }
 
@@ -86,6 +88,9 @@ func (c *core) take(ctx context.Context) (*sharedKey, error) {
 		if err == nil {
 			next.writes.Store(1)
 			s.current.Store(next)
+			if k != nil {
+				k.timer.Stop()
+			}
 		}
 		<-s.drawing
 		return next, err
@@ -120,7 +125,7 @@ func (c *core) draw(ctx context.Context) (*sharedKey, error) {
 		envelope: appendEnvelope(nil, keyID, alg, wrapped),
 		cacheKey: cacheKey(nil, keyID, alg, wrapped),
 	}
-	time.AfterFunc(c.sharing.age, func() { k.expired.Store(true) })
+	k.timer = time.AfterFunc(c.sharing.age, func() { k.expired.Store(true) })
 	c.cache.put(k.cacheKey, g)
 	return k, nil
 }

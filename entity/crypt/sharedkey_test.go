@@ -203,25 +203,27 @@ func TestSharedKeyConcurrentWriters(t *testing.T) {
 	}
 }
 
-// TestContentKeyAge: a shared content key stops encrypting once
-// ContentKeyAge has passed, however few writes it served.
+// TestContentKeyAge: a shared content key keeps encrypting while it is
+// younger than ContentKeyAge, and stops once that has passed, however few
+// writes it served.
 func TestContentKeyAge(t *testing.T) {
-	kek := &countingKey{KeyWrapper: newLocalKey(t, "kek-1", 1)}
-	ct := newOffline[person](t, crypt.Config{Key: kek, ContentKeyWrites: 1000, ContentKeyAge: 20 * time.Millisecond})
-	p := personValue("a")
-	envelopeNow := func() string {
+	envelopeOf := func(ct *crypt.Table[person]) string {
+		p := personValue("a")
 		b, err := ct.Marshal(t.Context(), &p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return envelope(t, parseBody(t, b).binary(t, "_tkEnc"))
 	}
-	first := envelopeNow()
-	if envelopeNow() != first {
-		t.Fatal("a second write right after the first drew a new content key")
+	young := newOffline[person](t, crypt.Config{ContentKeyWrites: 1000, ContentKeyAge: time.Hour})
+	if first := envelopeOf(young); envelopeOf(young) != first {
+		t.Fatal("a second write within ContentKeyAge drew a new content key")
 	}
-	time.Sleep(30 * time.Millisecond)
-	if envelopeNow() == first || kek.wraps.Load() != 2 {
+	kek := &countingKey{KeyWrapper: newLocalKey(t, "kek-1", 1)}
+	old := newOffline[person](t, crypt.Config{Key: kek, ContentKeyWrites: 1000, ContentKeyAge: 10 * time.Millisecond})
+	first := envelopeOf(old)
+	time.Sleep(200 * time.Millisecond) // twenty times the age
+	if envelopeOf(old) == first || kek.wraps.Load() != 2 {
 		t.Fatalf("after ContentKeyAge the old content key still encrypts (%d wraps)", kek.wraps.Load())
 	}
 }

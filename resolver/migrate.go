@@ -52,7 +52,9 @@ type MigrateReport struct {
 	Gone     int64 // rows deleted between the read and the write
 	Raced    int64 // rows whose write met a change (another writer's, or its own after a lost reply) and were read again
 	// Failed are rows left as they were, with why: an upgrade function's
-	// error, an undecodable row, attempts spent on a row that kept changing.
+	// error, an undecodable row, an upgrade that cannot be stored, attempts
+	// spent on a row that kept changing. A failure that is not the row's
+	// (the service unavailable) is Migrate's error instead.
 	Failed  []MigrateFailure
 	Elapsed time.Duration
 }
@@ -137,7 +139,13 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // MigrateOptions.Resume takes; a run killed at any request and resumed by a
 // fresh Table from its last checkpoint upgrades every row
 // (TestMigrateSurvivesACrashAtEveryRequest) — and idempotent: run again, it
-// upgrades nothing and counts every row Current. Pace it with a
+// upgrades nothing and counts every row Current. A read or write that fails
+// for a reason that is not the row's (the service's answer once azcore's
+// retries are spent, a transport error, the context's end) is not
+// reported as a failed row: Migrate stops with an error naming the row,
+// and gives no checkpoint past its page, so a run resumed from the last
+// checkpoint does that page again and skips no row
+// (TestMigrateResumesAfterAnOutageWithoutSkippingRows). Pace it with a
 // throttle.Limiter in the client's pipeline on a live account.
 func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport, error) {
 	start := time.Now()
@@ -187,7 +195,11 @@ type pending struct {
 	bag *entity.DynamicEntity
 }
 
-// migratePage decodes a page and writes its upgrades, a partition at a time.
+// migratePage decodes a page and writes its upgrades, a partition at a
+// time. An error means the page is not done: a row could not be written or
+// read again for a reason that is not the row's (the service's answer after
+// azcore's retries, a transport failure, the context's end); the caller
+// then gives no checkpoint past the page.
 func (t *Table) migratePage(ctx context.Context, bodies []json.RawMessage, opts MigrateOptions, rep *MigrateReport) error {
 	byPK := map[string][]pending{}
 	var order []string
@@ -208,29 +220,58 @@ func (t *Table) migratePage(ctx context.Context, bodies []json.RawMessage, opts 
 			rep.Unknown++
 		}
 	}
+	// The first partition that cannot go on stops the others: the whole
+	// page is done again on resume.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var mu sync.Mutex
+	var stop error
 	sem := make(chan struct{}, opts.Concurrency)
 	var wg sync.WaitGroup
 	for _, pk := range order {
-		wg.Add(1)
 		sem <- struct{}{}
+		if pctx.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
 		go func(rows []pending) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			var part MigrateReport
-			t.writePartition(ctx, rows, opts, &part)
+			err := t.writePartition(pctx, rows, opts, &part)
 			mu.Lock()
 			rep.Upgraded += part.Upgraded
 			rep.Current += part.Current
 			rep.Gone += part.Gone
 			rep.Raced += part.Raced
 			rep.Failed = append(rep.Failed, part.Failed...)
+			if err != nil && stop == nil {
+				stop = err
+				cancel()
+			}
 			mu.Unlock()
 		}(byPK[pk])
 	}
 	wg.Wait()
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("resolver: migrate: %w", err)
+	}
+	if stop != nil {
+		return &pageError{stop}
+	}
+	return nil
 }
+
+// pageError is a page a migration could not finish, for a reason that is
+// not a row's: no checkpoint is given past it.
+type pageError struct{ err error }
+
+func (e *pageError) Error() string {
+	return "resolver: migrate: page not done, resume from the last checkpoint: " + strings.TrimPrefix(e.err.Error(), "resolver: ")
+}
+
+func (e *pageError) Unwrap() error { return e.err }
 
 type outcome uint8
 
@@ -283,8 +324,10 @@ func keysOf(body []byte) (pk, rk string) {
 }
 
 // writePartition writes one partition's upgrades in transactions of up to
-// 100; a row whose condition fails is taken out and done on its own.
-func (t *Table) writePartition(ctx context.Context, rows []pending, opts MigrateOptions, rep *MigrateReport) {
+// 100; a row whose condition fails is taken out and done on its own. An
+// error (a MigrateFailure naming the row) stops the partition: see
+// migratePage.
+func (t *Table) writePartition(ctx context.Context, rows []pending, opts MigrateOptions, rep *MigrateReport) error {
 	for len(rows) > 0 {
 		n := min(len(rows), 100)
 		chunk := slices.Clone(rows[:n])
@@ -304,7 +347,9 @@ func (t *Table) writePartition(ctx context.Context, rows []pending, opts Migrate
 				(errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrNotFound)) {
 				// That row changed: on its own, the others again.
 				rep.Raced++
-				t.writeRow(ctx, chunk[te.Index].bag, opts, rep)
+				if err := t.writeRow(ctx, chunk[te.Index].bag, opts, rep); err != nil {
+					return err
+				}
 				chunk = slices.Delete(chunk, te.Index, te.Index+1)
 				continue
 			}
@@ -312,67 +357,81 @@ func (t *Table) writePartition(ctx context.Context, rows []pending, opts Migrate
 			if errors.As(err, &be) && be.Index >= 0 && be.Index < len(chunk) {
 				// That row's upgrade cannot be written (too large once
 				// encoded, say): it fails alone, the others go again.
-				t.writeRow(ctx, chunk[be.Index].bag, opts, rep)
+				if err := t.writeRow(ctx, chunk[be.Index].bag, opts, rep); err != nil {
+					return err
+				}
 				chunk = slices.Delete(chunk, be.Index, be.Index+1)
 				continue
 			}
 			// Anything else (an unknown outcome, a refusal of the whole
 			// transaction): row by row, each from a fresh read.
 			for _, p := range chunk {
-				t.writeRow(ctx, p.bag, opts, rep)
+				if err := t.writeRow(ctx, p.bag, opts, rep); err != nil {
+					return err
+				}
 			}
 			break
 		}
 	}
+	return nil
 }
 
 // writeRow upgrades one row from a fresh read, again on each concurrent
-// change, at most opts.Attempts times.
-func (t *Table) writeRow(ctx context.Context, want *entity.DynamicEntity, opts MigrateOptions, rep *MigrateReport) {
+// change (or write of unknown outcome), at most opts.Attempts times. A
+// failure that is the row's — its upgrade fails or cannot be stored, or
+// the row kept changing — goes into rep.Failed. Any other failure of the
+// read or the write (the service's answer once azcore's retries are
+// spent, a transport failure, the context's end) is returned: it says
+// nothing about the row, so the row is not reported Failed, and the page
+// is not done.
+func (t *Table) writeRow(ctx context.Context, want *entity.DynamicEntity, opts MigrateOptions, rep *MigrateReport) error {
 	pk, rk := want.PartitionKey, want.RowKey
 	var last error
 	for range opts.Attempts {
 		body, err := t.raw.Get(ctx, pk, rk)
 		if errors.Is(err, entity.ErrNotFound) {
 			rep.Gone++
-			return
+			return nil
 		}
 		if err != nil {
-			last = err
-			continue
+			return MigrateFailure{PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("read again: %w", err)}
 		}
 		p, out, fail := t.classify(body)
 		switch {
 		case fail != nil:
 			rep.Failed = append(rep.Failed, *fail)
-			return
+			return nil
 		case out == outcomeCurrent && sameUpgrade(body, want):
 			// What this run wrote is there: its write landed, and the
 			// answer to it was lost (or the resend was refused).
 			rep.Upgraded++
-			return
+			return nil
 		case out != outcomeUpgrade:
 			rep.Current++ // current now (or of a type no longer known: left)
-			return
+			return nil
 		}
 		want = p.bag
 		err = t.bags.Update(ctx, p.bag, entity.Replace)
 		switch {
 		case err == nil:
 			rep.Upgraded++
-			return
+			return nil
 		case errors.Is(err, entity.ErrPreconditionFailed), errors.Is(err, entity.ErrNotFound):
 			last = err
 			rep.Raced++
 			continue // changed again: read again
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			last = err
+			continue // the next read says whether it landed
 		case errors.Is(err, entity.ErrInvalid):
 			// The upgrade cannot be stored (too large once encoded, say):
 			// no attempt would change that.
 			rep.Failed = append(rep.Failed, MigrateFailure{PartitionKey: pk, RowKey: rk, Err: err})
-			return
+			return nil
 		default:
-			last = err
+			return MigrateFailure{PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("write: %w", err)}
 		}
 	}
 	rep.Failed = append(rep.Failed, MigrateFailure{PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("after %d attempts: %w", opts.Attempts, last)})
+	return nil
 }

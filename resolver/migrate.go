@@ -2,9 +2,12 @@ package resolver
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"sync"
@@ -28,7 +31,11 @@ type MigrateOptions struct {
 	// written again after a concurrent change; 0 means 10.
 	Attempts int
 	// Resume is a MigrateCheckpoint's Token: the scan goes on after the
-	// pages already migrated. "" starts at the beginning.
+	// pages already migrated. "" starts at the beginning. A token that is
+	// not a checkpoint of a migration of this table with this Filter
+	// (another table's, a plain query's, one changed by hand) is an error
+	// matching entity.ErrInvalidToken and entity.ErrInvalid, before any
+	// request (TestMigrateRefusesAForeignResumeToken).
 	Resume string
 	// Checkpoint, if set, is called after each page is migrated; an error
 	// from it ends the migration.
@@ -158,13 +165,22 @@ func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport
 		return rep, err
 	}
 	q := entity.Query{Filter: opts.Filter, PageSize: opts.PageSize}
-	token := opts.Resume
+	token, err := t.resumeToken(opts.Resume)
+	if err != nil {
+		return rep, err
+	}
+	resumed := token != ""
 	for {
 		page, err := t.raw.QueryPage(ctx, q, token)
 		if err != nil {
 			rep.Elapsed = time.Since(start)
+			if resumed && errors.Is(err, entity.ErrInvalidToken) {
+				// Of this table's migration, with another Filter.
+				return rep, &resumeError{err}
+			}
 			return rep, fmt.Errorf("resolver: migrate: read page: %w", err)
 		}
+		resumed = false
 		if err := t.migratePage(ctx, page.Items, opts, &rep); err != nil {
 			rep.Elapsed = time.Since(start)
 			return rep, err
@@ -172,7 +188,7 @@ func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport
 		token = page.Next
 		rep.Elapsed = time.Since(start)
 		if opts.Checkpoint != nil {
-			if err := opts.Checkpoint(MigrateCheckpoint{Token: token, Report: rep}); err != nil {
+			if err := opts.Checkpoint(MigrateCheckpoint{Token: t.checkpointToken(token), Report: rep}); err != nil {
 				return rep, err
 			}
 		}
@@ -188,6 +204,64 @@ func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport
 	}
 	return rep, nil
 }
+
+// A checkpoint's token is the query's continuation token (entity's, which
+// binds it to the Filter) wrapped with the table it migrates and a
+// checksum, base64url without padding: 'M', the FNV-64a of the lower-case
+// table name, 0x00 and the continuation token (8 bytes, big-endian), then
+// the continuation token. A token of another table, of a plain query or
+// changed by hand is refused before any request. The checksum finds
+// corruption and mix-ups, not forgery: a token is not a secret.
+const migrateTokenTag = 'M'
+
+func (t *Table) tokenSum(inner string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(strings.ToLower(t.raw.Name())))
+	h.Write([]byte{0})
+	h.Write([]byte(inner))
+	return h.Sum64()
+}
+
+func (t *Table) checkpointToken(inner string) string {
+	if inner == "" {
+		return ""
+	}
+	b := make([]byte, 0, 9+len(inner))
+	b = append(b, migrateTokenTag)
+	b = binary.BigEndian.AppendUint64(b, t.tokenSum(inner))
+	b = append(b, inner...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// resumeToken checks a MigrateOptions.Resume and returns the continuation
+// token it holds.
+func (t *Table) resumeToken(token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	switch {
+	case err != nil || len(b) < 10 || b[0] != migrateTokenTag:
+		return "", &resumeError{errors.New("not a migration's checkpoint token")}
+	case binary.BigEndian.Uint64(b[1:9]) != t.tokenSum(string(b[9:])):
+		return "", &resumeError{fmt.Errorf("a checkpoint token of another table than %s, or changed", t.raw.Name())}
+	}
+	return string(b[9:]), nil
+}
+
+// resumeError is a MigrateOptions.Resume refused before any request.
+type resumeError struct{ err error }
+
+func (e *resumeError) Error() string {
+	return "resolver: migrate: invalid MigrateOptions.Resume: " + strings.TrimPrefix(e.err.Error(), "entity: invalid continuation token: ")
+}
+
+// Is makes errors.Is match entity.ErrInvalidToken and entity.ErrInvalid.
+func (e *resumeError) Is(target error) bool {
+	return target == entity.ErrInvalidToken || target == argerr.Err
+}
+
+func (e *resumeError) Unwrap() error { return e.err }
 
 // pending is one old-version row to write: its upgrade as a bag, with the
 // ETag it was read with.

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/resolver"
 )
 
@@ -79,6 +80,86 @@ func TestMigrateResumesAfterAnOutageWithoutSkippingRows(t *testing.T) {
 		t.Fatalf("resumed run: %+v %v", again, err)
 	}
 	raw := env.TableService.NewClient(name)
+	for i := range n {
+		checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
+	}
+}
+
+// counter is a per-retry policy that counts the tries it sees.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) Do(req *policy.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return req.Next()
+}
+
+// A resume token that is not a checkpoint of a migration of this table —
+// tampered with, of another table's migration, of a plain query of this
+// table, or of a migration with another Filter — is refused with an error
+// matching entity.ErrInvalidToken and entity.ErrInvalid before any
+// request, and nothing is written; a checkpoint of this table's own
+// migration resumes it.
+func TestMigrateRefusesAForeignResumeToken(t *testing.T) {
+	const n = 6
+	mine, other := migrationRows(t, n), migrationRows(t, n)
+	tokenOf := func(name string, f filter.Expr) string {
+		t.Helper()
+		var token string
+		errStop := errors.New("stop after a page")
+		_, err := migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{PageSize: 2, Filter: f,
+			Checkpoint: func(c resolver.MigrateCheckpoint) error { token = c.Token; return errStop }})
+		if !errors.Is(err, errStop) || token == "" {
+			t.Fatalf("a first page: %v, token %q", err, token)
+		}
+		return token
+	}
+	own := tokenOf(mine, filter.Expr{})
+	foreign := tokenOf(other, filter.Expr{})
+	filtered := tokenOf(mine, filter.PK("p1"))
+	// A plain query's token of this table, at the same place.
+	page, err := entity.NewTable[entity.DynamicEntity](env.TableService.NewClient(mine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := page.QueryPage(t.Context(), entity.Query{PageSize: 2}, "")
+	if err != nil || p.Next == "" {
+		t.Fatalf("a plain page: %v, %q", err, p.Next)
+	}
+	tampered := []byte(own)
+	tampered[len(tampered)/2] ^= 1
+	if tampered[len(tampered)/2] == '-' || tampered[len(tampered)/2] == '_' {
+		tampered[len(tampered)/2] = 'A'
+	}
+	for what, token := range map[string]string{
+		"tampered":          string(tampered),
+		"of another table":  foreign,
+		"of a plain query":  p.Next,
+		"of another Filter": filtered,
+		"not base64":        "%%%",
+		"truncated":         own[:len(own)-3],
+	} {
+		c := &counter{}
+		rep, err := migrateTable(t, env.With(c), mine).Migrate(t.Context(), resolver.MigrateOptions{PageSize: 2, Resume: token})
+		if !errors.Is(err, entity.ErrInvalidToken) || !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("a token %s: %+v %v, want entity.ErrInvalidToken and entity.ErrInvalid", what, rep, err)
+		}
+		if c.n.Load() != 0 {
+			t.Errorf("a token %s: %d requests sent before it was refused", what, c.n.Load())
+		}
+	}
+	// The first pages of the two runs on this table (p0's c00 and c02,
+	// p1's c01 and c03) are upgraded; nothing else was written.
+	raw := env.TableService.NewClient(mine)
+	for i := range n {
+		d, _ := storedRow(t, raw, i)
+		if up := d.Properties["EntityType"] == "Customer.v2"; up != (i < 4) {
+			t.Errorf("row %d stored as %v", i, d.Properties["EntityType"])
+		}
+	}
+	rep, err := migrateTable(t, env, mine).Migrate(t.Context(), resolver.MigrateOptions{PageSize: 2, Resume: own})
+	if err != nil || rep.Read != n-2 || rep.Upgraded != 2 {
+		t.Fatalf("resumed from its own checkpoint: %+v %v, want the %d rows after the first page read, c04 and c05 upgraded", rep, err, n-2)
+	}
 	for i := range n {
 		checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
 	}

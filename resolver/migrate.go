@@ -55,7 +55,7 @@ type MigrateReport struct {
 	Read     int64 // rows read
 	Upgraded int64 // old-version rows this run replaced by their upgrade
 	Current  int64 // rows already of a current type (when read, or when read again after a concurrent change)
-	Unknown  int64 // rows of a type the schema does not know: left as they are
+	Unknown  int64 // rows of a type the schema does not know (a newer version, another kind, none), Strict or not: left as they are (TestMigrateLeavesUnknownAndNewerRowsAlone)
 	Gone     int64 // rows deleted between the read and the write
 	Raced    int64 // rows whose write met a change (another writer's, or its own after a lost reply) and were read again
 	// Failed are rows left as they were, with why: an upgrade function's
@@ -365,6 +365,10 @@ func (t *Table) classify(body []byte) (p pending, out outcome, fail *MigrateFail
 		}
 	}()
 	v, info, err := t.s.decode(body)
+	if errors.Is(err, ErrUnknownType) {
+		// A Strict schema's refusal: left alone, as in a lenient one.
+		return pending{}, outcomeUnknown, nil
+	}
 	if err != nil {
 		pk, rk := keysOf(body)
 		return pending{}, 0, &MigrateFailure{PartitionKey: pk, RowKey: rk, Err: err}

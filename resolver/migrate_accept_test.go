@@ -2,6 +2,7 @@ package resolver_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,5 +163,66 @@ func TestMigrateRefusesAForeignResumeToken(t *testing.T) {
 	}
 	for i := range n {
 		checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
+	}
+}
+
+// Rows the schema does not know — a newer version of a registered kind
+// (Customer.v3, written by a newer program), another kind, a row with no
+// EntityType — are counted Unknown and left exactly as they are (their
+// ETags unchanged, read raw), with a lenient schema and with a Strict one
+// alike: Strict is about reads, and a migration's run is not a failure
+// because the table holds other types. The v1 rows beside them are
+// upgraded.
+func TestMigrateLeavesUnknownAndNewerRowsAlone(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
+			name := migrationRows(t, 4)
+			raw := env.TableService.NewClient(name)
+			others := []string{
+				`{"PartitionKey":"p0","RowKey":"x1","EntityType":"Customer.v3","Full":"Ann Lee"}`,
+				`{"PartitionKey":"p0","RowKey":"x2","EntityType":"Order.v1","Total":3}`,
+				`{"PartitionKey":"p1","RowKey":"x3","Name":"no type at all"}`,
+			}
+			etags := map[string]azcore.ETag{}
+			for _, body := range others {
+				resp, err := raw.AddEntity(t.Context(), []byte(body), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				etags[body] = resp.ETag
+			}
+			_, v2 := customerSchemas(t)
+			if strict {
+				var err error
+				if v2, err = resolver.NewSchema(resolver.Config{Strict: true}, resolver.Register[Customer]("Customer.v2"),
+					resolver.Upgrade("Customer.v1", upgradeCustomer)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tbl, err := resolver.NewTable(raw, v2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{})
+			if err != nil || rep.Unknown != 3 || rep.Upgraded != 4 || len(rep.Failed) != 0 {
+				t.Fatalf("migrate: %+v %v, want 3 unknown and 4 upgraded", rep, err)
+			}
+			for _, body := range others {
+				var k struct{ PartitionKey, RowKey string }
+				if err := json.Unmarshal([]byte(body), &k); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := raw.GetEntity(t.Context(), k.PartitionKey, k.RowKey, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.ETag != etags[body] {
+					t.Errorf("%s/%s was written: ETag %s, was %s", k.PartitionKey, k.RowKey, resp.ETag, etags[body])
+				}
+			}
+			for i := range 4 {
+				checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
+			}
+		})
 	}
 }

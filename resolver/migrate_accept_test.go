@@ -2,16 +2,19 @@ package resolver_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/resolver"
@@ -224,5 +227,138 @@ func TestMigrateLeavesUnknownAndNewerRowsAlone(t *testing.T) {
 				checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
 			}
 		})
+	}
+}
+
+// One bad row among thousands, over pages of 1,000 and transactions of
+// 100: one whose upgrade function returns an error (the last row of the
+// first page), one whose upgrade panics (the first of the second page).
+// Each fails alone, named with its keys; the other 2,498 rows are
+// upgraded (read raw). A second run reports the same two rows, upgrades
+// nothing and counts the rest Current.
+func TestMigrateOneBadRowAmongThousands(t *testing.T) {
+	const n = 2500
+	bad := map[int]string{999: "poison pill", 1000: "panic now"}
+	v1, _ := customerSchemas(t)
+	v2, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Customer]("Customer.v2"),
+		resolver.Upgrade("Customer.v1", func(old *CustomerV1) (*Customer, error) {
+			if old.Name == "panic now" {
+				panic("an upgrade function's bug")
+			}
+			return upgradeCustomer(old)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := env.Table(t)
+	old, err := resolver.NewTable(client, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := old.NewBatch()
+	for i := range n {
+		name := bad[i]
+		if name == "" {
+			name = fmt.Sprintf("Ann%d Lee", i)
+		}
+		b.Insert(&CustomerV1{PartitionKey: "p", RowKey: fmt.Sprintf("%05d", i), Name: name})
+		if b.Len() == 100 {
+			if _, err := old.Submit(t.Context(), b); err != nil {
+				t.Fatal(err)
+			}
+			b = old.NewBatch()
+		}
+	}
+	tbl, err := resolver.NewTable(client, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(run string, rep resolver.MigrateReport, err error, upgraded int64) {
+		t.Helper()
+		var me *resolver.MigrateError
+		if !errors.As(err, &me) || me.Failed != 2 {
+			t.Fatalf("%s: %v, want a MigrateError of 2 rows", run, err)
+		}
+		var keys []string
+		for _, f := range rep.Failed {
+			keys = append(keys, f.PartitionKey+"/"+f.RowKey)
+			if !errors.Is(f.Err, resolver.ErrUpgrade) {
+				t.Errorf("%s: %v does not match ErrUpgrade", run, f)
+			}
+		}
+		slices.Sort(keys)
+		if want := []string{"p/00999", "p/01000"}; !slices.Equal(keys, want) {
+			t.Errorf("%s: failed %q, want %q", run, keys, want)
+		}
+		if rep.Read != n || rep.Upgraded != upgraded || rep.Current != n-2-upgraded {
+			t.Errorf("%s: %+v, want %d read, %d upgraded", run, rep, n, upgraded)
+		}
+	}
+	rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{})
+	check("first run", rep, err, n-2)
+	count := map[string]int{}
+	bags, err := entity.NewTable[entity.DynamicEntity](client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, err := range bags.Query(t.Context(), entity.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		count[fmt.Sprint(d.Properties["EntityType"])]++
+		var i int
+		fmt.Sscanf(d.RowKey, "%05d", &i)
+		if _, isBad := bad[i]; isBad && d.Properties["Name"] != bad[i] {
+			t.Errorf("bad row %s changed: %v", d.RowKey, d.Properties)
+		}
+	}
+	if count["Customer.v2"] != n-2 || count["Customer.v1"] != 2 {
+		t.Errorf("stored types %v, want %d v2 and 2 v1", count, n-2)
+	}
+	again, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{})
+	check("second run", again, err, 0)
+}
+
+// everyWrite is a per-retry policy that runs fn before each write it sees.
+type everyWrite struct{ fn func() }
+
+func (h everyWrite) Do(req *policy.Request) (*http.Response, error) {
+	if isWrite(req.Raw()) {
+		h.fn()
+	}
+	return req.Next()
+}
+
+// A row another writer changes before every write of the migration's (its
+// Edits merged up by one each time) is read again and tried again
+// MigrateOptions.Attempts times, then named in the report with its keys
+// and an error matching entity.ErrPreconditionFailed, left as that writer
+// left it (every edit kept, still v1); the rows beside it are upgraded.
+func TestMigrateRowThatKeepsChangingFailsAfterItsAttempts(t *testing.T) {
+	const n = 6
+	name := migrationRows(t, n)
+	raw := env.TableService.NewClient(name)
+	edits := 0
+	h := everyWrite{fn: func() {
+		edits++
+		if _, err := raw.UpdateEntity(context.Background(), fmt.Appendf(nil, `{"PartitionKey":%q,"RowKey":%q,"Edits@odata.type":"Edm.Int64","Edits":"%d"}`, rowPK(2), rowRK(2), edits),
+			&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
+			t.Error(err)
+		}
+	}}
+	rep, err := migrateTable(t, env.With(h), name).Migrate(t.Context(), resolver.MigrateOptions{Attempts: 3, Concurrency: 1})
+	var me *resolver.MigrateError
+	if !errors.As(err, &me) || me.Failed != 1 || me.First.PartitionKey != rowPK(2) || me.First.RowKey != rowRK(2) || !errors.Is(err, entity.ErrPreconditionFailed) {
+		t.Fatalf("migrate: %+v %v, want row 2 failed on its condition", rep, err)
+	}
+	if rep.Upgraded != n-1 || rep.Raced < 3 {
+		t.Errorf("report %+v, want %d upgraded and row 2 raced 3 times or more", rep, n-1)
+	}
+	d, _ := storedRow(t, raw, 2)
+	if d.Properties["EntityType"] != "Customer.v1" || d.Properties["Edits"] != int64(edits) || d.Properties["Name"] != "Ann2 Lee" {
+		t.Errorf("row 2 stored %v, want the v1 row with the other writer's %d edits", d.Properties, edits)
+	}
+	for _, i := range []int{0, 1, 3, 4, 5} {
+		checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
 	}
 }

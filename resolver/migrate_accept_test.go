@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -360,5 +362,86 @@ func TestMigrateRowThatKeepsChangingFailsAfterItsAttempts(t *testing.T) {
 	}
 	for _, i := range []int{0, 1, 3, 4, 5} {
 		checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
+	}
+}
+
+type Visit struct {
+	PartitionKey, RowKey string
+	ETag                 string `table:",etag"`
+	Who                  string
+	At                   time.Time
+}
+
+// An upgrade that makes one row invalid for the service — a string that
+// is not UTF-8, a DateTime before 1601 (a forgotten time.Time field),
+// 64 KiB of text in one property — fails that row alone, before it is
+// sent: it is named in the report with an error matching
+// entity.ErrInvalid, left as it was, and every other row of its
+// transaction is upgraded.
+func TestMigrateInvalidUpgradeFailsAlone(t *testing.T) {
+	v1, _ := customerSchemas(t)
+	at := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	v2, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Visit]("Visit.v2"),
+		resolver.Upgrade("Customer.v1", func(old *CustomerV1) (*Visit, error) {
+			v := &Visit{Who: old.Name, At: at}
+			switch old.Name {
+			case "utf8":
+				v.Who = "caf\xe9"
+			case "date":
+				v.At = time.Time{}
+			case "long":
+				v.Who = strings.Repeat("é", 40_000)
+			}
+			return v, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := env.Table(t)
+	old, err := resolver.NewTable(client, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"a", "utf8", "b", "date", "c", "long", "d"}
+	b := old.NewBatch()
+	for i, nm := range names {
+		b.Insert(&CustomerV1{PartitionKey: "p", RowKey: fmt.Sprint(i), Name: nm})
+	}
+	if _, err := old.Submit(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := resolver.NewTable(client, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{})
+	var me *resolver.MigrateError
+	if !errors.As(err, &me) || me.Failed != 3 || rep.Upgraded != 4 {
+		t.Fatalf("migrate: %+v %v, want 3 rows failed and 4 upgraded", rep, err)
+	}
+	failed := map[string]bool{}
+	for _, f := range rep.Failed {
+		failed[f.RowKey] = true
+		if f.PartitionKey != "p" || !errors.Is(f.Err, entity.ErrInvalid) {
+			t.Errorf("failure %v: want its keys and entity.ErrInvalid", f)
+		}
+	}
+	for i, nm := range names {
+		resp, err := client.GetEntity(t.Context(), "p", fmt.Sprint(i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d entity.DynamicEntity
+		if err := entity.Unmarshal(resp.Value, &d); err != nil {
+			t.Fatal(err)
+		}
+		bad := len(nm) > 1
+		if failed[fmt.Sprint(i)] != bad {
+			t.Errorf("row %d (%s): failed %v", i, nm, failed[fmt.Sprint(i)])
+		}
+		want := map[bool]string{true: "Customer.v1", false: "Visit.v2"}[bad]
+		if d.Properties["EntityType"] != want || (!bad && d.Properties["Who"] != nm) {
+			t.Errorf("row %d (%s) stored %v, want %s", i, nm, d.Properties, want)
+		}
 	}
 }

@@ -139,8 +139,14 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // One bad row fails alone, named in MigrateReport.Failed with its keys and
 // left as it is, while the rest of its page and transaction are upgraded:
 // a row that does not decode, an upgrade (or stamp) function that returns
-// an error or panics, an upgrade that cannot be stored (too large once
-// encoded) (TestMigrateOneBadRowAmongMany).
+// an error or panics (TestMigrateOneBadRowAmongMany, and among thousands
+// over pages, again on a second run: TestMigrateOneBadRowAmongThousands),
+// an upgrade that cannot be stored — too large once encoded, not UTF-8, a
+// DateTime before 1601 (TestMigrateInvalidUpgradeFailsAlone) — or that a
+// ByFunc stamp keys elsewhere than the row
+// (TestMigrateUpgradeThatMovesTheKeyFailsItsRow), a row that another
+// writer kept changing through all MigrateOptions.Attempts
+// (TestMigrateRowThatKeepsChangingFailsAfterItsAttempts).
 //
 // A migration is resumable — after each page Checkpoint gets a token that
 // MigrateOptions.Resume takes; a run killed at any request and resumed by a
@@ -380,9 +386,15 @@ func (t *Table) classify(body []byte) (p pending, out outcome, fail *MigrateFail
 		return pending{}, outcomeCurrent, nil
 	}
 	b, _, err := t.s.prepare(v)
+	pk, rk := keysOf(body)
 	if err != nil {
-		pk, rk := keysOf(body)
 		return pending{}, 0, &MigrateFailure{PartitionKey: pk, RowKey: rk, Err: err}
+	}
+	if b.PartitionKey != pk || b.RowKey != rk {
+		// A ByFunc stamp that keys the new version elsewhere: replacing
+		// the row where it is would miss it (TestMigrateUpgradeThatMovesTheKeyFailsItsRow).
+		return pending{}, 0, &MigrateFailure{PartitionKey: pk, RowKey: rk,
+			Err: fmt.Errorf("%w: the upgrade is stamped at %s, not at the row's keys: Migrate replaces a row where it is", ErrUpgrade, argerr.EntityKeys(b.PartitionKey, b.RowKey))}
 	}
 	b.ETag = info.etag
 	return pending{bag: b}, outcomeUpgrade, nil

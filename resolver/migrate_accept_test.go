@@ -445,3 +445,54 @@ func TestMigrateInvalidUpgradeFailsAlone(t *testing.T) {
 		}
 	}
 }
+
+// A ByFunc schema whose stamp gives the upgrade another RowKey than the
+// row's (v2 keys carry a "cust_" prefix the v1 rows lack) cannot be
+// migrated in place: Migrate replaces a row at its own keys. Each such row
+// is named in the report with an error matching resolver.ErrUpgrade and
+// left as it is — never counted Gone (it is there) nor written at the
+// other key; a second run says the same.
+func TestMigrateUpgradeThatMovesTheKeyFailsItsRow(t *testing.T) {
+	const n = 4
+	name := migrationRows(t, n)
+	resolve := func(pk, rk string, p resolver.Props) string { return p.String("EntityType") }
+	stamp := func(typeName string, e *entity.DynamicEntity) error {
+		e.Set("EntityType", typeName)
+		if !strings.HasPrefix(e.RowKey, "cust_") {
+			e.RowKey = "cust_" + e.RowKey
+		}
+		return nil
+	}
+	s, err := resolver.NewSchema(resolver.Config{Discriminator: resolver.ByFunc(resolve, stamp)},
+		resolver.Register[Customer]("Customer.v2"), resolver.Upgrade("Customer.v1", upgradeCustomer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := env.TableService.NewClient(name)
+	tbl, err := resolver.NewTable(raw, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{})
+		var me *resolver.MigrateError
+		if !errors.As(err, &me) || me.Failed != n || rep.Gone != 0 || rep.Upgraded != 0 || !errors.Is(err, resolver.ErrUpgrade) {
+			t.Fatalf("run %d: %+v %v, want the %d rows failed with ErrUpgrade, none gone", run+1, rep, err, n)
+		}
+	}
+	count := 0
+	for _, err := range tbl.Bags().Query(t.Context(), entity.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		count++
+	}
+	if count != n {
+		t.Errorf("%d rows stored, want the %d v1 rows alone", count, n)
+	}
+	for i := range n {
+		if d, _ := storedRow(t, raw, i); d.Properties["EntityType"] != "Customer.v1" {
+			t.Errorf("row %d stored as %v", i, d.Properties)
+		}
+	}
+}

@@ -496,3 +496,85 @@ func TestMigrateUpgradeThatMovesTheKeyFailsItsRow(t *testing.T) {
 		}
 	}
 }
+
+// accounted fails t unless every row a report read is counted once:
+// upgraded, current, unknown, gone or failed.
+func accounted(t *testing.T, rep resolver.MigrateReport) {
+	t.Helper()
+	if sum := rep.Upgraded + rep.Current + rep.Unknown + rep.Gone + int64(len(rep.Failed)); sum != rep.Read {
+		t.Errorf("report %+v counts %d rows, read %d", rep, sum, rep.Read)
+	}
+}
+
+// Rows another writer replaces between Migrate's read and its write — one
+// by a row of a type the schema does not know, one by a current v2 row —
+// are read again and counted as what they are now, Unknown and Current,
+// and left as that writer left them; every row read is counted once.
+func TestMigrateCountsARowAsWhatItBecame(t *testing.T) {
+	const n = 6
+	name := migrationRows(t, n)
+	raw := env.TableService.NewClient(name)
+	replace := func(body string) {
+		if _, err := raw.UpsertEntity(context.Background(), []byte(body), &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace}); err != nil {
+			t.Error(err)
+		}
+	}
+	h := &hook{match: isWrite, fn: func() {
+		replace(fmt.Sprintf(`{"PartitionKey":%q,"RowKey":%q,"EntityType":"Order.v1","Total":3}`, rowPK(1), rowRK(1)))
+		replace(fmt.Sprintf(`{"PartitionKey":%q,"RowKey":%q,"EntityType":"Customer.v2","First":"Zed","Last":"Zee","Edits@odata.type":"Edm.Int64","Edits":"5"}`, rowPK(3), rowRK(3)))
+	}}
+	rep, err := migrateTable(t, env.With(h), name).Migrate(t.Context(), resolver.MigrateOptions{})
+	if err != nil {
+		t.Fatalf("migrate: %+v %v", rep, err)
+	}
+	if rep.Unknown != 1 || rep.Current != 1 || rep.Upgraded != n-2 {
+		t.Errorf("report %+v, want 1 unknown, 1 current, %d upgraded", rep, n-2)
+	}
+	accounted(t, rep)
+	if d, _ := storedRow(t, raw, 1); d.Properties["EntityType"] != "Order.v1" {
+		t.Errorf("row 1 stored %v", d.Properties)
+	}
+	checkUpgraded(t, raw, 3, "Zed Zee", 5)
+}
+
+// Two migrations of one table at once (two deployments of the new
+// program): both finish, every row ends upgraded once from its v1 row
+// (read raw), each run counts every row it read once, and a third run
+// upgrades nothing. A row both runs raced for may be counted Upgraded by
+// both: each found its own upgrade stored (see Migrate's doc).
+func TestTwoMigrationsAtOnce(t *testing.T) {
+	const n = 60
+	name := migrationRows(t, n)
+	var reps [2]resolver.MigrateReport
+	var errs [2]error
+	done := make(chan int)
+	for i := range 2 {
+		go func() {
+			reps[i], errs[i] = migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{PageSize: 7, Concurrency: 2})
+			done <- i
+		}()
+	}
+	<-done
+	<-done
+	for i := range 2 {
+		if errs[i] != nil {
+			t.Fatalf("run %d: %+v %v", i, reps[i], errs[i])
+		}
+		accounted(t, reps[i])
+		if reps[i].Read != n {
+			t.Errorf("run %d read %d rows, want %d", i, reps[i].Read, n)
+		}
+	}
+	if up := reps[0].Upgraded + reps[1].Upgraded; up < n {
+		t.Errorf("the runs upgraded %d rows together, want at least %d", up, n)
+	}
+	t.Logf("runs: %+v / %+v", reps[0], reps[1])
+	raw := env.TableService.NewClient(name)
+	for i := range n {
+		checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
+	}
+	again, err := migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{})
+	if err != nil || again.Upgraded != 0 || again.Current != n {
+		t.Fatalf("a third run: %+v %v", again, err)
+	}
+}

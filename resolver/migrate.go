@@ -129,7 +129,8 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // concurrent change is never overwritten (TestMigrateBesideConcurrentWriters,
 // and with the reply of each request lost and another writer's insert,
 // replace, merge or delete run before azcore's resend:
-// TestMigrateBesideAnotherWriter). A row deleted in between is counted
+// TestMigrateBesideAnotherWriter, and for the single-row write of a row
+// that raced: TestMigrateLostReplyOnASingleRowWriteBesideAWriter). A row deleted in between is counted
 // Gone and not written back (TestMigrateRowDeletedOrChangedBetweenReadAndWrite).
 // A row that is current when read again counts as Current — or as Upgraded
 // when it holds exactly the upgrade this run wrote (its write landed and

@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/resolver"
 )
 
@@ -576,5 +577,84 @@ func TestTwoMigrationsAtOnce(t *testing.T) {
 	again, err := migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{})
 	if err != nil || again.Upgraded != 0 || again.Current != n {
 		t.Fatalf("a third run: %+v %v", again, err)
+	}
+}
+
+// A row that raced (another writer changed it between the page read and
+// the transaction) is upgraded on its own; the reply of that single write
+// is lost, and before azcore's resend a third writer merges an edit into
+// the row (or replaces it with a v1 row of its own, or deletes it). The
+// migration succeeds; the merge is kept on the upgraded row, the
+// replacement is upgraded, the deletion stays; the report counts the row
+// once and every row read once.
+func TestMigrateLostReplyOnASingleRowWriteBesideAWriter(t *testing.T) {
+	for _, kind := range []string{"merge", "replace", "delete"} {
+		t.Run(kind, func(t *testing.T) {
+			const n = 6
+			name := migrationRows(t, n)
+			raw := env.TableService.NewClient(name)
+			// Before the transaction: row 2's v1 name changes, so it races.
+			race := &hook{match: isWrite, fn: func() {
+				if _, err := raw.UpsertEntity(context.Background(), v1Body(2, "Bob Ray", 3), &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace}); err != nil {
+					t.Error(err)
+				}
+			}}
+			inj := faults.New(faults.Config{})
+			single := func(r *http.Request) bool {
+				return r.Method == http.MethodPut && strings.Contains(r.URL.String(), rowRK(2))
+			}
+			inj.LoseNextThen(1, single, func(*http.Request) {
+				var err error
+				switch kind {
+				case "merge":
+					_, err = raw.UpdateEntity(context.Background(), fmt.Appendf(nil, `{"PartitionKey":%q,"RowKey":%q,"Edits@odata.type":"Edm.Int64","Edits":"42"}`, rowPK(2), rowRK(2)),
+						&aztables.UpdateEntityOptions{UpdateMode: aztables.UpdateModeMerge})
+				case "replace":
+					_, err = raw.UpsertEntity(context.Background(), v1Body(2, "Cy Dee", 9), &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace})
+				case "delete":
+					_, err = raw.DeleteEntity(context.Background(), rowPK(2), rowRK(2), nil)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			})
+			view := env.With(race, inj).WithOptions(func(o *azcore.ClientOptions) {
+				o.Retry = policy.RetryOptions{MaxRetries: 3, RetryDelay: 5 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond}
+			})
+			rep, err := migrateTable(t, view, name).Migrate(t.Context(), resolver.MigrateOptions{})
+			if err != nil {
+				t.Fatalf("migrate: %+v %v", rep, err)
+			}
+			if inj.Stats().LostReplies != 1 {
+				t.Fatalf("%d replies lost: the single-row write was not made", inj.Stats().LostReplies)
+			}
+			accounted(t, rep)
+			switch kind {
+			case "merge":
+				checkUpgraded(t, raw, 2, "Bob Ray", 42)
+			case "replace":
+				// Upgraded from the replacement in this run, or — when the
+				// write's outcome was settled as done — the replacement
+				// itself, which the next run upgrades.
+				if d, _ := storedRow(t, raw, 2); d.Properties["EntityType"] != "Customer.v1" {
+					checkUpgraded(t, raw, 2, "Cy Dee", 9)
+				}
+			case "delete":
+				if d, found := storedRow(t, raw, 2); found {
+					t.Errorf("the deleted row is back: %v", d.Properties)
+				}
+			}
+			for _, i := range []int{0, 1, 3, 4, 5} {
+				checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
+			}
+			t.Logf("%s: %+v", kind, rep)
+			again, err := migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{})
+			if err != nil {
+				t.Fatalf("a second run: %+v %v", again, err)
+			}
+			if kind == "replace" {
+				checkUpgraded(t, raw, 2, "Cy Dee", 9)
+			}
+		})
 	}
 }

@@ -85,7 +85,16 @@
 // between is read again and upgraded from what is stored now, never
 // overwritten (TestMigrateBesideConcurrentWriters: 3,000 rows beside 8
 // writers, every edit kept). It is resumable from a checkpoint token and
-// idempotent: a second run upgrades nothing.
+// idempotent: a second run upgrades nothing. A row that cannot be upgraded
+// (its upgrade fails, panics, or cannot be stored) fails alone, named in
+// the report (TestMigrateOneBadRowAmongThousands); a read or write the
+// service does not answer stops the run with no checkpoint past its page,
+// so a resumed run skips no row
+// (TestMigrateResumesAfterAnOutageWithoutSkippingRows); a checkpoint token
+// of another table or query, or changed, is refused before any request
+// (TestMigrateRefusesAForeignResumeToken); rows of types the schema does
+// not know are counted and left alone
+// (TestMigrateLeavesUnknownAndNewerRowsAlone).
 //
 // # Property bags
 //

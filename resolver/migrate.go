@@ -166,7 +166,8 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // and gives no checkpoint past its page, so a run resumed from the last
 // checkpoint does that page again and skips no row
 // (TestMigrateResumesAfterAnOutageWithoutSkippingRows). Pace it with a
-// throttle.Limiter in the client's pipeline on a live account.
+// throttle.Limiter in the client's pipeline on a live account
+// (TestMigrateThrottled: under a Simulator, no request throttled).
 func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport, error) {
 	start := time.Now()
 	var rep MigrateReport

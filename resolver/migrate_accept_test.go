@@ -21,6 +21,7 @@ import (
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/resolver"
+	"github.com/tablekit/tablekit/throttle"
 )
 
 // outage is a per-retry policy that, while on, answers every request with
@@ -656,5 +657,74 @@ func TestMigrateLostReplyOnASingleRowWriteBesideAWriter(t *testing.T) {
 				checkUpgraded(t, raw, 2, "Cy Dee", 9)
 			}
 		})
+	}
+}
+
+// Migrate under a simulated service that serves 200 entities/s per
+// partition, through an account whose Limiter is paced to the same: every
+// row ends upgraded (read raw), none failed, and fewer than 1% of the
+// requests were throttled; the Limiter paced every try.
+func TestMigrateThrottled(t *testing.T) {
+	const partitions, per = 3, 200
+	name := env.TableName(t)
+	if _, err := env.TableService.CreateTable(t.Context(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw := env.TableService.NewClient(name)
+	v1, _ := customerSchemas(t)
+	old, err := resolver.NewTable(raw, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range partitions {
+		b := old.NewBatch()
+		for i := range per {
+			b.Insert(&CustomerV1{PartitionKey: fmt.Sprintf("p%d", p), RowKey: fmt.Sprintf("%04d", i), Name: fmt.Sprintf("Ann%d Lee%d", i, p)})
+			if b.Len() == 100 {
+				if _, err := old.Submit(t.Context(), b); err != nil {
+					t.Fatal(err)
+				}
+				b = old.NewBatch()
+			}
+		}
+	}
+	lim, err := throttle.NewLimiter(throttle.Config{PartitionRate: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, sim := env.ThrottledAccount(t, lim, throttle.SimConfig{PartitionRate: 200})
+	client, err := acct.Table(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v2 := customerSchemas(t)
+	tbl, err := resolver.NewTable(client, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{PageSize: 300})
+	if err != nil || rep.Upgraded != partitions*per {
+		t.Fatalf("migrate: %+v %v", rep, err)
+	}
+	st := sim.Stats()
+	t.Logf("%+v; simulator %+v; limiter %+v", rep, st, lim.Stats())
+	if float64(st.Throttled) >= 0.01*float64(st.Requests) {
+		t.Errorf("%d of %d requests throttled, want under 1%%", st.Throttled, st.Requests)
+	}
+	if lim.Stats().Requests != st.Requests {
+		t.Errorf("the Limiter paced %d of the %d tries the Simulator saw", lim.Stats().Requests, st.Requests)
+	}
+	n := 0
+	for d, err := range tbl.Bags().Query(t.Context(), entity.Query{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if d.Properties["EntityType"] != "Customer.v2" {
+			t.Fatalf("%s/%s stored as %v", d.PartitionKey, d.RowKey, d.Properties["EntityType"])
+		}
+	}
+	if n != partitions*per {
+		t.Fatalf("%d rows stored", n)
 	}
 }

@@ -123,7 +123,8 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // for a whole table.
 //
 // Rows of a partition are written together, up to 100 in one entity group
-// transaction. A row changed by another writer between the read and the
+// transaction, fewer when their upgrades together exceed a transaction's
+// 4 MiB (TestMigrateLargeUpgradesStillGoInTransactions). A row changed by another writer between the read and the
 // write fails its condition: it is read again and, if it is still of an old
 // version, upgraded from what is stored now and written again — a
 // concurrent change is never overwritten (TestMigrateBesideConcurrentWriters,
@@ -453,6 +454,14 @@ func (t *Table) writePartition(ctx context.Context, rows []pending, opts Migrate
 				continue
 			}
 			var be *entity.BatchError
+			if errors.As(err, &be) && be.Index < 0 && len(chunk) > 1 && errors.Is(err, entity.ErrInvalid) {
+				// The transaction as a whole is too large (over 4 MiB):
+				// half of it now, the other half after.
+				half := len(chunk) / 2
+				rows = append(slices.Clone(chunk[half:]), rows...)
+				chunk = chunk[:half]
+				continue
+			}
 			if errors.As(err, &be) && be.Index >= 0 && be.Index < len(chunk) {
 				// That row's upgrade cannot be written (too large once
 				// encoded, say): it fails alone, the others go again.

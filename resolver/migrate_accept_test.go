@@ -728,3 +728,60 @@ func TestMigrateThrottled(t *testing.T) {
 		t.Fatalf("%d rows stored", n)
 	}
 }
+
+// Upgrades that make 100 rows of a partition larger together than a
+// transaction's 4 MiB (about 60 KB each) are still written in
+// transactions — the chunk split until each fits — not one request per
+// row: every row is upgraded (read raw) in a handful of requests.
+func TestMigrateLargeUpgradesStillGoInTransactions(t *testing.T) {
+	const n = 100
+	v1, _ := customerSchemas(t)
+	v2, err := resolver.NewSchema(resolver.Config{}, resolver.Register[Gadget]("Gadget.v2"),
+		resolver.Upgrade("Customer.v1", func(old *CustomerV1) (*Gadget, error) {
+			return &Gadget{Label: old.Name + strings.Repeat("y", 30_000), Blob: strings.Repeat("x", 30_000)}, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := env.TableName(t)
+	if _, err := env.TableService.CreateTable(t.Context(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	client := env.TableService.NewClient(name)
+	old, err := resolver.NewTable(client, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := old.NewBatch()
+	for i := range n {
+		b.Insert(&CustomerV1{PartitionKey: "p", RowKey: fmt.Sprintf("%03d", i), Name: fmt.Sprint("g", i)})
+	}
+	if _, err := old.Submit(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	c := &counter{}
+	tbl, err := resolver.NewTable(env.With(c).TableService.NewClient(name), v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{})
+	if err != nil || rep.Upgraded != n {
+		t.Fatalf("migrate: %+v %v", rep, err)
+	}
+	if c.n.Load() > 6 {
+		t.Errorf("%d requests for %d rows: the upgrades were not written in transactions", c.n.Load(), n)
+	}
+	for i := range n {
+		resp, err := client.GetEntity(t.Context(), "p", fmt.Sprintf("%03d", i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d entity.DynamicEntity
+		if err := entity.Unmarshal(resp.Value, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Properties["EntityType"] != "Gadget.v2" || len(fmt.Sprint(d.Properties["Blob"])) != 30_000 {
+			t.Fatalf("row %d stored as %v", i, d.Properties["EntityType"])
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/resolver"
 	"github.com/tablekit/tablekit/throttle"
@@ -782,6 +783,93 @@ func TestMigrateLargeUpgradesStillGoInTransactions(t *testing.T) {
 		}
 		if d.Properties["EntityType"] != "Gadget.v2" || len(fmt.Sprint(d.Properties["Blob"])) != 30_000 {
 			t.Fatalf("row %d stored as %v", i, d.Properties["EntityType"])
+		}
+	}
+}
+
+// A migration of several partitions written at once (Concurrency 3),
+// killed at a request — before it is sent, or once the service executed
+// it — and resumed by a fresh Table from its last checkpoint: every row
+// ends upgraded from its v1 row (read raw), and a further run upgrades
+// nothing.
+func TestMigrateKilledMidPageAcrossPartitionsResumes(t *testing.T) {
+	const parts, per = 3, 40
+	for _, k := range []int{1, 4, 7, 10} {
+		for _, executed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("after %d executed=%v", k, executed), func(t *testing.T) {
+				name := env.TableName(t)
+				if _, err := env.TableService.CreateTable(t.Context(), name, nil); err != nil {
+					t.Fatal(err)
+				}
+				raw := env.TableService.NewClient(name)
+				v1, _ := customerSchemas(t)
+				old, err := resolver.NewTable(raw, v1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for p := range parts {
+					b := old.NewBatch()
+					for i := range per {
+						b.Insert(&CustomerV1{PartitionKey: fmt.Sprintf("p%d", p), RowKey: fmt.Sprintf("%03d", i), Name: fmt.Sprintf("A%d B%d", i, p), Edits: int64(i)})
+					}
+					if _, err := old.Submit(t.Context(), b); err != nil {
+						t.Fatal(err)
+					}
+				}
+				killer := crashtest.NewKiller(k)
+				if executed {
+					killer = crashtest.NewExecutedKiller(k)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go func() {
+					select {
+					case <-killer.Killed():
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+				var token string
+				opts := resolver.MigrateOptions{PageSize: 25, Concurrency: 3}
+				crashed := opts
+				crashed.Checkpoint = func(c resolver.MigrateCheckpoint) error { token = c.Token; return nil }
+				_, err = migrateTable(t, env.With(killer), name).Migrate(ctx, crashed)
+				if !killer.Fired() {
+					t.Fatalf("not killed after %d requests: %v", k, err)
+				}
+				if err == nil {
+					t.Fatal("a killed migration reported success")
+				}
+				resumed := opts
+				resumed.Resume = token
+				if rep, err := migrateTable(t, env, name).Migrate(t.Context(), resumed); err != nil {
+					t.Fatalf("resumed from %q: %+v %v", token, rep, err)
+				}
+				bags, err := entity.NewTable[entity.DynamicEntity](raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for d, err := range bags.Query(t.Context(), entity.Query{}) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					n++
+					var i, p int
+					fmt.Sscanf(d.RowKey, "%03d", &i)
+					fmt.Sscanf(d.PartitionKey, "p%d", &p)
+					if d.Properties["EntityType"] != "Customer.v2" || d.Properties["First"] != fmt.Sprintf("A%d", i) || d.Properties["Last"] != fmt.Sprintf("B%d", p) || d.Properties["Edits"] != int64(i) {
+						t.Errorf("%s/%s stored %v", d.PartitionKey, d.RowKey, d.Properties)
+					}
+				}
+				if n != parts*per {
+					t.Fatalf("%d rows stored", n)
+				}
+				again, err := migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{})
+				if err != nil || again.Upgraded != 0 || again.Current != parts*per {
+					t.Fatalf("a further run: %+v %v", again, err)
+				}
+			})
 		}
 	}
 }

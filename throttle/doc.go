@@ -59,7 +59,8 @@
 // waiting for their turns on it take new turns after the hold
 // (TestLimiterHoldsTriesAlreadyWaiting). Every second without a throttled
 // answer adds a twentieth of the target back (additive increase), up to
-// the target. A try whose context ends while it waits is not sent,
+// the target (TestLimiterPacesAndAdapts: pacing, halving once per 200 ms,
+// another partition unslowed, the increase). A try whose context ends while it waits is not sent,
 // returns the context's error at once and gives its turn back, so
 // abandoned tries delay no one
 // (TestLimiterCancelledWaitGivesBackItsTurn,
@@ -109,7 +110,7 @@
 // account and its operations' number of entities to its partition; a
 // query counts to the account only (the entities it returns are not
 // charged to their partition). Its Stats count what it let through and
-// refused.
+// refused (TestSimulatorShedsAboveItsRate).
 //
 // Measured in CI's scaled-down form (BenchmarkBulkWriteThrottled, 10
 // partitions at a simulated 200 entities/s each): with a Limiter, 115% of

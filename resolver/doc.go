@@ -77,7 +77,7 @@
 // newer one; reads return only registered current types. With
 // Config.WriteBackUpgrades a read also replaces the row by its upgrade, on
 // condition of the ETag it was read with, so a concurrent change is never
-// overwritten.
+// overwritten (TestUpgradeWriteBackRacesAWriter).
 //
 // Table.Migrate does it for a whole table: it reads every row and replaces
 // each old-version row by its upgrade, a partition's rows in transactions

@@ -2,11 +2,13 @@ package throttle_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,5 +97,52 @@ func TestLimiterUnderPermanentServerBusyGivesUp(t *testing.T) {
 	}
 	if s := lim.Stats(); s.Requests != 4 || s.Throttled != 4 {
 		t.Errorf("Limiter stats %+v, want 4 tries paced and throttled (azcore's 3 retries)", s)
+	}
+}
+
+// sent counts the tries that get past the policies before it.
+type sent struct{ n atomic.Int64 }
+
+func (s *sent) Do(req *policy.Request) (*http.Response, error) {
+	s.n.Add(1)
+	return req.Next()
+}
+
+// A write whose context ends while it waits for its turn returns the
+// context's error through entity and azcore, and nothing of it is sent:
+// the Limiter at 1 entity/s lets the first insert of a partition go and
+// holds the second, whose deadline passes first. A later insert with time
+// to wait is sent.
+func TestLimiterWaitEndsWithTheContext(t *testing.T) {
+	lim, err := throttle.NewLimiter(throttle.Config{PartitionRate: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := env.TableName(t)
+	if _, err := env.TableService.CreateTable(t.Context(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	after := &sent{}
+	tbl, err := entity.NewTableFromService[reading](env.With(lim, after).TableService, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Insert(t.Context(), &reading{PartitionKey: "p", RowKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	err = tbl.Insert(ctx, &reading{PartitionKey: "p", RowKey: "2"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("an insert whose deadline passed while it waited: %v, want context.DeadlineExceeded", err)
+	}
+	if after.n.Load() != 1 {
+		t.Fatalf("%d tries sent, want only the first insert", after.n.Load())
+	}
+	if _, err := env.TableService.NewClient(name).GetEntity(t.Context(), "p", "2", nil); err == nil {
+		t.Fatal("the insert given up while waiting is stored")
+	}
+	if err := tbl.Insert(t.Context(), &reading{PartitionKey: "p", RowKey: "3"}); err != nil || after.n.Load() != 2 {
+		t.Fatalf("a later insert: %v, %d tries sent", err, after.n.Load())
 	}
 }

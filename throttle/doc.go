@@ -64,7 +64,8 @@
 // returns the context's error at once and gives its turn back, so
 // abandoned tries delay no one
 // (TestLimiterCancelledWaitGivesBackItsTurn,
-// TestLimiterUnderConcurrentGoroutines). So a client that shares an account with
+// TestLimiterUnderConcurrentGoroutines, and through entity's Insert:
+// TestLimiterWaitEndsWithTheContext). So a client that shares an account with
 // others settles near its share, and one alone runs at the target without
 // a throttled request after the first second. azcore's retry policy is
 // left as it is: it retries the throttled request, and the Limiter paces

@@ -154,3 +154,33 @@ func TestSimulatorAnswersAsTheService(t *testing.T) {
 		t.Fatalf("azcore reads %v", err)
 	}
 }
+
+// Seconds without a throttled answer count whether or not requests were
+// sent in them: a rate halved by a 503 and then left idle for ten seconds
+// is back at its target at the next answer, not one twentieth up.
+func TestLimiterIdleSecondsRestoreTheRate(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l, err := NewLimiter(Config{PartitionRate: 1000, AccountRate: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.now = clk.now
+	w := work{account: "a", table: "t", partition: "p", entities: 1}
+	l.reserve(w)
+	l.observe(w, &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}})
+	if r := l.Rate("a", "t", "p"); r != 500 {
+		t.Fatalf("rate after a 503 = %v", r)
+	}
+	clk.t = clk.t.Add(2500 * time.Millisecond)
+	l.reserve(w)
+	l.observe(w, &http.Response{StatusCode: http.StatusNoContent})
+	if r := l.Rate("a", "t", "p"); r != 600 {
+		t.Fatalf("rate after 2.5 quiet seconds = %v, want 500 + 2×50", r)
+	}
+	clk.t = clk.t.Add(10 * time.Second)
+	l.reserve(w)
+	l.observe(w, &http.Response{StatusCode: http.StatusNoContent})
+	if r := l.Rate("a", "t", "p"); r != 1000 {
+		t.Fatalf("rate after 10 idle seconds = %v, want the target 1000", r)
+	}
+}

@@ -59,8 +59,10 @@
 // waiting for their turns on it take new turns after the hold
 // (TestLimiterHoldsTriesAlreadyWaiting). Every second without a throttled
 // answer adds a twentieth of the target back (additive increase), up to
-// the target (TestLimiterPacesAndAdapts: pacing, halving once per 200 ms,
-// another partition unslowed, the increase). A try whose context ends while it waits is not sent,
+// the target, idle seconds included: a key left alone for 20 seconds is
+// back at its target at its next answer (TestLimiterPacesAndAdapts:
+// pacing, halving once per 200 ms, another partition unslowed, the
+// increase; TestLimiterIdleSecondsRestoreTheRate). A try whose context ends while it waits is not sent,
 // returns the context's error at once and gives its turn back, so
 // abandoned tries delay no one
 // (TestLimiterCancelledWaitGivesBackItsTurn,

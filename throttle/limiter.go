@@ -278,7 +278,8 @@ func later(ts ...time.Time) time.Time {
 
 // observe adapts w's keys to the answer: halve on throttling (at most once
 // per 200 ms: the answers to requests already in flight say nothing new),
-// add back a twentieth of the target per second without.
+// add back a twentieth of the target per second without, idle seconds
+// included.
 func (l *Limiter) observe(w work, resp *http.Response) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -301,9 +302,14 @@ func (l *Limiter) observe(w work, resp *http.Response) {
 		}
 		return
 	}
-	if resp != nil && p.rate < p.target && now.Sub(p.raised) >= time.Second {
-		p.rate = min(p.target, p.rate+p.target/20)
-		p.raised = now
+	if resp == nil || p.rate >= p.target {
+		return
+	}
+	// Every whole second since the last change counts, sent in or idle
+	// (TestLimiterIdleSecondsRestoreTheRate).
+	if secs := now.Sub(p.raised) / time.Second; secs > 0 {
+		p.rate = min(p.target, p.rate+float64(secs)*p.target/20)
+		p.raised = p.raised.Add(secs * time.Second)
 	}
 }
 

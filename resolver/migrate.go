@@ -166,7 +166,10 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // reported as a failed row: Migrate stops with an error naming the row,
 // and gives no checkpoint past its page, so a run resumed from the last
 // checkpoint does that page again and skips no row
-// (TestMigrateResumesAfterAnOutageWithoutSkippingRows). Pace it with a
+// (TestMigrateResumesAfterAnOutageWithoutSkippingRows). So a service that
+// keeps answering 503 stops a migration after one row's tries, not
+// Attempts × azcore's retries for every row of the table
+// (TestMigrateUnderPermanentServerBusyStops). Pace it with a
 // throttle.Limiter in the client's pipeline on a live account
 // (TestMigrateThrottled: under a Simulator, no request throttled).
 func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport, error) {

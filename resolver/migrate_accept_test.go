@@ -873,3 +873,39 @@ func TestMigrateKilledMidPageAcrossPartitionsResumes(t *testing.T) {
 		}
 	}
 }
+
+// A migration whose writes meet 503 Server Busy that never ends (azcore
+// retrying each request twice) stops at the first row it cannot write,
+// with the service's 503 in its error, after a bounded number of tries —
+// it does not spend MigrateOptions.Attempts on every row of the table —
+// and gives no checkpoint; a run after the storm upgrades every row.
+func TestMigrateUnderPermanentServerBusyStops(t *testing.T) {
+	const n = 40
+	name := migrationRows(t, n)
+	down := &outage{}
+	down.armed.Store(true)
+	c := &counter{}
+	view := env.With(c, down).WithOptions(func(o *azcore.ClientOptions) {
+		o.Retry = policy.RetryOptions{MaxRetries: 2, RetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond}
+	})
+	checkpoints := 0
+	rep, err := migrateTable(t, view, name).Migrate(t.Context(), resolver.MigrateOptions{
+		Checkpoint: func(resolver.MigrateCheckpoint) error { checkpoints++; return nil }})
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("migrate under a permanent 503: %+v %v, want the service's 503", rep, err)
+	}
+	if checkpoints != 0 || len(rep.Failed) != 0 {
+		t.Errorf("%d checkpoints, %d rows reported failed: want none", checkpoints, len(rep.Failed))
+	}
+	// The page read, then per partition written at once (2) a transaction
+	// and one read again, each tried 3 times.
+	if c.n.Load() > 1+2*2*3 {
+		t.Errorf("%d tries before giving up", c.n.Load())
+	}
+	t.Logf("%d tries: %v", c.n.Load(), err)
+	again, err := migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{})
+	if err != nil || again.Upgraded != n {
+		t.Fatalf("after the storm: %+v %v", again, err)
+	}
+}

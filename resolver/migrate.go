@@ -124,15 +124,17 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 //
 // Rows of a partition are written together, up to 100 in one entity group
 // transaction, fewer when their upgrades together exceed a transaction's
-// 4 MiB (TestMigrateLargeUpgradesStillGoInTransactions). A row changed by another writer between the read and the
-// write fails its condition: it is read again and, if it is still of an old
-// version, upgraded from what is stored now and written again — a
-// concurrent change is never overwritten (TestMigrateBesideConcurrentWriters,
-// and with the reply of each request lost and another writer's insert,
-// replace, merge or delete run before azcore's resend:
-// TestMigrateBesideAnotherWriter, and for the single-row write of a row
-// that raced: TestMigrateLostReplyOnASingleRowWriteBesideAWriter). A row deleted in between is counted
-// Gone and not written back (TestMigrateRowDeletedOrChangedBetweenReadAndWrite).
+// 4 MiB (TestMigrateLargeUpgradesStillGoInTransactions). A row changed by
+// another writer between the read and the write fails its condition: it
+// is read again and, if it is still of an old version, upgraded from what
+// is stored now and written again — a concurrent change is never
+// overwritten (TestMigrateBesideConcurrentWriters, and with the reply of
+// each request lost and another writer's insert, replace, merge or delete
+// run before azcore's resend: TestMigrateBesideAnotherWriter, and for the
+// single-row write of a row that raced:
+// TestMigrateLostReplyOnASingleRowWriteBesideAWriter). A row deleted in
+// between is counted Gone and not written back
+// (TestMigrateRowDeletedOrChangedBetweenReadAndWrite).
 // A row that is current when read again counts as Current — or as Upgraded
 // when it holds exactly the upgrade this run wrote (its write landed and
 // the answer was lost); one of a type the schema does not know counts as
@@ -159,7 +161,8 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // A migration is resumable — after each page Checkpoint gets a token that
 // MigrateOptions.Resume takes; a run killed at any request and resumed by a
 // fresh Table from its last checkpoint upgrades every row
-// (TestMigrateSurvivesACrashAtEveryRequest) — and idempotent: run again, it
+// (TestMigrateSurvivesACrashAtEveryRequest; with partitions written at
+// once: TestMigrateKilledMidPageAcrossPartitionsResumes) — and idempotent: run again, it
 // upgrades nothing and counts every row Current. A read or write that fails
 // for a reason that is not the row's (the service's answer once azcore's
 // retries are spent, a transport error, the context's end) is not

@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/internal/argerr"
@@ -124,7 +126,8 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 //
 // Rows of a partition are written together, up to 100 in one entity group
 // transaction, fewer when their upgrades together exceed a transaction's
-// 4 MiB (TestMigrateLargeUpgradesStillGoInTransactions). A row changed by
+// 4 MiB, or the service refuses the size (Cosmos DB's 2 MiB)
+// (TestMigrateLargeUpgradesStillGoInTransactions). A row changed by
 // another writer between the read and the write fails its condition: it
 // is read again and, if it is still of an old version, upgraded from what
 // is stored now and written again — a concurrent change is never
@@ -460,9 +463,11 @@ func (t *Table) writePartition(ctx context.Context, rows []pending, opts Migrate
 				continue
 			}
 			var be *entity.BatchError
-			if errors.As(err, &be) && be.Index < 0 && len(chunk) > 1 && errors.Is(err, entity.ErrInvalid) {
-				// The transaction as a whole is too large (over 4 MiB):
-				// half of it now, the other half after.
+			if len(chunk) > 1 && (errors.As(err, &be) && be.Index < 0 && errors.Is(err, entity.ErrInvalid) || bodyTooLarge(err)) {
+				// The transaction as a whole is too large (over 4 MiB, or
+				// over a smaller limit the service answers with, as
+				// Cosmos DB's 2 MiB): half of it now, the other half
+				// after.
 				half := len(chunk) / 2
 				rows = append(slices.Clone(chunk[half:]), rows...)
 				chunk = chunk[:half]
@@ -488,6 +493,13 @@ func (t *Table) writePartition(ctx context.Context, rows []pending, opts Migrate
 		}
 	}
 	return nil
+}
+
+// bodyTooLarge reports the service's refusal of a request body too large
+// for it: 413, or Cosmos DB's 400 RequestBodyTooLarge.
+func bodyTooLarge(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && (re.StatusCode == http.StatusRequestEntityTooLarge || re.ErrorCode == "RequestBodyTooLarge")
 }
 
 // writeRow upgrades one row from a fresh read, again on each concurrent

@@ -110,8 +110,10 @@
 // All tests run on Azurite. Under the Cosmos DB profile of package
 // integration/cosmos (TABLEKIT_PROFILE=cosmos: opaque ETags without a time,
 // query pages in no key order, RowKeys of at most 255 bytes, reserved
-// property names), writes, conditional upgrades and Modify hold; what
-// differs is order and Timestamps. A query of a mixed partition yields its
+// property names), writes, conditional upgrades and Modify hold, and so
+// does Migrate (every TestMigrate… test passes under the profile, a
+// transaction over its 2 MiB split like one over 4 MiB); what differs is
+// order and Timestamps. A query of a mixed partition yields its
 // rows in the service's order, which on Cosmos DB is not RowKey order
 // (TestMixedPartitionByProperty, TestMixedPartitionByPrefix,
 // TestFuncDiscriminator, TestUnknownTypesLenientAndStrict,

@@ -175,7 +175,9 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // (TestMigrateResumesAfterAnOutageWithoutSkippingRows). So a service that
 // keeps answering 503 stops a migration after one row's tries, not
 // Attempts × azcore's retries for every row of the table
-// (TestMigrateUnderPermanentServerBusyStops). Pace it with a
+// (TestMigrateUnderPermanentServerBusyStops). So a *MigrateError says the
+// scan is complete and names the rows left; any other error says it
+// stopped, and the last checkpoint resumes it. Pace it with a
 // throttle.Limiter in the client's pipeline on a live account
 // (TestMigrateThrottled: under a Simulator, no request throttled).
 func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport, error) {

@@ -47,22 +47,41 @@
 // when both its keys allow it — a query, whose entities are known only
 // from its answer, is paced by the account alone — and moves both schedules on by n / rate. Rates start at
 // the service's targets (Config says) and adapt: a 503 or a 500 Operation
-// Timeout answered to a request halves the rate of the key it names — its
-// partition, or the account for a request that names none, since the
-// answer does not say which limit was met and a hot partition must not slow
-// the others (multiplicative decrease) — and, when the service sent
-// Retry-After, holds that key until then: tries already waiting for their
-// turns on it take new turns after the hold
+// Timeout answered to a request — or a 429 Too Many Requests, the Cosmos
+// DB Table API's throttling (TestLimiterHonoursCosmosThrottling) — halves
+// the rate of the key it names — its partition, or the account for a
+// request that names none, since the answer does not say which limit was
+// met and a hot partition must not slow the others (multiplicative decrease) — and, when the service sent
+// Retry-After (in seconds or as an HTTP date; or retry-after-ms, or
+// Cosmos DB's x-ms-retry-after-ms), holds that key until then, for at
+// most Config.MaxHold, a minute by default, since azcore gives a request
+// up rather than wait longer (TestLimiterHoldIsBounded): tries already
+// waiting for their turns on it take new turns after the hold
 // (TestLimiterHoldsTriesAlreadyWaiting). Every second without a throttled
 // answer adds a twentieth of the target back (additive increase), up to
-// the target. A try whose context ends while it waits is not sent and
-// gives its turn back, so abandoned tries delay no one
+// the target, idle seconds included: a key left alone for 20 seconds is
+// back at its target at its next answer (TestLimiterPacesAndAdapts:
+// pacing, halving once per 200 ms, another partition unslowed, the
+// increase; TestLimiterIdleSecondsRestoreTheRate). A try whose context ends while it waits is not sent,
+// returns the context's error at once and gives its turn back, so
+// abandoned tries delay no one
 // (TestLimiterCancelledWaitGivesBackItsTurn,
-// TestLimiterUnderConcurrentGoroutines). So a client that shares an account with
+// TestLimiterUnderConcurrentGoroutines, and through entity's Insert:
+// TestLimiterWaitEndsWithTheContext). So a client that shares an account with
 // others settles near its share, and one alone runs at the target without
 // a throttled request after the first second. azcore's retry policy is
 // left as it is: it retries the throttled request, and the Limiter paces
-// the retry like any other try.
+// the retry like any other try. The Limiter itself never retries, gives
+// up or loops: under a 503 that never ends, a request fails after
+// azcore's MaxRetries + 1 tries, each paced once, with the service's 503
+// as an *azcore.ResponseError (ErrorCode ServerBusy) inside the calling
+// package's error, which names the table and keys
+// (TestLimiterUnderPermanentServerBusyGivesUp). A Config it cannot pace
+// with — a rate or Floor that is negative, NaN or infinite, a Floor above
+// 1, a negative MaxHold — is a *ConfigError matching entity.ErrInvalid
+// (TestBadConfigIsATypedError), as is such a SimConfig; a rate so small
+// that one unit's interval overflows a time.Duration still paces
+// (TestLimiterTinyRateStillPaces).
 //
 // Why pacing rather than a token bucket with a burst: a burst is exactly
 // what a partition server answers with Server Busy, and BulkWrite's
@@ -71,8 +90,11 @@
 // # Across processes
 //
 // One Limiter serves any number of clients, tables and goroutines of one
-// process. Processes do not share it: each paces itself to the targets, so
-// N processes writing one partition together exceed it, are throttled, and
+// process: the tables of one account share its account key, and each
+// table's partitions are keys of their own, so a partition throttled in
+// one table slows no partition of another (TestLimiterSharedByTwoTables).
+// Processes do not share it: each paces itself to the targets, so N
+// processes writing one partition together exceed it, are throttled, and
 // each halves its rate — they converge to about 1/N of the target each,
 // with a throttled request now and then, rather than to zero throttling.
 // Give each process Config targets divided by the number of processes when
@@ -84,12 +106,14 @@
 // put it in PerRetryPolicies after the Limiter (or alone, to see azcore's
 // retries on their own), and it answers requests above its per-partition
 // entity rate or per-account request rate with the service's 503 Server
-// Busy — status, x-ms-error-code header and JSON body — without sending
-// them. It counts as the Limiter does: a $batch is one request to the
+// Busy — status, x-ms-error-code header ServerBusy, the OData JSON error
+// body with that code, a request id, and the request's x-ms-version —
+// without sending them (TestSimulatorAnswersAsTheService; the status and
+// header are the documented ones, the message text is a stand-in). It counts as the Limiter does: a $batch is one request to the
 // account and its operations' number of entities to its partition; a
 // query counts to the account only (the entities it returns are not
 // charged to their partition). Its Stats count what it let through and
-// refused.
+// refused (TestSimulatorShedsAboveItsRate).
 //
 // Measured in CI's scaled-down form (BenchmarkBulkWriteThrottled, 10
 // partitions at a simulated 200 entities/s each): with a Limiter, 115% of

@@ -3,7 +3,7 @@ package throttle
 import (
 	"context"
 	"errors"
-	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -32,11 +32,27 @@ type Config struct {
 	// Floor is the least share of a target that throttling brings a rate
 	// down to; 0 means 1/100.
 	Floor float64
+	// MaxHold bounds how long one Retry-After holds a key; 0 means a
+	// minute, azcore's default MaxRetryDelay, beyond which azcore gives a
+	// request up rather than wait (TestLimiterHoldIsBounded).
+	MaxHold time.Duration
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.PartitionRate < 0 || c.AccountRate < 0 || c.Floor < 0 || c.Floor > 1 {
-		return c, fmt.Errorf("throttle: invalid Config %+v: rates must be 0 or more, Floor 0 to 1", c)
+	if err := checkRate("Config.PartitionRate", c.PartitionRate); err != nil {
+		return c, err
+	}
+	if err := checkRate("Config.AccountRate", c.AccountRate); err != nil {
+		return c, err
+	}
+	if !(c.Floor >= 0 && c.Floor <= 1) {
+		return c, &ConfigError{Field: "Config.Floor", Reason: "is " + formatFloat(c.Floor) + ": want 0 (1/100) to 1"}
+	}
+	if c.MaxHold < 0 {
+		return c, &ConfigError{Field: "Config.MaxHold", Reason: "is " + c.MaxHold.String() + ": want 0 (a minute) or more"}
+	}
+	if c.MaxHold == 0 {
+		c.MaxHold = time.Minute
 	}
 	if c.PartitionRate == 0 {
 		c.PartitionRate = PartitionTarget
@@ -210,7 +226,7 @@ func (l *Limiter) reserve(w work) reservation {
 	start := now
 	for i, p := range r.keys {
 		s := later(now, p.next, p.hold)
-		d := time.Duration(costs[i] / p.rate * float64(time.Second))
+		d := interval(costs[i], p.rate)
 		p.next = s.Add(d)
 		r.moved = append(r.moved, d)
 		start = later(start, s)
@@ -262,7 +278,8 @@ func later(ts ...time.Time) time.Time {
 
 // observe adapts w's keys to the answer: halve on throttling (at most once
 // per 200 ms: the answers to requests already in flight say nothing new),
-// add back a twentieth of the target per second without.
+// add back a twentieth of the target per second without, idle seconds
+// included.
 func (l *Limiter) observe(w work, resp *http.Response) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -281,23 +298,49 @@ func (l *Limiter) observe(w work, resp *http.Response) {
 			p.lowered, p.raised = now, now
 		}
 		if d := retryAfter(resp, now); d > 0 {
-			p.hold = later(p.hold, now.Add(d))
+			p.hold = later(p.hold, now.Add(min(d, l.cfg.MaxHold)))
 		}
 		return
 	}
-	if resp != nil && p.rate < p.target && now.Sub(p.raised) >= time.Second {
-		p.rate = min(p.target, p.rate+p.target/20)
-		p.raised = now
+	if resp == nil || p.rate >= p.target {
+		return
+	}
+	// Every whole second since the last change counts, sent in or idle
+	// (TestLimiterIdleSecondsRestoreTheRate).
+	if secs := now.Sub(p.raised) / time.Second; secs > 0 {
+		p.rate = min(p.target, p.rate+float64(secs)*p.target/20)
+		p.raised = p.raised.Add(secs * time.Second)
 	}
 }
 
-// throttled reports a 503 Server Busy, or a 500 Operation Timeout.
+// maxInterval is the longest interval one reservation moves a schedule:
+// about 146 years, far from time.Duration's overflow.
+const maxInterval = time.Duration(1 << 62)
+
+// maxFloat is the largest finite float64.
+const maxFloat = math.MaxFloat64
+
+// interval is the time n units take at rate per second, saturated at
+// maxInterval: a rate so small that the product overflows a Duration
+// still paces (TestLimiterTinyRateStillPaces).
+func interval(n, rate float64) time.Duration {
+	ns := n / rate * float64(time.Second)
+	if !(ns < float64(maxInterval)) {
+		return maxInterval
+	}
+	return time.Duration(ns)
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// throttled reports a 503 Server Busy, a 500 Operation Timeout, or a 429
+// Too Many Requests (Cosmos DB's Table API's throttling).
 func throttled(resp *http.Response) bool {
 	if resp == nil {
 		return false
 	}
 	switch resp.StatusCode {
-	case http.StatusServiceUnavailable:
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 		return true
 	case http.StatusInternalServerError:
 		return resp.Header.Get("x-ms-error-code") == "OperationTimedOut"
@@ -306,11 +349,14 @@ func throttled(resp *http.Response) bool {
 }
 
 // retryAfter reads Retry-After (seconds or an HTTP date), or the
-// millisecond form some Azure services send.
+// millisecond forms some Azure services send (Cosmos DB:
+// x-ms-retry-after-ms), in azcore's order of preference.
 func retryAfter(resp *http.Response, now time.Time) time.Duration {
-	if ms := resp.Header.Get("retry-after-ms"); ms != "" {
-		if n, err := strconv.Atoi(ms); err == nil && n > 0 {
-			return time.Duration(n) * time.Millisecond
+	for _, h := range []string{"retry-after-ms", "x-ms-retry-after-ms"} {
+		if ms := resp.Header.Get(h); ms != "" {
+			if n, err := strconv.Atoi(ms); err == nil && n > 0 {
+				return time.Duration(n) * time.Millisecond
+			}
 		}
 	}
 	v := resp.Header.Get("Retry-After")

@@ -52,8 +52,14 @@ type bucket struct {
 
 // NewSimulator returns a Simulator with cfg's rates.
 func NewSimulator(cfg SimConfig) (*Simulator, error) {
-	if cfg.PartitionRate < 0 || cfg.AccountRate < 0 || cfg.RetryAfter < 0 {
-		return nil, fmt.Errorf("throttle: invalid SimConfig %+v: rates and RetryAfter must be 0 or more", cfg)
+	if err := checkRate("SimConfig.PartitionRate", cfg.PartitionRate); err != nil {
+		return nil, err
+	}
+	if err := checkRate("SimConfig.AccountRate", cfg.AccountRate); err != nil {
+		return nil, err
+	}
+	if cfg.RetryAfter < 0 {
+		return nil, &ConfigError{Field: "SimConfig.RetryAfter", Reason: "is " + cfg.RetryAfter.String() + ": want 0 (none) or more"}
 	}
 	if cfg.PartitionRate == 0 {
 		cfg.PartitionRate = PartitionTarget
@@ -130,7 +136,12 @@ func serverBusy(req *http.Request, retryAfter time.Duration, now time.Time) *htt
 	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
 	h.Set("x-ms-error-code", "ServerBusy")
 	h.Set("x-ms-request-id", id)
-	h.Set("x-ms-version", "2019-02-02")
+	// The service answers in the version the request asked for.
+	version := req.Header.Get("x-ms-version")
+	if version == "" {
+		version = "2019-02-02"
+	}
+	h.Set("x-ms-version", version)
 	h.Set("Date", now.UTC().Format(http.TimeFormat))
 	if retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(max(1, int(retryAfter.Round(time.Second)/time.Second))))

@@ -105,7 +105,7 @@ func TestNoPanicOnNilOperations(t *testing.T) {
 				"NewSimulator": func() { _, _ = throttle.NewSimulator(throttle.SimConfig{PartitionRate: -1}) },
 			},
 			types: map[string]reflect.Type{
-				"Config": reflect.TypeFor[throttle.Config](), "Limiter": reflect.TypeFor[throttle.Limiter](),
+				"Config": reflect.TypeFor[throttle.Config](), "ConfigError": reflect.TypeFor[throttle.ConfigError](), "Limiter": reflect.TypeFor[throttle.Limiter](),
 				"SimConfig": reflect.TypeFor[throttle.SimConfig](), "SimStats": reflect.TypeFor[throttle.SimStats](),
 				"Simulator": reflect.TypeFor[throttle.Simulator](), "Stats": reflect.TypeFor[throttle.Stats](),
 			},

@@ -36,6 +36,7 @@ import (
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 	"github.com/tablekit/tablekit/patterns/wide"
 	"github.com/tablekit/tablekit/resolver"
+	"github.com/tablekit/tablekit/throttle"
 )
 
 // sample is one value of an exported error type and what its text and
@@ -169,6 +170,7 @@ var samples = map[string]sample{
 	"resolver.MigrateError":   {err: &resolver.MigrateError{Failed: 1, First: resolver.MigrateFailure{PartitionKey: "p", RowKey: "r", Err: errCause}}, op: "migrate", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 	"resolver.MigrateFailure": {err: resolver.MigrateFailure{PartitionKey: "p", RowKey: "r", Err: errCause}, op: "migrate", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 	"resolver.RowError":       {err: &resolver.RowError{PartitionKey: "p", RowKey: "r", TypeName: "Order", Err: errCause}, op: "row", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
+	"throttle.ConfigError":    {err: &throttle.ConfigError{Field: "Config.PartitionRate", Reason: "is NaN: want a finite rate of 0 (the default) or more"}, op: "invalid Config.PartitionRate", is: []error{entity.ErrInvalid}},
 }
 
 // pending are the samples that still fail, with the change that makes

@@ -48,6 +48,11 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 	if opts.Resume != "" {
 		return Summary{}, &ConfigError{Field: "ExportOptions.Resume", Reason: "ExportBlob keeps its own token in the blob: leave Resume empty"}
 	}
+	// Everything the caller gave is checked before the first request.
+	opts, start, err := prepare(tbl, opts)
+	if err != nil {
+		return Summary{}, err
+	}
 	bw := &blockWriter{dst: dst}
 	props, err := dst.GetProperties(ctx, nil)
 	switch {
@@ -62,6 +67,9 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 		pos, err := parseToken(tok)
 		if err != nil {
 			return Summary{}, &ConfigError{Field: "blob", Reason: "its " + MetadataToken + " metadata is not a token of ExportBlob: delete it or choose another"}
+		}
+		if pos.Export != start.Export || pos.Ranges != start.Ranges {
+			return Summary{}, &ConfigError{Field: "blob", Reason: fmt.Sprintf("holds an export of another table than %q, or with other Ranges, Filter or SegmentEntities: delete it or choose another", tbl.Name())}
 		}
 		if props.ContentLength == nil || *props.ContentLength != pos.Bytes {
 			return Summary{}, &ConfigError{Field: "blob", Reason: fmt.Sprintf("holds %s bytes where its token counts %d: written by someone else since; delete it or choose another", sizeText(props.ContentLength), pos.Bytes)}

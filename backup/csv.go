@@ -309,6 +309,9 @@ func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w i
 	if tbl == nil || w == nil {
 		return &ConfigError{Field: "table or writer", Reason: ReasonNil}
 	}
+	if _, err := f.Build(); err != nil {
+		return &ConfigError{Field: "filter", Reason: err.Error()}
+	}
 	seen := map[string]bool{}
 	for d, err := range tbl.Query(ctx, entity.Query{Filter: f}) {
 		if err != nil {

@@ -90,6 +90,22 @@
 // damaged member is (TestImportWritesNothingOfADamagedMember,
 // TestImportRefusesMalformedInput).
 //
+// Everything the caller gives is checked before the first request: a nil
+// table, writer, reader or blob, a negative number, a range whose To is
+// not above its From, a Filter that does not build, an unknown Mode, are
+// refused with a *ConfigError matching ErrInvalid and entity.ErrInvalid
+// (TestBadInputIsRefusedBeforeAnyRequest, which counts the requests). A
+// Checkpoint's token carries a checksum and the fingerprint of the export
+// that made it — the table's name, Ranges, Filter and SegmentEntities —
+// so a token changed by hand, cut short, or made by an export of another
+// table or with other options is refused the same way instead of resumed
+// into a backup that mixes two (TestBadInputIsRefusedBeforeAnyRequest;
+// for a blob: TestExportBlobRefusesABlobOfAnotherExport). The checksum
+// guards against accidents, not against someone who recomputes it. An
+// import's ResumeAfter beyond the entities its input holds is refused
+// with ErrInvalid once the input is read, with nothing written; a count
+// from another input that is not larger cannot be told from this one's.
+//
 // A backup is not a snapshot: entities changed while Export runs are read
 // as they are when their range is read.
 //

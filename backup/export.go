@@ -82,6 +82,9 @@ func (o ExportOptions) withDefaults() (ExportOptions, error) {
 	case o.SegmentEntities < 0:
 		return o, &ConfigError{Field: "ExportOptions.SegmentEntities", Reason: fmt.Sprintf("%d is negative (0 means 1,000)", o.SegmentEntities)}
 	}
+	if _, err := o.Filter.Build(); err != nil {
+		return o, &ConfigError{Field: "ExportOptions.Filter", Reason: err.Error()}
+	}
 	if o.Parallel == 0 {
 		o.Parallel = 4
 	}
@@ -101,27 +104,45 @@ func (o ExportOptions) withDefaults() (ExportOptions, error) {
 	return o, nil
 }
 
-// Export writes the entities of tbl to w as a backup (see the package doc
-// for the format and the guarantee).
-func Export(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, opts ExportOptions) (Summary, error) {
+// prepare checks tbl and opts before any request is sent: it returns the
+// options with their defaults, the position to start from (opts.Resume's,
+// else the beginning) and the export's fingerprint, which every token it
+// makes carries and a token it resumes must carry.
+func prepare(tbl *entity.Table[entity.DynamicEntity], opts ExportOptions) (ExportOptions, position, error) {
 	if tbl == nil {
-		return Summary{}, &ConfigError{Field: "table", Reason: ReasonNil}
-	}
-	if w == nil {
-		return Summary{}, &ConfigError{Field: "writer", Reason: ReasonNil}
+		return opts, position{}, &ConfigError{Field: "table", Reason: ReasonNil}
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
+		return opts, position{}, err
+	}
+	f, _ := opts.Filter.Build() // checked by withDefaults
+	fp := fingerprint(tbl.Name(), opts, f)
+	pos := position{Ranges: len(opts.Ranges), Export: fp}
+	if opts.Resume == "" {
+		return opts, pos, nil
+	}
+	if pos, err = parseToken(opts.Resume); err != nil {
+		return opts, pos, err
+	}
+	if pos.Ranges != len(opts.Ranges) {
+		return opts, pos, &ConfigError{Field: "ExportOptions.Resume", Reason: fmt.Sprintf("made by an export of %d ranges, not %d", pos.Ranges, len(opts.Ranges))}
+	}
+	if pos.Export != fp {
+		return opts, pos, &ConfigError{Field: "ExportOptions.Resume", Reason: fmt.Sprintf("made by an export of another table than %q, or with other Ranges, Filter or SegmentEntities", tbl.Name())}
+	}
+	return opts, pos, nil
+}
+
+// Export writes the entities of tbl to w as a backup (see the package doc
+// for the format and the guarantee).
+func Export(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, opts ExportOptions) (Summary, error) {
+	opts, pos, err := prepare(tbl, opts)
+	if err != nil {
 		return Summary{}, err
 	}
-	pos := position{Ranges: len(opts.Ranges)}
-	if opts.Resume != "" {
-		if pos, err = parseToken(opts.Resume); err != nil {
-			return Summary{}, err
-		}
-		if pos.Ranges != len(opts.Ranges) {
-			return Summary{}, &ConfigError{Field: "ExportOptions.Resume", Reason: fmt.Sprintf("made by an export of %d ranges, not %d", pos.Ranges, len(opts.Ranges))}
-		}
+	if w == nil {
+		return Summary{}, &ConfigError{Field: "writer", Reason: ReasonNil}
 	}
 	return export(ctx, tbl, w, opts, pos)
 }

@@ -323,6 +323,11 @@ func write(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], lines i
 			}
 		}
 	}
+	if skipped < opts.ResumeAfter {
+		// Nothing was sent: every entity of the input was skipped.
+		sum.Elapsed = time.Since(start)
+		return sum, &ConfigError{Field: "ImportOptions.ResumeAfter", Reason: fmt.Sprintf("skips %d entities, and the input has only %d: a checkpoint of another input", opts.ResumeAfter, skipped)}
+	}
 	err := flush()
 	sum.Elapsed = time.Since(start)
 	if err != nil {

@@ -1,0 +1,207 @@
+package backup_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/backup"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/integration/crashtest"
+)
+
+// Every argument and option that cannot work is refused with an error
+// matching ErrInvalid and entity.ErrInvalid, without a panic and before
+// any request reaches the service (counted by a policy on the table's and
+// the blob's clients): nil tables, writers, readers and blobs, negative
+// numbers, inverted or empty ranges, a filter that does not build, a
+// resume token that is not one, was changed by hand, or was made by an
+// export of another table, filter, ranges or segment size, and an
+// import's ResumeAfter beyond its input.
+func TestBadInputIsRefusedBeforeAnyRequest(t *testing.T) {
+	src := newTable(t)
+	load(t, src, 30)
+	var tok string
+	base := backup.ExportOptions{SegmentEntities: 10, Checkpoint: func(c backup.Checkpoint) error {
+		if tok == "" {
+			tok = c.Token
+		}
+		return nil
+	}}
+	if _, err := backup.Export(t.Context(), src, io.Discard, base); err != nil || tok == "" {
+		t.Fatalf("export: %v", err)
+	}
+	other := newTable(t)
+	load(t, other, 30)
+	var otherTok string
+	if _, err := backup.Export(t.Context(), other, io.Discard, backup.ExportOptions{SegmentEntities: 10, Checkpoint: func(c backup.Checkpoint) error {
+		if otherTok == "" {
+			otherTok = c.Token
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	var data bytes.Buffer
+	if _, err := backup.Export(t.Context(), src, &data, backup.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	badFilter := filter.Eq("not a name", "x")
+
+	counter := crashtest.NewKiller(-1)
+	v := env.With(counter)
+	tbl := viewOf(t, v, src.Name())
+	bb := v.BlobService.ServiceClient().NewContainerClient(containerName(env.Container(t).URL())).NewBlockBlobClient("b.gz")
+
+	type call func(ctx context.Context) error
+	exp := func(o backup.ExportOptions) call {
+		return func(ctx context.Context) error { _, err := backup.Export(ctx, tbl, io.Discard, o); return err }
+	}
+	blob := func(o backup.ExportOptions) call {
+		return func(ctx context.Context) error { _, err := backup.ExportBlob(ctx, tbl, bb, o); return err }
+	}
+	imp := func(o backup.ImportOptions) call {
+		return func(ctx context.Context) error {
+			_, err := backup.Import(ctx, tbl, bytes.NewReader(data.Bytes()), o)
+			return err
+		}
+	}
+	tampered := []byte(tok)
+	tampered[len(tampered)/2] ^= 1
+	cases := map[string]call{
+		"Export nil table": func(ctx context.Context) error {
+			_, err := backup.Export(ctx, nil, io.Discard, backup.ExportOptions{})
+			return err
+		},
+		"Export nil writer": func(ctx context.Context) error {
+			_, err := backup.Export(ctx, tbl, nil, backup.ExportOptions{})
+			return err
+		},
+		"Export negative parallel":   exp(backup.ExportOptions{Parallel: -1}),
+		"Export negative segment":    exp(backup.ExportOptions{SegmentEntities: -3}),
+		"Export empty range":         exp(backup.ExportOptions{Ranges: []backup.Range{{From: "a", To: "a"}}}),
+		"Export bad filter":          exp(backup.ExportOptions{Filter: badFilter}),
+		"Export bad token":           exp(backup.ExportOptions{SegmentEntities: 10, Resume: "!!"}),
+		"Export tampered token":      exp(backup.ExportOptions{SegmentEntities: 10, Resume: string(tampered)}),
+		"Export other table token":   exp(backup.ExportOptions{SegmentEntities: 10, Resume: otherTok}),
+		"Export other filter token":  exp(backup.ExportOptions{SegmentEntities: 10, Resume: tok, Filter: filter.Gt("I32", filter.Int32(0))}),
+		"Export other ranges token":  exp(backup.ExportOptions{SegmentEntities: 10, Resume: tok, Ranges: []backup.Range{{From: "a"}}}),
+		"Export other segment token": exp(backup.ExportOptions{SegmentEntities: 11, Resume: tok}),
+		"ExportBlob nil blob": func(ctx context.Context) error {
+			_, err := backup.ExportBlob(ctx, tbl, nil, backup.ExportOptions{})
+			return err
+		},
+		"ExportBlob nil table": func(ctx context.Context) error {
+			_, err := backup.ExportBlob(ctx, nil, bb, backup.ExportOptions{})
+			return err
+		},
+		"ExportBlob negative parallel": blob(backup.ExportOptions{Parallel: -1}),
+		"ExportBlob bad filter":        blob(backup.ExportOptions{Filter: badFilter}),
+		"ExportBlob inverted range":    blob(backup.ExportOptions{Ranges: []backup.Range{{From: "b", To: "a"}}}),
+		"ExportBlob with Resume":       blob(backup.ExportOptions{Resume: tok}),
+		"ExportCSV nil table":          func(ctx context.Context) error { return backup.ExportCSV(ctx, nil, io.Discard, filter.Expr{}) },
+		"ExportCSV nil writer":         func(ctx context.Context) error { return backup.ExportCSV(ctx, tbl, nil, filter.Expr{}) },
+		"ExportCSV bad filter":         func(ctx context.Context) error { return backup.ExportCSV(ctx, tbl, io.Discard, badFilter) },
+		"Import nil table": func(ctx context.Context) error {
+			_, err := backup.Import(ctx, nil, bytes.NewReader(data.Bytes()), backup.ImportOptions{})
+			return err
+		},
+		"Import nil reader": func(ctx context.Context) error {
+			_, err := backup.Import(ctx, tbl, nil, backup.ImportOptions{})
+			return err
+		},
+		"Import bad mode":             imp(backup.ImportOptions{Mode: 2}),
+		"Import negative mode":        imp(backup.ImportOptions{Mode: -1}),
+		"Import negative segment":     imp(backup.ImportOptions{SegmentEntities: -1}),
+		"Import negative concurrency": imp(backup.ImportOptions{Concurrency: -1}),
+		"Import negative resume":      imp(backup.ImportOptions{ResumeAfter: -1}),
+		"Import resume past the end":  imp(backup.ImportOptions{ResumeAfter: 31}),
+		"ImportCSV nil reader": func(ctx context.Context) error {
+			_, err := backup.ImportCSV(ctx, tbl, nil, backup.ImportOptions{})
+			return err
+		},
+		"ImportCSV resume past the end": func(ctx context.Context) error {
+			_, err := backup.ImportCSV(ctx, tbl, strings.NewReader("PartitionKey,RowKey\np,1\n"), backup.ImportOptions{ResumeAfter: 2})
+			return err
+		},
+		"WriteCSV nil writer": func(context.Context) error { return backup.WriteCSV(nil, nil, nil) },
+		"ReadCSV nil reader": func(context.Context) error {
+			for _, err := range backup.ReadCSV(nil) {
+				return err
+			}
+			return nil
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			before := counter.Passed()
+			var err error
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						err = fmt.Errorf("panic: %v", p)
+					}
+				}()
+				err = c(t.Context())
+			}()
+			if !errors.Is(err, backup.ErrInvalid) || !errors.Is(err, entity.ErrInvalid) || !strings.HasPrefix(err.Error(), "backup: ") {
+				t.Errorf("%v, want an error matching backup.ErrInvalid and entity.ErrInvalid", err)
+			}
+			if n := counter.Passed() - before; n != 0 {
+				t.Errorf("%d requests sent before the error", n)
+			}
+		})
+	}
+}
+
+// A blob that ExportBlob left half-written for one table is not resumed
+// by an ExportBlob of another table, or of the same table with another
+// filter or segment size, which would append other entities to it: it is
+// refused with ErrInvalid and the blob keeps its bytes. The export it
+// belongs to still resumes it.
+func TestExportBlobRefusesABlobOfAnotherExport(t *testing.T) {
+	a, b := newTable(t), newTable(t)
+	load(t, a, 120)
+	load(t, b, 120)
+	opts := backup.ExportOptions{SegmentEntities: 50}
+	bb := env.Container(t).NewBlockBlobClient("half.gz")
+	stop := errors.New("stop")
+	o := opts
+	o.Checkpoint = func(c backup.Checkpoint) error {
+		if c.Entities >= 50 {
+			return stop
+		}
+		return nil
+	}
+	if _, err := backup.ExportBlob(t.Context(), a, bb, o); !errors.Is(err, stop) {
+		t.Fatal(err)
+	}
+	half, _, _ := blobBytes(t, bb)
+	for name, c := range map[string]struct {
+		tbl  *entity.Table[entity.DynamicEntity]
+		opts backup.ExportOptions
+	}{
+		"another table":   {b, opts},
+		"another filter":  {a, backup.ExportOptions{SegmentEntities: 50, Filter: filter.Gt("I32", filter.Int32(0))}},
+		"another segment": {a, backup.ExportOptions{SegmentEntities: 40}},
+		"other ranges":    {a, backup.ExportOptions{SegmentEntities: 50, Ranges: []backup.Range{{From: "a"}}}},
+	} {
+		if _, err := backup.ExportBlob(t.Context(), c.tbl, bb, c.opts); !errors.Is(err, backup.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+		if now, _, _ := blobBytes(t, bb); !bytes.Equal(now, half) {
+			t.Fatalf("%s: the blob changed from %d to %d bytes", name, len(half), len(now))
+		}
+	}
+	if _, err := backup.ExportBlob(t.Context(), a, bb, opts); err != nil {
+		t.Fatal(err)
+	}
+	if now, _, _ := blobBytes(t, bb); !bytes.Equal(now, export(t, a, opts)) {
+		t.Fatal("the resumed blob is not the table's export")
+	}
+}

@@ -81,6 +81,13 @@
 // large once encoded, an invalid key or property name, or a value the
 // service refuses is reported in ImportSummary.Failed with its line and
 // keys, and every other entity is written (TestImportOneBadEntityAmongMany).
+// A line is read more strictly than the service's replies are: one without
+// its PartitionKey or RowKey member (which would otherwise be stored as the
+// entity with empty keys), with a member twice, or with an annotation that
+// names no EDM type or annotates no property does not decode; among
+// thousands of good lines each such line fails alone, every good entity
+// is stored once with its values, and a resumed import ends with the same
+// table (TestImportCorruptLinesAmongThousands).
 // The lines of a gzip member are written only after the member has been
 // read to its end and its checksum verified, so Import holds one member's
 // entities in memory (Export writes at most SegmentEntities per member): a

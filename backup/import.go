@@ -236,7 +236,11 @@ func readLines(r io.Reader) iter.Seq2[line, error] {
 // carries its error, and the keys it shows where they can be read.
 func decodeLine(n int, b []byte) line {
 	var d entity.DynamicEntity
-	if err := entity.Unmarshal(b, &d); err != nil {
+	err := entity.Unmarshal(b, &d)
+	if err == nil {
+		err = checkMembers(b)
+	}
+	if err != nil {
 		pk, rk := keysOf(b)
 		return line{n: n, d: entity.DynamicEntity{PartitionKey: pk, RowKey: rk}, err: &LineError{Line: n, Err: err}}
 	}

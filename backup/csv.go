@@ -197,8 +197,7 @@ const bom = "\ufeff"
 
 func readCSV(r io.Reader) iter.Seq2[line, error] {
 	return func(yield func(line, error) bool) {
-		cr := csv.NewReader(r)
-		cr.FieldsPerRecord = -1
+		cr := newCSVReader(r)
 		head, err := cr.Read()
 		if err != nil {
 			if err == io.EOF {

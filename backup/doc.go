@@ -125,7 +125,13 @@
 // Double, Boolean, DateTime, Guid, Binary; "Edm."-prefixed names are
 // accepted on reading), and empty value and type when the entity lacks it.
 // DateTime is RFC 3339 in UTC, Binary is base64. Timestamp is written for
-// reference and ignored on reading. A record that cannot be read fails
+// reference and ignored on reading. A quoted cell keeps every byte, a CR
+// LF inside a String included (Go's encoding/csv reads it as LF). Every
+// type at its extremes — Int64's and Int32's bounds, Double NaN, ±Inf and
+// -0, DateTime of 1601 and 9999 with seven fractional digits, a 64 KiB
+// Binary, empty Strings, NUL, U+FFFF and surrogate pairs, under keys with
+// quotes, % and unicode — comes back as it was stored, through a backup
+// (byte-identical) and through the CSV (TestExtremesRoundTrip). A record that cannot be read fails
 // alone, as a bad line of a backup does (TestCSVOneBadRecordAmongMany).
 // [ExportCSV] reads the table twice (once to learn the columns): an entity
 // written between the two reads with a property the first did not see

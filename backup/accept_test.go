@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration/crashtest"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 // Every argument and option that cannot work is refused with an error
@@ -203,5 +206,46 @@ func TestExportBlobRefusesABlobOfAnotherExport(t *testing.T) {
 	}
 	if now, _, _ := blobBytes(t, bb); !bytes.Equal(now, export(t, a, opts)) {
 		t.Fatal("the resumed blob is not the table's export")
+	}
+}
+
+// In Insert mode an entity the service answers "already exists" for is
+// read back to tell a replay from a conflict; when that read fails for a
+// reason the next run may not meet (here every try of it fails before it
+// is sent), the import stops with a *StoppedError before the checkpoint
+// of its segment, as for a failed write, rather than count the entity as
+// settled: resuming from the last checkpoint reads it again and reports
+// the conflict the first run could not see.
+func TestImportInsertStopsWhenItCannotReadAnExistingEntity(t *testing.T) {
+	_, data := seamRows(t)
+	dst := newTable(t)
+	theirs := entity.DynamicEntity{PartitionKey: "b", RowKey: "r03"}
+	theirs.Set("By", "other")
+	if err := dst.Insert(t.Context(), &theirs); err != nil {
+		t.Fatal(err)
+	}
+	fail := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool {
+		// The point read of r03, every try.
+		return r.Method == http.MethodGet && strings.Contains(r.URL.Path, "r03")
+	}})
+	v := env.With(fail).WithOptions(func(o *azcore.ClientOptions) { o.Retry.MaxRetries = 1; o.Retry.RetryDelay = 1 })
+	var done int64
+	_, err := backup.Import(t.Context(), viewOf(t, v, dst.Name()), bytes.NewReader(data), backup.ImportOptions{Mode: backup.Insert, SegmentEntities: 2,
+		Checkpoint: func(c backup.ImportCheckpoint) error { done = c.Entities; return nil }})
+	var se *backup.StoppedError
+	if !errors.As(err, &se) || !errors.Is(err, faults.ErrInjected) {
+		t.Fatalf("import: %v, want a StoppedError from the failed read", err)
+	}
+	at := inputOrder(t, data)["r03"]
+	if done > at {
+		t.Fatalf("checkpoint at %d entities, past r03 (entity %d) whose read failed", done, at)
+	}
+	sum, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: backup.Insert, SegmentEntities: 2, ResumeAfter: done})
+	var ie *backup.ImportError
+	if !errors.As(err, &ie) || len(sum.Conflicts) != 1 || sum.Conflicts[0].RowKey != "r03" {
+		t.Fatalf("resumed import: %+v %v, want r03 in conflict", sum, err)
+	}
+	if by, _, _ := storedBy(t, env.TableService.NewClient(dst.Name()), "b", "r03"); by != "other" {
+		t.Fatalf("r03 holds By=%q, want the other writer's entity kept", by)
 	}
 }

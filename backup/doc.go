@@ -69,6 +69,9 @@
 // resuming from the last checkpoint writes it
 // (TestImportSurvivesACrashAtEveryRequest, killed at every request before
 // and after the service executed it; TestImportStopsBeforeTheCheckpointOfAFailedSegment).
+// So does, in Insert mode, an entity already stored whose stored copy
+// could not be read back to tell a replay from a conflict
+// (TestImportInsertStopsWhenItCannotReadAnExistingEntity).
 // In Upsert mode a replayed segment rewrites the same values; in Insert
 // mode an entity that is already stored with the same properties (the same
 // encoding) counts as done and one that differs is reported

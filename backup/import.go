@@ -388,7 +388,13 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 			same, gerr := sameAsStored(ctx, tbl, &l.d)
 			switch {
 			case gerr != nil:
-				sum.Failed = append(sum.Failed, EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: gerr})
+				// Whether the stored entity is the backup's is unknown: a
+				// later run may read it.
+				ee := EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: fmt.Errorf("stored, but reading it back to compare failed: %w", gerr)}
+				sum.Failed = append(sum.Failed, ee)
+				if !settled(gerr) && unsettled == nil {
+					unsettled = &ee
+				}
 			case same:
 				sum.Existing++
 			default:

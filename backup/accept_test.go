@@ -89,6 +89,8 @@ func TestBadInputIsRefusedBeforeAnyRequest(t *testing.T) {
 		"Export negative segment":    exp(backup.ExportOptions{SegmentEntities: -3}),
 		"Export empty range":         exp(backup.ExportOptions{Ranges: []backup.Range{{From: "a", To: "a"}}}),
 		"Export bad filter":          exp(backup.ExportOptions{Filter: badFilter}),
+		"Export overlapping ranges":  exp(backup.ExportOptions{Ranges: []backup.Range{{To: "m"}, {From: "a", To: "b"}}}),
+		"Export two open ranges":     exp(backup.ExportOptions{Ranges: []backup.Range{{From: "b"}, {From: "a", To: "c"}}}),
 		"Export bad token":           exp(backup.ExportOptions{SegmentEntities: 10, Resume: "!!"}),
 		"Export tampered token":      exp(backup.ExportOptions{SegmentEntities: 10, Resume: string(tampered)}),
 		"Export other table token":   exp(backup.ExportOptions{SegmentEntities: 10, Resume: otherTok}),

@@ -102,7 +102,8 @@
 //
 // Everything the caller gives is checked before the first request: a nil
 // table, writer, reader or blob, a negative number, a range whose To is
-// not above its From, a Filter that does not build, an unknown Mode, are
+// not above its From or that overlaps another (the backup would hold
+// their common entities twice), a Filter that does not build, an unknown Mode, are
 // refused with a *ConfigError matching ErrInvalid and entity.ErrInvalid
 // (TestBadInputIsRefusedBeforeAnyRequest, which counts the requests). A
 // Checkpoint's token carries a checksum and the fingerprint of the export

@@ -26,8 +26,8 @@ type ExportOptions struct {
 	// Filter selects entities within each range; empty means all.
 	Filter filter.Expr
 	// Ranges are read in parallel and written in the order given; nil means
-	// one range, the whole table. Give disjoint ranges in key order to get
-	// the table's order.
+	// one range, the whole table. Ranges that overlap are refused; give
+	// them in key order to get the table's order.
 	Ranges []Range
 	// Parallel is the most ranges read at once; 0 means 4.
 	Parallel int
@@ -100,9 +100,18 @@ func (o ExportOptions) withDefaults() (ExportOptions, error) {
 		if r.To != "" && keys.Compare(r.To, r.From) <= 0 {
 			return o, &ConfigError{Field: fmt.Sprintf("ExportOptions.Ranges[%d]", i), Reason: fmt.Sprintf("To %q is not above From %q in the service's order of keys", r.To, r.From)}
 		}
+		for j, q := range o.Ranges[:i] {
+			if below(r.From, q.To) && below(q.From, r.To) {
+				return o, &ConfigError{Field: fmt.Sprintf("ExportOptions.Ranges[%d]", i), Reason: fmt.Sprintf("overlaps Ranges[%d]: the backup would hold their common entities twice", j)}
+			}
+		}
 	}
 	return o, nil
 }
+
+// below reports whether the PartitionKey from is below the range end to
+// ("" has no end).
+func below(from, to string) bool { return to == "" || keys.Compare(from, to) < 0 }
 
 // prepare checks tbl and opts before any request is sent: it returns the
 // options with their defaults, the position to start from (opts.Resume's,

@@ -48,7 +48,9 @@
 // not crash (TestExportResumesAfterACrash; at every checkpoint, with empty,
 // quoted and unicode keys on the ranges' boundaries:
 // TestExportResumesAtEveryCheckpointWithAwkwardKeys; killed at every read:
-// TestExportSurvivesACrashAtEveryRequest). [ExportBlob] keeps the token in
+// TestExportSurvivesACrashAtEveryRequest; over pages of the empty
+// PartitionKey, whose continuation aztables' own paging drops:
+// TestExportPagesOfTheEmptyPartitionKey). [ExportBlob] keeps the token in
 // the blob itself (committed blocks and metadata), so a crashed export to a
 // blob is resumed by calling it again
 // (TestExportBlobResumesAfterACrashAtEveryRequest). Its commits are

@@ -40,7 +40,9 @@
 //
 // Export reads the table's ranges (ExportOptions.Ranges, in the order
 // given; the whole table by default) up to ExportOptions.Parallel at a time,
-// and writes them in order, each in PartitionKey then RowKey order. After
+// and writes them in order, each in PartitionKey then RowKey order
+// (TestRoundTripIsByteIdentical exports one table whole and in four
+// ranges read three at a time, to the same lines). After
 // each segment is written and flushed it calls Checkpoint with a token and
 // the byte count written so far: a run that crashes is resumed by
 // truncating the output to that count and passing the token as
@@ -120,7 +122,8 @@
 // from another input that is not larger cannot be told from this one's.
 //
 // A backup is not a snapshot: entities changed while Export runs are read
-// as they are when their range is read.
+// as they are when their page is read, each key written once
+// (TestExportReadsEachEntityWhenItsPageIsRead).
 //
 // # Storage Explorer CSV
 //
@@ -129,7 +132,9 @@
 // then for each property its column "Name" followed by "Name@type"; each
 // row has a property's value and its type name (String, Int32, Int64,
 // Double, Boolean, DateTime, Guid, Binary; "Edm."-prefixed names are
-// accepted on reading), and empty value and type when the entity lacks it.
+// accepted on reading), and empty value and type when the entity lacks it
+// (TestReadCSVStorageExplorerSample reads Storage Explorer's own rows,
+// whose later type cells may be empty).
 // DateTime is RFC 3339 in UTC, Binary is base64. Timestamp is written for
 // reference and ignored on reading. A quoted cell keeps every byte, a CR
 // LF inside a String included (Go's encoding/csv reads it as LF). Every

@@ -170,3 +170,35 @@ func TestExportPagesOfTheEmptyPartitionKey(t *testing.T) {
 		t.Fatalf("the imported table holds %d entities, want %d", got, n+1)
 	}
 }
+
+// The resume token ExportBlob keeps in the blob's metadata stays within
+// the 8 KiB the service allows a blob's metadata even for the longest keys
+// whose characters JSON could escape (512 UTF-16 code units of '&', '<',
+// '>' in each key): the export to a blob completes, every checkpoint's
+// token fits, and the blob is the export.
+func TestExportBlobTokenFitsTheMetadataLimit(t *testing.T) {
+	src := newTable(t)
+	var ents []entity.DynamicEntity
+	for _, c := range []string{"&", "<", ">", "日"} {
+		d := entity.DynamicEntity{PartitionKey: strings.Repeat(c, 512), RowKey: strings.Repeat(c, 512)}
+		d.Set("S", c)
+		ents = append(ents, d)
+	}
+	if _, err := src.BulkWrite(t.Context(), ents, entity.BulkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opts := backup.ExportOptions{SegmentEntities: 1}
+	bb := env.Container(t).NewBlockBlobClient("long-keys.gz")
+	longest := 0
+	o := opts
+	o.Checkpoint = func(c backup.Checkpoint) error { longest = max(longest, len(c.Token)); return nil }
+	if _, err := backup.ExportBlob(t.Context(), src, bb, o); err != nil {
+		t.Fatal(err)
+	}
+	if n := longest + len(backup.MetadataToken); n > 8<<10 {
+		t.Errorf("a token and its metadata name take %d bytes, more than the 8 KiB of a blob's metadata", n)
+	}
+	if got, _, _ := blobBytes(t, bb); !bytes.Equal(got, export(t, src, opts)) {
+		t.Fatal("the blob is not the export")
+	}
+}

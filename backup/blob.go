@@ -25,7 +25,11 @@ import (
 // describes, in one request.
 const MetadataToken = "tablekitexport"
 
-// ExportBlob is Export to a block blob, one block per segment. Each
+// ExportBlob is Export to a block blob, one block per segment, so at most
+// 50,000 segments (a block blob's most blocks; the export then stops with
+// ErrTooLarge before staging more). The resume token stays within the 8
+// KiB of a blob's metadata for the longest keys
+// (TestExportBlobTokenFitsTheMetadataLimit). Each
 // checkpoint commits the blocks written so far together with the resume
 // token, in the blob's metadata, in one request: a crashed ExportBlob is
 // resumed by calling it again with the same options (opts.Resume must be
@@ -121,7 +125,15 @@ type blockWriter struct {
 
 func (w *blockWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
 
+// maxBlocks is the most committed blocks a block blob holds.
+const maxBlocks = 50_000
+
 func (w *blockWriter) commit(ctx context.Context, c Checkpoint) error {
+	if w.buf.Len() > 0 && len(w.ids) >= maxBlocks {
+		// The service would refuse the block list as invalid, which
+		// reads like another writer's change.
+		return fmt.Errorf("backup: the blob holds %d blocks, the most a block blob takes (one per segment): export with a larger SegmentEntities: %w", len(w.ids), ErrTooLarge)
+	}
 	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "tablekit-segment-%010d", len(w.ids)))
 	if w.buf.Len() > 0 {
 		if _, err := w.dst.StageBlock(ctx, id, readSeekNopCloser(w.buf.Bytes()), nil); err != nil {

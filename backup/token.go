@@ -30,7 +30,14 @@ type position struct {
 const tokenSep = "."
 
 func (p position) token() string {
-	b, _ := json.Marshal(p)
+	// Without HTML escaping, which would take six bytes for each '&', '<'
+	// or '>' of a key: ExportBlob keeps the token in blob metadata, which
+	// the service limits to 8 KiB.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(p)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(b) + tokenSep + base64.RawURLEncoding.EncodeToString(sum[:12])
 }

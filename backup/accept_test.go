@@ -9,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
@@ -306,5 +308,39 @@ func TestExportReadsEachEntityWhenItsPageIsRead(t *testing.T) {
 	}
 	if len(got) != 2500 {
 		t.Errorf("backup holds %d entities, want 2,500", len(got))
+	}
+}
+
+// inFlight is a policy that records the most requests in flight at once.
+type inFlight struct {
+	mu       sync.Mutex
+	now, top int
+}
+
+func (f *inFlight) Do(req *policy.Request) (*http.Response, error) {
+	f.mu.Lock()
+	f.now++
+	f.top = max(f.top, f.now)
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.now--; f.mu.Unlock() }()
+	return req.Next()
+}
+
+// Export reads at most Parallel ranges at once — never more requests in
+// flight — and still writes every range in the order given.
+func TestExportReadsAtMostParallelRangesAtOnce(t *testing.T) {
+	src := newTable(t)
+	load(t, src, 1200)
+	ranges := []backup.Range{{To: "'"}, {From: "'", To: "O"}, {From: "O", To: "a"}, {From: "a", To: "z"}, {From: "z", To: "日"}, {From: "日"}}
+	whole := export(t, src, backup.ExportOptions{})
+	for _, p := range []int{1, 2, 3} {
+		f := &inFlight{}
+		got := export(t, viewOf(t, env.With(f), src.Name()), backup.ExportOptions{Ranges: ranges, Parallel: p})
+		if f.top > p {
+			t.Errorf("Parallel %d: %d requests in flight at once", p, f.top)
+		}
+		if a, b := lines(t, whole), lines(t, got); strings.Join(a, "\n") != strings.Join(b, "\n") {
+			t.Errorf("Parallel %d: the ranged export has other lines", p)
+		}
 	}
 }

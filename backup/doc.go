@@ -42,7 +42,9 @@
 // given; the whole table by default) up to ExportOptions.Parallel at a time,
 // and writes them in order, each in PartitionKey then RowKey order
 // (TestRoundTripIsByteIdentical exports one table whole and in four
-// ranges read three at a time, to the same lines). After
+// ranges read three at a time, to the same lines;
+// TestExportReadsAtMostParallelRangesAtOnce counts the requests in
+// flight). After
 // each segment is written and flushed it calls Checkpoint with a token and
 // the byte count written so far: a run that crashes is resumed by
 // truncating the output to that count and passing the token as

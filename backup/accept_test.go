@@ -344,3 +344,64 @@ func TestExportReadsAtMostParallelRangesAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Progress is reported after each segment: entities and bytes only grow,
+// the last report is the summary's (the whole input's bytes for an
+// import), a resumed run goes on from its checkpoint's counts, and the
+// rate is a number.
+func TestProgressCountsWhatWasDone(t *testing.T) {
+	src := newTable(t)
+	load(t, src, 1000)
+	check := func(t *testing.T, ps []backup.Progress, entities, bytes int64) {
+		t.Helper()
+		if len(ps) == 0 {
+			t.Fatal("no progress reported")
+		}
+		for i, p := range ps {
+			if i > 0 && (p.Entities < ps[i-1].Entities || p.Bytes < ps[i-1].Bytes) {
+				t.Errorf("progress went back: %+v after %+v", p, ps[i-1])
+			}
+			if p.Rate < 0 || p.Rate != p.Rate || p.Elapsed < 0 {
+				t.Errorf("progress %+v", p)
+			}
+		}
+		if last := ps[len(ps)-1]; last.Entities != entities || last.Bytes != bytes {
+			t.Errorf("last progress %+v, want %d entities and %d bytes", last, entities, bytes)
+		}
+	}
+	var ps []backup.Progress
+	var cps []backup.Checkpoint
+	var out bytes.Buffer
+	sum, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: 150,
+		Progress:   func(p backup.Progress) { ps = append(ps, p) },
+		Checkpoint: func(c backup.Checkpoint) error { cps = append(cps, c); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, ps, 1000, sum.Bytes)
+	if int64(out.Len()) != sum.Bytes || len(ps) != 7 {
+		t.Errorf("summary %+v for %d bytes, %d reports, want one per segment (7)", sum, out.Len(), len(ps))
+	}
+
+	// Resumed after the third checkpoint.
+	ps = nil
+	resumed := bytes.NewBuffer(bytes.Clone(out.Bytes()[:cps[2].Bytes]))
+	if _, err := backup.Export(t.Context(), src, resumed, backup.ExportOptions{SegmentEntities: 150, Resume: cps[2].Token,
+		Progress: func(p backup.Progress) { ps = append(ps, p) }}); err != nil {
+		t.Fatal(err)
+	}
+	check(t, ps, 1000, sum.Bytes)
+	if ps[0].Entities <= cps[2].Entities {
+		t.Errorf("the resumed run's first report %+v does not go on from %d entities", ps[0], cps[2].Entities)
+	}
+
+	for _, resume := range []int64{0, 450} {
+		ps = nil
+		isum, err := backup.Import(t.Context(), newTable(t), bytes.NewReader(out.Bytes()), backup.ImportOptions{SegmentEntities: 200, ResumeAfter: resume,
+			Progress: func(p backup.Progress) { ps = append(ps, p) }})
+		if err != nil || isum.Entities != 1000 {
+			t.Fatalf("import: %+v %v", isum, err)
+		}
+		check(t, ps, 1000, int64(out.Len()))
+	}
+}

@@ -123,6 +123,10 @@
 // with ErrInvalid once the input is read, with nothing written; a count
 // from another input that is not larger cannot be told from this one's.
 //
+// Progress is reported after each segment, its entities and bytes
+// counting the runs a resumed run goes on from; an import's bytes are the
+// input's read so far (TestProgressCountsWhatWasDone).
+//
 // A backup is not a snapshot: entities changed while Export runs are read
 // as they are when their page is read, each key written once
 // (TestExportReadsEachEntityWhenItsPageIsRead).

@@ -2,15 +2,18 @@ package backup_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -404,4 +407,62 @@ func TestProgressCountsWhatWasDone(t *testing.T) {
 		}
 		check(t, ps, 1000, int64(out.Len()))
 	}
+}
+
+// A backup read a byte at a time, or with the data and io.EOF together,
+// imports as it does in one piece; a reader that fails midway stops the
+// import with a *LineError after the members read whole, and nothing of
+// the member it was in.
+func TestImportReadsAnyReader(t *testing.T) {
+	src := newTable(t)
+	load(t, src, 250)
+	data := export(t, src, backup.ExportOptions{SegmentEntities: 100})
+	want := rawRows(t, src)
+	for name, r := range map[string]io.Reader{
+		"one byte": iotest.OneByteReader(bytes.NewReader(data)),
+		"data+EOF": iotest.DataErrReader(bytes.NewReader(data)),
+		"half":     iotest.HalfReader(bytes.NewReader(data)),
+	} {
+		dst := newTable(t)
+		if sum, err := backup.Import(t.Context(), dst, r, backup.ImportOptions{SegmentEntities: 30}); err != nil || sum.Entities != 250 {
+			t.Fatalf("%s: %+v %v", name, sum, err)
+		}
+		if got := rawRows(t, dst); !maps.Equal(got, want) {
+			t.Fatalf("%s: the table holds %d entities, want the %d of the source", name, len(got), len(want))
+		}
+	}
+	// The first member (header and 100 entities) is whole; the reader
+	// fails inside the second.
+	members := splitMembers(t, data)
+	cut := len(members[0]) + len(members[1])/2
+	dst := newTable(t)
+	boom := errors.New("disk read error")
+	sum, err := backup.Import(t.Context(), dst, io.MultiReader(bytes.NewReader(data[:cut]), iotest.ErrReader(boom)), backup.ImportOptions{SegmentEntities: 30})
+	var le *backup.LineError
+	if !errors.As(err, &le) || !errors.Is(err, boom) {
+		t.Fatalf("import over a failing reader: %v, want a LineError wrapping the read error", err)
+	}
+	if n := len(rawRows(t, dst)); n != 100 || sum.Entities != 100 {
+		t.Fatalf("%d entities stored, %d counted; want the first member's 100", n, sum.Entities)
+	}
+}
+
+// splitMembers cuts a backup into its gzip members.
+func splitMembers(t *testing.T, data []byte) [][]byte {
+	t.Helper()
+	var out [][]byte
+	br := bytes.NewReader(data)
+	for br.Len() > 0 {
+		start := len(data) - br.Len()
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr.Multistream(false)
+		if _, err := io.Copy(io.Discard, zr); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, data[start:len(data)-br.Len()])
+	}
+	return out
 }

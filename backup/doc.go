@@ -104,7 +104,8 @@
 // a last line without its end — stops the import with a *LineError, after
 // the lines of the intact members before it are written and nothing of the
 // damaged member is (TestImportWritesNothingOfADamagedMember,
-// TestImportRefusesMalformedInput).
+// TestImportRefusesMalformedInput; a reader that fails midway:
+// TestImportReadsAnyReader).
 //
 // Everything the caller gives is checked before the first request: a nil
 // table, writer, reader or blob, a negative number, a range whose To is

@@ -466,3 +466,52 @@ func splitMembers(t *testing.T, data []byte) [][]byte {
 	}
 	return out
 }
+
+// failAfter accepts n bytes, then fails every write (a full disk).
+type failAfter struct {
+	buf bytes.Buffer
+	n   int
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if left := w.n - w.buf.Len(); len(p) > left {
+		w.buf.Write(p[:max(left, 0)])
+		return max(left, 0), errDiskFull
+	}
+	return w.buf.Write(p)
+}
+
+// An output that fails partway (a full disk) stops Export with an error
+// that says so and wraps the writer's; no checkpoint counts bytes the
+// writer did not take, so the output cut to the last checkpoint and
+// resumed ends with the bytes of an export that did not fail.
+func TestExportStopsWhenItsWriterFails(t *testing.T) {
+	src := newTable(t)
+	load(t, src, 600)
+	opts := backup.ExportOptions{SegmentEntities: 100}
+	whole := export(t, src, opts)
+	for _, n := range []int{0, 10, len(whole) / 3, len(whole) - 1} {
+		w := &failAfter{n: n}
+		var last backup.Checkpoint
+		o := opts
+		o.Checkpoint = func(c backup.Checkpoint) error { last = c; return nil }
+		_, err := backup.Export(t.Context(), src, w, o)
+		if !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "backup: ") {
+			t.Fatalf("writer failing after %d bytes: %v, want a backup error wrapping it", n, err)
+		}
+		if last.Bytes > int64(w.buf.Len()) {
+			t.Fatalf("writer failing after %d bytes: a checkpoint counts %d bytes", n, last.Bytes)
+		}
+		out := bytes.NewBuffer(w.buf.Bytes()[:last.Bytes])
+		o = opts
+		o.Resume = last.Token
+		if _, err := backup.Export(t.Context(), src, out, o); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), whole) {
+			t.Fatalf("writer failing after %d bytes: the resumed output differs", n)
+		}
+	}
+}

@@ -54,7 +54,9 @@
 // TestExportResumesAtEveryCheckpointWithAwkwardKeys; killed at every read:
 // TestExportSurvivesACrashAtEveryRequest; over pages of the empty
 // PartitionKey, whose continuation aztables' own paging drops:
-// TestExportPagesOfTheEmptyPartitionKey). [ExportBlob] keeps the token in
+// TestExportPagesOfTheEmptyPartitionKey; an output that fails partway
+// stops it with an error wrapping the writer's, and no checkpoint counts
+// bytes the writer did not take: TestExportStopsWhenItsWriterFails). [ExportBlob] keeps the token in
 // the blob itself (committed blocks and metadata), so a crashed export to a
 // blob is resumed by calling it again
 // (TestExportBlobResumesAfterACrashAtEveryRequest). Its commits are

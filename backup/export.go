@@ -224,7 +224,7 @@ func (s *segmenter) flush(opts ExportOptions, start time.Time) error {
 	gz := gzip.NewWriter(cw)
 	if s.fresh {
 		if _, err := io.WriteString(gz, header+"\n"); err != nil {
-			return err
+			return fmt.Errorf("backup: write: %w", err)
 		}
 		s.fresh = false
 	}

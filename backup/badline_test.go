@@ -111,6 +111,9 @@ func TestImportCorruptLinesAmongThousands(t *testing.T) {
 		1503: {`{"PartitionKey":"p0","RowKey":"01503","PartitionKey":"p1","N":1503}`, "p0", "01503"},
 		1504: {`{"PartitionKey":"p1","RowKey":"01504","S":"` + strings.Repeat("x", 40_000) + `"}`, "p1", "01504"},
 		1505: {`{"PartitionKey":"p2","RowKey":"01505","N@odata.type":"Edm.Int64","N":"x"}`, "p2", "01505"},
+		1506: {`{"PartitionKey":"p0","RowKey":null,"N":1506}`, "p0", ""},
+		1507: {`{"PartitionKey":null,"RowKey":"01507","N":1507}`, "", "01507"},
+		1508: {`{"PartitionKey":"p2","RowKey":"01508"` + manyProps(253) + `}`, "p2", "01508"},
 		2999: {`{"PartitionKey":"p1","RowKey":"a#b","N":2999}`, "p1", "a#b"},
 	}
 	var body strings.Builder
@@ -192,4 +195,13 @@ func TestImportCorruptLinesAmongThousands(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyProps is n members P000… of a JSON object, each with a leading comma.
+func manyProps(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `,"P%03d":%d`, i, i)
+	}
+	return b.String()
 }

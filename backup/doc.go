@@ -93,8 +93,8 @@
 // service refuses is reported in ImportSummary.Failed with its line and
 // keys, and every other entity is written (TestImportOneBadEntityAmongMany).
 // A line is read more strictly than the service's replies are: one without
-// its PartitionKey or RowKey member (which would otherwise be stored as the
-// entity with empty keys), with a member twice, or with an annotation that
+// its PartitionKey or RowKey member, or with null for one (which would
+// otherwise be stored under the empty key), with a member twice, or with an annotation that
 // names no EDM type or annotates no property does not decode; among
 // thousands of good lines each such line fails alone, every good entity
 // is stored once with its values, and a resumed import ends with the same

@@ -17,8 +17,8 @@ var edmTypes = []string{"Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double", "E
 // checkMembers checks what entity.Unmarshal, which reads the service's
 // replies and tolerates their quirks, lets through in a backup's line
 // although no export writes it, and which would store another entity than
-// the one backed up: a line without its PartitionKey or RowKey (which
-// would become the entity with empty keys), a member twice (which value
+// the one backed up: a line without its PartitionKey or RowKey, or with
+// null for one (which would become the empty key), a member twice (which value
 // counts is the reader's guess), an annotation that names no EDM type
 // (the value would be taken as a String) or annotates no property. b is a
 // line entity.Unmarshal decoded.
@@ -50,6 +50,10 @@ func checkMembers(b []byte) error {
 				notes = append(notes, [2]string{prop, v})
 			}
 		} else {
+			if name == "PartitionKey" || name == "RowKey" {
+				// null would read as the empty key.
+				return fmt.Errorf("%s is not a string", name)
+			}
 			for i < len(b) && !strings.ContainsRune(",} \t\r\n", rune(b[i])) {
 				if b[i] == '{' || b[i] == '[' {
 					return fmt.Errorf("member %q holds an object or array", name)

@@ -515,3 +515,46 @@ func TestExportStopsWhenItsWriterFails(t *testing.T) {
 		}
 	}
 }
+
+// A cancelled context stops Export and Import with an error that names
+// the package and matches context.Canceled; the last checkpoint still
+// resumes to the whole export.
+func TestCancelledRunsSayWhereTheyStopped(t *testing.T) {
+	src := newTable(t)
+	load(t, src, 600)
+	opts := backup.ExportOptions{SegmentEntities: 100}
+	whole := export(t, src, opts)
+	ctx, cancel := context.WithCancel(t.Context())
+	var out bytes.Buffer
+	var last backup.Checkpoint
+	o := opts
+	o.Checkpoint = func(c backup.Checkpoint) error {
+		last = c
+		if c.Entities >= 200 {
+			cancel()
+		}
+		return nil
+	}
+	_, err := backup.Export(ctx, src, &out, o)
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "backup: ") {
+		t.Fatalf("cancelled export: %v, want a backup error matching context.Canceled", err)
+	}
+	out.Truncate(int(last.Bytes))
+	o = opts
+	o.Resume = last.Token
+	if _, err := backup.Export(t.Context(), src, &out, o); err != nil || !bytes.Equal(out.Bytes(), whole) {
+		t.Fatalf("resumed after a cancel: %v", err)
+	}
+
+	ctx, cancel = context.WithCancel(t.Context())
+	_, err = backup.Import(ctx, newTable(t), bytes.NewReader(whole), backup.ImportOptions{SegmentEntities: 100,
+		Checkpoint: func(c backup.ImportCheckpoint) error {
+			if c.Entities >= 200 {
+				cancel()
+			}
+			return nil
+		}})
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "backup: ") {
+		t.Fatalf("cancelled import: %v, want a backup error matching context.Canceled", err)
+	}
+}

@@ -56,7 +56,9 @@
 // PartitionKey, whose continuation aztables' own paging drops:
 // TestExportPagesOfTheEmptyPartitionKey; an output that fails partway
 // stops it with an error wrapping the writer's, and no checkpoint counts
-// bytes the writer did not take: TestExportStopsWhenItsWriterFails). [ExportBlob] keeps the token in
+// bytes the writer did not take: TestExportStopsWhenItsWriterFails; a
+// cancelled context stops it before the next batch, with an error
+// matching context.Canceled: TestCancelledRunsSayWhereTheyStopped). [ExportBlob] keeps the token in
 // the blob itself (committed blocks and metadata), so a crashed export to a
 // blob is resumed by calling it again
 // (TestExportBlobResumesAfterACrashAtEveryRequest). Its commits are

@@ -313,12 +313,16 @@ func (r *reader) next() (batch, bool, error) {
 	if r.cursor >= len(r.opts.Ranges) {
 		return batch{last: false, rng: r.cursor}, false, nil
 	}
+	if err := r.ctx.Err(); err != nil {
+		// Not a batch read before: a cancelled export stops here.
+		return batch{}, false, fmt.Errorf("backup: read range %d: %w", r.cursor, err)
+	}
 	ch := r.chans[r.cursor]
 	var res result
 	select {
 	case res = <-ch:
 	case <-r.ctx.Done():
-		return batch{}, false, r.ctx.Err()
+		return batch{}, false, fmt.Errorf("backup: read range %d: %w", r.cursor, r.ctx.Err())
 	}
 	if res.err != nil {
 		return batch{}, false, res.err

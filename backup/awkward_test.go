@@ -2,6 +2,8 @@ package backup_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -218,5 +220,67 @@ func TestExportBlobTokenFitsTheMetadataLimit(t *testing.T) {
 	}
 	if got, _, _ := blobBytes(t, bb); !bytes.Equal(got, export(t, src, opts)) {
 		t.Fatal("the blob is not the export")
+	}
+}
+
+// Entities that Azurite (like Cosmos DB) stores but the service's rules,
+// which tablekit checks before a write, refuse — a DateTime before 1601, a
+// property name that is not a C# identifier — do not stop Export: the
+// backup holds every stored entity, Summary.Invalid names those with their
+// lines and keys, and an import of it writes every other entity and
+// reports each of those failed alone.
+func TestExportKeepsStoredEntitiesAWriteWouldRefuse(t *testing.T) {
+	src := newTable(t)
+	load(t, src, 300)
+	raw := env.TableService.NewClient(src.Name())
+	odd := map[string]string{
+		"old-1": `{"PartitionKey":"z","RowKey":"old-1","T@odata.type":"Edm.DateTime","T":"1500-01-01T00:00:00Z"}`,
+		"old-2": `{"PartitionKey":"z","RowKey":"old-2","T@odata.type":"Edm.DateTime","T":"0001-01-01T00:00:00Z","S":"x"}`,
+		"dash":  `{"PartitionKey":"a,b","RowKey":"dash","a-b":"x"}`,
+		"digit": `{"PartitionKey":"a,b","RowKey":"digit","1x":"x"}`,
+	}
+	for _, body := range odd {
+		if _, err := raw.AddEntity(t.Context(), []byte(body), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	sum, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: 50})
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	ls := lines(t, out.Bytes())
+	if sum.Entities != 304 || len(ls) != 305 {
+		t.Fatalf("export: %+v, %d lines, want 304 entities", sum, len(ls))
+	}
+	if len(sum.Invalid) != len(odd) {
+		t.Fatalf("Summary.Invalid %+v, want the %d entities a write refuses", sum.Invalid, len(odd))
+	}
+	for _, e := range sum.Invalid {
+		if _, ok := odd[e.RowKey]; !ok || !errors.Is(e.Err, entity.ErrInvalid) || !strings.Contains(ls[e.Line-1], `"RowKey":"`+e.RowKey+`"`) {
+			t.Errorf("Summary.Invalid names %+v", e)
+		}
+	}
+	dst := newTable(t)
+	isum, err := backup.Import(t.Context(), dst, bytes.NewReader(out.Bytes()), backup.ImportOptions{})
+	var ie *backup.ImportError
+	if !errors.As(err, &ie) || ie.Failed != len(odd) || isum.Written != 300 {
+		t.Fatalf("import: %+v %v, want 300 written and %d failed", isum, err, len(odd))
+	}
+	for _, f := range isum.Failed {
+		if _, ok := odd[f.RowKey]; !ok || !errors.Is(f.Err, entity.ErrInvalid) {
+			t.Errorf("import failure %+v", f)
+		}
+	}
+	want := rawRows(t, src)
+	for rk, body := range odd {
+		var k struct{ PartitionKey string }
+		if err := json.Unmarshal([]byte(body), &k); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, k.PartitionKey+"\x00"+rk)
+	}
+	if got := rawRows(t, dst); !maps.Equal(got, want) {
+		t.Fatalf("the imported table holds %d entities, want the source's %d others", len(got), len(want))
 	}
 }

@@ -128,6 +128,15 @@
 // with ErrInvalid once the input is read, with nothing written; a count
 // from another input that is not larger cannot be told from this one's.
 //
+// An entity the table holds but that breaks a rule tablekit checks before
+// every write — a DateTime before 1601, a property name that is not a C#
+// identifier, which Azurite and Cosmos DB store — does not stop Export: it
+// is written as stored (in the format above, which entity.Marshal would
+// write were it valid) and named in Summary.Invalid with its line and
+// keys, and an import of the backup writes every other entity and reports
+// each such line failed alone (TestExportKeepsStoredEntitiesAWriteWouldRefuse;
+// the line's bytes: TestAppendStoredIsMarshal).
+//
 // Progress is reported after each segment, its entities and bytes
 // counting the runs a resumed run goes on from; an import's bytes are the
 // input's read so far (TestProgressCountsWhatWasDone).

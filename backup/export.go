@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -72,7 +73,14 @@ func progress(entities, bytes, startEntities int64, start time.Time) Progress {
 type Summary struct {
 	Entities int64 // entities in the backup (with the runs this one resumed)
 	Bytes    int64 // bytes of output (likewise)
-	Elapsed  time.Duration
+	// Invalid are the entities of this run that the table holds but that
+	// break a rule entity checks before every write (a DateTime before
+	// 1601, a property name that is not a C# identifier: Azurite and Cosmos
+	// DB store some), each with its line in the backup, its keys and the
+	// rule. They are in the backup as stored; an import reports each of
+	// them failed alone.
+	Invalid []EntityError
+	Elapsed time.Duration
 }
 
 func (o ExportOptions) withDefaults() (ExportOptions, error) {
@@ -204,11 +212,18 @@ type segmenter struct {
 	n     int // entities in buf
 
 	startEntities int64 // entities written before this run
+	invalid       []EntityError
 }
 
 func (s *segmenter) add(d *entity.DynamicEntity) error {
 	d.ETag, d.Timestamp = "", time.Time{}
 	line, err := entity.Marshal(d)
+	if errors.Is(err, entity.ErrInvalid) {
+		// Stored all the same: the backup keeps it as it is.
+		n := s.pos.Entities + int64(s.n) + 2 // the header is line 1
+		s.invalid = append(s.invalid, EntityError{Line: int(n), PartitionKey: d.PartitionKey, RowKey: d.RowKey, Err: err})
+		line, err = appendStored(nil, d)
+	}
 	if err != nil {
 		return fmt.Errorf("backup: encode %s: %w", entityKeys(d.PartitionKey, d.RowKey), err)
 	}
@@ -250,7 +265,14 @@ func (s *segmenter) flush(opts ExportOptions, start time.Time) error {
 }
 
 func (s *segmenter) summary(start time.Time) Summary {
-	return Summary{Entities: s.pos.Entities, Bytes: s.pos.Bytes, Elapsed: time.Since(start)}
+	// Those not yet flushed are not in the output.
+	var inv []EntityError
+	for _, e := range s.invalid {
+		if int64(e.Line) <= s.pos.Entities+1 {
+			inv = append(inv, e)
+		}
+	}
+	return Summary{Entities: s.pos.Entities, Bytes: s.pos.Bytes, Invalid: inv, Elapsed: time.Since(start)}
 }
 
 type countingWriter struct {

@@ -558,3 +558,24 @@ func TestCancelledRunsSayWhereTheyStopped(t *testing.T) {
 		t.Fatalf("cancelled import: %v, want a backup error matching context.Canceled", err)
 	}
 }
+
+// An import resumed from its very last checkpoint — it had finished —
+// sends nothing and succeeds; one step further is another input's count.
+func TestImportResumedAtItsEnd(t *testing.T) {
+	_, data := seamRows(t)
+	dst := newTable(t)
+	var last int64
+	if _, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{SegmentEntities: 3,
+		Checkpoint: func(c backup.ImportCheckpoint) error { last = c.Entities; return nil }}); err != nil || last != 8 {
+		t.Fatalf("import: %v, last checkpoint %d", err, last)
+	}
+	counter := crashtest.NewKiller(-1)
+	v := viewOf(t, env.With(counter), dst.Name())
+	sum, err := backup.Import(t.Context(), v, bytes.NewReader(data), backup.ImportOptions{ResumeAfter: last})
+	if err != nil || sum.Entities != 8 || sum.Written != 0 || counter.Passed() != 0 {
+		t.Fatalf("resumed at the end: %+v %v, %d requests", sum, err, counter.Passed())
+	}
+	if _, err := backup.Import(t.Context(), v, bytes.NewReader(data), backup.ImportOptions{ResumeAfter: last + 1}); !errors.Is(err, backup.ErrInvalid) || counter.Passed() != 0 {
+		t.Fatalf("resumed past the end: %v, %d requests", err, counter.Passed())
+	}
+}

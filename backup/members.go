@@ -11,10 +11,14 @@ import (
 // annotation is the suffix of a property's type annotation.
 const annotation = "@odata.type"
 
-var annotationBytes = []byte(annotation)
-
-// edmTypes are the types a backup's annotations may name.
-var edmTypes = []string{"Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double", "Edm.Boolean", "Edm.DateTime", "Edm.Guid", "Edm.Binary"}
+// edmType reports whether a backup's annotation may name t.
+func edmType(t []byte) bool {
+	switch string(t) {
+	case "Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double", "Edm.Boolean", "Edm.DateTime", "Edm.Guid", "Edm.Binary":
+		return true
+	}
+	return false
+}
 
 // checkMembers checks what entity.Unmarshal, which reads the service's
 // replies and tolerates their quirks, lets through in a backup's line
@@ -44,7 +48,7 @@ func checkMembers(b []byte) error {
 			return fmt.Errorf("member %q has no value", name)
 		}
 		i = skipSpace(b, i+1)
-		prop, annotates := bytes.CutSuffix(name, annotationBytes)
+		prop, annotates := bytes.CutSuffix(name, []byte(annotation))
 		if i < len(b) && b[i] == '"' {
 			if !annotates {
 				// A value: only its end matters.
@@ -98,7 +102,7 @@ func checkMembers(b []byte) error {
 		}
 	}
 	for _, n := range notes {
-		if !slices.Contains(edmTypes, string(n[1])) {
+		if !edmType(n[1]) {
 			return fmt.Errorf("property %q is annotated %q, not one of the eight EDM types", n[0], n[1])
 		}
 		if _, found := slices.BinarySearchFunc(names, n[0], bytes.Compare); !found {

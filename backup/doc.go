@@ -27,7 +27,8 @@
 // Edm.DateTime as RFC 3339 with seven fractional digits in UTC, Edm.Guid,
 // Edm.Binary as standard base64). A JSON string is Edm.String, true and false
 // Edm.Boolean, an integer without annotation Edm.Int32. Timestamp and ETags
-// are not kept (the service sets them anew). For example:
+// are not kept (the service sets them anew). For example (what Export
+// writes for this entity: TestWireFormatExample):
 //
 //	{"tablekit.backup":1}
 //	{"PartitionKey":"p","RowKey":"1","Count":7,"Name":"Ann","Total@odata.type":"Edm.Double","Total":2.0}

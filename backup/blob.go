@@ -25,7 +25,11 @@ import (
 // describes, in one request.
 const MetadataToken = "tablekitexport"
 
-// ExportBlob is Export to a block blob, one block per segment. Each
+// ExportBlob is Export to a block blob, one block per segment, so at most
+// 50,000 segments (a block blob's most blocks; the export then stops with
+// ErrTooLarge before staging more). The resume token stays within the 8
+// KiB of a blob's metadata for the longest keys
+// (TestExportBlobTokenFitsTheMetadataLimit). Each
 // checkpoint commits the blocks written so far together with the resume
 // token, in the blob's metadata, in one request: a crashed ExportBlob is
 // resumed by calling it again with the same options (opts.Resume must be
@@ -48,6 +52,11 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 	if opts.Resume != "" {
 		return Summary{}, &ConfigError{Field: "ExportOptions.Resume", Reason: "ExportBlob keeps its own token in the blob: leave Resume empty"}
 	}
+	// Everything the caller gave is checked before the first request.
+	opts, start, err := prepare(tbl, opts)
+	if err != nil {
+		return Summary{}, err
+	}
 	bw := &blockWriter{dst: dst}
 	props, err := dst.GetProperties(ctx, nil)
 	switch {
@@ -62,6 +71,9 @@ func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], ds
 		pos, err := parseToken(tok)
 		if err != nil {
 			return Summary{}, &ConfigError{Field: "blob", Reason: "its " + MetadataToken + " metadata is not a token of ExportBlob: delete it or choose another"}
+		}
+		if pos.Export != start.Export || pos.Ranges != start.Ranges {
+			return Summary{}, &ConfigError{Field: "blob", Reason: fmt.Sprintf("holds an export of another table than %q, or with other Ranges, Filter or SegmentEntities: delete it or choose another", tbl.Name())}
 		}
 		if props.ContentLength == nil || *props.ContentLength != pos.Bytes {
 			return Summary{}, &ConfigError{Field: "blob", Reason: fmt.Sprintf("holds %s bytes where its token counts %d: written by someone else since; delete it or choose another", sizeText(props.ContentLength), pos.Bytes)}
@@ -113,7 +125,15 @@ type blockWriter struct {
 
 func (w *blockWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
 
+// maxBlocks is the most committed blocks a block blob holds.
+const maxBlocks = 50_000
+
 func (w *blockWriter) commit(ctx context.Context, c Checkpoint) error {
+	if w.buf.Len() > 0 && len(w.ids) >= maxBlocks {
+		// The service would refuse the block list as invalid, which
+		// reads like another writer's change.
+		return fmt.Errorf("backup: the blob holds %d blocks, the most a block blob takes (one per segment): export with a larger SegmentEntities: %w", len(w.ids), ErrTooLarge)
+	}
 	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "tablekit-segment-%010d", len(w.ids)))
 	if w.buf.Len() > 0 {
 		if _, err := w.dst.StageBlock(ctx, id, readSeekNopCloser(w.buf.Bytes()), nil); err != nil {

@@ -197,8 +197,7 @@ const bom = "\ufeff"
 
 func readCSV(r io.Reader) iter.Seq2[line, error] {
 	return func(yield func(line, error) bool) {
-		cr := csv.NewReader(r)
-		cr.FieldsPerRecord = -1
+		cr := newCSVReader(r)
 		head, err := cr.Read()
 		if err != nil {
 			if err == io.EOF {
@@ -308,6 +307,9 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, f filter.Expr) error {
 	if tbl == nil || w == nil {
 		return &ConfigError{Field: "table or writer", Reason: ReasonNil}
+	}
+	if _, err := f.Build(); err != nil {
+		return &ConfigError{Field: "filter", Reason: err.Error()}
 	}
 	seen := map[string]bool{}
 	for d, err := range tbl.Query(ctx, entity.Query{Filter: f}) {

@@ -27,7 +27,8 @@
 // Edm.DateTime as RFC 3339 with seven fractional digits in UTC, Edm.Guid,
 // Edm.Binary as standard base64). A JSON string is Edm.String, true and false
 // Edm.Boolean, an integer without annotation Edm.Int32. Timestamp and ETags
-// are not kept (the service sets them anew). For example:
+// are not kept (the service sets them anew). For example (what Export
+// writes for this entity: TestWireFormatExample):
 //
 //	{"tablekit.backup":1}
 //	{"PartitionKey":"p","RowKey":"1","Count":7,"Name":"Ann","Total@odata.type":"Edm.Double","Total":2.0}
@@ -38,75 +39,134 @@
 //
 // # Guarantee
 //
-// Export reads the table's ranges (ExportOptions.Ranges, in the order
-// given; the whole table by default) up to ExportOptions.Parallel at a time,
-// and writes them in order, each in PartitionKey then RowKey order. After
-// each segment is written and flushed it calls Checkpoint with a token and
-// the byte count written so far: a run that crashes is resumed by
+// Export reads the table's ranges (ExportOptions.Ranges, in the order given;
+// the whole table by default) up to ExportOptions.Parallel at a time, and
+// writes them in order, each in PartitionKey then RowKey order
+// (TestRoundTripIsByteIdentical exports one table whole and in four ranges
+// read three at a time, to the same lines;
+// TestExportReadsAtMostParallelRangesAtOnce counts the requests in flight).
+// After each segment is written and flushed it calls Checkpoint with a token
+// and the byte count written so far: a run that crashes is resumed by
 // truncating the output to that count and passing the token as
 // ExportOptions.Resume, and the result is the same bytes as a run that did
 // not crash (TestExportResumesAfterACrash; at every checkpoint, with empty,
 // quoted and unicode keys on the ranges' boundaries:
 // TestExportResumesAtEveryCheckpointWithAwkwardKeys; killed at every read:
-// TestExportSurvivesACrashAtEveryRequest). [ExportBlob] keeps the token in
-// the blob itself (committed blocks and metadata), so a crashed export to a
-// blob is resumed by calling it again
+// TestExportSurvivesACrashAtEveryRequest; over pages of the empty
+// PartitionKey, whose continuation aztables' own paging drops:
+// TestExportPagesOfTheEmptyPartitionKey; an output that fails partway stops
+// it with an error wrapping the writer's, and no checkpoint counts bytes the
+// writer did not take: TestExportStopsWhenItsWriterFails; a cancelled
+// context stops it before the next batch, with an error matching
+// context.Canceled: TestCancelledRunsSayWhereTheyStopped). [ExportBlob]
+// keeps the token in the blob itself (committed blocks and metadata), so a
+// crashed export to a blob is resumed by calling it again
 // (TestExportBlobResumesAfterACrashAtEveryRequest). Its commits are
 // conditional on the blob being as it left it: another writer's change to
-// the blob while it runs (or a second export to the same blob) stops it
-// with ErrBlobChanged instead of being committed over
+// the blob while it runs (or a second export to the same blob) stops it with
+// ErrBlobChanged instead of being committed over
 // (TestExportBlobBesideAnotherWriter, TestExportBlobTwoAtOnce), and a blob
 // whose bytes no longer match its token is not resumed
 // (TestExportBlobRefusesABlobChangedBySomeoneElse).
 //
 // Import writes the lines with entity's BulkWrite in segments of
-// ImportOptions.SegmentEntities. Checkpoint gets the number of lines
-// settled — written, already there, in conflict, or failed for good —
-// which ImportOptions.ResumeAfter skips on the next run. An entity whose
-// write failed for a reason the next run may not meet (a transport error,
-// an unknown outcome, throttling, a missing table) stops the import after
-// its segment with a *StoppedError, and no checkpoint counts that segment:
+// ImportOptions.SegmentEntities. Checkpoint gets the number of lines settled
+// — written, already there, in conflict, or failed for good — which
+// ImportOptions.ResumeAfter skips on the next run. An entity whose write
+// failed for a reason the next run may not meet (a transport error, an
+// unknown outcome, throttling, a missing table) stops the import after its
+// segment with a *StoppedError, and no checkpoint counts that segment:
 // resuming from the last checkpoint writes it
 // (TestImportSurvivesACrashAtEveryRequest, killed at every request before
-// and after the service executed it; TestImportStopsBeforeTheCheckpointOfAFailedSegment).
-// In Upsert mode a replayed segment rewrites the same values; in Insert
-// mode an entity that is already stored with the same properties (the same
-// encoding) counts as done and one that differs is reported
-// (ImportSummary.Conflicts, with keys), never overwritten
-// (TestImportResumesAfterACrash). What the summary says of each entity is
-// what the table holds, also when a reply is lost and another writer
-// changes the same keys before azcore's resend (TestImportBesideAnotherWriter).
+// and after the service executed it;
+// TestImportStopsBeforeTheCheckpointOfAFailedSegment). So does, in Insert
+// mode, an entity already stored whose stored copy could not be read back to
+// tell a replay from a conflict
+// (TestImportInsertStopsWhenItCannotReadAnExistingEntity). In Upsert mode a
+// replayed segment rewrites the same values; in Insert mode an entity that
+// is already stored with the same properties (the same encoding) counts as
+// done and one that differs is reported (ImportSummary.Conflicts, with
+// keys), never overwritten (TestImportResumesAfterACrash). What the summary
+// says of each entity is what the table holds, also when a reply is lost and
+// another writer changes the same keys before azcore's resend
+// (TestImportBesideAnotherWriter).
 //
 // One bad entity fails alone: a line that does not decode, an entity too
 // large once encoded, an invalid key or property name, or a value the
 // service refuses is reported in ImportSummary.Failed with its line and
 // keys, and every other entity is written (TestImportOneBadEntityAmongMany).
-// The lines of a gzip member are written only after the member has been
-// read to its end and its checksum verified, so Import holds one member's
-// entities in memory (Export writes at most SegmentEntities per member): a
-// stream that cannot be read on — not gzip, a member damaged or cut short,
-// a last line without its end — stops the import with a *LineError, after
-// the lines of the intact members before it are written and nothing of the
-// damaged member is (TestImportWritesNothingOfADamagedMember,
-// TestImportRefusesMalformedInput).
+// A line is read more strictly than the service's replies are: one without
+// its PartitionKey or RowKey member, or with null for one (which would
+// otherwise be stored under the empty key), with a member twice, or with an
+// annotation that names no EDM type or annotates no property does not
+// decode; among thousands of good lines each such line fails alone, every
+// good entity is stored once with its values, and a resumed import ends with
+// the same table (TestImportCorruptLinesAmongThousands). The lines of a gzip
+// member are written only after the member has been read to its end and its
+// checksum verified, so Import holds one member's entities in memory (Export
+// writes at most SegmentEntities per member): a stream that cannot be read
+// on — not gzip, a member damaged or cut short, a last line without its end
+// — stops the import with a *LineError, after the lines of the intact
+// members before it are written and nothing of the damaged member is
+// (TestImportWritesNothingOfADamagedMember, TestImportRefusesMalformedInput;
+// a reader that fails midway: TestImportReadsAnyReader).
 //
-// A backup is not a snapshot: entities changed while Export runs are read
-// as they are when their range is read.
+// Everything the caller gives is checked before the first request: a nil
+// table, writer, reader or blob, a negative number, a range whose To is not
+// above its From or that overlaps another (the backup would hold their
+// common entities twice), a Filter that does not build, an unknown Mode, are
+// refused with a *ConfigError matching ErrInvalid and entity.ErrInvalid
+// (TestBadInputIsRefusedBeforeAnyRequest, which counts the requests). A
+// Checkpoint's token carries a checksum and the fingerprint of the export
+// that made it — the table's name, Ranges, Filter and SegmentEntities — so a
+// token changed by hand, cut short, or made by an export of another table or
+// with other options is refused the same way instead of resumed into a
+// backup that mixes two (TestBadInputIsRefusedBeforeAnyRequest; for a blob:
+// TestExportBlobRefusesABlobOfAnotherExport). The checksum guards against
+// accidents, not against someone who recomputes it. An import's ResumeAfter
+// beyond the entities its input holds is refused with ErrInvalid once the
+// input is read, with nothing written; a count from another input that is
+// not larger cannot be told from this one's.
+//
+// An entity the table holds but that breaks a rule tablekit checks before
+// every write — a DateTime before 1601, a property name that is not a C#
+// identifier, which Azurite and Cosmos DB store — does not stop Export: it
+// is written as stored (in the format above, which entity.Marshal would
+// write were it valid) and named in Summary.Invalid with its line and keys,
+// and an import of the backup writes every other entity and reports each
+// such line failed alone (TestExportKeepsStoredEntitiesAWriteWouldRefuse;
+// the line's bytes: TestAppendStoredIsMarshal).
+//
+// Progress is reported after each segment, its entities and bytes counting
+// the runs a resumed run goes on from; an import's bytes are the input's
+// read so far (TestProgressCountsWhatWasDone).
+//
+// A backup is not a snapshot: entities changed while Export runs are read as
+// they are when their page is read, each key written once
+// (TestExportReadsEachEntityWhenItsPageIsRead).
 //
 // # Storage Explorer CSV
 //
 // [WriteCSV] and [ReadCSV] speak the typed CSV of Azure Storage Explorer's
 // table export and import: a header row of PartitionKey, RowKey, Timestamp,
-// then for each property its column "Name" followed by "Name@type"; each
-// row has a property's value and its type name (String, Int32, Int64,
-// Double, Boolean, DateTime, Guid, Binary; "Edm."-prefixed names are
-// accepted on reading), and empty value and type when the entity lacks it.
-// DateTime is RFC 3339 in UTC, Binary is base64. Timestamp is written for
-// reference and ignored on reading. A record that cannot be read fails
-// alone, as a bad line of a backup does (TestCSVOneBadRecordAmongMany).
-// [ExportCSV] reads the table twice (once to learn the columns): an entity
-// written between the two reads with a property the first did not see
-// fails the export with an error naming its keys and the property
+// then for each property its column "Name" followed by "Name@type"; each row
+// has a property's value and its type name (String, Int32, Int64, Double,
+// Boolean, DateTime, Guid, Binary; "Edm."-prefixed names are accepted on
+// reading), and empty value and type when the entity lacks it
+// (TestReadCSVStorageExplorerSample reads Storage Explorer's own rows, whose
+// later type cells may be empty). DateTime is RFC 3339 in UTC, Binary is
+// base64. Timestamp is written for reference and ignored on reading. A
+// quoted cell keeps every byte, a CR LF inside a String included (Go's
+// encoding/csv reads it as LF). Every type at its extremes — Int64's and
+// Int32's bounds, Double NaN, ±Inf and -0, DateTime of 1601 and 9999 with
+// seven fractional digits, a 64 KiB Binary, empty Strings, NUL, U+FFFF and
+// surrogate pairs, under keys with quotes, % and unicode — comes back as it
+// was stored, through a backup (byte-identical) and through the CSV
+// (TestExtremesRoundTrip). A record that cannot be read fails alone, as a
+// bad line of a backup does (TestCSVOneBadRecordAmongMany). [ExportCSV]
+// reads the table twice (once to learn the columns): an entity written
+// between the two reads with a property the first did not see fails the
+// export with an error naming its keys and the property
 // (TestExportCSVNamesAPropertyAddedBetweenItsReads). [ImportCSV] writes as
 // Import does, with the same checkpoints and outcomes (the crash and
 // lost-reply tests above run it too).

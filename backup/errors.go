@@ -19,6 +19,10 @@ var ErrFormat = errors.New("backup: malformed input")
 // it.
 var ErrBlobChanged = errors.New("backup: the blob was changed by another writer")
 
+// ErrTooLarge reports an export to a blob that needs more blocks than a
+// block blob holds (50,000, one per segment).
+var ErrTooLarge = errors.New("backup: the export needs more blocks than a block blob holds")
+
 // ErrUnordered reports a service whose query pages did not come in key
 // order from one page to the next, so that an export of it could not be
 // resumed after its last key: see OrderError.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -26,8 +27,8 @@ type ExportOptions struct {
 	// Filter selects entities within each range; empty means all.
 	Filter filter.Expr
 	// Ranges are read in parallel and written in the order given; nil means
-	// one range, the whole table. Give disjoint ranges in key order to get
-	// the table's order.
+	// one range, the whole table. Ranges that overlap are refused; give
+	// them in key order to get the table's order.
 	Ranges []Range
 	// Parallel is the most ranges read at once; 0 means 4.
 	Parallel int
@@ -72,7 +73,14 @@ func progress(entities, bytes, startEntities int64, start time.Time) Progress {
 type Summary struct {
 	Entities int64 // entities in the backup (with the runs this one resumed)
 	Bytes    int64 // bytes of output (likewise)
-	Elapsed  time.Duration
+	// Invalid are the entities of this run that the table holds but that
+	// break a rule entity checks before every write (a DateTime before
+	// 1601, a property name that is not a C# identifier: Azurite and Cosmos
+	// DB store some), each with its line in the backup, its keys and the
+	// rule. They are in the backup as stored; an import reports each of
+	// them failed alone.
+	Invalid []EntityError
+	Elapsed time.Duration
 }
 
 func (o ExportOptions) withDefaults() (ExportOptions, error) {
@@ -81,6 +89,9 @@ func (o ExportOptions) withDefaults() (ExportOptions, error) {
 		return o, &ConfigError{Field: "ExportOptions.Parallel", Reason: fmt.Sprintf("%d is negative (0 means 4)", o.Parallel)}
 	case o.SegmentEntities < 0:
 		return o, &ConfigError{Field: "ExportOptions.SegmentEntities", Reason: fmt.Sprintf("%d is negative (0 means 1,000)", o.SegmentEntities)}
+	}
+	if _, err := o.Filter.Build(); err != nil {
+		return o, &ConfigError{Field: "ExportOptions.Filter", Reason: err.Error()}
 	}
 	if o.Parallel == 0 {
 		o.Parallel = 4
@@ -97,31 +108,58 @@ func (o ExportOptions) withDefaults() (ExportOptions, error) {
 		if r.To != "" && keys.Compare(r.To, r.From) <= 0 {
 			return o, &ConfigError{Field: fmt.Sprintf("ExportOptions.Ranges[%d]", i), Reason: fmt.Sprintf("To %q is not above From %q in the service's order of keys", r.To, r.From)}
 		}
+		for j, q := range o.Ranges[:i] {
+			if below(r.From, q.To) && below(q.From, r.To) {
+				return o, &ConfigError{Field: fmt.Sprintf("ExportOptions.Ranges[%d]", i), Reason: fmt.Sprintf("overlaps Ranges[%d]: the backup would hold their common entities twice", j)}
+			}
+		}
 	}
 	return o, nil
+}
+
+// below reports whether the PartitionKey from is below the range end to
+// ("" has no end).
+func below(from, to string) bool { return to == "" || keys.Compare(from, to) < 0 }
+
+// prepare checks tbl and opts before any request is sent: it returns the
+// options with their defaults, the position to start from (opts.Resume's,
+// else the beginning) and the export's fingerprint, which every token it
+// makes carries and a token it resumes must carry.
+func prepare(tbl *entity.Table[entity.DynamicEntity], opts ExportOptions) (ExportOptions, position, error) {
+	if tbl == nil {
+		return opts, position{}, &ConfigError{Field: "table", Reason: ReasonNil}
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return opts, position{}, err
+	}
+	f, _ := opts.Filter.Build() // checked by withDefaults
+	fp := fingerprint(tbl.Name(), opts, f)
+	pos := position{Ranges: len(opts.Ranges), Export: fp}
+	if opts.Resume == "" {
+		return opts, pos, nil
+	}
+	if pos, err = parseToken(opts.Resume); err != nil {
+		return opts, pos, err
+	}
+	if pos.Ranges != len(opts.Ranges) {
+		return opts, pos, &ConfigError{Field: "ExportOptions.Resume", Reason: fmt.Sprintf("made by an export of %d ranges, not %d", pos.Ranges, len(opts.Ranges))}
+	}
+	if pos.Export != fp {
+		return opts, pos, &ConfigError{Field: "ExportOptions.Resume", Reason: fmt.Sprintf("made by an export of another table than %q, or with other Ranges, Filter or SegmentEntities", tbl.Name())}
+	}
+	return opts, pos, nil
 }
 
 // Export writes the entities of tbl to w as a backup (see the package doc
 // for the format and the guarantee).
 func Export(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, opts ExportOptions) (Summary, error) {
-	if tbl == nil {
-		return Summary{}, &ConfigError{Field: "table", Reason: ReasonNil}
-	}
-	if w == nil {
-		return Summary{}, &ConfigError{Field: "writer", Reason: ReasonNil}
-	}
-	opts, err := opts.withDefaults()
+	opts, pos, err := prepare(tbl, opts)
 	if err != nil {
 		return Summary{}, err
 	}
-	pos := position{Ranges: len(opts.Ranges)}
-	if opts.Resume != "" {
-		if pos, err = parseToken(opts.Resume); err != nil {
-			return Summary{}, err
-		}
-		if pos.Ranges != len(opts.Ranges) {
-			return Summary{}, &ConfigError{Field: "ExportOptions.Resume", Reason: fmt.Sprintf("made by an export of %d ranges, not %d", pos.Ranges, len(opts.Ranges))}
-		}
+	if w == nil {
+		return Summary{}, &ConfigError{Field: "writer", Reason: ReasonNil}
 	}
 	return export(ctx, tbl, w, opts, pos)
 }
@@ -174,11 +212,18 @@ type segmenter struct {
 	n     int // entities in buf
 
 	startEntities int64 // entities written before this run
+	invalid       []EntityError
 }
 
 func (s *segmenter) add(d *entity.DynamicEntity) error {
 	d.ETag, d.Timestamp = "", time.Time{}
 	line, err := entity.Marshal(d)
+	if errors.Is(err, entity.ErrInvalid) {
+		// Stored all the same: the backup keeps it as it is.
+		n := s.pos.Entities + int64(s.n) + 2 // the header is line 1
+		s.invalid = append(s.invalid, EntityError{Line: int(n), PartitionKey: d.PartitionKey, RowKey: d.RowKey, Err: err})
+		line, err = appendStored(nil, d)
+	}
 	if err != nil {
 		return fmt.Errorf("backup: encode %s: %w", entityKeys(d.PartitionKey, d.RowKey), err)
 	}
@@ -194,7 +239,7 @@ func (s *segmenter) flush(opts ExportOptions, start time.Time) error {
 	gz := gzip.NewWriter(cw)
 	if s.fresh {
 		if _, err := io.WriteString(gz, header+"\n"); err != nil {
-			return err
+			return fmt.Errorf("backup: write: %w", err)
 		}
 		s.fresh = false
 	}
@@ -220,7 +265,14 @@ func (s *segmenter) flush(opts ExportOptions, start time.Time) error {
 }
 
 func (s *segmenter) summary(start time.Time) Summary {
-	return Summary{Entities: s.pos.Entities, Bytes: s.pos.Bytes, Elapsed: time.Since(start)}
+	// Those not yet flushed are not in the output.
+	var inv []EntityError
+	for _, e := range s.invalid {
+		if int64(e.Line) <= s.pos.Entities+1 {
+			inv = append(inv, e)
+		}
+	}
+	return Summary{Entities: s.pos.Entities, Bytes: s.pos.Bytes, Invalid: inv, Elapsed: time.Since(start)}
 }
 
 type countingWriter struct {
@@ -283,12 +335,16 @@ func (r *reader) next() (batch, bool, error) {
 	if r.cursor >= len(r.opts.Ranges) {
 		return batch{last: false, rng: r.cursor}, false, nil
 	}
+	if err := r.ctx.Err(); err != nil {
+		// Not a batch read before: a cancelled export stops here.
+		return batch{}, false, fmt.Errorf("backup: read range %d: %w", r.cursor, err)
+	}
 	ch := r.chans[r.cursor]
 	var res result
 	select {
 	case res = <-ch:
 	case <-r.ctx.Done():
-		return batch{}, false, r.ctx.Err()
+		return batch{}, false, fmt.Errorf("backup: read range %d: %w", r.cursor, r.ctx.Err())
 	}
 	if res.err != nil {
 		return batch{}, false, res.err

@@ -236,7 +236,11 @@ func readLines(r io.Reader) iter.Seq2[line, error] {
 // carries its error, and the keys it shows where they can be read.
 func decodeLine(n int, b []byte) line {
 	var d entity.DynamicEntity
-	if err := entity.Unmarshal(b, &d); err != nil {
+	err := entity.Unmarshal(b, &d)
+	if err == nil {
+		err = checkMembers(b)
+	}
+	if err != nil {
 		pk, rk := keysOf(b)
 		return line{n: n, d: entity.DynamicEntity{PartitionKey: pk, RowKey: rk}, err: &LineError{Line: n, Err: err}}
 	}
@@ -323,6 +327,11 @@ func write(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], lines i
 			}
 		}
 	}
+	if skipped < opts.ResumeAfter {
+		// Nothing was sent: every entity of the input was skipped.
+		sum.Elapsed = time.Since(start)
+		return sum, &ConfigError{Field: "ImportOptions.ResumeAfter", Reason: fmt.Sprintf("skips %d entities, and the input has only %d: a checkpoint of another input", opts.ResumeAfter, skipped)}
+	}
 	err := flush()
 	sum.Elapsed = time.Since(start)
 	if err != nil {
@@ -379,7 +388,13 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 			same, gerr := sameAsStored(ctx, tbl, &l.d)
 			switch {
 			case gerr != nil:
-				sum.Failed = append(sum.Failed, EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: gerr})
+				// Whether the stored entity is the backup's is unknown: a
+				// later run may read it.
+				ee := EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: fmt.Errorf("stored, but reading it back to compare failed: %w", gerr)}
+				sum.Failed = append(sum.Failed, ee)
+				if !settled(gerr) && unsettled == nil {
+					unsettled = &ee
+				}
 			case same:
 				sum.Existing++
 			default:

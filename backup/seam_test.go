@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -174,6 +175,7 @@ func partOf(i int) string { return string(rune('a' + i%2)) }
 func TestImportSurvivesACrashAtEveryRequest(t *testing.T) {
 	src, data := seamRows(t)
 	want := export(t, src, backup.ExportOptions{})
+	wantRaw := rawRows(t, src)
 	for _, tc := range importCases(t, src, data) {
 		mode, importer, data := tc.mode, tc.importer, tc.data
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,6 +198,9 @@ func TestImportSurvivesACrashAtEveryRequest(t *testing.T) {
 					Check: func(t *testing.T) {
 						if got := export(t, dst, backup.ExportOptions{}); !bytes.Equal(got, want) {
 							t.Fatalf("the table after a crash and a resumed import exports %q", lines(t, got))
+						}
+						if got := rawRows(t, dst); !maps.Equal(got, wantRaw) {
+							t.Fatalf("the table after a crash and a resumed import holds, read raw, %q", got)
 						}
 					},
 				}

@@ -65,7 +65,7 @@ var registry = []op{
 	write("resolver.Table.Upsert", "n/a: one request and no state of its own", "TestWritesBesideAnotherWriter", "n/a: one entity"),
 
 	// backup
-	write("backup.Export", "TestExportSurvivesACrashAtEveryRequest", "n/a: reads the table only; what it writes is the caller's io.Writer", "n/a: copies each entity's stored JSON, decoding none"),
+	write("backup.Export", "TestExportSurvivesACrashAtEveryRequest", "n/a: reads the table only; what it writes is the caller's io.Writer", "TestExportKeepsStoredEntitiesAWriteWouldRefuse"),
 	write("backup.ExportBlob", "TestExportBlobResumesAfterACrashAtEveryRequest", "TestExportBlobBesideAnotherWriter", "TestExportBlobRefusesABlobChangedBySomeoneElse"),
 	write("backup.ExportCSV", "n/a: reads the table only and keeps no checkpoint: a crashed ExportCSV is run again whole", "n/a: reads the table only; what it writes is the caller's io.Writer", "TestExportCSVNamesAPropertyAddedBetweenItsReads"),
 	write("backup.Import", "TestImportSurvivesACrashAtEveryRequest", "TestImportBesideAnotherWriter", "TestImportOneBadEntityAmongMany"),

@@ -71,6 +71,19 @@
 //     lost and the worker killed twice (TestTableWideUnderFaults), and
 //     after a crash at any request of an insert with the caller's
 //     message or of a MoveTo (TestTableWideCrashAtEveryStep).
+//   - TableWide lookups (LookupValueAll, ValueMembers) never have more
+//     reads in flight than Config.Concurrency, bucket range queries and
+//     point reads alike (TestTableWideConcurrency). A bucket whose range
+//     query fails, after azcore's retries, fails the lookup, which yields
+//     no entity: the error is a *StepError naming the index and the
+//     partition of the first failing bucket in bucket order, and
+//     unwrapping to the service's error; the reads of the buckets after
+//     it are cancelled, none after it is started, and those before it
+//     finish (TestTableWideBucketFails). A cancelled context starts no
+//     more reads and ends the lookup with an error matching
+//     context.Canceled; a caller that stops ranging cancels the point
+//     reads under way; either way every read has ended when the lookup
+//     returns (TestTableWideCancel).
 //   - Lost replies: entity's write tokens (entity.Table.WithWriteTokens)
 //     let a transaction whose reply was lost, and whose resend the
 //     service refused, be recognised as applied by reading an index

@@ -108,7 +108,8 @@ type fetched[T any] struct {
 // fetch reads the primaries pk/rks, Config.Concurrency at once, and
 // yields them in rks's order. At most Concurrency reads run or wait to be
 // yielded, so a long list costs no more memory than a short one; stopping
-// early cancels the reads under way.
+// early cancels the reads under way, and every read has ended when the
+// sequence returns.
 func (s *Set[T]) fetch(ctx context.Context, pk string, rks []string) iter.Seq[fetched[T]] {
 	ks := make([]drift.Key, len(rks))
 	for i, rk := range rks {
@@ -125,18 +126,23 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		// A read holds a token of sem from before it starts until its
+		// result is taken off the window, so at most Concurrency reads
+		// run or wait at once (the one the consumer waits for included).
+		sem := make(chan struct{}, s.cfg.Concurrency)
 		window := make(chan chan fetched[T], s.cfg.Concurrency)
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		go func() {
 			defer close(window)
 			for _, k := range ks {
-				slot := make(chan fetched[T], 1)
 				select {
-				case window <- slot:
+				case sem <- struct{}{}:
 				case <-ctx.Done():
 					return
 				}
+				slot := make(chan fetched[T], 1)
+				window <- slot // never blocks: a slot in the window holds a token
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -147,6 +153,7 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 		}()
 		for slot := range window {
 			r := <-slot
+			<-sem
 			if !yield(r) {
 				cancel()
 				for range window { // let the sender see the cancellation

@@ -104,8 +104,15 @@ type LookupOptions struct {
 	Limit int
 	// After pages a LookupValueAll: it yields the primaries after this
 	// one in its order (PartitionKey, then RowKey). Give the keys of the
-	// last entity of the previous page; the zero Key starts at the first.
+	// last entity of the previous page; the zero Key starts at the first,
+	// unless HasAfter is set.
 	After drift.Key
+	// HasAfter says After is given even when it is the zero Key: the keys
+	// of the primary whose PartitionKey and RowKey are both empty, the
+	// first of the order, which a zero After alone cannot name (a page
+	// ending on it would start again at it). Set it on every page after
+	// the first.
+	HasAfter bool
 }
 
 // CheckOptions chooses what Check and Rebuild scan: the primaries'

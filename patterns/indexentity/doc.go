@@ -83,7 +83,14 @@
 //     more reads and ends the lookup with an error matching
 //     context.Canceled; a caller that stops ranging cancels the point
 //     reads under way; either way every read has ended when the lookup
-//     returns (TestTableWideCancel).
+//     returns (TestTableWideCancel). A TableWide lookup yields each
+//     member once, even one listed in two buckets (as a change of
+//     Index.Buckets leaves it), in the service's key order (PartitionKey,
+//     then RowKey, by UTF-16 code units as keys.Compare), and pages of it
+//     (Limit, After with HasAfter) of a stable index join into the same
+//     sequence, none skipped or repeated, whatever the keys: empty, the
+//     compound separator ' ' and escape '!', quotes, characters beyond
+//     the BMP (TestTableWideAwkwardKeys).
 //   - Lost replies: entity's write tokens (entity.Table.WithWriteTokens)
 //     let a transaction whose reply was lost, and whose resend the
 //     service refused, be recognised as applied by reading an index
@@ -156,8 +163,9 @@
 // in partition Name_Compound(value, bucket)), the buckets' lists merged
 // into one order — by PartitionKey, then RowKey, the service's key order
 // of each — then the point queries, yielded in that order.
-// LookupOptions.After (the keys of the last entity of the previous page)
-// and Limit page through it; [Set.ValueMembers] is the index read alone.
+// LookupOptions.After (the keys of the last entity of the previous page,
+// with HasAfter set) and Limit page through it; [Set.ValueMembers] is the
+// index read alone.
 //
 // # Failure and recovery
 //

@@ -193,8 +193,8 @@ func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift
 // RowKey. It reads the value's list of every bucket (Index.Buckets range
 // queries, Config.Concurrency at once), merges them, then reads each
 // member, Config.Concurrency at once, and yields them in that order. opts.After pages: the lookup
-// starts after those keys (give the last entity of the previous page),
-// and opts.Limit ends a page.
+// starts after those keys (give the last entity of the previous page,
+// with opts.HasAfter set), and opts.Limit ends a page.
 //
 // As LookupAll, it never yields an entity that does not hold value (each
 // read is checked; with opts.Repair the members found to disagree are
@@ -215,12 +215,10 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 			return
 		}
 		var ks []drift.Key
-		after := ""
-		if opts.After != (drift.Key{}) {
-			after = wideMember(opts.After.PartitionKey, opts.After.RowKey)
-		}
+		paged := opts.HasAfter || opts.After != (drift.Key{})
+		after := wideMember(opts.After.PartitionKey, opts.After.RowKey)
 		for _, m := range ms {
-			if after != "" && keys.Compare(m, after) <= 0 {
+			if paged && keys.Compare(m, after) <= 0 {
 				continue
 			}
 			if pk, rk, ok := splitMember(m); ok {

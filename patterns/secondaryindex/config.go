@@ -57,8 +57,10 @@ type Config struct {
 	// message one transaction (OtherPartition and TableWide indexes), and
 	// of the caller's messages (WriteOptions).
 	Outbox eventual.OutboxConfig
-	// Concurrency is how many primaries a verifying lookup reads at once;
-	// 0 means entity.DefaultConcurrency.
+	// Concurrency is how many primaries a verifying lookup reads at once,
+	// and how many buckets' first pages LookupValuePrefix reads at once
+	// (set it to Index.Buckets to read them all side by side); 0 means
+	// entity.DefaultConcurrency.
 	Concurrency int
 	// Now is the clock the reservations' ages are read with; nil means
 	// time.Now.

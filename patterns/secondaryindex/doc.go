@@ -63,8 +63,9 @@
 //     BenchmarkTableWideLookup);
 //     LookupValueAll of a non-unique value one range query in one
 //     partition (the value's bucket); LookupValuePrefix one range query
-//     per bucket — Index.Buckets queries, their first pages read side by
-//     side, merged in value order, exact and ordered. Throughput ceiling: the entries of
+//     per bucket — Index.Buckets queries, their first pages read
+//     Config.Concurrency at once, merged in value order, exact and
+//     ordered. Throughput ceiling: the entries of
 //     one value all live in one bucket, so one value takes at most ~2,000
 //     entity writes/s (the service's target per partition), and the index
 //     as a whole about Index.Buckets × 2,000/s (16 buckets, the default:
@@ -139,6 +140,23 @@
 // 16 writers in 40 partitions, 20 orders each (50 with TABLEKIT_FULL=1),
 // a tenth of their replies lost and the worker killed twice
 // (TestTableWideLoad).
+//
+// LookupValuePrefix reads its buckets Config.Concurrency at once, and a
+// verifying lookup its primaries likewise: never more reads in flight
+// than that (TestTableWidePrefixConcurrency). A bucket whose first page
+// fails, after azcore's retries, ends the lookup before any entity with
+// a *StepError naming the index and the partition of the first failing
+// bucket in bucket order, unwrapping to the service's error; the reads
+// of the buckets after it are cancelled and none after it is started
+// (TestTableWidePrefixBucketFails). A cancelled context starts no more
+// reads and ends the lookup with an error matching context.Canceled, and
+// a caller that stops ranging ends the reads under way: none is left
+// running when the lookup returns (TestTableWidePrefixCancel). The merge
+// follows the service's key order (keys.Compare: UTF-16 code units,
+// whatever the keys — empty, ' ' and '!', quotes, characters beyond the
+// BMP); a verifying lookup yields a primary once even when a stray copy
+// of its entry sits in another bucket, which a lookup without Verify
+// yields as the entries say (TestTableWidePrefixAwkwardKeys).
 //
 // Lost replies: a transaction whose reply was lost and that azcore resent
 // is refused at operation 0 (409 or 412) although it was applied. Every

@@ -241,48 +241,76 @@ func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opt
 // named index starts with prefix, wherever their partitions, in the order
 // of the values (then of the primaries' keys, for a non-unique index):
 // exact and ordered, it costs one range query per bucket (Index.Buckets
-// queries, their first pages read side by side, the next ones as the merge
-// needs them), merged as they are read. Errors
+// queries, their first pages read Config.Concurrency at once, the next
+// ones as the merge needs them), merged as they are read. Errors
 // are yielded as by LookupAll; an index that is not TableWide is an error
-// matching ErrPlacement (use LookupPrefix).
+// matching ErrPlacement (use LookupPrefix). A bucket whose first page
+// fails ends the lookup before any entity with a *StepError naming the
+// index and the partition of the first failing bucket in bucket order;
+// the reads of the buckets after it are cancelled and none after it is
+// started.
 func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {
 	ix, err := s.placed("lookup", index, true)
 	if err != nil {
 		return fail[T](err)
 	}
 	from, to := ix.prefixRange(prefix)
-	sources := make([]func(context.Context) iter.Seq2[json.RawMessage, error], 0, ix.buckets)
+	sources := make([]source, 0, ix.buckets)
 	for b := range keys.Buckets(ix.buckets) {
-		sources = append(sources, s.rangeQuery(ix, ix.prefix+b, from, to, opts))
+		sources = append(sources, source{epk: ix.prefix + b, query: s.rangeQuery(ix, ix.prefix+b, from, to, opts)})
 	}
-	return s.scan(ctx, ix, mergeByRowKey(sources), opts)
+	return s.scan(ctx, ix, mergeByRowKey(ix.Name, sources, s.cfg.Concurrency), opts)
 }
 
 // rangeQuery is the query of the entries of ix in partition epk with
-// RowKeys from from to to.
+// RowKeys from from to to. Its errors are *StepErrors naming ix and epk.
 func (s *Set[T]) rangeQuery(ix *index[T], epk, from, to string, opts LookupOptions) func(context.Context) iter.Seq2[json.RawMessage, error] {
 	q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to))}
 	if !opts.Verify {
 		q.Limit = opts.Limit
 	}
-	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] { return s.readers(ix).Query(ctx, q) }
+	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] {
+		return func(yield func(json.RawMessage, error) bool) {
+			for raw, err := range s.readers(ix).Query(ctx, q) {
+				if err != nil {
+					err = &StepError{Step: "lookup: read entries", Index: ix.Name, PartitionKey: epk, Err: err}
+				}
+				if !yield(raw, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// source is one bucket's query of a merge.
+type source struct {
+	epk   string
+	query func(context.Context) iter.Seq2[json.RawMessage, error]
 }
 
 // mergeByRowKey merges queries that each yield in RowKey order into one
-// sequence in RowKey order, reading them side by side.
-func mergeByRowKey(sources []func(context.Context) iter.Seq2[json.RawMessage, error]) func(context.Context) iter.Seq2[json.RawMessage, error] {
+// sequence in RowKey order, reading them side by side: the first pages
+// concurrency at once, in the sources' order. Of several sources whose
+// first page fails, the error of the first in that order is yielded: a
+// failure cancels the sources after it and starts none of them, while
+// those before it finish. A cancelled ctx starts no more.
+func mergeByRowKey(index string, sources []source, concurrency int) func(context.Context) iter.Seq2[json.RawMessage, error] {
 	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] {
 		return func(yield func(json.RawMessage, error) bool) {
 			type head struct {
-				next func() (json.RawMessage, error, bool)
-				stop func()
-				raw  json.RawMessage
-				rk   string
+				epk    string
+				next   func() (json.RawMessage, error, bool)
+				stop   func()
+				cancel context.CancelFunc
+				raw    json.RawMessage
+				rk     string
 			}
 			var heads []*head
 			defer func() {
 				for _, h := range heads {
 					h.stop()
+					h.cancel()
 				}
 			}()
 			// advance reads the next entry of h; false when h is done.
@@ -298,32 +326,62 @@ func mergeByRowKey(sources []func(context.Context) iter.Seq2[json.RawMessage, er
 				// decode is yielded as one bad row by scan, not the end.
 				var m struct{ PartitionKey, RowKey string }
 				if err := entity.Unmarshal(raw, &m); err != nil {
-					return false, err
+					return false, &StepError{Step: "lookup: decode entry keys", Index: index, PartitionKey: h.epk, Err: err}
 				}
 				h.raw, h.rk = raw, m.RowKey
 				return true, nil
 			}
 			for _, src := range sources {
-				next, stop := iter.Pull2(src(ctx))
-				heads = append(heads, &head{next: next, stop: stop})
+				hctx, cancel := context.WithCancel(ctx)
+				next, stop := iter.Pull2(src.query(hctx))
+				heads = append(heads, &head{epk: src.epk, next: next, stop: stop, cancel: cancel})
 			}
-			// The first page of every bucket is asked for at once.
+			// The first pages, concurrency at once.
 			live := make([]*head, len(heads))
 			errs := make([]error, len(heads))
+			var mu sync.Mutex // failed, errs
+			failed := len(heads)
+			sem := make(chan struct{}, max(concurrency, 1))
 			var wg sync.WaitGroup
 			for i, h := range heads {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+				}
+				mu.Lock()
+				stop := i > failed || ctx.Err() != nil
+				mu.Unlock()
+				if stop {
+					if ctx.Err() != nil {
+						errs[i] = &StepError{Step: "lookup: read entries", Index: index, PartitionKey: h.epk, Err: ctx.Err()}
+					}
+					break
+				}
 				wg.Go(func() {
+					defer func() { <-sem }()
 					ok, err := advance(h)
+					mu.Lock()
+					defer mu.Unlock()
 					if ok {
 						live[i] = h
 					}
 					errs[i] = err
+					if err != nil && i < failed {
+						// A source after the first failure cannot come
+						// first: its read is cancelled.
+						failed = i
+						for _, later := range heads[i+1:] {
+							later.cancel()
+						}
+					}
 				})
 			}
 			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
-				yield(nil, err)
-				return
+			for _, err := range errs {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
 			}
 			live = slices.DeleteFunc(live, func(h *head) bool { return h == nil })
 			for len(live) > 0 {

@@ -57,15 +57,21 @@
 //     conditional on the entity's ETag and on the ETag of each index
 //     entity it changes: a concurrent writer of any of them makes the
 //     transaction fail, and the write starts again from the reads
-//     (entity.RetryPolicy.Retry, Config.Retry).
+//     (entity.RetryPolicy.Retry, Config.Retry): TestRenameUnderConcurrentWriter
+//     changes both lists between a rename's reads and its transaction,
+//     TestLocalLoad has 16 writers with 5% of replies lost.
 //   - OtherPartition, Blob and TableWide: the lists catch up. The entity's write and
 //     the intent of the message that updates the lists are one
 //     transaction (eventual.Outbox), so no change is ever left out; once
 //     the queues have drained the lists are exact. Until then a list may
 //     miss an entity that holds its value (a lookup does not find it yet)
-//     or name one that does not (a lookup skips it).
+//     or name one that does not (a lookup skips it). TestRemoteLoadUnderFaults
+//     (10% of requests failed or their replies lost, workers killed) and
+//     TestRemoteCrashAtEveryStep prove it.
 //   - Lookups never yield an entity that does not hold the value looked
-//     up, whatever the placement: each point read is checked.
+//     up, whatever the placement: each point read is checked
+//     (TestRemoteCrashAtEveryStep and TestRemoteLoadUnderFaults look up
+//     while the lists are behind).
 //   - TableWide lists are exact once the queues drained, whatever the
 //     writers' partitions, with 10% of requests failed or their replies
 //     lost and the worker killed twice (TestTableWideUnderFaults), and

@@ -336,8 +336,9 @@ var awkward = []string{"", " ", "!", "'", "O'Brien", "a b", "a!b", "a", "\U0001F
 // copies one entry, by hand, into a bucket that is not its value's (as a
 // change of Index.Buckets leaves it): LookupValuePrefix of "J" yields
 // every employee in the order of the values, then PartitionKey, then
-// RowKey, by keys.Compare (the service's order); verified, the copy in
-// the wrong bucket is not yielded a second time.
+// RowKey, by keys.Compare (the service's order), and LookupValueAll of
+// each value its primaries in key order; verified, the copy in the wrong
+// bucket is not yielded a second time.
 func TestTableWidePrefixAwkwardKeys(t *testing.T) {
 	ctx := context.Background()
 	w := newPrefixWorld(t)
@@ -392,6 +393,16 @@ func TestTableWidePrefixAwkwardKeys(t *testing.T) {
 	s, _ := w.set(t, &readProbe{}, 3)
 	if got := names(t, s.LookupValuePrefix(ctx, "name", "J", secondaryindex.LookupOptions{Verify: true})); !slices.Equal(got, want) {
 		t.Errorf("verified:\n got %q\nwant %q", got, want)
+	}
+	// LookupValueAll of each value: one bucket, its primaries in key order.
+	byValue := map[string][]string{}
+	for i, e := range emps {
+		byValue[e.LastName] = append(byValue[e.LastName], want[i])
+	}
+	for v, w := range byValue {
+		if got := names(t, s.LookupValueAll(ctx, "name", v, secondaryindex.LookupOptions{Verify: true})); !slices.Equal(got, w) {
+			t.Errorf("LookupValueAll %q:\n got %q\nwant %q", v, got, w)
+		}
 	}
 	// Without Verify the entries are what is read, the stray copy too,
 	// in order.

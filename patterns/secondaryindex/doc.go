@@ -125,7 +125,8 @@
 // entry for a value the primary no longer has, nor a primary without its
 // entries: a change of an indexed value deletes the old entry and inserts
 // the new one in the same transaction as the primary's replace. A lookup
-// returns exactly the primaries holding the value.
+// returns exactly the primaries holding the value (TestConcurrentWriters:
+// 16 writers on the same 50 employees with 5% of replies lost).
 //
 // OtherPartition and TableWide: eventually consistent. The primary's
 // change and the message that updates its entries are one transaction (an outbox intent,

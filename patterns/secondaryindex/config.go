@@ -97,8 +97,11 @@ type LookupOptions struct {
 	// Verify reads the primary of every entry found (one point query
 	// each, Config.Concurrency at once) and returns it, with its ETag, only
 	// if it still holds the value looked up: a read-repair lookup, which
-	// never returns an entity whose indexed value differs. Entries that
-	// disagree are skipped, and repaired when Repair is set. Without
+	// never returns an entity whose indexed value differs, and returns
+	// each primary once, even when two of its entries are found (a value
+	// changed, its old entry not removed yet, and the primary changed
+	// between their reads). Entries that disagree are skipped, and
+	// repaired when Repair is set. Without
 	// Verify a lookup returns the entries' copies: the primary's keys and
 	// the copied properties, no ETag — exact for SamePartition indexes,
 	// possibly behind (or ahead, for a write under way) for OtherPartition

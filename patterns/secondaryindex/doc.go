@@ -157,7 +157,10 @@
 // whatever the keys — empty, ' ' and '!', quotes, characters beyond the
 // BMP); a verifying lookup yields a primary once even when a stray copy
 // of its entry sits in another bucket, which a lookup without Verify
-// yields as the entries say (TestTableWidePrefixAwkwardKeys).
+// yields as the entries say (TestTableWidePrefixAwkwardKeys), and once
+// when its value changes, between two values in the range, while the
+// lookup verifies its old entry and then its new one
+// (TestTableWidePrefixValueChangeDuringLookup).
 //
 // Lost replies: a transaction whose reply was lost and that azcore resent
 // is refused at operation 0 (409 or 412) although it was applied. Every

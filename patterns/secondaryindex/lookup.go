@@ -458,6 +458,13 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 		defer cancel()
 		batch := make([]hit[T], 0, 2*s.cfg.Concurrency)
 		yielded := 0
+		// A verified lookup yields a primary once: two entries of it (a
+		// value changed, its old entry not removed yet) can each be
+		// verified, when the primary changes between the two reads.
+		var seen map[[2]string]bool
+		if opts.Verify {
+			seen = map[[2]string]bool{}
+		}
 		// flush verifies a batch of hits in parallel and yields them in
 		// order.
 		flush := func() bool {
@@ -466,6 +473,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 			}
 			type result struct {
 				e   T
+				key [2]string
 				ok  bool
 				err error
 			}
@@ -476,6 +484,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 				sem <- struct{}{}
 				wg.Go(func() {
 					defer func() { <-sem }()
+					out[i].key = [2]string{batch[i].pk, batch[i].rk}
 					out[i].e, out[i].ok, out[i].err = s.verify(ctx, ix, &batch[i], opts)
 				})
 			}
@@ -492,9 +501,10 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 					}
 					continue
 				}
-				if !r.ok {
+				if !r.ok || seen[r.key] {
 					continue
 				}
+				seen[r.key] = true
 				if !yield(r.e, nil) {
 					return false
 				}

@@ -31,6 +31,8 @@ type readProbe struct {
 	hold    time.Duration
 	fail    func(pk string) bool
 	onQuery func(pk string)
+	// afterGet, when set, runs after each point read was answered.
+	afterGet func(path string)
 
 	mu       sync.Mutex
 	inFlight int
@@ -85,7 +87,11 @@ func (p *readProbe) Do(req *policy.Request) (*http.Response, error) {
 			Request:    r,
 		}, nil
 	}
-	return req.Next()
+	resp, err := req.Next()
+	if f == "" && p.afterGet != nil && err == nil {
+		p.afterGet(r.URL.Path)
+	}
+	return resp, err
 }
 
 func (p *readProbe) stats() (most, inFlight int, queried []string) {
@@ -408,5 +414,64 @@ func TestTableWidePrefixAwkwardKeys(t *testing.T) {
 	// in order.
 	if got := names(t, s.LookupValuePrefix(ctx, "name", "J", secondaryindex.LookupOptions{})); len(got) != len(want)+1 || !slices.Equal(slices.Compact(got), want) {
 		t.Errorf("entries:\n got %q\nwant %q and the copy of %s", got, want, want[3])
+	}
+}
+
+// TestTableWidePrefixValueChangeDuringLookup: employee D00/empid_000001
+// holds Jo1, and an entry of Jo2 for it sits in Jo2's bucket (a change of
+// value whose old entry the worker has not removed yet). A verified
+// LookupValuePrefix of "Jo" reads both entries; right after it read the
+// employee to verify Jo1's entry (and found Jo1), the employee changes to
+// Jo2 through the Set. The lookup yields the employee once.
+func TestTableWidePrefixValueChangeDuringLookup(t *testing.T) {
+	ctx := context.Background()
+	w := newPrefixWorld(t)
+	x := Employee{PartitionKey: "D00", RowKey: empid(1), LastName: "Jo1"}
+	w.seed(t, []Employee{x, {PartitionKey: "D01", RowKey: empid(2), LastName: "Jo0"}})
+	raw := rawTable(t, w.entries.Name())
+	got, err := raw.GetEntity(ctx, "name_"+keys.Bucket("Jo1", prefixBuckets), "name_"+keys.Compound("Jo1", x.PartitionKey, x.RowKey), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row map[string]any
+	if err := json.Unmarshal(got.Value, &row); err != nil {
+		t.Fatal(err)
+	}
+	clean := map[string]any{"PartitionKey": "name_" + keys.Bucket("Jo2", prefixBuckets), "RowKey": "name_" + keys.Compound("Jo2", x.PartitionKey, x.RowKey), "LastName": "Jo2"}
+	for k, v := range row {
+		if _, set := clean[k]; !set && !strings.HasPrefix(k, "odata.") && !strings.HasPrefix(k, "Timestamp") {
+			clean[k] = v
+		}
+	}
+	b, err := json.Marshal(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.AddEntity(ctx, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := w.set(t, nil, 0)
+	var once sync.Once
+	probe := &readProbe{afterGet: func(path string) {
+		if strings.Contains(path, "empid_000001") {
+			once.Do(func() {
+				if _, err := plain.Modify(ctx, x.PartitionKey, x.RowKey, func(e *Employee) error { e.LastName = "Jo2"; return nil }, entity.ModifyOptions{}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}}
+	s, _ := w.set(t, probe, 1)
+	n := 0
+	for e, err := range s.LookupValuePrefix(ctx, "name", "Jo", secondaryindex.LookupOptions{Verify: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.PartitionKey == x.PartitionKey && e.RowKey == x.RowKey {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the employee whose value changed during the lookup was yielded %d times; want once", n)
 	}
 }

@@ -191,7 +191,8 @@ func lookupGoroutines() int {
 // error and no entity, a *StepError naming the index and the partition of
 // the first failing bucket in bucket order that unwraps to the 503; with
 // one read at a time no bucket after the failing one is read; no read or
-// goroutine is left behind.
+// goroutine is left behind. LookupValueAll of a value whose bucket fails
+// yields one such error too.
 func TestTableWidePrefixBucketFails(t *testing.T) {
 	w := newPrefixWorld(t)
 	w.seed(t, jonesFamily(24))
@@ -245,6 +246,26 @@ func TestTableWidePrefixBucketFails(t *testing.T) {
 						break
 					}
 				}
+			}
+			// LookupValueAll of a value of the failing bucket: one error
+			// naming it.
+			checked := false
+			for _, e := range jonesFamily(24) {
+				if "name_"+keys.Bucket(e.LastName, prefixBuckets) != first {
+					continue
+				}
+				checked = true
+				var errs []error
+				for _, err := range s.LookupValueAll(context.Background(), "name", e.LastName, secondaryindex.LookupOptions{Verify: tc.verify}) {
+					errs = append(errs, err)
+				}
+				if len(errs) != 1 || !errors.As(errs[0], &se) || se.Index != "name" || se.PartitionKey != first {
+					t.Errorf("LookupValueAll %s yielded %v; want one *StepError naming partition %q", e.LastName, errs, first)
+				}
+				break
+			}
+			if !checked {
+				t.Errorf("no value of bucket %q", first)
 			}
 		})
 	}

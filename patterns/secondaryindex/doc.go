@@ -148,8 +148,9 @@
 // fails, after azcore's retries, ends the lookup before any entity with
 // a *StepError naming the index and the partition of the first failing
 // bucket in bucket order, unwrapping to the service's error; the reads
-// of the buckets after it are cancelled and none after it is started
-// (TestTableWidePrefixBucketFails). A cancelled context starts no more
+// of the buckets after it are cancelled and none after it is started;
+// LookupValueAll of a value whose bucket fails yields the same kind of
+// error (TestTableWidePrefixBucketFails). A cancelled context starts no more
 // reads and ends the lookup with an error matching context.Canceled, and
 // a caller that stops ranging ends the reads under way: none is left
 // running when the lookup returns (TestTableWidePrefixCancel). The merge

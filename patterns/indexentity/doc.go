@@ -71,7 +71,9 @@
 //   - Lookups never yield an entity that does not hold the value looked
 //     up, whatever the placement: each point read is checked
 //     (TestRemoteCrashAtEveryStep and TestRemoteLoadUnderFaults look up
-//     while the lists are behind).
+//     while the lists are behind; TestTableWideLookupWhileMoving while
+//     writers move employees between two values of a TableWide index,
+//     whole and in pages, each employee yielded once).
 //   - TableWide lists are exact once the queues drained, whatever the
 //     writers' partitions, with 10% of requests failed or their replies
 //     lost and the worker killed twice (TestTableWideUnderFaults), and

@@ -397,3 +397,104 @@ func TestTableWideCancel(t *testing.T) {
 		t.Errorf("after the early stop: %d lookup goroutines", n)
 	}
 }
+
+// TestTableWideLookupWhileMoving has 4 writers move 24 employees of 4
+// departments between Paris and Oslo (8 buckets, 60 changes) while a
+// worker keeps the lists and a reader looks Paris up, whole and in pages
+// of 5: a lookup never yields an employee outside Paris nor one twice,
+// pages go strictly forward in key order, and once the queue drained the
+// lookup names exactly the employees the table (read raw) says are in
+// Paris.
+func TestTableWideLookupWhileMoving(t *testing.T) {
+	ctx := context.Background()
+	w := newWideWorld(t, 8)
+	var emps []Employee
+	for i := range 24 {
+		c := "Paris"
+		if i%2 == 1 {
+			c = "Oslo"
+		}
+		emps = append(emps, Employee{PartitionKey: "D" + keys.Pad(int64(i%4), 2), RowKey: keys.Pad(int64(i), 6), City: c})
+	}
+	seedWide(t, w, emps)
+	writers, p := w.set(t, env, patterntest.Fast())
+	rctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- p.Run(rctx) }()
+	reader := w.probedSet(t, &readProbe{}, 3)
+	done := make(chan struct{})
+	var reads sync.WaitGroup
+	lookups := 0
+	reads.Add(1)
+	go func() {
+		defer reads.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			lookups++
+			seen := map[drift.Key]bool{}
+			for e, err := range reader.LookupValueAll(ctx, "city", "Paris", indexentity.LookupOptions{}) {
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				k := drift.Key{PartitionKey: e.PartitionKey, RowKey: e.RowKey}
+				if e.City != "Paris" || seen[k] {
+					t.Errorf("lookup of Paris yielded %v in %q (again: %v)", k, e.City, seen[k])
+				}
+				seen[k] = true
+			}
+			var last drift.Key
+			has := false
+			for range 10 {
+				n := 0
+				for e, err := range reader.LookupValueAll(ctx, "city", "Paris", indexentity.LookupOptions{Limit: 5, After: last, HasAfter: has}) {
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					k := drift.Key{PartitionKey: e.PartitionKey, RowKey: e.RowKey}
+					if has && (keys.Compare(k.PartitionKey, last.PartitionKey) < 0 || k.PartitionKey == last.PartitionKey && keys.Compare(k.RowKey, last.RowKey) <= 0) {
+						t.Errorf("page after %v yielded %v", last, k)
+					}
+					last, has = k, true
+					n++
+				}
+				if n < 5 {
+					break
+				}
+			}
+		}
+	}()
+	patterntest.Parallel(t, 4, 60, func(i int) error {
+		e := emps[(i*7)%len(emps)]
+		_, err := writers.Modify(ctx, e.PartitionKey, e.RowKey, func(e *Employee) error {
+			if e.City == "Paris" {
+				e.City = "Oslo"
+			} else {
+				e.City = "Paris"
+			}
+			return nil
+		}, entity.ModifyOptions{})
+		return err
+	})
+	close(done)
+	reads.Wait()
+	if lookups < 2 {
+		t.Errorf("%d lookups ran beside the writers", lookups)
+	}
+	stop()
+	if err := <-ran; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if err := patterntest.Drain(ctx, p, w.qs); err != nil {
+		t.Fatal(err)
+	}
+	want := wideExpect(t, w.emps.Name())["Paris"]
+	if got := wideLookup(t, reader, "Paris", indexentity.LookupOptions{}); !slices.Equal(got, want) {
+		t.Errorf("after the drain: %q, want %q", got, want)
+	}
+}

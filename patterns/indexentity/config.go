@@ -100,7 +100,8 @@ type LookupOptions struct {
 	// disagree with their primaries (gone, or holding another value): the
 	// read-repair of an index that catches up (OtherPartition, Blob).
 	Repair bool
-	// Limit is the most entities a lookup returns; 0 means all.
+	// Limit is the most entities a lookup returns; 0 means all. A
+	// negative Limit is a *ConfigError, before any request.
 	Limit int
 	// After pages a LookupValueAll: it yields the primaries after this
 	// one in its order (PartitionKey, then RowKey). Give the keys of the
@@ -119,3 +120,11 @@ type LookupOptions struct {
 // partitions, or (nil Partitions) the whole table, then the
 // OtherPartition and Blob indexes' lists whose partition has no primaries.
 type CheckOptions = drift.CheckOptions
+
+// check refuses options no lookup can follow, before any request.
+func (o LookupOptions) check() error {
+	if o.Limit < 0 {
+		return &ConfigError{Field: "LookupOptions.Limit", Reason: "is negative"}
+	}
+	return nil
+}

@@ -42,6 +42,9 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 	return func(yield func(T, error) bool) {
 		var zero T
 		ix, err := s.index(index)
+		if err == nil {
+			err = opts.check()
+		}
 		if err != nil {
 			yield(zero, err)
 			return
@@ -205,6 +208,9 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 	return func(yield func(T, error) bool) {
 		var zero T
 		ix, err := s.index(index)
+		if err == nil {
+			err = opts.check()
+		}
 		if err != nil {
 			yield(zero, err)
 			return

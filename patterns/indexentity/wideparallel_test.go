@@ -498,3 +498,22 @@ func TestTableWideLookupWhileMoving(t *testing.T) {
 		t.Errorf("after the drain: %q, want %q", got, want)
 	}
 }
+
+// TestTableWideNegativeLimit: a negative LookupOptions.Limit is a
+// *ConfigError matching ErrInvalidConfig, and nothing is read.
+func TestTableWideNegativeLimit(t *testing.T) {
+	w := newWideWorld(t, 8)
+	probe := &readProbe{}
+	s := w.probedSet(t, probe, 3)
+	var errs []error
+	for _, err := range s.LookupValueAll(context.Background(), "city", "Paris", indexentity.LookupOptions{Limit: -1}) {
+		errs = append(errs, err)
+	}
+	var ce *indexentity.ConfigError
+	if len(errs) != 1 || !errors.As(errs[0], &ce) || ce.Field != "LookupOptions.Limit" || !errors.Is(errs[0], indexentity.ErrInvalidConfig) {
+		t.Errorf("Limit -1: %v; want one *ConfigError on LookupOptions.Limit", errs)
+	}
+	if most, _, _, _ := probe.stats(); most != 0 {
+		t.Errorf("Limit -1 sent %d reads", most)
+	}
+}

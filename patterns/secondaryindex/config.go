@@ -110,7 +110,8 @@ type LookupOptions struct {
 	// Repair repairs the entries a verifying lookup skipped (Set.Repair),
 	// before the lookup returns.
 	Repair bool
-	// Limit is the most entities a lookup returns; 0 means all.
+	// Limit is the most entities a lookup returns; 0 means all. A
+	// negative Limit is a *ConfigError, before any request.
 	Limit int
 }
 

@@ -127,13 +127,16 @@ func entryKeyOf(m *entryMeta, name []byte) *string {
 }
 
 // placed returns the index named name if its placement is (tableWide) or
-// is not TableWide: the lookups with a PartitionKey serve SamePartition
+// is not TableWide, and opts are valid: the lookups with a PartitionKey serve SamePartition
 // and OtherPartition indexes, those without (LookupValue...) TableWide
 // ones.
-func (s *Set[T]) placed(step, name string, tableWide bool) (*index[T], error) {
+func (s *Set[T]) placed(step, name string, tableWide bool, opts LookupOptions) (*index[T], error) {
 	ix, err := s.index(name)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Limit < 0 {
+		return nil, &ConfigError{Field: "LookupOptions.Limit", Reason: "is negative"}
 	}
 	if (ix.Placement == TableWide) != tableWide {
 		return nil, &StepError{Step: step, Index: name, Err: fmt.Errorf("%w: the index is %s", ErrPlacement, ix.Placement)}
@@ -147,7 +150,7 @@ func (s *Set[T]) placed(step, name string, tableWide bool) (*index[T], error) {
 // entity.ErrNotFound. A TableWide index is an error matching ErrPlacement:
 // use LookupValue.
 func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, false)
+	ix, err := s.placed("lookup", index, false, opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -161,7 +164,7 @@ func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts Looku
 // opts.Verify. No such entity is an error matching entity.ErrNotFound; an
 // index that is not TableWide one matching ErrPlacement (use Lookup).
 func (s *Set[T]) LookupValue(ctx context.Context, index, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, true)
+	ix, err := s.placed("lookup", index, true, opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -192,7 +195,7 @@ func (s *Set[T]) lookupOne(ctx context.Context, ix *index[T], pk, value string, 
 // goes on with the next entry for as long as the caller ranges over it;
 // any other error (a failed query) ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false)
+	ix, err := s.placed("lookup", index, false, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -206,7 +209,7 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // Errors are yielded as by LookupAll; an index that is not TableWide is an
 // error matching ErrPlacement (use LookupAll).
 func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true)
+	ix, err := s.placed("lookup", index, true, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -229,7 +232,7 @@ func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, 
 // TableWide index is an error matching ErrPlacement: use
 // LookupValuePrefix.
 func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false)
+	ix, err := s.placed("lookup", index, false, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -250,7 +253,7 @@ func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opt
 // the reads of the buckets after it are cancelled and none after it is
 // started.
 func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true)
+	ix, err := s.placed("lookup", index, true, opts)
 	if err != nil {
 		return fail[T](err)
 	}

@@ -496,3 +496,31 @@ func TestTableWidePrefixValueChangeDuringLookup(t *testing.T) {
 		t.Errorf("the employee whose value changed during the lookup was yielded %d times; want once", n)
 	}
 }
+
+// TestTableWideNegativeLimit: a negative LookupOptions.Limit is a
+// *ConfigError matching ErrInvalidConfig, verified or not, and nothing is
+// read.
+func TestTableWideNegativeLimit(t *testing.T) {
+	w := newPrefixWorld(t)
+	probe := &readProbe{}
+	s, _ := w.set(t, probe, 3)
+	for _, verify := range []bool{false, true} {
+		opts := secondaryindex.LookupOptions{Limit: -1, Verify: verify}
+		for name, seq := range map[string]func(func(Employee, error) bool){
+			"LookupValuePrefix": s.LookupValuePrefix(context.Background(), "name", "Jo", opts),
+			"LookupValueAll":    s.LookupValueAll(context.Background(), "name", "Jones", opts),
+		} {
+			var errs []error
+			for _, err := range seq {
+				errs = append(errs, err)
+			}
+			var ce *secondaryindex.ConfigError
+			if len(errs) != 1 || !errors.As(errs[0], &ce) || ce.Field != "LookupOptions.Limit" || !errors.Is(errs[0], secondaryindex.ErrInvalidConfig) {
+				t.Errorf("%s with Limit -1 (Verify %v): %v; want one *ConfigError on LookupOptions.Limit", name, verify, errs)
+			}
+		}
+	}
+	if most, _, _ := probe.stats(); most != 0 {
+		t.Errorf("Limit -1 sent %d reads", most)
+	}
+}

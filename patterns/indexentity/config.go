@@ -100,15 +100,31 @@ type LookupOptions struct {
 	// disagree with their primaries (gone, or holding another value): the
 	// read-repair of an index that catches up (OtherPartition, Blob).
 	Repair bool
-	// Limit is the most entities a lookup returns; 0 means all.
+	// Limit is the most entities a lookup returns; 0 means all. A
+	// negative Limit is a *ConfigError, before any request.
 	Limit int
 	// After pages a LookupValueAll: it yields the primaries after this
 	// one in its order (PartitionKey, then RowKey). Give the keys of the
-	// last entity of the previous page; the zero Key starts at the first.
+	// last entity of the previous page; the zero Key starts at the first,
+	// unless HasAfter is set.
 	After drift.Key
+	// HasAfter says After is given even when it is the zero Key: the keys
+	// of the primary whose PartitionKey and RowKey are both empty, the
+	// first of the order, which a zero After alone cannot name (a page
+	// ending on it would start again at it). Set it on every page after
+	// the first.
+	HasAfter bool
 }
 
 // CheckOptions chooses what Check and Rebuild scan: the primaries'
 // partitions, or (nil Partitions) the whole table, then the
 // OtherPartition and Blob indexes' lists whose partition has no primaries.
 type CheckOptions = drift.CheckOptions
+
+// check refuses options no lookup can follow, before any request.
+func (o LookupOptions) check() error {
+	if o.Limit < 0 {
+		return &ConfigError{Field: "LookupOptions.Limit", Reason: "is negative"}
+	}
+	return nil
+}

@@ -57,20 +57,48 @@
 //     conditional on the entity's ETag and on the ETag of each index
 //     entity it changes: a concurrent writer of any of them makes the
 //     transaction fail, and the write starts again from the reads
-//     (entity.RetryPolicy.Retry, Config.Retry).
+//     (entity.RetryPolicy.Retry, Config.Retry): TestRenameUnderConcurrentWriter
+//     changes both lists between a rename's reads and its transaction,
+//     TestLocalLoad has 16 writers with 5% of replies lost.
 //   - OtherPartition, Blob and TableWide: the lists catch up. The entity's write and
 //     the intent of the message that updates the lists are one
 //     transaction (eventual.Outbox), so no change is ever left out; once
 //     the queues have drained the lists are exact. Until then a list may
 //     miss an entity that holds its value (a lookup does not find it yet)
-//     or name one that does not (a lookup skips it).
+//     or name one that does not (a lookup skips it). TestRemoteLoadUnderFaults
+//     (10% of requests failed or their replies lost, workers killed) and
+//     TestRemoteCrashAtEveryStep prove it.
 //   - Lookups never yield an entity that does not hold the value looked
-//     up, whatever the placement: each point read is checked.
+//     up, whatever the placement: each point read is checked
+//     (TestRemoteCrashAtEveryStep and TestRemoteLoadUnderFaults look up
+//     while the lists are behind; TestTableWideLookupWhileMoving while
+//     writers move employees between two values of a TableWide index,
+//     whole and in pages, each employee yielded once).
 //   - TableWide lists are exact once the queues drained, whatever the
 //     writers' partitions, with 10% of requests failed or their replies
 //     lost and the worker killed twice (TestTableWideUnderFaults), and
 //     after a crash at any request of an insert with the caller's
 //     message or of a MoveTo (TestTableWideCrashAtEveryStep).
+//   - TableWide lookups (LookupValueAll, ValueMembers) never have more
+//     reads in flight than Config.Concurrency, bucket range queries and
+//     point reads alike (TestTableWideConcurrency). A bucket whose range
+//     query fails, after azcore's retries, fails the lookup, which yields
+//     no entity: the error is a *StepError naming the index and the
+//     partition of the first failing bucket in bucket order, and
+//     unwrapping to the service's error; the reads of the buckets after
+//     it are cancelled, none after it is started, and those before it
+//     finish (TestTableWideBucketFails). A cancelled context starts no
+//     more reads and ends the lookup with an error matching
+//     context.Canceled; a caller that stops ranging cancels the point
+//     reads under way; either way every read has ended when the lookup
+//     returns (TestTableWideCancel). A TableWide lookup yields each
+//     member once, even one listed in two buckets (as a change of
+//     Index.Buckets leaves it), in the service's key order (PartitionKey,
+//     then RowKey, by UTF-16 code units as keys.Compare), and pages of it
+//     (Limit, After with HasAfter) of a stable index join into the same
+//     sequence, none skipped or repeated, whatever the keys: empty, the
+//     compound separator ' ' and escape '!', quotes, characters beyond
+//     the BMP (TestTableWideAwkwardKeys).
 //   - Lost replies: entity's write tokens (entity.Table.WithWriteTokens)
 //     let a transaction whose reply was lost, and whose resend the
 //     service refused, be recognised as applied by reading an index
@@ -143,8 +171,9 @@
 // in partition Name_Compound(value, bucket)), the buckets' lists merged
 // into one order — by PartitionKey, then RowKey, the service's key order
 // of each — then the point queries, yielded in that order.
-// LookupOptions.After (the keys of the last entity of the previous page)
-// and Limit page through it; [Set.ValueMembers] is the index read alone.
+// LookupOptions.After (the keys of the last entity of the previous page,
+// with HasAfter set) and Limit page through it; [Set.ValueMembers] is the
+// index read alone.
 //
 // # Failure and recovery
 //

@@ -203,7 +203,12 @@ func (s *Set[T]) members(ctx context.Context, ix *index[T], pk, value string) ([
 // wideMembers reads value's list in TableWide index ix: one range query
 // per bucket, Config.Concurrency at once, the buckets' lists merged in
 // key order of the members (PartitionKey, then RowKey). Of several
-// buckets that fail, the error of the first in bucket order is returned.
+// buckets that fail, the error of the first in bucket order is returned:
+// a failure cancels the reads of the buckets after it, and no bucket
+// after it is started, while the buckets before it finish (one of them
+// may fail too, and comes first). A cancelled ctx starts no more bucket
+// reads and returns an error matching ctx.Err(). Every read has ended
+// when it returns.
 func (s *Set[T]) wideMembers(ctx context.Context, ix *index[T], value string) ([]string, error) {
 	if ix.Placement != TableWide {
 		return nil, &StepError{Step: "lookup: only a TableWide index is looked up without a PartitionKey", Index: ix.Name, Err: ErrPlacement}
@@ -214,13 +219,46 @@ func (s *Set[T]) wideMembers(ctx context.Context, ix *index[T], value string) ([
 	buckets := ix.buckets()
 	lists := make([][]string, len(buckets))
 	errs := make([]error, len(buckets))
+	cancels := make([]context.CancelFunc, len(buckets))
+	var mu sync.Mutex      // failed, cancels
+	failed := len(buckets) // the first failing bucket so far
 	sem := make(chan struct{}, s.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i, b := range buckets {
-		sem <- struct{}{}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		stop := i > failed || ctx.Err() != nil
+		var bctx context.Context
+		if !stop {
+			bctx, cancels[i] = context.WithCancel(ctx)
+		}
+		mu.Unlock()
+		if stop {
+			if ctx.Err() != nil {
+				errs[i] = &StepError{Step: "read index entities", Index: ix.Name, PartitionKey: ix.widePK(value, b), Err: ctx.Err()}
+			}
+			break
+		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			lists[i], errs[i] = s.readRows(ctx, ix, ix.widePK(value, b), value)
+			l, err := s.readRows(bctx, ix, ix.widePK(value, b), value)
+			mu.Lock()
+			defer mu.Unlock()
+			cancels[i]()
+			lists[i], errs[i] = l, err
+			if err != nil && i < failed {
+				// A bucket after the first failure cannot come first:
+				// their reads are cancelled.
+				failed = i
+				for j := i + 1; j < len(cancels); j++ {
+					if cancels[j] != nil {
+						cancels[j]()
+					}
+				}
+			}
 		})
 	}
 	wg.Wait()

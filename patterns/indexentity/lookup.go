@@ -42,6 +42,9 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 	return func(yield func(T, error) bool) {
 		var zero T
 		ix, err := s.index(index)
+		if err == nil {
+			err = opts.check()
+		}
 		if err != nil {
 			yield(zero, err)
 			return
@@ -108,7 +111,8 @@ type fetched[T any] struct {
 // fetch reads the primaries pk/rks, Config.Concurrency at once, and
 // yields them in rks's order. At most Concurrency reads run or wait to be
 // yielded, so a long list costs no more memory than a short one; stopping
-// early cancels the reads under way.
+// early cancels the reads under way, and every read has ended when the
+// sequence returns.
 func (s *Set[T]) fetch(ctx context.Context, pk string, rks []string) iter.Seq[fetched[T]] {
 	ks := make([]drift.Key, len(rks))
 	for i, rk := range rks {
@@ -125,18 +129,23 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		// A read holds a token of sem from before it starts until its
+		// result is taken off the window, so at most Concurrency reads
+		// run or wait at once (the one the consumer waits for included).
+		sem := make(chan struct{}, s.cfg.Concurrency)
 		window := make(chan chan fetched[T], s.cfg.Concurrency)
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		go func() {
 			defer close(window)
 			for _, k := range ks {
-				slot := make(chan fetched[T], 1)
 				select {
-				case window <- slot:
+				case sem <- struct{}{}:
 				case <-ctx.Done():
 					return
 				}
+				slot := make(chan fetched[T], 1)
+				window <- slot // never blocks: a slot in the window holds a token
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -147,6 +156,7 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 		}()
 		for slot := range window {
 			r := <-slot
+			<-sem
 			if !yield(r) {
 				cancel()
 				for range window { // let the sender see the cancellation
@@ -186,8 +196,8 @@ func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift
 // RowKey. It reads the value's list of every bucket (Index.Buckets range
 // queries, Config.Concurrency at once), merges them, then reads each
 // member, Config.Concurrency at once, and yields them in that order. opts.After pages: the lookup
-// starts after those keys (give the last entity of the previous page),
-// and opts.Limit ends a page.
+// starts after those keys (give the last entity of the previous page,
+// with opts.HasAfter set), and opts.Limit ends a page.
 //
 // As LookupAll, it never yields an entity that does not hold value (each
 // read is checked; with opts.Repair the members found to disagree are
@@ -198,6 +208,9 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 	return func(yield func(T, error) bool) {
 		var zero T
 		ix, err := s.index(index)
+		if err == nil {
+			err = opts.check()
+		}
 		if err != nil {
 			yield(zero, err)
 			return
@@ -208,12 +221,10 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 			return
 		}
 		var ks []drift.Key
-		after := ""
-		if opts.After != (drift.Key{}) {
-			after = wideMember(opts.After.PartitionKey, opts.After.RowKey)
-		}
+		paged := opts.HasAfter || opts.After != (drift.Key{})
+		after := wideMember(opts.After.PartitionKey, opts.After.RowKey)
 		for _, m := range ms {
-			if after != "" && keys.Compare(m, after) <= 0 {
+			if paged && keys.Compare(m, after) <= 0 {
 				continue
 			}
 			if pk, rk, ok := splitMember(m); ok {

@@ -57,8 +57,10 @@ type Config struct {
 	// message one transaction (OtherPartition and TableWide indexes), and
 	// of the caller's messages (WriteOptions).
 	Outbox eventual.OutboxConfig
-	// Concurrency is how many primaries a verifying lookup reads at once;
-	// 0 means entity.DefaultConcurrency.
+	// Concurrency is how many primaries a verifying lookup reads at once,
+	// and how many buckets' first pages LookupValuePrefix reads at once
+	// (set it to Index.Buckets to read them all side by side); 0 means
+	// entity.DefaultConcurrency.
 	Concurrency int
 	// Now is the clock the reservations' ages are read with; nil means
 	// time.Now.
@@ -95,8 +97,11 @@ type LookupOptions struct {
 	// Verify reads the primary of every entry found (one point query
 	// each, Config.Concurrency at once) and returns it, with its ETag, only
 	// if it still holds the value looked up: a read-repair lookup, which
-	// never returns an entity whose indexed value differs. Entries that
-	// disagree are skipped, and repaired when Repair is set. Without
+	// never returns an entity whose indexed value differs, and returns
+	// each primary once, even when two of its entries are found (a value
+	// changed, its old entry not removed yet, and the primary changed
+	// between their reads). Entries that disagree are skipped, and
+	// repaired when Repair is set. Without
 	// Verify a lookup returns the entries' copies: the primary's keys and
 	// the copied properties, no ETag — exact for SamePartition indexes,
 	// possibly behind (or ahead, for a write under way) for OtherPartition
@@ -105,7 +110,8 @@ type LookupOptions struct {
 	// Repair repairs the entries a verifying lookup skipped (Set.Repair),
 	// before the lookup returns.
 	Repair bool
-	// Limit is the most entities a lookup returns; 0 means all.
+	// Limit is the most entities a lookup returns; 0 means all. A
+	// negative Limit is a *ConfigError, before any request.
 	Limit int
 }
 

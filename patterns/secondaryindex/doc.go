@@ -63,8 +63,9 @@
 //     BenchmarkTableWideLookup);
 //     LookupValueAll of a non-unique value one range query in one
 //     partition (the value's bucket); LookupValuePrefix one range query
-//     per bucket — Index.Buckets queries, their first pages read side by
-//     side, merged in value order, exact and ordered. Throughput ceiling: the entries of
+//     per bucket — Index.Buckets queries, their first pages read
+//     Config.Concurrency at once, merged in value order, exact and
+//     ordered. Throughput ceiling: the entries of
 //     one value all live in one bucket, so one value takes at most ~2,000
 //     entity writes/s (the service's target per partition), and the index
 //     as a whole about Index.Buckets × 2,000/s (16 buckets, the default:
@@ -124,7 +125,8 @@
 // entry for a value the primary no longer has, nor a primary without its
 // entries: a change of an indexed value deletes the old entry and inserts
 // the new one in the same transaction as the primary's replace. A lookup
-// returns exactly the primaries holding the value.
+// returns exactly the primaries holding the value (TestConcurrentWriters:
+// 16 writers on the same 50 employees with 5% of replies lost).
 //
 // OtherPartition and TableWide: eventually consistent. The primary's
 // change and the message that updates its entries are one transaction (an outbox intent,
@@ -139,6 +141,27 @@
 // 16 writers in 40 partitions, 20 orders each (50 with TABLEKIT_FULL=1),
 // a tenth of their replies lost and the worker killed twice
 // (TestTableWideLoad).
+//
+// LookupValuePrefix reads its buckets Config.Concurrency at once, and a
+// verifying lookup its primaries likewise: never more reads in flight
+// than that (TestTableWidePrefixConcurrency). A bucket whose first page
+// fails, after azcore's retries, ends the lookup before any entity with
+// a *StepError naming the index and the partition of the first failing
+// bucket in bucket order, unwrapping to the service's error; the reads
+// of the buckets after it are cancelled and none after it is started;
+// LookupValueAll of a value whose bucket fails yields the same kind of
+// error (TestTableWidePrefixBucketFails). A cancelled context starts no more
+// reads and ends the lookup with an error matching context.Canceled, and
+// a caller that stops ranging ends the reads under way: none is left
+// running when the lookup returns (TestTableWidePrefixCancel). The merge
+// follows the service's key order (keys.Compare: UTF-16 code units,
+// whatever the keys — empty, ' ' and '!', quotes, characters beyond the
+// BMP); a verifying lookup yields a primary once even when a stray copy
+// of its entry sits in another bucket, which a lookup without Verify
+// yields as the entries say (TestTableWidePrefixAwkwardKeys), and once
+// when its value changes, between two values in the range, while the
+// lookup verifies its old entry and then its new one
+// (TestTableWidePrefixValueChangeDuringLookup).
 //
 // Lost replies: a transaction whose reply was lost and that azcore resent
 // is refused at operation 0 (409 or 412) although it was applied. Every

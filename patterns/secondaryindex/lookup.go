@@ -127,13 +127,16 @@ func entryKeyOf(m *entryMeta, name []byte) *string {
 }
 
 // placed returns the index named name if its placement is (tableWide) or
-// is not TableWide: the lookups with a PartitionKey serve SamePartition
+// is not TableWide, and opts are valid: the lookups with a PartitionKey serve SamePartition
 // and OtherPartition indexes, those without (LookupValue...) TableWide
 // ones.
-func (s *Set[T]) placed(step, name string, tableWide bool) (*index[T], error) {
+func (s *Set[T]) placed(step, name string, tableWide bool, opts LookupOptions) (*index[T], error) {
 	ix, err := s.index(name)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Limit < 0 {
+		return nil, &ConfigError{Field: "LookupOptions.Limit", Reason: "is negative"}
 	}
 	if (ix.Placement == TableWide) != tableWide {
 		return nil, &StepError{Step: step, Index: name, Err: fmt.Errorf("%w: the index is %s", ErrPlacement, ix.Placement)}
@@ -147,7 +150,7 @@ func (s *Set[T]) placed(step, name string, tableWide bool) (*index[T], error) {
 // entity.ErrNotFound. A TableWide index is an error matching ErrPlacement:
 // use LookupValue.
 func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, false)
+	ix, err := s.placed("lookup", index, false, opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -161,7 +164,7 @@ func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts Looku
 // opts.Verify. No such entity is an error matching entity.ErrNotFound; an
 // index that is not TableWide one matching ErrPlacement (use Lookup).
 func (s *Set[T]) LookupValue(ctx context.Context, index, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, true)
+	ix, err := s.placed("lookup", index, true, opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -192,7 +195,7 @@ func (s *Set[T]) lookupOne(ctx context.Context, ix *index[T], pk, value string, 
 // goes on with the next entry for as long as the caller ranges over it;
 // any other error (a failed query) ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false)
+	ix, err := s.placed("lookup", index, false, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -206,7 +209,7 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // Errors are yielded as by LookupAll; an index that is not TableWide is an
 // error matching ErrPlacement (use LookupAll).
 func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true)
+	ix, err := s.placed("lookup", index, true, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -229,7 +232,7 @@ func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, 
 // TableWide index is an error matching ErrPlacement: use
 // LookupValuePrefix.
 func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false)
+	ix, err := s.placed("lookup", index, false, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -241,48 +244,76 @@ func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opt
 // named index starts with prefix, wherever their partitions, in the order
 // of the values (then of the primaries' keys, for a non-unique index):
 // exact and ordered, it costs one range query per bucket (Index.Buckets
-// queries, their first pages read side by side, the next ones as the merge
-// needs them), merged as they are read. Errors
+// queries, their first pages read Config.Concurrency at once, the next
+// ones as the merge needs them), merged as they are read. Errors
 // are yielded as by LookupAll; an index that is not TableWide is an error
-// matching ErrPlacement (use LookupPrefix).
+// matching ErrPlacement (use LookupPrefix). A bucket whose first page
+// fails ends the lookup before any entity with a *StepError naming the
+// index and the partition of the first failing bucket in bucket order;
+// the reads of the buckets after it are cancelled and none after it is
+// started.
 func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true)
+	ix, err := s.placed("lookup", index, true, opts)
 	if err != nil {
 		return fail[T](err)
 	}
 	from, to := ix.prefixRange(prefix)
-	sources := make([]func(context.Context) iter.Seq2[json.RawMessage, error], 0, ix.buckets)
+	sources := make([]source, 0, ix.buckets)
 	for b := range keys.Buckets(ix.buckets) {
-		sources = append(sources, s.rangeQuery(ix, ix.prefix+b, from, to, opts))
+		sources = append(sources, source{epk: ix.prefix + b, query: s.rangeQuery(ix, ix.prefix+b, from, to, opts)})
 	}
-	return s.scan(ctx, ix, mergeByRowKey(sources), opts)
+	return s.scan(ctx, ix, mergeByRowKey(ix.Name, sources, s.cfg.Concurrency), opts)
 }
 
 // rangeQuery is the query of the entries of ix in partition epk with
-// RowKeys from from to to.
+// RowKeys from from to to. Its errors are *StepErrors naming ix and epk.
 func (s *Set[T]) rangeQuery(ix *index[T], epk, from, to string, opts LookupOptions) func(context.Context) iter.Seq2[json.RawMessage, error] {
 	q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to))}
 	if !opts.Verify {
 		q.Limit = opts.Limit
 	}
-	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] { return s.readers(ix).Query(ctx, q) }
+	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] {
+		return func(yield func(json.RawMessage, error) bool) {
+			for raw, err := range s.readers(ix).Query(ctx, q) {
+				if err != nil {
+					err = &StepError{Step: "lookup: read entries", Index: ix.Name, PartitionKey: epk, Err: err}
+				}
+				if !yield(raw, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// source is one bucket's query of a merge.
+type source struct {
+	epk   string
+	query func(context.Context) iter.Seq2[json.RawMessage, error]
 }
 
 // mergeByRowKey merges queries that each yield in RowKey order into one
-// sequence in RowKey order, reading them side by side.
-func mergeByRowKey(sources []func(context.Context) iter.Seq2[json.RawMessage, error]) func(context.Context) iter.Seq2[json.RawMessage, error] {
+// sequence in RowKey order, reading them side by side: the first pages
+// concurrency at once, in the sources' order. Of several sources whose
+// first page fails, the error of the first in that order is yielded: a
+// failure cancels the sources after it and starts none of them, while
+// those before it finish. A cancelled ctx starts no more.
+func mergeByRowKey(index string, sources []source, concurrency int) func(context.Context) iter.Seq2[json.RawMessage, error] {
 	return func(ctx context.Context) iter.Seq2[json.RawMessage, error] {
 		return func(yield func(json.RawMessage, error) bool) {
 			type head struct {
-				next func() (json.RawMessage, error, bool)
-				stop func()
-				raw  json.RawMessage
-				rk   string
+				epk    string
+				next   func() (json.RawMessage, error, bool)
+				stop   func()
+				cancel context.CancelFunc
+				raw    json.RawMessage
+				rk     string
 			}
 			var heads []*head
 			defer func() {
 				for _, h := range heads {
 					h.stop()
+					h.cancel()
 				}
 			}()
 			// advance reads the next entry of h; false when h is done.
@@ -298,32 +329,62 @@ func mergeByRowKey(sources []func(context.Context) iter.Seq2[json.RawMessage, er
 				// decode is yielded as one bad row by scan, not the end.
 				var m struct{ PartitionKey, RowKey string }
 				if err := entity.Unmarshal(raw, &m); err != nil {
-					return false, err
+					return false, &StepError{Step: "lookup: decode entry keys", Index: index, PartitionKey: h.epk, Err: err}
 				}
 				h.raw, h.rk = raw, m.RowKey
 				return true, nil
 			}
 			for _, src := range sources {
-				next, stop := iter.Pull2(src(ctx))
-				heads = append(heads, &head{next: next, stop: stop})
+				hctx, cancel := context.WithCancel(ctx)
+				next, stop := iter.Pull2(src.query(hctx))
+				heads = append(heads, &head{epk: src.epk, next: next, stop: stop, cancel: cancel})
 			}
-			// The first page of every bucket is asked for at once.
+			// The first pages, concurrency at once.
 			live := make([]*head, len(heads))
 			errs := make([]error, len(heads))
+			var mu sync.Mutex // failed, errs
+			failed := len(heads)
+			sem := make(chan struct{}, max(concurrency, 1))
 			var wg sync.WaitGroup
 			for i, h := range heads {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+				}
+				mu.Lock()
+				stop := i > failed || ctx.Err() != nil
+				mu.Unlock()
+				if stop {
+					if ctx.Err() != nil {
+						errs[i] = &StepError{Step: "lookup: read entries", Index: index, PartitionKey: h.epk, Err: ctx.Err()}
+					}
+					break
+				}
 				wg.Go(func() {
+					defer func() { <-sem }()
 					ok, err := advance(h)
+					mu.Lock()
+					defer mu.Unlock()
 					if ok {
 						live[i] = h
 					}
 					errs[i] = err
+					if err != nil && i < failed {
+						// A source after the first failure cannot come
+						// first: its read is cancelled.
+						failed = i
+						for _, later := range heads[i+1:] {
+							later.cancel()
+						}
+					}
 				})
 			}
 			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
-				yield(nil, err)
-				return
+			for _, err := range errs {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
 			}
 			live = slices.DeleteFunc(live, func(h *head) bool { return h == nil })
 			for len(live) > 0 {
@@ -400,6 +461,13 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 		defer cancel()
 		batch := make([]hit[T], 0, 2*s.cfg.Concurrency)
 		yielded := 0
+		// A verified lookup yields a primary once: two entries of it (a
+		// value changed, its old entry not removed yet) can each be
+		// verified, when the primary changes between the two reads.
+		var seen map[[2]string]bool
+		if opts.Verify {
+			seen = map[[2]string]bool{}
+		}
 		// flush verifies a batch of hits in parallel and yields them in
 		// order.
 		flush := func() bool {
@@ -408,6 +476,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 			}
 			type result struct {
 				e   T
+				key [2]string
 				ok  bool
 				err error
 			}
@@ -418,6 +487,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 				sem <- struct{}{}
 				wg.Go(func() {
 					defer func() { <-sem }()
+					out[i].key = [2]string{batch[i].pk, batch[i].rk}
 					out[i].e, out[i].ok, out[i].err = s.verify(ctx, ix, &batch[i], opts)
 				})
 			}
@@ -434,9 +504,10 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 					}
 					continue
 				}
-				if !r.ok {
+				if !r.ok || seen[r.key] {
 					continue
 				}
+				seen[r.key] = true
 				if !yield(r.e, nil) {
 					return false
 				}

@@ -30,6 +30,9 @@ func (w *Table[T]) Insert(ctx context.Context, v *T) error {
 
 // toBag converts v for writing, and checks its keys.
 func toBag[T any](v *T) (*entity.DynamicEntity, error) {
+	if v == nil {
+		return nil, &entity.ValidationError{Rule: "entity", Limit: "a non-nil pointer", Value: "nil"}
+	}
 	bag, err := entity.ToDynamic(v)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,9 @@ var errKeysChanged = errors.New("the change edited PartitionKey or RowKey")
 // with opts.Mode (0 means entity.Merge) on condition that nobody wrote it
 // in between; when somebody did, it starts again from a fresh read, with
 // backoff, at most opts.Retry.Attempts times (then entity.ErrContention).
-// change may return an error to give up (returned as is). The written
+// change may return an error to give up (returned as is); a nil change is
+// refused before any request, matching entity.ErrInvalid
+// (TestInvalidInputRefusedBeforeSending). The written
 // entity is returned. It costs one read and one transaction per round.
 //
 // Only the rows whose properties changed are written, with the head: a
@@ -32,6 +34,9 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 	}
 	if err := checkKeys(pk, id); err != nil {
 		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: err}
+	}
+	if change == nil {
+		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}}
 	}
 	if mode != entity.Merge && mode != entity.Replace {
 		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: &entity.ValidationError{Rule: "update mode", Limit: "entity.Merge or entity.Replace", Value: "an UpdateMode of another value"}}

@@ -72,6 +72,13 @@ func TestInvalidInputRefusedBeforeSending(t *testing.T) {
 			_, err := w.Modify(ctx, "p", "r", func(*Bag) error { return nil }, entity.ModifyOptions{Mode: 9})
 			return err
 		}, []error{entity.ErrInvalid}},
+		{"nil change", func() error {
+			_, err := w.Modify(ctx, "p", "r", nil, entity.ModifyOptions{})
+			return err
+		}, []error{entity.ErrInvalid}},
+		{"nil entity insert", func() error { return w.Insert(ctx, nil) }, []error{entity.ErrInvalid}},
+		{"nil entity upsert", func() error { return w.Upsert(ctx, nil) }, []error{entity.ErrInvalid}},
+		{"nil entity replace", func() error { return w.Replace(ctx, nil) }, []error{entity.ErrInvalid}},
 	}
 	errs := map[string]error{}
 	for _, c := range cases {

@@ -59,6 +59,9 @@ func (w *Table[T]) remove(ctx context.Context, pk, id, headETag string, seq int6
 	for k := 1; k <= n; k++ {
 		b.Delete(pk, rowKey(id, k), entity.AnyETag)
 	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing sent: certain, not in doubt
+	}
 	_, err := w.rows.Submit(ctx, b)
 	var te *entity.TransactionError
 	var be *entity.BatchError

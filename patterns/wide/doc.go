@@ -80,6 +80,11 @@
 // over what is there, and Delete (below). So an applied write is never
 // reported refused, and Modify never applies a change twice
 // (TestLostReplySeams, TestLostRepliesReportTheTruth, TestNoReplyAtAll).
+// A context that ends before a request is sent stops the operation there
+// with the context's error — certain, nothing sent, not
+// entity.ErrOutcomeUnknown (TestCancelledBeforeSendingSendsNothing); one
+// that ends while a transaction is on its way leaves it in doubt:
+// entity.ErrOutcomeUnknown.
 //
 // Delete is idempotent: an entity already gone, which is also what a
 // resent delete finds, is not an error; nor is an entity that another

@@ -65,6 +65,9 @@ func (w *Table[T]) read(ctx context.Context, pk, id string) (*state, error) {
 			case <-time.After(d):
 			}
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // nothing sent
+		}
 		var got []entity.DynamicEntity
 		for d, err := range w.rows.Query(ctx, q) {
 			if err != nil {

@@ -106,6 +106,9 @@ func (w *Table[T]) commit(ctx context.Context, bag *entity.DynamicEntity, old *b
 	for k := n + 1; k <= old.n; k++ {
 		b.Delete(pk, rowKey(id, k), entity.AnyETag)
 	}
+	if err := ctx.Err(); err != nil {
+		return result{}, err // nothing sent: certain, not in doubt
+	}
 	etags, err := w.rows.Submit(ctx, b)
 	if err == nil && etags[0] != "" {
 		return result{etag: formatETag(n, wr.seq, etags[0]), ts: h.Timestamp}, nil

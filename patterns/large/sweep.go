@@ -2,6 +2,7 @@ package large
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -41,7 +42,10 @@ const sweepConcurrency = 8
 // is left alone. A partition whose references cannot be read, or an
 // orphan whose deletion fails, does not stop it: it goes on with the
 // others and returns their errors joined (SweepResult.Unchecked;
-// TestSweepGoesPastABadBlob).
+// TestSweepGoesPastABadBlob). A listing that fails, or a cancelled ctx,
+// stops it: every error reads "large: sweep" or names the partition, and
+// matches its cause, context.Canceled for a cancelled one
+// (TestSweepErrorsNameTheStep).
 //
 // A blob of a property whose stored value is not a reference
 // (ErrBadReference: tampered, or written by other software) is kept:
@@ -63,6 +67,7 @@ func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
+			err = fmt.Errorf("large: sweep: listing the blobs under %q: %w", t.prefix, err)
 			return res, errline.Join(append(errs, err)...)
 		}
 		now := t.cfg.Now()
@@ -181,7 +186,7 @@ func (t *Table[T]) deleteAll(ctx context.Context, names []string) (int, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				errs = append(errs, err)
+				errs = append(errs, fmt.Errorf("large: sweep: %w", err))
 				return
 			}
 			n++

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -146,5 +147,38 @@ func TestSweepGoesPastABadBlob(t *testing.T) {
 	}
 	if res, err = f.emps.Sweep(ctx); err != nil || res.Deleted != 3 {
 		t.Errorf("the next Sweep: %+v, %v; want the 3 orphans of Other deleted", res, err)
+	}
+}
+
+// A Sweep that cannot list the blobs, or whose context is cancelled, says
+// so as package large's error naming the step and the prefix, matching the
+// cause (context.Canceled for a cancelled one), and deletes nothing.
+func TestSweepErrorsNameTheStep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, testConfig())
+	dup := v2.employee() // refused: its 3 uploads are orphans (no worker runs)
+	stored(t, f)
+	if err := f.emps.Insert(ctx, &dup); !errors.Is(err, entity.ErrAlreadyExists) {
+		t.Fatalf("second insert: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := f.emps.Sweep(cctx)
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(fmt.Sprint(err), "large: sweep") {
+		t.Errorf("cancelled Sweep: %v, want large's sweep error matching context.Canceled", err)
+	}
+	inj := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool {
+		return cost.Classify(r).Op == cost.OpListBlobs
+	}})
+	res, err := f.on(t, env.With(inj)).emps.Sweep(ctx)
+	if err == nil || !strings.HasPrefix(err.Error(), "large: sweep") || !strings.Contains(err.Error(), strconv.Quote(f.table+"/")) {
+		t.Errorf("Sweep that cannot list: %v, want large's sweep error naming the prefix %q", err, f.table+"/")
+	}
+	if res.Deleted != 0 {
+		t.Errorf("Sweep that cannot list deleted %d", res.Deleted)
+	}
+	if res, err := f.emps.Sweep(ctx); err != nil || res.Deleted != 3 {
+		t.Errorf("the next Sweep: %+v, %v; want the 3 orphans deleted", res, err)
 	}
 }

@@ -170,9 +170,12 @@
 // once with no grace, wait for every request they let through to be
 // answered).
 //
-// A write that fails for certain (a lost race, a refused value) has the
-// blobs it uploaded deleted through the processor, at once: no request of
-// that write can still reference them. A lost reply is settled: blob
+// A write that fails for certain (a lost race, a refused value, a
+// cancelled ctx) has the blobs it uploaded deleted through the processor,
+// at once: no request of that write can still reference them. That
+// includes the blob of an upload that failed, which the service may have
+// stored all the same — its reply lost, or cut off by the caller's ctx
+// (TestCancelledWriteLeavesNoBlob). A lost reply is settled: blob
 // uploads and deletes are repeated harmlessly (every name is written by
 // one write only), and the entity's write carries a write token
 // (entity.Table.WithWriteTokens: a String property TkWrite of at most 290

@@ -36,6 +36,7 @@ type slot struct {
 	keep    *Ref      // a Stream read before: the stored value it keeps
 	name    string    // the name of this write's blob for the field
 	up      Ref       // this write's blob, once uploaded (zero for an empty Stream)
+	sent    bool      // an upload began: the blob may be stored though its upload failed
 	done    bool      // uploaded
 	started time.Time // when the upload began
 	ref     Ref       // what the entity stores in this round (zero: no value)
@@ -301,6 +302,7 @@ func (w *writer[T]) upload(ctx context.Context, todo []*slot) error {
 			o := o
 			o.prop = s.f.Name
 			s.started = time.Now()
+			s.sent = true
 			var err error
 			if s.data != nil {
 				err = t.putBytes(ctx, s.sum, o, s.data)
@@ -325,15 +327,21 @@ func (w *writer[T]) upload(ctx context.Context, todo []*slot) error {
 
 // cleanUp disposes of the blobs this write uploaded after it failed, but
 // for those the entity may hold: when the outcome of the last entity
-// write is unknown, its blobs are left to Sweep.
+// write is unknown, its blobs are left to Sweep. An upload that failed
+// may have stored its blob all the same (its reply lost, or cut off by
+// ctx after the service executed it): its name is disposed of too, which
+// costs a Delete Blob that finds nothing when it was not stored.
 func (w *writer[T]) cleanUp(ctx context.Context, err error) {
 	unknown := w.tried && errors.Is(err, entity.ErrOutcomeUnknown)
 	var names []string
 	for _, s := range w.slots {
-		if !s.done || s.up.IsZero() || unknown && s.ref == s.up {
-			continue
+		switch {
+		case s.sent && !s.done:
+			names = append(names, s.name)
+		case !s.done || s.up.IsZero() || unknown && s.ref == s.up:
+		default:
+			names = append(names, s.up.Blob)
 		}
-		names = append(names, s.up.Blob)
 	}
 	w.t.enqueueDisposal(context.WithoutCancel(ctx), w.d.PartitionKey, w.d.RowKey, nil, names, 0)
 }

@@ -1,0 +1,88 @@
+package large_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/entity"
+)
+
+// cancelAfterUploads cancels its context once it has seen n blobs stored
+// (n Put Blob or Put Block List replies): after a write's uploads, before
+// its entity's request.
+type cancelAfterUploads struct {
+	n      int64
+	seen   atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfterUploads) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	op := cost.Classify(req.Raw()).Op
+	if err == nil && resp.StatusCode == http.StatusCreated && (op == cost.OpPutBlob || op == cost.OpPutBlockList) && c.seen.Add(1) == c.n {
+		c.cancel()
+	}
+	return resp, err
+}
+
+// A write whose context is cancelled as its last upload is answered —
+// the blob stored, the upload reported failed — fails with an error
+// matching context.Canceled, certain, not entity.ErrOutcomeUnknown; it
+// sends no entity request, the entity is as it was, and the write
+// disposes of every blob it may have stored, the one whose upload failed
+// too: once the processor has drained, no blob is left for Sweep.
+func TestCancelledWriteLeavesNoBlob(t *testing.T) {
+	t.Parallel()
+	for _, op := range []string{"insert", "replace", "upsert"} {
+		t.Run(op, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, testConfig())
+			if op != "insert" {
+				stored(t, f)
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			m := cost.NewMeter()
+			g := f.on(t, env.With(&cancelAfterUploads{n: 3, cancel: cancel}, m.Policy()))
+			e := v2.employee()
+			e.CV = "a new résumé" // three new values: three uploads
+			var err error
+			switch op {
+			case "insert":
+				err = g.emps.Insert(cctx, &e)
+			case "replace":
+				e.ETag = entity.AnyETag
+				err = g.emps.Replace(cctx, &e)
+			case "upsert":
+				err = g.emps.Upsert(cctx, &e)
+			}
+			if !errors.Is(err, context.Canceled) || errors.Is(err, entity.ErrOutcomeUnknown) {
+				t.Errorf("%s cancelled after its uploads: %v, want context.Canceled, not entity.ErrOutcomeUnknown", op, err)
+			}
+			used := m.Snapshot()
+			for _, o := range []string{cost.OpInsert, cost.OpUpdate, cost.OpUpsert} {
+				if n := used.Count(cost.Table, o); n != 0 {
+					t.Errorf("%s cancelled after its uploads sent %d %s", op, n, o)
+				}
+			}
+			if err := f.drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if op == "insert" {
+				readsAs(t, f, true)
+				if names := f.blobNames(t); len(names) != 0 {
+					t.Errorf("blobs left %q", names)
+				}
+			} else {
+				readsAs(t, f, false, v1)
+				f.checkClean(t)
+			}
+		})
+	}
+}

@@ -2,22 +2,24 @@ package wide
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"maps"
 
 	"github.com/tablekit/tablekit/entity"
 )
 
-// errKeysChanged reports a change function that edited the keys.
-var errKeysChanged = errors.New("the change edited PartitionKey or RowKey")
+// errKeysChanged reports a change function that edited the keys: an
+// argument refused before the write, matching entity.ErrInvalid.
+var errKeysChanged = fmt.Errorf("%w: the change edited PartitionKey or RowKey", entity.ErrInvalid)
 
 // Modify reads the logical entity, lets change edit it, and writes it back
 // with opts.Mode (0 means entity.Merge) on condition that nobody wrote it
 // in between; when somebody did, it starts again from a fresh read, with
 // backoff, at most opts.Retry.Attempts times (then entity.ErrContention).
 // change may return an error to give up (returned as is); a nil change is
-// refused before any request, matching entity.ErrInvalid
-// (TestInvalidInputRefusedBeforeSending). The written
+// refused before any request, and a change that edits the keys before the
+// write, matching entity.ErrInvalid (TestInvalidInputRefusedBeforeSending,
+// TestModifyThatEditsTheKeysIsRefused). The written
 // entity is returned. It costs one read and one transaction per round.
 //
 // Only the rows whose properties changed are written, with the head: a

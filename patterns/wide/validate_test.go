@@ -102,3 +102,33 @@ func TestInvalidInputRefusedBeforeSending(t *testing.T) {
 		t.Errorf("too many bytes: %#v", tl)
 	}
 }
+
+// A change that edits the keys is refused after Modify's read, before any
+// write, with an error matching entity.ErrInvalid (as entity.Modify's), and
+// the stored entity, read back raw, is as it was.
+func TestModifyThatEditsTheKeysIsRefused(t *testing.T) {
+	t.Parallel()
+	w, client := newTable[Bag](t, wide.Config{})
+	ctx := t.Context()
+	if err := w.Insert(ctx, bagOf("p", "r", 1, 5)); err != nil {
+		t.Fatal(err)
+	}
+	before := rawRows(t, client, "p", "r")
+	for name, change := range map[string]func(*Bag) error{
+		"RowKey":       func(b *Bag) error { b.RowKey = "other"; return nil },
+		"PartitionKey": func(b *Bag) error { b.PartitionKey = "q"; return nil },
+	} {
+		_, err := w.Modify(ctx, "p", "r", change, entity.ModifyOptions{})
+		var we *wide.Error
+		if !errors.Is(err, entity.ErrInvalid) || !errors.As(err, &we) {
+			t.Errorf("a change of the %s: %v, want a *wide.Error matching entity.ErrInvalid", name, err)
+		}
+	}
+	after := rawRows(t, client, "p", "r")
+	if len(after) != len(before) || after[keys.Compound("r", "00")]["WideVersion"] != before[keys.Compound("r", "00")]["WideVersion"] {
+		t.Errorf("the entity changed: %v, was %v", after, before)
+	}
+	if rows := rawRows(t, client, "p", "other"); len(rows) != 0 {
+		t.Errorf("%d rows written under the changed key", len(rows))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -84,5 +85,58 @@ func TestCancelledWriteLeavesNoBlob(t *testing.T) {
 				f.checkClean(t)
 			}
 		})
+	}
+}
+
+// holdBlob holds, once on, every Get Blob of the blob whose name ends
+// with suffix until the request's context ends, counting those under way.
+type holdBlob struct {
+	suffix  string
+	on      atomic.Bool
+	held    atomic.Int64 // ever
+	waiting atomic.Int64 // now
+}
+
+func (h *holdBlob) Do(req *policy.Request) (*http.Response, error) {
+	if !h.on.Load() || cost.Classify(req.Raw()).Op != cost.OpGetBlob || !strings.HasSuffix(req.Raw().URL.Path, h.suffix) {
+		return req.Next()
+	}
+	h.held.Add(1)
+	h.waiting.Add(1)
+	defer h.waiting.Add(-1)
+	<-req.Raw().Context().Done()
+	return nil, req.Raw().Context().Err()
+}
+
+// A Get whose hint is stale — it starts reading the old photo while it
+// reads the entity, which holds a new one — leaves nothing running when it
+// returns: the early read of the old photo, held by the service, is
+// cancelled and has ended before Get returns the new version.
+func TestGetLeavesNoReadRunning(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, testConfig())
+	stored(t, f)
+	name := photoBlob(t, f)
+	hold := &holdBlob{suffix: name[strings.LastIndex(name, "/"):]}
+	reader := f.on(t, env.With(hold))
+	if _, err := reader.emps.Get(ctx, "Sales", "000123"); err != nil { // the reader's hint: v1's blobs
+		t.Fatal(err)
+	}
+	e := v2.employee()
+	e.ETag = entity.AnyETag
+	if err := f.emps.Replace(ctx, &e); err != nil { // another Table: the hint goes stale
+		t.Fatal(err)
+	}
+	hold.on.Store(true)
+	got, err := reader.emps.Get(ctx, "Sales", "000123")
+	if err != nil || got.Name != "v2" {
+		t.Fatalf("Get after another Table's Replace: %s, %v", got.Name, err)
+	}
+	if n := hold.waiting.Load(); n != 0 {
+		t.Errorf("Get returned with %d reads of the old photo under way", n)
+	}
+	if hold.held.Load() == 0 {
+		t.Errorf("Get never read the old photo early: the test tests nothing")
 	}
 }

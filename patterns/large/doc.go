@@ -108,7 +108,8 @@
 //     field's blob is read when it is opened. For an entity the
 //     Table read or wrote recently the Get Blobs start with the point
 //     read, on the names it saw then (Config.Hints), and are used when the
-//     entity still holds those names.
+//     entity still holds those names; the others are cancelled, and have
+//     ended when Get returns (TestGetLeavesNoReadRunning).
 //  4. Delete: a point read (the blobs' names), the entity's delete on
 //     condition of the ETag read, one Put Message for the blobs (handled
 //     as in step 2).

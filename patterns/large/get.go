@@ -60,9 +60,17 @@ func (t *Table[T]) getOnce(ctx context.Context, pk, rk string) (out T, etag stri
 		}
 	}
 	defer func() {
+		// An early read not used (the entity holds another blob, or the
+		// Get failed) is cancelled, and waited for: nothing of this Get
+		// runs once it has returned.
 		for _, p := range early {
 			if p != nil {
 				p.cancel()
+			}
+		}
+		for _, p := range early {
+			if p != nil {
+				<-p.done
 			}
 		}
 	}()

@@ -21,13 +21,16 @@
 // whole, or an error. Every row carries the version of the write that last
 // wrote it, and the head lists the version each row must have; a read that
 // finds anything else (a writer committed between two pages of the query)
-// reads again, at most Config.ReadAttempts times, then fails with [ErrTorn].
+// reads again, at most Config.ReadAttempts times, then fails with [ErrTorn]
+// (TestReadBetweenPagesReadsAgain, TestReadThatNeverSettlesFailsTorn).
 // Writers are serialised by optimistic concurrency on the logical entity:
 // every write changes the head, on condition of the head's ETag, in the same
 // transaction, so of two writers of one version exactly one commits; the
 // other gets entity.ErrPreconditionFailed (Modify and Upsert read again and
-// retry). A write that shrinks the entity deletes the rows it no longer
-// needs in the same transaction: no stale row outlives a commit.
+// retry; TestStaleETagChangesNothing, TestConcurrentWritersAndReader). A
+// write that shrinks the entity deletes the rows it no longer needs in the
+// same transaction: no stale row outlives a commit
+// (TestGrowAndShrinkLeaveNoStaleRows).
 //
 // # Steps
 //

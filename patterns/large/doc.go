@@ -45,8 +45,10 @@
 //
 // Writes are serialised by optimistic concurrency on the entity's ETag,
 // as for any entity: Replace and Delete of a version that changed fail
-// with entity.ErrPreconditionFailed; Upsert and the entity.AnyETag forms
-// read again and retry. A write whose reply was lost while another
+// with entity.ErrPreconditionFailed (TestStaleETagIsRefused); Upsert and
+// the entity.AnyETag forms read again and retry, at most
+// Config.Retry.Attempts rounds, then fail with entity.ErrContention, their
+// uploads disposed of (TestUpsertThatAlwaysLosesGivesUp). A write whose reply was lost while another
 // process wrote the same entity is never reported refused when it was
 // applied: it succeeds or fails with an error matching
 // entity.ErrOutcomeUnknown (TestLostReplyBesideAnotherWriter). One value

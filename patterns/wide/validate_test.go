@@ -132,3 +132,21 @@ func TestModifyThatEditsTheKeysIsRefused(t *testing.T) {
 		t.Errorf("%d rows written under the changed key", len(rows))
 	}
 }
+
+// A negative Config.ReadAttempts is refused by New with a *ConfigError
+// naming it, as package large refuses its own, not read as the default.
+func TestNewRefusesNegativeReadAttempts(t *testing.T) {
+	t.Parallel()
+	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1:1/devstoreaccount1/nowhere", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := entity.NewTable[Bag](client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce *wide.ConfigError
+	if _, err := wide.New(tbl, wide.Config{ReadAttempts: -1}); !errors.As(err, &ce) || ce.Field != "Config.ReadAttempts" || !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("New with ReadAttempts -1: %v, want a *ConfigError naming Config.ReadAttempts", err)
+	}
+}

@@ -4,13 +4,15 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Config tunes a Table. The zero value is ready to use.
 type Config struct {
 	// ReadAttempts is how many times a read may find rows of different
 	// versions — a writer committed between two pages of its query — and
-	// read again, before it fails with ErrTorn; 0 means 5.
+	// read again, before it fails with ErrTorn; 0 means 5, a negative
+	// number is a *ConfigError.
 	ReadAttempts int
 	// Retry bounds the read-and-write rounds of Upsert, and of Delete with
 	// entity.AnyETag; the zero value means entity.RetryPolicy's defaults.
@@ -48,6 +50,9 @@ type Table[T any] struct {
 func New[T any](table *entity.Table[T], cfg Config) (*Table[T], error) {
 	if table == nil {
 		return nil, &ConfigError{Field: "table", Reason: ReasonNil}
+	}
+	if cfg.ReadAttempts < 0 {
+		return nil, &ConfigError{Field: "Config.ReadAttempts", Reason: argerr.Negative}
 	}
 	if cfg.PageSize < 0 || cfg.PageSize > entity.MaxPageSize {
 		return nil, &ConfigError{Field: "Config.PageSize", Reason: fmt.Sprintf("is %d, want 1 to %d, or 0 for %d", cfg.PageSize, entity.MaxPageSize, entity.MaxPageSize)}

@@ -2,6 +2,7 @@ package wide
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -16,7 +17,9 @@ var errKeysChanged = fmt.Errorf("%w: the change edited PartitionKey or RowKey", 
 // with opts.Mode (0 means entity.Merge) on condition that nobody wrote it
 // in between; when somebody did, it starts again from a fresh read, with
 // backoff, at most opts.Retry.Attempts times (then entity.ErrContention).
-// change may return an error to give up (returned as is); a nil change is
+// change may return an error to give up (returned as is, after one call,
+// even one matching entity.ErrPreconditionFailed:
+// TestModifyReturnsTheChangesErrorAsIs); a nil change is
 // refused before any request, and a change that edits the keys before the
 // write, matching entity.ErrInvalid (TestInvalidInputRefusedBeforeSending,
 // TestModifyThatEditsTheKeysIsRefused). The written
@@ -56,7 +59,7 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 		}
 		if err := change(&v); err != nil {
 			given = err
-			return err
+			return errGaveUp // not change's error, which Retry might take for a lost round
 		}
 		bag, err := entity.ToDynamic(&v)
 		if err != nil {
@@ -76,8 +79,16 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 		out = v
 		return setWritten(&out, bag, res)
 	})
-	if err != nil && (given == nil || err != given) {
+	if err == errGaveUp {
+		return out, given
+	}
+	if err != nil {
 		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: err}
 	}
-	return out, err
+	return out, nil
 }
+
+// errGaveUp stands, inside Modify's rounds, for the error change gave up
+// with: whatever that error matches, entity.ErrPreconditionFailed
+// included, it ends the rounds.
+var errGaveUp = errors.New("wide: the change gave up")

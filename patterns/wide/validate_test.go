@@ -3,6 +3,7 @@ package wide_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -148,5 +149,34 @@ func TestNewRefusesNegativeReadAttempts(t *testing.T) {
 	var ce *wide.ConfigError
 	if _, err := wide.New(tbl, wide.Config{ReadAttempts: -1}); !errors.As(err, &ce) || ce.Field != "Config.ReadAttempts" || !errors.Is(err, entity.ErrInvalid) {
 		t.Errorf("New with ReadAttempts -1: %v, want a *ConfigError naming Config.ReadAttempts", err)
+	}
+}
+
+// A change that gives up with an error of its own is called once and its
+// error returned as is, even an error that matches
+// entity.ErrPreconditionFailed (a conditional write elsewhere that lost):
+// Modify does not take it for its own lost round and retry; the stored
+// entity, read back raw, is unchanged.
+func TestModifyReturnsTheChangesErrorAsIs(t *testing.T) {
+	t.Parallel()
+	w, client := newTable[Bag](t, wide.Config{})
+	ctx := t.Context()
+	if err := w.Insert(ctx, bagOf("p", "r", 1, 5)); err != nil {
+		t.Fatal(err)
+	}
+	before := rawRows(t, client, "p", "r")
+	given := fmt.Errorf("the audit row: %w", entity.ErrPreconditionFailed)
+	calls := 0
+	_, err := w.Modify(ctx, "p", "r", func(b *Bag) error {
+		calls++
+		b.Props["P0"] = "changed"
+		return given
+	}, entity.ModifyOptions{Retry: entity.RetryPolicy{Attempts: 3, BaseDelay: 1, MaxDelay: 1}})
+	if err != given || calls != 1 {
+		t.Errorf("Modify whose change gives up: %v after %d calls, want the change's error as is after 1", err, calls)
+	}
+	after := rawRows(t, client, "p", "r")
+	if after[keys.Compound("r", "00")]["WideVersion"] != before[keys.Compound("r", "00")]["WideVersion"] {
+		t.Errorf("the entity changed")
 	}
 }

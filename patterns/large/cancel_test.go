@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/large"
 )
 
 // cancelAfterUploads cancels its context once it has seen n blobs stored
@@ -93,6 +94,7 @@ func TestCancelledWriteLeavesNoBlob(t *testing.T) {
 type holdBlob struct {
 	suffix  string
 	on      atomic.Bool
+	onHold  func()       // called as a request is held, if set
 	held    atomic.Int64 // ever
 	waiting atomic.Int64 // now
 }
@@ -104,6 +106,9 @@ func (h *holdBlob) Do(req *policy.Request) (*http.Response, error) {
 	h.held.Add(1)
 	h.waiting.Add(1)
 	defer h.waiting.Add(-1)
+	if h.onHold != nil {
+		h.onHold()
+	}
 	<-req.Raw().Context().Done()
 	return nil, req.Raw().Context().Err()
 }
@@ -138,5 +143,28 @@ func TestGetLeavesNoReadRunning(t *testing.T) {
 	}
 	if hold.held.Load() == 0 {
 		t.Errorf("Get never read the old photo early: the test tests nothing")
+	}
+}
+
+// A Get cancelled while a blob is on its way returns an error matching
+// context.Canceled, as a *large.Error naming the keys, and leaves no read
+// running.
+func TestGetCancelledWhileReadingABlob(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testConfig())
+	stored(t, f)
+	name := photoBlob(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hold := &holdBlob{suffix: name[strings.LastIndex(name, "/"):], onHold: cancel}
+	hold.on.Store(true)
+	reader := f.on(t, env.With(hold))
+	_, err := reader.emps.Get(ctx, "Sales", "000123")
+	var le *large.Error
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &le) || le.RowKey != "000123" {
+		t.Errorf("Get cancelled while reading the photo: %v, want a *large.Error matching context.Canceled", err)
+	}
+	if n := hold.waiting.Load(); n != 0 || hold.held.Load() == 0 {
+		t.Errorf("Get returned with %d of %d held reads under way", n, hold.held.Load())
 	}
 }

@@ -191,6 +191,11 @@ func TestLostReplyBesideAnotherWriter(t *testing.T) {
 		{"replace", true, cost.OpUpdate, deleteNow, unknown, "", 0},
 		{"replace", true, cost.OpUpdate, replaceNow, ok, "v3", 1},
 		{"delete", true, cost.OpDelete, insertNow, unknown, "v3", 0},
+		{"delete", true, cost.OpDelete, deleteLater, ok, "", 1},
+		{"delete", true, cost.OpDelete, other{"insert+delete+dispose", 1, func(t *testing.T, f *fixture) { inserts(t, f); deletes(t, f) }}, ok, "", 0},
+		{"replace", true, cost.OpUpdate, replaceDeleteNow, unknown, "", 0},
+		{"upsert", true, cost.OpUpdate, replaceDeleteNow, unknown, "", 0},
+		{"insert", false, cost.OpInsert, other{"delete+insert", 0, func(t *testing.T, f *fixture) { deletes(t, f); inserts(t, f) }}, unknown, "v3", 1},
 	} {
 		name := c.op
 		if c.stored {

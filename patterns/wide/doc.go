@@ -82,7 +82,8 @@
 // is entity.ErrOutcomeUnknown — except for Upsert, which then writes again
 // over what is there, and Delete (below). So an applied write is never
 // reported refused, and Modify never applies a change twice
-// (TestLostReplySeams, TestLostRepliesReportTheTruth, TestNoReplyAtAll).
+// (TestLostReplySeams, TestLostRepliesReportTheTruth, TestNoReplyAtAll,
+// TestLostReplyThenSixteenWrites).
 // A context that ends before a request is sent stops the operation there
 // with the context's error — certain, nothing sent, not
 // entity.ErrOutcomeUnknown (TestCancelledBeforeSendingSendsNothing); one

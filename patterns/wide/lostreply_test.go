@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -241,4 +242,60 @@ func TestNoReplyAtAll(t *testing.T) {
 		t.Fatalf("Delete applied at the first try, every reply lost: %v", err)
 	}
 	checkRows(t, client, pk, id, -1)
+}
+
+// A Replace applied, its reply lost, and then followed by other writers'
+// versions before the resend: up to 15 of them, the head still remembers
+// its token and it reports success; after 16, the head has forgotten it,
+// and it reports entity.ErrOutcomeUnknown — never a refusal. Either way
+// the stored entity, read raw, is one whole version holding every write.
+func TestLostReplyThenSixteenWrites(t *testing.T) {
+	t.Parallel()
+	name := sharedTable(t)
+	plain := env.TableService.NewClient(name)
+	other := wrap[Counted](t, plain, wide.Config{})
+	for _, c := range []struct {
+		others  int
+		unknown bool
+	}{{15, false}, {16, true}} {
+		t.Run(strconv.Itoa(c.others), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			f := faults.New(faults.Config{})
+			w := wrap[Counted](t, env.With(f).TableService.NewClient(name), wide.Config{})
+			const pk = "sixteen"
+			id := strconv.Itoa(c.others)
+			base := versionOf(Counted{PartitionKey: pk, RowKey: id}, 1)
+			if err := other.Insert(ctx, &base); err != nil {
+				t.Fatal(err)
+			}
+			var otherErr error
+			f.LoseNextThen(1, isBatch, func(*http.Request) {
+				for range c.others {
+					if _, err := other.Modify(context.Background(), pk, id, func(v *Counted) error { v.Count += 100; return nil }, entity.ModifyOptions{}); err != nil {
+						otherErr = err
+					}
+				}
+			})
+			v := versionOf(base, 2)
+			v.ETag = base.ETag
+			err := w.Replace(ctx, &v)
+			if otherErr != nil {
+				t.Fatal(otherErr)
+			}
+			switch {
+			case c.unknown && !errors.Is(err, entity.ErrOutcomeUnknown):
+				t.Errorf("Replace applied, then %d other writes: %v, want entity.ErrOutcomeUnknown", c.others, err)
+			case !c.unknown && err != nil:
+				t.Errorf("Replace applied, then %d other writes: %v, want success", c.others, err)
+			}
+			if n := wholeOrGone(t, plain, pk, id); n < 0 {
+				t.Fatal("the entity is gone")
+			}
+			stored, err := other.Get(ctx, pk, id)
+			if err != nil || stored.Writer != 2 || stored.Count != v.Count+int64(100*c.others) {
+				t.Errorf("stored: writer %d, count %d (%v); want writer 2, count %d", stored.Writer, stored.Count, err, v.Count+int64(100*c.others))
+			}
+		})
+	}
 }

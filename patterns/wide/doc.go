@@ -124,10 +124,13 @@
 //   - a row replaced without its WideVersion property makes every read
 //     fail with ErrCorrupt;
 //   - a row deleted makes every read fail with ErrTorn, after
-//     Config.ReadAttempts reads, and Delete with AnyETag too, as it
-//     reads first;
-//   - either way, a Replace with an ETag read before the damage rewrites
-//     every row, and the entity reads whole again;
+//     Config.ReadAttempts reads;
+//   - either way, the operations that read first — Upsert, Modify and
+//     Delete with AnyETag — fail as the read does and write nothing
+//     (TestPlainWrites), so only a Replace with an ETag read before the
+//     damage repairs it: it rewrites every row, and the entity reads
+//     whole again (without such an ETag, delete the rows with a plain
+//     client);
 //   - an entity written with the logical entity's own keys (PartitionKey,
 //     id) is another entity, outside the wide entity's rows: Get never
 //     reads it, Delete leaves it.

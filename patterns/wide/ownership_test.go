@@ -3,6 +3,7 @@ package wide_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/tablekit/tablekit/entity"
@@ -22,7 +23,9 @@ import (
 //   - a row replaced without the package's version property: every read
 //     fails with ErrCorrupt;
 //   - a row deleted: every read fails with ErrTorn (after
-//     Config.ReadAttempts reads), and so does Delete with AnyETag;
+//     Config.ReadAttempts reads);
+//   - either way Upsert, Modify and Delete with AnyETag, which read
+//     first, fail as the read does and write nothing;
 //   - in both cases a Replace with the ETag read before the damage
 //     rewrites every row and the entity reads whole again;
 //   - an entity.Table write of the logical entity's own keys is another
@@ -98,6 +101,23 @@ func TestPlainWrites(t *testing.T) {
 		repair("merged", before) // the ETag read before still holds: the foreign value is overwritten
 	})
 
+	// Upsert and Modify read first: they fail as Get does, and write
+	// nothing.
+	readersFail := func(t *testing.T, id string, want error) {
+		t.Helper()
+		was := rowETags(t, client, "p")
+		up := bagOf("p", id, 9, 3)
+		if err := w.Upsert(ctx, up); !errors.Is(err, want) {
+			t.Errorf("Upsert of %s: %v, want %v", id, err, want)
+		}
+		if _, err := w.Modify(ctx, "p", id, func(b *Bag) error { b.Props["P0"] = "modified"; return nil }, entity.ModifyOptions{}); !errors.Is(err, want) {
+			t.Errorf("Modify of %s: %v, want %v", id, err, want)
+		}
+		if now := rowETags(t, client, "p"); !maps.Equal(now, was) {
+			t.Errorf("rows after the failed Upsert and Modify: %v, were %v", now, was)
+		}
+	}
+
 	t.Run("row replaced", func(t *testing.T) {
 		before, name := insert("replaced")
 		raw := &entity.DynamicEntity{PartitionKey: "p", RowKey: keys.Compound("replaced", "01"), ETag: entity.AnyETag}
@@ -108,6 +128,7 @@ func TestPlainWrites(t *testing.T) {
 		if _, err := w.Get(ctx, "p", "replaced"); !errors.Is(err, wide.ErrCorrupt) {
 			t.Errorf("Get after a plain replace of row 01: %v, want ErrCorrupt", err)
 		}
+		readersFail(t, "replaced", wide.ErrCorrupt)
 		repair("replaced", before)
 	})
 
@@ -122,6 +143,7 @@ func TestPlainWrites(t *testing.T) {
 		if err := w.Delete(ctx, "p", "deleted", entity.AnyETag); !errors.Is(err, wide.ErrTorn) {
 			t.Errorf("Delete with AnyETag after a plain delete of row 01: %v, want ErrTorn", err)
 		}
+		readersFail(t, "deleted", wide.ErrTorn)
 		repair("deleted", before)
 	})
 

@@ -93,7 +93,12 @@ type Relation[T, S any] struct {
 	// and must name every target that refers to s. OtherPartition: a
 	// change's fan-out carries what it names, before and after, in
 	// messages of 40 KiB, at most 48 (about 50,000 keys; a Range counts
-	// as one entry): more is refused with ErrFanOutTooLarge.
+	// as one entry): more is refused with ErrFanOutTooLarge. A key (or a
+	// Range's PartitionKey) no entity can have, named for a source's new
+	// version, refuses its write before anything is written with a
+	// *StepError matching entity.ErrInvalid that names it; named for the
+	// stored version only, it names no target and is left out
+	// (TestInvalidTargetKeyRefused).
 	Targets func(s *S) Targets
 	// Placement is where the targets live; the zero value is
 	// SamePartition.

@@ -102,8 +102,10 @@
 // blob; a change whose targets need more is fanned out by several, up to
 // 48, committed with it (TestLargeFanOut), and one that needs more than
 // its transaction holds is refused before anything is written
-// (ErrFanOutTooLarge): a change is never committed with a message that
-// cannot be sent. Once the queue has drained and no write is under way,
+// (ErrFanOutTooLarge), as is one whose targets include a key no entity
+// can have (entity.ErrInvalid, naming it: TestInvalidTargetKeyRefused): a
+// change is never committed with a message that cannot be sent or that
+// the worker would refuse whole. Once the queue has drained and no write is under way,
 // every target holds its source's copy — except a target that a poisoned
 // fan-out message names as failed (it does not decode, or could not be
 // written), and one whose InsertTarget or ModifyTarget returned

@@ -1,0 +1,102 @@
+package denormalize_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/patterns/denormalize"
+	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
+)
+
+// TestInvalidTargetKeyRefused gives a relation whose Targets names, among
+// valid targets, one key (or range) that no entity can have (a RowKey
+// with '/', a PartitionKey with '#'). The change is refused before
+// anything is written, with an error matching entity.ErrInvalid that
+// names the bad key — rather than commit the change with a fan-out
+// message that the worker refuses whole, leaving every valid target
+// with the old copy and the message poisoned. Such a key named for the
+// stored version only names no entity: DeleteSource goes through.
+func TestInvalidTargetKeyRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		bad  denormalize.Targets
+		key  string
+	}{
+		{"key", denormalize.Targets{Keys: []denormalize.Key{{PartitionKey: "Sales", RowKey: "empid/bad"}}}, `RowKey "empid/bad"`},
+		{"range", denormalize.Targets{Ranges: []denormalize.Range{denormalize.Prefix("Sa#les", "empid ")}}, `"Sa#les"`},
+	} {
+		t.Run("OtherPartition "+c.name, func(t *testing.T) {
+			t.Parallel()
+			d := newDirectory(t, env)
+			d.seed(t, "Sales", 5, "CC-1")
+			p, err := eventual.New(patterntest.SameQueues(t, env, d.qs), nil, patterntest.Crashy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := keyedCostCenterRel(5)
+			valid := rel.Targets
+			rel.Targets = func(e *Entry) denormalize.Targets {
+				ts := valid(e)
+				ts.Keys = append(ts.Keys, c.bad.Keys...)
+				ts.Ranges = append(ts.Ranges, c.bad.Ranges...)
+				return ts
+			}
+			centers, err := denormalize.New(d.emps, d.entries, denormalize.Config{Processor: p, Outbox: eventual.OutboxConfig{Grace: -1}}, rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := rawGet(t, d.entries.Name(), "departments", "Sales")
+			_, err = centers.ModifySource(ctx, "departments", "Sales", func(e *Entry) error { e.CostCenter = "CC-2"; return nil }, entity.ModifyOptions{})
+			var se *denormalize.StepError
+			if !errors.Is(err, entity.ErrInvalid) || !errors.As(err, &se) || !strings.Contains(err.Error(), c.key) {
+				t.Fatalf("ModifySource with a target key no entity can have: %v; want a *StepError matching entity.ErrInvalid naming %s", err, c.key)
+			}
+			if after, _ := rawGet(t, d.entries.Name(), "departments", "Sales"); after["Timestamp"] != before["Timestamp"] || after["CostCenter"] != "CC-1" {
+				t.Errorf("the refused change was written: %v", after)
+			}
+			if left := rawRows(t, d.entries.Name(), "departments", "tablekit.outbox_"); len(left) != 0 {
+				t.Errorf("the refused change left %d intents", len(left))
+			}
+			if n, err := patterntest.MessageCount(ctx, d.qs[0].Work); err != nil || n != 0 {
+				t.Errorf("%d messages queued (%v)", n, err)
+			}
+			// Such a key names no entity: a source whose stored version
+			// names one can still be deleted.
+			if err := centers.DeleteSource(ctx, "departments", "Sales"); err != nil {
+				t.Fatalf("DeleteSource of a source whose Targets names a key no entity can have: %v", err)
+			}
+			if _, ok := rawGet(t, d.entries.Name(), "departments", "Sales"); ok {
+				t.Error("DeleteSource left the source")
+			}
+		})
+	}
+	t.Run("SamePartition", func(t *testing.T) {
+		t.Parallel()
+		emps := patterntest.Table[Employee](t, env)
+		depts := patterntest.View[Department](t, env, emps)
+		rel := managerRel()
+		rel.Targets = func(e *Employee) denormalize.Targets {
+			return denormalize.Targets{Keys: []denormalize.Key{{PartitionKey: e.PartitionKey, RowKey: "dept a"}, {PartitionKey: e.PartitionKey, RowKey: "dept?b"}}}
+		}
+		copies, err := denormalize.New(depts, emps, denormalize.Config{}, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := copies.InsertTarget(ctx, &Department{PartitionKey: "Sales", RowKey: "dept a", ManagerID: empID(1)}); err != nil {
+			t.Fatal(err)
+		}
+		err = copies.InsertSource(ctx, &Employee{PartitionKey: "Sales", RowKey: empID(1), Name: "Ann"})
+		if !errors.Is(err, entity.ErrInvalid) || !strings.Contains(err.Error(), `"dept?b"`) {
+			t.Fatalf("InsertSource with a target key no entity can have: %v; want entity.ErrInvalid naming it", err)
+		}
+		if _, ok := rawGet(t, emps.Name(), "Sales", empID(1)); ok {
+			t.Error("the refused insert was written")
+		}
+	})
+}

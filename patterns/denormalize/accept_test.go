@@ -100,3 +100,59 @@ func TestInvalidTargetKeyRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckTargetReferringToAnImpossibleKey has another program write a
+// department whose ManagerID no entity can have as a key ("a/b"), holding
+// a copy, beside a stale department: Check reports it (a copy of a source
+// that cannot exist: Orphan) and goes on to the stale one; Rebuild
+// repairs both and completes, and a second Rebuild finds nothing — the
+// scan is not ended, at the same row each time, by one bad reference.
+// ModifyTarget that makes a department refer to such a key is refused
+// before anything is written (entity.ErrInvalid).
+func TestCheckTargetReferringToAnImpossibleKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	seedGuide(t, g)
+	if err := g.copies.InsertTarget(ctx, &Department{PartitionKey: "Sales", RowKey: "dept A", ManagerID: empID(2)}); err != nil {
+		t.Fatal(err)
+	}
+	table := g.emps.Name()
+	if err := rawWrite(ctx, table, "Sales", "dept A", map[string]any{"ManagerID": "a/b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rawWrite(ctx, table, "Sales", "dept Sales", map[string]any{"ManagerName": "stale"}); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	for f, err := range g.copies.Check(ctx, denormalize.CheckOptions{}) {
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		found[f.Entry.RowKey] = f.Kind.String()
+	}
+	if len(found) != 2 || found["dept Sales"] == "" || found["dept A"] == "" {
+		t.Errorf("Check found %v; want dept A (its copy of a source that cannot exist) and dept Sales (stale)", found)
+	}
+	sum, err := g.copies.Rebuild(ctx, denormalize.CheckOptions{})
+	if err != nil || sum.Repaired != 2 || sum.Next != "" {
+		t.Errorf("Rebuild: %+v, %v; want both repaired, the scan complete", sum, err)
+	}
+	if d, _ := rawGet(t, table, "Sales", "dept A"); d["ManagerName"] != nil || d["ManagerPhone"] != nil {
+		t.Errorf("dept A keeps a copy of a source that cannot exist: %v", d)
+	}
+	if d, _ := rawGet(t, table, "Sales", "dept Sales"); d["ManagerName"] != "Jones, Jeff" {
+		t.Errorf("the stale copy was not repaired: %v", d)
+	}
+	if sum, err := g.copies.Rebuild(ctx, denormalize.CheckOptions{}); err != nil || sum.Repaired != 0 {
+		t.Errorf("a second Rebuild: %+v, %v; want nothing found", sum, err)
+	}
+	before, _ := rawGet(t, table, "Sales", "dept Sales")
+	_, err = g.copies.ModifyTarget(ctx, "Sales", "dept Sales", func(d *Department) error { d.ManagerID = "x#y"; return nil }, entity.ModifyOptions{})
+	if !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("ModifyTarget to a source key no entity can have: %v, want entity.ErrInvalid", err)
+	}
+	if after, _ := rawGet(t, table, "Sales", "dept Sales"); after["Timestamp"] != before["Timestamp"] {
+		t.Errorf("the refused ModifyTarget was written: %v", after)
+	}
+}

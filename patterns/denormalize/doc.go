@@ -54,7 +54,12 @@
 //   - a deleted source: its targets keep the copy, reported Orphan; a
 //     target's copy written by hand: Stale, or Orphan for a target that
 //     refers to no source; a target written without its copied
-//     properties: Missing (TestDrift).
+//     properties: Missing (TestDrift);
+//   - a target made to refer to a key no entity can have (a RowKey with
+//     '/'): a source that does not exist — its copy is an Orphan, the scan
+//     goes on, and Refresh removes the copy (ModifyTarget refuses such a
+//     reference with entity.ErrInvalid, before anything is written:
+//     TestCheckTargetReferringToAnImpossibleKey).
 //
 // Only the copied properties are checked: properties of a source or
 // target that no Field names are the caller's. The To properties are the

@@ -208,8 +208,15 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, op string, key Key, old 
 		}
 		src, seen := sources[k]
 		if !seen {
-			var err error
-			if src, err = read[S](ctx, c.srcRaw, k); err != nil {
+			if err := validKey(k); err != nil {
+				if cur != nil {
+					// A change that makes the target refer to a key no
+					// entity can have: refused before anything is written.
+					return nil, &StepError{Step: "read source", Relation: r.Name, Key: k, Err: err}
+				}
+				// Refresh of a target another program made refer to
+				// one: it names no source, so the target holds no copy.
+			} else if src, err = read[S](ctx, c.srcRaw, k); err != nil {
 				return nil, &StepError{Step: "read source", Relation: r.Name, Key: k, Err: err}
 			}
 			sources[k] = src
@@ -289,6 +296,9 @@ func (c *Copies[T, S]) settle(ctx context.Context, key Key, w *targetWrite[S], r
 // whether each is still the version copied.
 func (c *Copies[T, S]) unchanged(ctx context.Context, w *targetWrite[S]) (bool, error) {
 	for _, k := range w.order {
+		if validKey(k) != nil {
+			continue // no entity can have k: still none
+		}
 		now, err := read[S](ctx, c.srcRaw, k)
 		if err != nil {
 			return false, &StepError{Step: "read source again", Key: k, Err: err}

@@ -156,3 +156,39 @@ func TestCheckTargetReferringToAnImpossibleKey(t *testing.T) {
 		t.Errorf("the refused ModifyTarget was written: %v", after)
 	}
 }
+
+// TestFieldsNameStoredProperties declares relations whose Fields name a
+// property the source type does not store (a typo, or the Go name of a
+// flattened field) or one the target type does not store: New refuses
+// them with a *ConfigError naming the relation and the property, before
+// any request, instead of a Copies that silently copies nothing, or
+// copies into a property no reader of T sees. A DynamicEntity side (any
+// property) accepts any name.
+func TestFieldsNameStoredProperties(t *testing.T) {
+	t.Parallel()
+	emps := patterntest.Table[Employee](t, env)
+	depts := patterntest.View[Department](t, env, emps)
+	bags := patterntest.View[entity.DynamicEntity](t, env, emps)
+	for _, f := range []denormalize.Field{{From: "Nmae", To: "ManagerName"}, {From: "Name", To: "ManagrName"}} {
+		rel := managerRel()
+		rel.Fields = []denormalize.Field{f}
+		_, err := denormalize.New(depts, emps, denormalize.Config{}, rel)
+		var ce *denormalize.ConfigError
+		bad := f.From
+		if bad == "Name" {
+			bad = f.To
+		}
+		if !errors.As(err, &ce) || ce.Field != "Fields" || !errors.Is(err, entity.ErrInvalid) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("Field %+v: %v; want a *ConfigError about Fields naming %s", f, err, bad)
+		}
+	}
+	open := denormalize.Relation[entity.DynamicEntity, Employee]{
+		Name:    "manager",
+		Fields:  []denormalize.Field{{From: "Name", To: "Anything"}},
+		Source:  func(d *entity.DynamicEntity) (denormalize.Key, bool) { return denormalize.Key{}, false },
+		Targets: func(e *Employee) denormalize.Targets { return denormalize.Targets{} },
+	}
+	if _, err := denormalize.New(bags, emps, denormalize.Config{}, open); err != nil {
+		t.Errorf("a DynamicEntity target: %v", err)
+	}
+}

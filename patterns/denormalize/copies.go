@@ -78,9 +78,17 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], cfg Confi
 	}
 	cfg = cfg.withDefaults()
 	c := &Copies[T, S]{sources: sources, targets: targets, cfg: cfg}
+	tgtProps, err := storedOf[T]()
+	if err != nil {
+		return nil, err
+	}
+	srcProps, err := storedOf[S]()
+	if err != nil {
+		return nil, err
+	}
 	names := map[string]bool{}
 	for i, d := range relations {
-		r, err := compile(i, d)
+		r, err := compile(i, d, tgtProps, srcProps)
 		if err != nil {
 			return nil, err
 		}

@@ -2,11 +2,14 @@ package denormalize_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/denormalize"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
@@ -190,5 +193,42 @@ func TestFieldsNameStoredProperties(t *testing.T) {
 	}
 	if _, err := denormalize.New(bags, emps, denormalize.Config{}, open); err != nil {
 		t.Errorf("a DynamicEntity target: %v", err)
+	}
+}
+
+// TestRelayGoesOnPastTheSourcesTable leaves an intent of a target write's
+// message in the targets' table (its enqueue failed), then relays while
+// every read of the sources' table fails: Relay reports that failure and
+// still sends the targets' table's intent — one table's trouble does not
+// hold up the other's messages.
+func TestRelayGoesOnPastTheSourcesTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newDirectory(t, env)
+	d.seed(t, "Sales", 2, "CC-1")
+	noQueue := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/messages") }})
+	_, managers, _ := d.over(t, env.With(noQueue), patterntest.Crashy(), denormalize.Config{})
+	msg := eventual.Message{Kind: "audit.v1", ID: "m1", Payload: json.RawMessage(`{}`)}
+	if _, err := managers.ModifyTarget(ctx, "departments", "Sales", func(e *Entry) error { return nil }, entity.ModifyOptions{}, denormalize.WriteOptions{Messages: []eventual.Message{msg}}); err != nil {
+		t.Logf("ModifyTarget with its enqueue failing: %v", err)
+	}
+	if left := rawRows(t, d.entries.Name(), "departments", "tablekit.outbox_"); len(left) != 1 {
+		t.Fatalf("%d intents in the targets' table, want the one whose enqueue failed", len(left))
+	}
+	emps := d.emps.Name()
+	noSources := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool { return strings.Contains(r.URL.Path, emps) }})
+	_, managers, _ = d.over(t, env.With(noSources), patterntest.Crashy(), denormalize.Config{})
+	n, err := managers.Relay(ctx)
+	if err == nil {
+		t.Error("Relay hid the failure of the sources' table")
+	}
+	if n != 1 {
+		t.Errorf("Relay sent %d (%v), want the targets' table's intent sent", n, err)
+	}
+	if left := rawRows(t, d.entries.Name(), "departments", "tablekit.outbox_"); len(left) != 0 {
+		t.Errorf("%d intents left in the targets' table", len(left))
+	}
+	if q, err := patterntest.MessageCount(ctx, d.qs[0].Work); err != nil || q != 1 {
+		t.Errorf("%d messages queued (%v), want 1", q, err)
 	}
 }

@@ -245,7 +245,10 @@ func (c *Copies[T, S]) retry(r entity.RetryPolicy) entity.RetryPolicy {
 // eventual.Outbox.Relay): of the sources' table and, when the targets are
 // in another, of the targets' table too (a target write's messages). Run
 // it now and then when there are OtherPartition relations or writes with
-// messages. Without a processor there is nothing to send: 0.
+// messages. Without a processor there is nothing to send: 0. A failure
+// in one table does not keep the other's messages from being sent: the
+// count is what both sent, the error joins both tables' failures
+// (eventual.RelayError, found with errors.As).
 func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	if err := c.ok(); err != nil {
 		return 0, err
@@ -254,11 +257,14 @@ func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, er
 		return 0, nil
 	}
 	n, err := c.outbox.Relay(ctx, partitions...)
-	if err != nil || c.tgtOutbox == c.outbox {
+	if c.tgtOutbox == c.outbox || ctx.Err() != nil {
 		return n, err
 	}
-	m, err := c.tgtOutbox.Relay(ctx, partitions...)
-	return n + m, err
+	// One table's failure does not hold up the other's messages: both
+	// are relayed, and their failures joined
+	// (TestRelayGoesOnPastTheSourcesTable).
+	m, terr := c.tgtOutbox.Relay(ctx, partitions...)
+	return n + m, errors.Join(err, terr)
 }
 
 // doc is one entity as read: its typed value, its property bag (what a

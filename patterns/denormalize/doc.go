@@ -189,7 +189,9 @@
 //   - Crash before the transaction of step 3: nothing changed.
 //   - Crash between steps 3 and 4: the intents (the fan-out's and the
 //     caller's messages) are committed with the change; [Copies.Relay]
-//     (run it now and then) sends them (TestUserMessageCrashMatrix).
+//     (run it now and then) sends them (TestUserMessageCrashMatrix), those
+//     of each table even when the other's cannot be read
+//     (TestRelayGoesOnPastTheSourcesTable).
 //   - Crash in step 5: the message reappears and runs again; each target
 //     that holds the copy already is skipped (TestCrashAtEveryStep,
 //     TestCrashMatrix: every write killed after each request, recovered by

@@ -232,3 +232,38 @@ func TestRelayGoesOnPastTheSourcesTable(t *testing.T) {
 		t.Errorf("%d messages queued (%v), want 1", q, err)
 	}
 }
+
+// TestDeleteSourceLostReplyBesideAnInsert: DeleteSource's transaction is
+// executed and its reply lost; before azcore resends it, another writer
+// inserts the source again (through the Copies, with a new name). The
+// delete was applied once: DeleteSource reports it applied or
+// entity.ErrOutcomeUnknown — and the other writer's source, whose insert
+// was reported done, is still there with its copy, not deleted by a
+// second round of a call that started before it.
+func TestDeleteSourceLostReplyBesideAnInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	seedGuide(t, g)
+	f := faults.New(faults.Config{})
+	h := g.over(t, env.With(f), denormalize.Config{})
+	var otherErr error
+	f.LoseNextThen(1, isBatch, func(*http.Request) {
+		otherErr = g.copies.InsertSource(context.Background(), &Employee{PartitionKey: "Sales", RowKey: empID(1), Name: "Again"})
+	})
+	err := h.copies.DeleteSource(ctx, "Sales", empID(1))
+	if otherErr != nil || f.Stats().LostReplies != 1 {
+		t.Fatalf("the other writer: %v; %d replies lost", otherErr, f.Stats().LostReplies)
+	}
+	t.Logf("DeleteSource: %v", err)
+	if err != nil && !errors.Is(err, entity.ErrOutcomeUnknown) {
+		t.Errorf("DeleteSource: %v, want success or entity.ErrOutcomeUnknown", err)
+	}
+	e, ok := rawGet(t, g.emps.Name(), "Sales", empID(1))
+	if !ok || e["Name"] != "Again" {
+		t.Fatalf("the source inserted after the delete was applied: %v, %v; want it kept", e, ok)
+	}
+	if d, _ := rawGet(t, g.emps.Name(), "Sales", "dept Sales"); d["ManagerName"] != "Again" {
+		t.Errorf("the department holds %v, want the copy of the source inserted again", d)
+	}
+}

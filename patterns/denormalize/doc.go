@@ -92,15 +92,18 @@
 // written; a write of a target that makes it refer to a source, or
 // changes its copy, carries a write conditional on the source's version
 // (a fence), so that a concurrent change of that source fails and starts
-// again from a fresh read. A reader never sees a copy that disagrees,
-// whichever entities of the partition it reads in one query.
+// again from a fresh read (TestConcurrentWriters: copy changes and
+// reassignments racing). A reader never sees a copy that disagrees,
+// whichever entities of the partition it reads in one query — also when
+// a write is killed after any of its requests (TestCrashMatrixSamePartition).
 //
 // OtherPartition (targets in other partitions or another table: a
 // directory of departments, or a department's cost center copied into
 // each of its employees): eventually consistent. The source's change and
 // its fan-out messages are one transaction (outbox intents of package
 // [github.com/tablekit/tablekit/patterns/eventual]), so no change loses its
-// fan-out; each message runs at least once, reads the source as it is
+// fan-out, whichever request its writer or worker is killed after
+// (TestCrashMatrix); each message runs at least once, reads the source as it is
 // then, and writes the copy into every target it names that refers to
 // it, ETag guarded. A message names at most 40 KiB of targets, so that
 // it fits any queue message once enveloped and base64-encoded, without a
@@ -116,7 +119,8 @@
 // written), and one whose InsertTarget or ModifyTarget returned
 // ErrCopyUnverified, until Refresh (or Rebuild) copies again. Meanwhile a
 // copy may be behind its source; it is never a copy of another source
-// than the one the target refers to.
+// than the one the target refers to (TestDirectory,
+// TestLostReplyMatrixOtherPartition).
 //
 // The caller's messages (WriteOptions.Messages, with Config.Processor
 // set): the write's transaction commits them as outbox intents beside
@@ -139,7 +143,10 @@
 // (entity.Table.WithWriteTokens), and the outbox its attempt id, so a
 // transaction whose reply was lost and that azcore resent is reported as
 // applied, refused, or entity.ErrOutcomeUnknown, never guessed; Modify
-// functions apply their change at most once.
+// functions apply their change at most once (TestLostReplyMatrix,
+// TestLostReplies, TestModifySuite; a DeleteSource applied never deletes
+// a source inserted again before azcore's resend:
+// TestDeleteSourceLostReplyBesideAnInsert).
 //
 // # Steps
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/dataseries"
 )
@@ -96,5 +97,36 @@ func TestNewRefusesHugeSlots(t *testing.T) {
 	}
 	if _, err := dataseries.New(tbl, dataseries.Config{Slots: 1000 * 251, SlotsPerEntity: 251}); err != nil {
 		t.Errorf("1,000 entities of 251 slots: %v", err)
+	}
+}
+
+// Another program writes the slot between every read and every merge of
+// an Add: each round loses, and after Config.Retry's rounds Add fails with
+// entity.ErrContention naming the entity, having changed nothing — the
+// stored counter holds the other program's writes only.
+func TestContentionChangesNothing(t *testing.T) {
+	t.Parallel()
+	name := sharedTable(t)
+	raw := env.TableService.NewClient(name)
+	ctx := t.Context()
+	if err := rawWrite(ctx, raw, "insert", "p", "busy", map[string]any{"C01": aztables.EDMInt64(0)}); err != nil {
+		t.Fatal(err)
+	}
+	var others int64
+	p := &afterPolicy{match: func(r *http.Request) bool { return r.Method == http.MethodGet }, then: func() {
+		others++
+		if err := rawWrite(context.Background(), raw, "merge", "p", "busy", map[string]any{"C01": aztables.EDMInt64(others * 100)}); err != nil {
+			t.Error(err)
+		}
+	}}
+	p.n.Store(1 << 20)
+	s := seriesOn(t, env.With(p), name, dataseries.Config{Retry: entity.RetryPolicy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
+	v, err := s.Add(ctx, "p", "busy", 1, 1)
+	var se *dataseries.Error
+	if !errors.Is(err, entity.ErrContention) || !errors.As(err, &se) || se.RowKey != "busy" {
+		t.Fatalf("Add losing every round: %d, %v; want an *Error naming \"busy\" matching ErrContention", v, err)
+	}
+	if got := rawCounter(t, rawEntity(t, raw, "p", "busy"), "C01"); got != others*100 {
+		t.Fatalf("stored %d, want %d: the failed Add changed the counter", got, others*100)
 	}
 }

@@ -21,8 +21,10 @@
 // another, and the Series writes through [entity.Table.WithWriteTokens], so
 // that when azcore resends a merge whose reply was lost, the 412 of the
 // resend is told apart from another writer's: an applied increment is
-// reported done and never applied again. The slots of one entity change
-// together, so a reader never sees half of an AddMany on one entity
+// reported done and never applied again (TestConcurrentWriters: 16
+// writers on one entity; TestLostReplies: a tenth of the replies lost
+// among racing writers). The slots of one entity change together, so a
+// reader never sees half of an AddMany on one entity
 // (TestCrashAtEveryRequest).
 //
 // Add returns the value its own increment produced: the slot right after
@@ -34,12 +36,14 @@
 // returns entity.ErrOutcomeUnknown, never another writer's value.
 //
 // An increment that fails (entity.ErrContention after Config.Retry's rounds,
-// also when another program keeps deleting the series entity it creates:
-// TestAddCreatesAgainAfterADelete; ErrOverflow, ErrStoredType) changed
+// TestContentionChangesNothing, also when another program keeps deleting
+// the series entity it creates: TestAddCreatesAgainAfterADelete;
+// ErrOverflow, ErrStoredType: TestAddManyOneBadSlotWritesNothing) changed
 // nothing. One whose outcome could not
 // be proved (entity.ErrOutcomeUnknown: the write token chain was cut, for
 // example by more than 16 other writes before the re-read) may have been
-// applied; it is reported as such, never as done or failed.
+// applied; it is reported as such, never as done or failed
+// (TestLostReplySeams, TestLostReplies).
 //
 // # Steps
 //

@@ -267,3 +267,40 @@ func TestDeleteSourceLostReplyBesideAnInsert(t *testing.T) {
 		t.Errorf("the department holds %v, want the copy of the source inserted again", d)
 	}
 }
+
+// TestWritesKeepPropertiesTheTypeDoesNotModel: another program stores a
+// property on an employee (Badge) and on a department (Floor) that
+// neither Go type models and no relation copies — the caller's, says the
+// Ownership section. ModifySource and ModifyTarget write the entity whole
+// (Replace) but keep them, read back with a plain client; what the type
+// models and the change cleared (a copy the target no longer refers to)
+// is still removed.
+func TestWritesKeepPropertiesTheTypeDoesNotModel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	seedGuide(t, g)
+	table := g.emps.Name()
+	if err := rawWrite(ctx, table, "Sales", empID(1), map[string]any{"Badge": "B-17"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rawWrite(ctx, table, "Sales", "dept Sales", map[string]any{"Floor": "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.copies.ModifySource(ctx, "Sales", empID(1), func(e *Employee) error { e.Phone = "425-555-0199"; return nil }, entity.ModifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := rawGet(t, table, "Sales", empID(1)); e["Badge"] != "B-17" || e["Phone"] != "425-555-0199" {
+		t.Errorf("ModifySource lost a property Employee does not model: %v", e)
+	}
+	if _, err := g.copies.ModifyTarget(ctx, "Sales", "dept Sales", func(d *Department) error { d.ManagerID = ""; d.Budget++; return nil }, entity.ModifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := rawGet(t, table, "Sales", "dept Sales")
+	if d["Floor"] != "3" {
+		t.Errorf("ModifyTarget lost a property Department does not model: %v", d)
+	}
+	if _, has := d["ManagerName"]; has {
+		t.Errorf("the copy of a manager the department no longer names was kept: %v", d)
+	}
+}

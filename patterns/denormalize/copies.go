@@ -42,6 +42,8 @@ type Copies[T, S any] struct {
 	tgtOutbox *eventual.Outbox[entity.DynamicEntity] // the targets' table's (outbox when it is the same table)
 	kind      eventual.Kind[fanout]
 	cfg       Config
+
+	srcProps, tgtProps *storedProps // what S and T store
 }
 
 // New returns the Copies of relations from sources into targets.
@@ -86,6 +88,7 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], cfg Confi
 	if err != nil {
 		return nil, err
 	}
+	c.srcProps, c.tgtProps = srcProps, tgtProps
 	names := map[string]bool{}
 	for i, d := range relations {
 		r, err := compile(i, d, tgtProps, srcProps)
@@ -401,8 +404,12 @@ func isIntent(k Key, prefix string) bool {
 // bagOf encodes v as a property bag, to be written over the version base
 // (nil for an insert): it carries base's ETag and write-token chain, so
 // that the write is conditional on base and its outcome can be settled
-// after a lost reply.
-func bagOf[V any](v *V, base *doc[V]) (*entity.DynamicEntity, error) {
+// after a lost reply. The properties base holds that V does not model
+// (st says which V stores) are kept: the write replaces the entity whole,
+// so that what V models and the change cleared is removed, but it never
+// removes another writer's properties V cannot see
+// (TestWritesKeepPropertiesTheTypeDoesNotModel).
+func bagOf[V any](v *V, base *doc[V], st *storedProps) (*entity.DynamicEntity, error) {
 	bag, err := entity.ToDynamic(v)
 	if err != nil {
 		return nil, err
@@ -413,6 +420,13 @@ func bagOf[V any](v *V, base *doc[V]) (*entity.DynamicEntity, error) {
 		bag.ETag = base.etag
 		if tok, ok := base.bag.Properties[propWriteToken]; ok {
 			bag.Set(propWriteToken, tok)
+		}
+		if !st.open {
+			for name, val := range base.bag.Properties {
+				if _, set := bag.Properties[name]; !set && !st.names[name] && !systemProperty(name) {
+					bag.Set(name, val)
+				}
+			}
 		}
 	}
 	return bag, nil

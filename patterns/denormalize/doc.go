@@ -62,7 +62,9 @@
 //     TestCheckTargetReferringToAnImpossibleKey).
 //
 // Only the copied properties are checked: properties of a source or
-// target that no Field names are the caller's. The To properties are the
+// target that no Field names are the caller's, and a write through the
+// Copies keeps those its Go type does not model (another program's), as
+// it replaces the entity whole (TestWritesKeepPropertiesTheTypeDoesNotModel). The To properties are the
 // package's: whatever a change function, or another writer, puts there is
 // overwritten by the next write through the Copies.
 //

@@ -74,7 +74,9 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOpti
 //
 // The source is written whole, as its copies are computed from all of
 // it: opts.Mode 0 means entity.Replace, and Merge (or an unknown mode) is
-// a *ModeError matching entity.ErrInvalid, before any request.
+// a *ModeError matching entity.ErrInvalid, before any request. Properties
+// the stored source holds that S does not model (another program's) are
+// kept (TestWritesKeepPropertiesTheTypeDoesNotModel).
 //
 // When no copied property changes, no target is read or written: a read
 // and a transaction of one operation. Otherwise: the source's read, one
@@ -240,7 +242,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old 
 	var curBag, oldBag *entity.DynamicEntity
 	if cur != nil {
 		var err error
-		if curBag, err = bagOf(cur, old); err != nil {
+		if curBag, err = bagOf(cur, old, c.srcProps); err != nil {
 			return "", err
 		}
 	}

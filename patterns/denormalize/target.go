@@ -71,6 +71,8 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 // The target is written whole, so that a copy it no longer holds is
 // removed: opts.Mode 0 means entity.Replace, and Merge (or an unknown
 // mode) is a *ModeError matching entity.ErrInvalid, before any request.
+// Properties the stored target holds that T does not model (another
+// program's) are kept (TestWritesKeepPropertiesTheTypeDoesNotModel).
 //
 // When the change makes the target refer to another source (a department's
 // new manager), that source is read and copied; when it refers to the same
@@ -178,7 +180,7 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, op string, key Key, old 
 		nb = clone(&old.bag)
 	} else {
 		var err error
-		if nb, err = bagOf(cur, old); err != nil {
+		if nb, err = bagOf(cur, old, c.tgtProps); err != nil {
 			return nil, err
 		}
 	}

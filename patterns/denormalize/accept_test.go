@@ -367,3 +367,55 @@ func TestTargetNeverCopiesFromItself(t *testing.T) {
 		t.Errorf("Check after a self-reference: %+v, %v", f, err)
 	}
 }
+
+// Card is an employee whose contact details are a flattened struct:
+// field Contact.Phone is stored as Contact_Phone.
+type Card struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string
+	Contact      struct{ Phone string } `table:",flatten"`
+}
+
+// A Field may name a flattened field by its Go path ("Contact.Phone") or
+// by its stored name ("Contact_Phone"); the struct itself ("Contact") is
+// no stored property and is refused. The copy is the stored value.
+func TestFieldsGoPath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cards := patterntest.Table[Card](t, env)
+	depts := patterntest.View[Department](t, env, cards)
+	rel := func(from string) denormalize.Relation[Department, Card] {
+		return denormalize.Relation[Department, Card]{
+			Name:   "manager",
+			Fields: []denormalize.Field{{From: from, To: "ManagerPhone"}},
+			Source: func(d *Department) (denormalize.Key, bool) {
+				return denormalize.Key{PartitionKey: d.PartitionKey, RowKey: d.ManagerID}, d.ManagerID != ""
+			},
+			Targets: func(c *Card) denormalize.Targets {
+				return denormalize.Targets{Ranges: []denormalize.Range{denormalize.Prefix(c.PartitionKey, deptPrefix)}}
+			},
+		}
+	}
+	if _, err := denormalize.New(depts, cards, denormalize.Config{}, rel("Contact")); !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("a Field naming a flattened struct: %v, want entity.ErrInvalid", err)
+	}
+	for i, from := range []string{"Contact.Phone", "Contact_Phone"} {
+		c, err := denormalize.New(depts, cards, denormalize.Config{}, rel(from))
+		if err != nil {
+			t.Fatalf("From %q: %v", from, err)
+		}
+		pk := "P" + string(rune('0'+i))
+		card := Card{PartitionKey: pk, RowKey: "card"}
+		card.Contact.Phone = "555"
+		if err := c.InsertSource(ctx, &card); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.InsertTarget(ctx, &Department{PartitionKey: pk, RowKey: "dept A", ManagerID: "card"}); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := rawGet(t, cards.Name(), pk, "dept A"); d["ManagerPhone"] != "555" {
+			t.Errorf("From %q: the department holds %v", from, d)
+		}
+	}
+}

@@ -77,7 +77,8 @@ func (p Placement) String() string {
 // ("Total.Cents"). New refuses, with a *ConfigError, a From the source
 // type does not store or a To the target type does not store — unless
 // the type keeps any property (entity.DynamicEntity, a struct with an
-// extra map) — rather than copy nothing (TestFieldsNameStoredProperties).
+// extra map) — rather than copy nothing (TestFieldsNameStoredProperties,
+// TestFieldsGoPath).
 type Field struct {
 	From, To string
 }

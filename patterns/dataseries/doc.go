@@ -21,8 +21,10 @@
 // another, and the Series writes through [entity.Table.WithWriteTokens], so
 // that when azcore resends a merge whose reply was lost, the 412 of the
 // resend is told apart from another writer's: an applied increment is
-// reported done and never applied again. The slots of one entity change
-// together, so a reader never sees half of an AddMany on one entity
+// reported done and never applied again (TestConcurrentWriters: 16
+// writers on one entity; TestLostReplies: a tenth of the replies lost
+// among racing writers). The slots of one entity change together, so a
+// reader never sees half of an AddMany on one entity
 // (TestCrashAtEveryRequest).
 //
 // Add returns the value its own increment produced: the slot right after
@@ -34,10 +36,14 @@
 // returns entity.ErrOutcomeUnknown, never another writer's value.
 //
 // An increment that fails (entity.ErrContention after Config.Retry's rounds,
-// ErrOverflow, ErrStoredType) changed nothing. One whose outcome could not
+// TestContentionChangesNothing, also when another program keeps deleting
+// the series entity it creates: TestAddCreatesAgainAfterADelete;
+// ErrOverflow, ErrStoredType: TestAddManyOneBadSlotWritesNothing) changed
+// nothing. One whose outcome could not
 // be proved (entity.ErrOutcomeUnknown: the write token chain was cut, for
 // example by more than 16 other writes before the re-read) may have been
-// applied; it is reported as such, never as done or failed.
+// applied; it is reported as such, never as done or failed
+// (TestLostReplySeams, TestLostReplies).
 //
 // # Steps
 //
@@ -45,7 +51,10 @@
 //     back with If-Match (one request); on 412, again from 1.
 //  2. The first increment of a series finds no entity: an upsert-merge of
 //     no properties creates it (harmless to repeat, and harmless when a
-//     concurrent writer created it first), then step 1.
+//     concurrent writer created it first), then step 1. An entity that
+//     another program deletes between its creation and the increment is
+//     created again, within Config.Retry's rounds, then
+//     entity.ErrContention (TestAddCreatesAgainAfterADelete).
 //  3. Get: one point query; for a series of several entities, one range
 //     query over them. Add with a delta of 0 is one point query.
 //  4. AddMany over several entities first reads them (one range query)

@@ -55,7 +55,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SlotsPerEntity < 1 || c.SlotsPerEntity > MaxSlotsPerEntity {
 		return c, &ConfigError{Field: "Config.SlotsPerEntity", Reason: "is " + strconv.Itoa(c.SlotsPerEntity) + ", want 1 to 251 (0 means 240)"}
 	}
-	if chunks := (c.Slots + c.SlotsPerEntity - 1) / c.SlotsPerEntity; chunks > entity.MaxPageSize {
+	// Compared without computing Slots+SlotsPerEntity, which overflows
+	// for a Slots near math.MaxInt.
+	if c.Slots/c.SlotsPerEntity >= entity.MaxPageSize && c.Slots > entity.MaxPageSize*c.SlotsPerEntity {
 		return c, &ConfigError{Field: "Config.Slots", Reason: "is " + strconv.Itoa(c.Slots) + ", want at most 1,000 entities per series, so that one query reads it"}
 	}
 	// The longest name is the one to check; the service's rules do not

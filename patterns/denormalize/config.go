@@ -1,9 +1,12 @@
 package denormalize
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/ident"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
@@ -69,7 +72,13 @@ func (p Placement) String() string {
 
 // Field is one copied property: the source's property From is stored in the
 // target as To ("Phone" as "ManagerPhone"). Both are property names as
-// stored (a field's name, or its `table` tag's name).
+// stored (a field's name, or its `table` tag's name; "Total_Cents" for
+// field Cents of a flattened field Total) or the Go path of a field
+// ("Total.Cents"). New refuses, with a *ConfigError, a From the source
+// type does not store or a To the target type does not store — unless
+// the type keeps any property (entity.DynamicEntity, a struct with an
+// extra map) — rather than copy nothing (TestFieldsNameStoredProperties,
+// TestFieldsGoPath).
 type Field struct {
 	From, To string
 }
@@ -93,7 +102,12 @@ type Relation[T, S any] struct {
 	// and must name every target that refers to s. OtherPartition: a
 	// change's fan-out carries what it names, before and after, in
 	// messages of 40 KiB, at most 48 (about 50,000 keys; a Range counts
-	// as one entry): more is refused with ErrFanOutTooLarge.
+	// as one entry): more is refused with ErrFanOutTooLarge. A key (or a
+	// Range's PartitionKey) no entity can have, named for a source's new
+	// version, refuses its write before anything is written with a
+	// *StepError matching entity.ErrInvalid that names it; named for the
+	// stored version only, it names no target and is left out
+	// (TestInvalidTargetKeyRefused).
 	Targets func(s *S) Targets
 	// Placement is where the targets live; the zero value is
 	// SamePartition.
@@ -153,9 +167,24 @@ type relation[T, S any] struct {
 	Relation[T, S]
 }
 
-func compile[T, S any](i int, r Relation[T, S]) (*relation[T, S], error) {
+func compile[T, S any](i int, r Relation[T, S], tgt, src *storedProps) (*relation[T, S], error) {
 	bad := func(field, reason string) error {
 		return &ConfigError{Relation: r.Name, Position: i, Field: field, Reason: reason}
+	}
+	// A name T or S does not store would copy nothing, or into a
+	// property no reader of T sees: refused, never silent. A Go path
+	// names the property of its field.
+	r.Fields = slices.Clone(r.Fields)
+	for j, f := range r.Fields {
+		from, why := src.resolve(f.From)
+		if why != "" {
+			return nil, bad("Fields", "From "+why)
+		}
+		to, why := tgt.resolve(f.To)
+		if why != "" {
+			return nil, bad("Fields", "To "+why)
+		}
+		r.Fields[j] = Field{From: from, To: to}
 	}
 	if r.Name == "" || len(r.Name) > maxNameLength {
 		return nil, bad("Name", "must be 1 to 32 ASCII letters and digits")
@@ -204,3 +233,41 @@ func systemProperty(name string) bool {
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+// storedProps is what New checks Relation.Fields against: the properties
+// an entity type stores, by name and by Go path.
+type storedProps struct {
+	open   bool              // the type keeps any property
+	names  map[string]bool   // stored names
+	byPath map[string]string // Go path → stored name
+	typ    string
+}
+
+func storedOf[V any]() (*storedProps, error) {
+	t := reflect.TypeFor[V]()
+	if t == reflect.TypeFor[json.RawMessage]() {
+		return &storedProps{open: true}, nil
+	}
+	props, open, err := entityfields.PropertiesOf(t)
+	if err != nil {
+		return nil, err
+	}
+	st := &storedProps{open: open, names: map[string]bool{}, byPath: map[string]string{}, typ: t.String()}
+	for _, p := range props {
+		st.names[p.Name] = true
+		st.byPath[p.GoPath] = p.Name
+	}
+	return st, nil
+}
+
+// resolve returns the stored name of a name of Relation.Fields, or why
+// there is none.
+func (st *storedProps) resolve(name string) (string, string) {
+	if st.open || st.names[name] {
+		return name, ""
+	}
+	if n, ok := st.byPath[name]; ok {
+		return n, ""
+	}
+	return "", "names " + quote(name) + ", which " + st.typ + " does not store (name a stored property, or the Go path of its field)"
+}

@@ -42,6 +42,8 @@ type Copies[T, S any] struct {
 	tgtOutbox *eventual.Outbox[entity.DynamicEntity] // the targets' table's (outbox when it is the same table)
 	kind      eventual.Kind[fanout]
 	cfg       Config
+
+	srcProps, tgtProps *storedProps // what S and T store
 }
 
 // New returns the Copies of relations from sources into targets.
@@ -78,9 +80,18 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], cfg Confi
 	}
 	cfg = cfg.withDefaults()
 	c := &Copies[T, S]{sources: sources, targets: targets, cfg: cfg}
+	tgtProps, err := storedOf[T]()
+	if err != nil {
+		return nil, err
+	}
+	srcProps, err := storedOf[S]()
+	if err != nil {
+		return nil, err
+	}
+	c.srcProps, c.tgtProps = srcProps, tgtProps
 	names := map[string]bool{}
 	for i, d := range relations {
-		r, err := compile(i, d)
+		r, err := compile(i, d, tgtProps, srcProps)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +248,10 @@ func (c *Copies[T, S]) retry(r entity.RetryPolicy) entity.RetryPolicy {
 // eventual.Outbox.Relay): of the sources' table and, when the targets are
 // in another, of the targets' table too (a target write's messages). Run
 // it now and then when there are OtherPartition relations or writes with
-// messages. Without a processor there is nothing to send: 0.
+// messages. Without a processor there is nothing to send: 0. A failure
+// in one table does not keep the other's messages from being sent: the
+// count is what both sent, the error joins both tables' failures
+// (eventual.RelayError, found with errors.As).
 func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	if err := c.ok(); err != nil {
 		return 0, err
@@ -246,11 +260,14 @@ func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, er
 		return 0, nil
 	}
 	n, err := c.outbox.Relay(ctx, partitions...)
-	if err != nil || c.tgtOutbox == c.outbox {
+	if c.tgtOutbox == c.outbox || ctx.Err() != nil {
 		return n, err
 	}
-	m, err := c.tgtOutbox.Relay(ctx, partitions...)
-	return n + m, err
+	// One table's failure does not hold up the other's messages: both
+	// are relayed, and their failures joined
+	// (TestRelayGoesOnPastTheSourcesTable).
+	m, terr := c.tgtOutbox.Relay(ctx, partitions...)
+	return n + m, errors.Join(err, terr)
 }
 
 // doc is one entity as read: its typed value, its property bag (what a
@@ -387,8 +404,12 @@ func isIntent(k Key, prefix string) bool {
 // bagOf encodes v as a property bag, to be written over the version base
 // (nil for an insert): it carries base's ETag and write-token chain, so
 // that the write is conditional on base and its outcome can be settled
-// after a lost reply.
-func bagOf[V any](v *V, base *doc[V]) (*entity.DynamicEntity, error) {
+// after a lost reply. The properties base holds that V does not model
+// (st says which V stores) are kept: the write replaces the entity whole,
+// so that what V models and the change cleared is removed, but it never
+// removes another writer's properties V cannot see
+// (TestWritesKeepPropertiesTheTypeDoesNotModel).
+func bagOf[V any](v *V, base *doc[V], st *storedProps) (*entity.DynamicEntity, error) {
 	bag, err := entity.ToDynamic(v)
 	if err != nil {
 		return nil, err
@@ -399,6 +420,13 @@ func bagOf[V any](v *V, base *doc[V]) (*entity.DynamicEntity, error) {
 		bag.ETag = base.etag
 		if tok, ok := base.bag.Properties[propWriteToken]; ok {
 			bag.Set(propWriteToken, tok)
+		}
+		if !st.open {
+			for name, val := range base.bag.Properties {
+				if _, set := bag.Properties[name]; !set && !st.names[name] && !systemProperty(name) {
+					bag.Set(name, val)
+				}
+			}
 		}
 	}
 	return bag, nil

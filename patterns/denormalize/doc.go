@@ -54,10 +54,17 @@
 //   - a deleted source: its targets keep the copy, reported Orphan; a
 //     target's copy written by hand: Stale, or Orphan for a target that
 //     refers to no source; a target written without its copied
-//     properties: Missing (TestDrift).
+//     properties: Missing (TestDrift);
+//   - a target made to refer to a key no entity can have (a RowKey with
+//     '/'): a source that does not exist — its copy is an Orphan, the scan
+//     goes on, and Refresh removes the copy (ModifyTarget refuses such a
+//     reference with entity.ErrInvalid, before anything is written:
+//     TestCheckTargetReferringToAnImpossibleKey).
 //
 // Only the copied properties are checked: properties of a source or
-// target that no Field names are the caller's. The To properties are the
+// target that no Field names are the caller's, and a write through the
+// Copies keeps those its Go type does not model (another program's), as
+// it replaces the entity whole (TestWritesKeepPropertiesTheTypeDoesNotModel). The To properties are the
 // package's: whatever a change function, or another writer, puts there is
 // overwritten by the next write through the Copies.
 //
@@ -87,29 +94,35 @@
 // written; a write of a target that makes it refer to a source, or
 // changes its copy, carries a write conditional on the source's version
 // (a fence), so that a concurrent change of that source fails and starts
-// again from a fresh read. A reader never sees a copy that disagrees,
-// whichever entities of the partition it reads in one query.
+// again from a fresh read (TestConcurrentWriters: copy changes and
+// reassignments racing). A reader never sees a copy that disagrees,
+// whichever entities of the partition it reads in one query — also when
+// a write is killed after any of its requests (TestCrashMatrixSamePartition).
 //
 // OtherPartition (targets in other partitions or another table: a
 // directory of departments, or a department's cost center copied into
 // each of its employees): eventually consistent. The source's change and
 // its fan-out messages are one transaction (outbox intents of package
 // [github.com/tablekit/tablekit/patterns/eventual]), so no change loses its
-// fan-out; each message runs at least once, reads the source as it is
+// fan-out, whichever request its writer or worker is killed after
+// (TestCrashMatrix); each message runs at least once, reads the source as it is
 // then, and writes the copy into every target it names that refers to
 // it, ETag guarded. A message names at most 40 KiB of targets, so that
 // it fits any queue message once enveloped and base64-encoded, without a
 // blob; a change whose targets need more is fanned out by several, up to
 // 48, committed with it (TestLargeFanOut), and one that needs more than
 // its transaction holds is refused before anything is written
-// (ErrFanOutTooLarge): a change is never committed with a message that
-// cannot be sent. Once the queue has drained and no write is under way,
+// (ErrFanOutTooLarge), as is one whose targets include a key no entity
+// can have (entity.ErrInvalid, naming it: TestInvalidTargetKeyRefused): a
+// change is never committed with a message that cannot be sent or that
+// the worker would refuse whole. Once the queue has drained and no write is under way,
 // every target holds its source's copy — except a target that a poisoned
 // fan-out message names as failed (it does not decode, or could not be
 // written), and one whose InsertTarget or ModifyTarget returned
 // ErrCopyUnverified, until Refresh (or Rebuild) copies again. Meanwhile a
 // copy may be behind its source; it is never a copy of another source
-// than the one the target refers to.
+// than the one the target refers to (TestDirectory,
+// TestLostReplyMatrixOtherPartition).
 //
 // The caller's messages (WriteOptions.Messages, with Config.Processor
 // set): the write's transaction commits them as outbox intents beside
@@ -132,7 +145,10 @@
 // (entity.Table.WithWriteTokens), and the outbox its attempt id, so a
 // transaction whose reply was lost and that azcore resent is reported as
 // applied, refused, or entity.ErrOutcomeUnknown, never guessed; Modify
-// functions apply their change at most once.
+// functions apply their change at most once (TestLostReplyMatrix,
+// TestLostReplies, TestModifySuite; a DeleteSource applied never deletes
+// a source inserted again before azcore's resend:
+// TestDeleteSourceLostReplyBesideAnInsert).
 //
 // # Steps
 //
@@ -182,7 +198,9 @@
 //   - Crash before the transaction of step 3: nothing changed.
 //   - Crash between steps 3 and 4: the intents (the fan-out's and the
 //     caller's messages) are committed with the change; [Copies.Relay]
-//     (run it now and then) sends them (TestUserMessageCrashMatrix).
+//     (run it now and then) sends them (TestUserMessageCrashMatrix), those
+//     of each table even when the other's cannot be read
+//     (TestRelayGoesOnPastTheSourcesTable).
 //   - Crash in step 5: the message reappears and runs again; each target
 //     that holds the copy already is skipped (TestCrashAtEveryStep,
 //     TestCrashMatrix: every write killed after each request, recovered by

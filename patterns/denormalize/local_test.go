@@ -503,7 +503,7 @@ func TestConfig(t *testing.T) {
 		"twice":      {g.depts, []denormalize.Relation[Department, Employee]{mod(func(r *denormalize.Relation[Department, Employee]) { r.Fields[1].To = r.Fields[0].To })}, "Fields"},
 		"placement":  {g.depts, []denormalize.Relation[Department, Employee]{mod(func(r *denormalize.Relation[Department, Employee]) { r.Placement = 7 })}, "Placement"},
 		"same name": {g.depts, []denormalize.Relation[Department, Employee]{managerRel(), mod(func(r *denormalize.Relation[Department, Employee]) {
-			r.Fields = []denormalize.Field{{From: "Title", To: "ManagerTitle"}}
+			r.Fields = []denormalize.Field{{From: "Title", To: "Budget"}} // a property Department stores
 		})}, "Name"},
 		"same To":      {g.depts, []denormalize.Relation[Department, Employee]{managerRel(), mod(func(r *denormalize.Relation[Department, Employee]) { r.Name = "deputy" })}, "Fields"},
 		"two tables":   {other, []denormalize.Relation[Department, Employee]{managerRel()}, "Placement"},

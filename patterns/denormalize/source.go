@@ -74,7 +74,9 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOpti
 //
 // The source is written whole, as its copies are computed from all of
 // it: opts.Mode 0 means entity.Replace, and Merge (or an unknown mode) is
-// a *ModeError matching entity.ErrInvalid, before any request.
+// a *ModeError matching entity.ErrInvalid, before any request. Properties
+// the stored source holds that S does not model (another program's) are
+// kept (TestWritesKeepPropertiesTheTypeDoesNotModel).
 //
 // When no copied property changes, no target is read or written: a read
 // and a transaction of one operation. Otherwise: the source's read, one
@@ -240,7 +242,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old 
 	var curBag, oldBag *entity.DynamicEntity
 	if cur != nil {
 		var err error
-		if curBag, err = bagOf(cur, old); err != nil {
+		if curBag, err = bagOf(cur, old, c.srcProps); err != nil {
 			return "", err
 		}
 	}
@@ -316,7 +318,11 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old 
 			if !push && old != nil && cur != nil && sameCopy(r.project(oldBag), r.project(curBag)) {
 				continue
 			}
-			m.Targets[r.Name] = union(c.targetsOf(r, old, cur)...)
+			ts, err := c.targetsOf(r, old, cur)
+			if err != nil {
+				return "", err
+			}
+			m.Targets[r.Name] = union(ts...)
 		}
 		if len(m.Targets) > 0 {
 			parts, err := m.split(maxFanoutPayload)
@@ -377,7 +383,11 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old 
 func (c *Copies[T, S]) candidates(key Key, rs []*relation[T, S], old *doc[S], cur *S) (Targets, error) {
 	var all []Targets
 	for _, r := range rs {
-		all = append(all, c.targetsOf(r, old, cur)...)
+		ts, err := c.targetsOf(r, old, cur)
+		if err != nil {
+			return Targets{}, err
+		}
+		all = append(all, ts...)
 	}
 	t := union(all...)
 	for _, k := range t.Keys {
@@ -393,18 +403,41 @@ func (c *Copies[T, S]) candidates(key Key, rs []*relation[T, S], old *doc[S], cu
 	return t, nil
 }
 
-func (c *Copies[T, S]) targetsOf(r *relation[T, S], old *doc[S], cur *S) []Targets {
+func (c *Copies[T, S]) targetsOf(r *relation[T, S], old *doc[S], cur *S) ([]Targets, error) {
 	var ts []Targets
 	if old != nil {
 		v, err := old.fresh()
 		if err == nil {
-			ts = append(ts, r.Targets(&v))
+			// Keys no entity can have name no target: dropped, so that a
+			// source whose old version named one can still be changed or
+			// deleted.
+			ts = append(ts, validTargets(r.Targets(&v)))
 		}
 	}
 	if cur != nil {
-		ts = append(ts, r.Targets(cur))
+		t := r.Targets(cur)
+		if err := checkTargets(r.Name, t); err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
 	}
-	return ts
+	return ts, nil
+}
+
+// validTargets is t without the keys and ranges no entity can be in.
+func validTargets(t Targets) Targets {
+	var v Targets
+	for _, k := range t.Keys {
+		if validKey(k) == nil {
+			v.Keys = append(v.Keys, k)
+		}
+	}
+	for _, r := range t.Ranges {
+		if validKey(Key{PartitionKey: r.PartitionKey}) == nil {
+			v.Ranges = append(v.Ranges, r)
+		}
+	}
+	return v
 }
 
 // readTargets reads the targets that cands names, each once, the source
@@ -537,6 +570,25 @@ func written[V any](v *V, key Key, etag string) error {
 		return entityfields.SetSystem(v, entityfields.System{PartitionKey: key.PartitionKey, RowKey: key.RowKey})
 	}
 	return entityfields.SetWritten(v, etag)
+}
+
+// checkTargets refuses, before anything is written, a key or a range's
+// PartitionKey that Relation.Targets names for a source's new version and
+// that no entity can have:
+// committed in a fan-out message, it would make the worker refuse the
+// whole message, and every valid target it names would keep its old copy.
+func checkTargets(rel string, t Targets) error {
+	for _, k := range t.Keys {
+		if err := validKey(k); err != nil {
+			return &StepError{Step: "targets", Relation: rel, Key: k, Err: err}
+		}
+	}
+	for _, r := range t.Ranges {
+		if err := validKey(Key{PartitionKey: r.PartitionKey}); err != nil {
+			return &StepError{Step: "targets", Relation: rel, Key: Key{r.PartitionKey, r.From}, Err: err}
+		}
+	}
+	return nil
 }
 
 // validKey checks a source's or target's keys before any request.

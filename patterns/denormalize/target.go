@@ -71,6 +71,8 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 // The target is written whole, so that a copy it no longer holds is
 // removed: opts.Mode 0 means entity.Replace, and Merge (or an unknown
 // mode) is a *ModeError matching entity.ErrInvalid, before any request.
+// Properties the stored target holds that T does not model (another
+// program's) are kept (TestWritesKeepPropertiesTheTypeDoesNotModel).
 //
 // When the change makes the target refer to another source (a department's
 // new manager), that source is read and copied; when it refers to the same
@@ -178,7 +180,7 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, op string, key Key, old 
 		nb = clone(&old.bag)
 	} else {
 		var err error
-		if nb, err = bagOf(cur, old); err != nil {
+		if nb, err = bagOf(cur, old, c.tgtProps); err != nil {
 			return nil, err
 		}
 	}
@@ -208,8 +210,15 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, op string, key Key, old 
 		}
 		src, seen := sources[k]
 		if !seen {
-			var err error
-			if src, err = read[S](ctx, c.srcRaw, k); err != nil {
+			if err := validKey(k); err != nil {
+				if cur != nil {
+					// A change that makes the target refer to a key no
+					// entity can have: refused before anything is written.
+					return nil, &StepError{Step: "read source", Relation: r.Name, Key: k, Err: err}
+				}
+				// Refresh of a target another program made refer to
+				// one: it names no source, so the target holds no copy.
+			} else if src, err = read[S](ctx, c.srcRaw, k); err != nil {
 				return nil, &StepError{Step: "read source", Relation: r.Name, Key: k, Err: err}
 			}
 			sources[k] = src
@@ -289,6 +298,9 @@ func (c *Copies[T, S]) settle(ctx context.Context, key Key, w *targetWrite[S], r
 // whether each is still the version copied.
 func (c *Copies[T, S]) unchanged(ctx context.Context, w *targetWrite[S]) (bool, error) {
 	for _, k := range w.order {
+		if validKey(k) != nil {
+			continue // no entity can have k: still none
+		}
 		now, err := read[S](ctx, c.srcRaw, k)
 		if err != nil {
 			return false, &StepError{Step: "read source again", Key: k, Err: err}

@@ -222,7 +222,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 			base.Chain, _ = wtoken.Parse(s)
 		}
 		if err := change(&cur); err != nil {
-			return err
+			return changeError{err}
 		}
 		w := &write{op: "Modify", kind: wConditional, pk: partitionKey, rk: rowKey, merge: mode == Merge, base: base, etag: etag, token: token}
 		var newETag string
@@ -265,6 +265,10 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		}
 		return &OutcomeError{Op: "Modify", Table: t.name, PartitionKey: partitionKey, RowKey: rowKey, Last: err, scope: scopeEntity}
 	})
+	var ce changeError
+	if errors.As(err, &ce) {
+		return out, ce.err
+	}
 	if pending != nil {
 		// The rounds ran out with the last write unsettled: one more read.
 		cur, raw, etag, rerr := read(ctx)
@@ -280,6 +284,14 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	return out, err
 }
+
+// changeError carries the change function's error through Modify's
+// rounds, unwrapped: an error of the caller's that matches
+// ErrPreconditionFailed gives up like any other, instead of starting a
+// round.
+type changeError struct{ err error }
+
+func (e changeError) Error() string { return e.err.Error() }
 
 // errRound makes RetryPolicy.Retry run another round of Modify, whose
 // read settles a write that got no answer.

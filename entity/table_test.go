@@ -445,6 +445,31 @@ func TestModifyGivesUpWithErrContention(t *testing.T) {
 	}
 }
 
+// TestModifyReturnsTheChangesErrorAsIs: a change that gives up with an
+// error matching ErrPreconditionFailed (say, a conditional write of its
+// own that lost) is called once and its error returned as is, not taken
+// for a lost round; nothing is written.
+func TestModifyReturnsTheChangesErrorAsIs(t *testing.T) {
+	ctx := context.Background()
+	counters, _ := entity.NewTable[Counter](env.Table(t))
+	if err := counters.Insert(ctx, &Counter{PartitionKey: "c", RowKey: "1", N: 5}); err != nil {
+		t.Fatal(err)
+	}
+	giveUp := fmt.Errorf("the change's own write lost: %w", entity.ErrPreconditionFailed)
+	calls := 0
+	_, err := counters.Modify(ctx, "c", "1", func(c *Counter) error {
+		calls++
+		c.N = 99
+		return giveUp
+	}, entity.ModifyOptions{Retry: entity.RetryPolicy{Attempts: 5, BaseDelay: time.Millisecond}})
+	if err != giveUp || calls != 1 {
+		t.Fatalf("Modify returned %v after %d calls of change, want the change's error after 1", err, calls)
+	}
+	if got, _ := counters.Get(ctx, "c", "1"); got.N != 5 {
+		t.Fatalf("a change that gave up was written: %d", got.N)
+	}
+}
+
 // TestDynamicTable reads and changes an entity of unknown shape through the
 // property bag, as the guide's EmployeeCount example does, guarded by its
 // ETag.

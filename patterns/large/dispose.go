@@ -136,22 +136,33 @@ func (t *Table[T]) untilOld(ctx context.Context, names []string, now time.Time) 
 	wait := time.Second
 	for _, name := range names {
 		props, err := t.blobs.NewBlobClient(name).GetProperties(ctx, nil)
-		var born *time.Time
+		var since *time.Time
 		if err == nil {
-			born = props.CreationTime
-			if born == nil {
-				born = props.LastModified
-			}
+			since = ageFrom(props.CreationTime, props.LastModified)
 		}
 		switch {
 		case bloberror.HasCode(err, bloberror.BlobNotFound):
-		case born == nil:
+		case since == nil:
 			wait = max(wait, t.cfg.Grace)
 		default:
-			wait = max(wait, born.Add(t.cfg.Grace).Sub(now)+time.Second)
+			wait = max(wait, since.Add(t.cfg.Grace).Sub(now)+time.Second)
 		}
 	}
 	return wait
+}
+
+// ageFrom is the time a blob's age for disposal counts from: its last
+// modification, which the Delete's If-Unmodified-Since condition tests
+// (metadata set after the upload moves it past the creation time),
+// else its creation; nil when neither is known.
+func ageFrom(created, modified *time.Time) *time.Time {
+	switch {
+	case modified == nil:
+		return created
+	case created == nil || modified.After(*created):
+		return modified
+	}
+	return created
 }
 
 // holding is what the blob fields of one entity reference.

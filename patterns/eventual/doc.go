@@ -62,6 +62,11 @@
 //     message it cannot move, which stays in the poison queue with its
 //     record, named by Replay's error
 //     (TestReplayPastOneMessageThatFailsToMoveBack).
+//   - Bad input fails alone and first: a nil processor, table, container
+//     or queue service, an empty blob name or poison message id, a
+//     negative ReplayOptions.Max is a *ConfigError (matching
+//     entity.ErrInvalid) before any request, never a panic
+//     (TestBadInputIsATypedErrorBeforeAnyRequest).
 //
 // # Steps of a message
 //

@@ -105,6 +105,9 @@ type registration struct {
 // A payload that does not decode into a T sends the message to the poison
 // queue at once, as does a message whose kind has no handler.
 func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload T) error, opts HandleOptions) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	switch {
 	case !validKind(k.name):
 		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("%q is not a valid kind name (1 to 128 ASCII letters, digits, '.', '_' and '-')", k.name)}

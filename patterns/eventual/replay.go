@@ -13,7 +13,8 @@ import (
 
 // ReplayOptions chooses what Replay moves back.
 type ReplayOptions struct {
-	// Max is the most messages to move; 0 means all.
+	// Max is the most messages to move; 0 means all. A negative Max is a
+	// *ConfigError.
 	Max int
 	// Filter, if set, chooses the messages to move by their record; the
 	// others stay in the poison queue. A message whose record is not kept
@@ -40,6 +41,12 @@ type ReplayOptions struct {
 // while it works (those the filter leaves are made visible again when it
 // returns): after a crash, for that long.
 func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error) {
+	if err := p.usable(); err != nil {
+		return 0, err
+	}
+	if opts.Max < 0 {
+		return 0, &ConfigError{Field: "ReplayOptions.Max", Reason: fmt.Sprintf("is %d", opts.Max)}
+	}
 	moved := 0
 	var errs []error
 	for i, q := range p.queues {

@@ -56,6 +56,9 @@ var errRound = fmt.Errorf("eventual: the outcome is unknown, reading again: %w",
 // own insert, run before or resent by azcore after a lost reply). Use it
 // for entities whose content is fixed by their keys; Upsert otherwise.
 func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
+	if t == nil {
+		return nilArg("table")
+	}
 	err := settle(func() error { return t.Insert(ctx, e) })
 	if errors.Is(err, entity.ErrAlreadyExists) {
 		return nil
@@ -65,12 +68,18 @@ func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
 
 // Upsert writes e whatever is stored under its keys (InsertOrReplace).
 func Upsert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
+	if t == nil {
+		return nilArg("table")
+	}
 	return t.Upsert(ctx, e, entity.Replace)
 }
 
 // Delete removes an entity whatever its version; a missing one counts as
 // done. A missing table is still an error.
 func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey string) error {
+	if t == nil {
+		return nilArg("table")
+	}
 	return settle(func() error {
 		_, err := t.DeleteIfExists(ctx, partitionKey, rowKey)
 		return err
@@ -88,6 +97,12 @@ func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey
 // is no isolation); a crash there leaves it so until the message runs
 // again.
 func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, rowKey string, edit func(*T) error) error {
+	switch {
+	case from == nil:
+		return nilArg("from")
+	case to == nil:
+		return nilArg("to")
+	}
 	return entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
 		e, err := from.Get(ctx, partitionKey, rowKey)
 		if errors.Is(err, entity.ErrNotFound) {
@@ -234,6 +249,9 @@ func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, step str
 // a random attempt id, so a transaction whose reply was lost and that
 // azcore resent is still reported as applied by this call.
 func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key string, cfg onceConfig, effect func(ctx context.Context, b *entity.Batch) error) (applied bool, err error) {
+	if t == nil {
+		return false, nilArg("table")
+	}
 	if cfg.TTL == 0 {
 		cfg.TTL = 8 * 24 * time.Hour
 	}
@@ -299,6 +317,9 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 // many expired markers are gone, by its deletes or another sweep's; when
 // the error is nil every marker found expired is gone or was rewritten.
 func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time, partitions ...string) (int, error) {
+	if t == nil {
+		return 0, nilArg("table")
+	}
 	markers, err := entity.NewTable[onceMarker](t.Client())
 	if err != nil {
 		return 0, err
@@ -347,6 +368,9 @@ const attemptMetadata = "tablekitattempt"
 // PutBlob writes data as the block blob name, replacing what is there: one
 // Put Blob request, harmless to repeat.
 func PutBlob(ctx context.Context, c *container.Client, name string, data []byte) error {
+	if err := checkBlob(c, name); err != nil {
+		return err
+	}
 	_, err := c.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), nil)
 	if err != nil {
 		return fmt.Errorf("eventual: writing blob %s: %w", name, err)
@@ -361,6 +385,9 @@ func PutBlob(ctx context.Context, c *container.Client, name string, data []byte)
 // A write of this call that another writer replaced inside azcore's retry
 // window reports false (TestPutBlobIfAbsentReplacedInTheRetryWindow).
 func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data []byte) (created bool, err error) {
+	if err := checkBlob(c, name); err != nil {
+		return false, err
+	}
 	attempt := uuid.NewString()
 	bb := c.NewBlockBlobClient(name)
 	_, err = bb.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
@@ -390,9 +417,27 @@ func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data
 // DeleteBlob deletes a blob and its snapshots; a missing one counts as
 // done.
 func DeleteBlob(ctx context.Context, c *container.Client, name string) error {
+	if err := checkBlob(c, name); err != nil {
+		return err
+	}
 	_, err := c.NewBlobClient(name).Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)})
 	if err != nil && !bloberror.HasCode(err, bloberror.BlobNotFound) {
 		return fmt.Errorf("eventual: deleting blob %s: %w", name, err)
+	}
+	return nil
+}
+
+// nilArg is the *ConfigError of a nil argument.
+func nilArg(field string) error { return &ConfigError{Field: field, Reason: ReasonNil} }
+
+// checkBlob refuses, before any request, a nil container or an empty blob
+// name.
+func checkBlob(c *container.Client, name string) error {
+	switch {
+	case c == nil:
+		return nilArg("container")
+	case name == "":
+		return &ConfigError{Field: "blob name", Reason: "is empty"}
 	}
 	return nil
 }

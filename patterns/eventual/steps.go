@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -93,6 +94,14 @@ func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey
 // the read, so the target ends with the latest version. A missing source
 // counts as done. Three storage operations.
 //
+// A source that another writer changes between every read and delete
+// does not keep Move looping: after 10 rounds (entity.RetryPolicy's
+// default) it returns an error that names Move and the keys and matches
+// entity.ErrContention, leaving the source as the writer left it and a
+// copy in the target (TestMoveGivesUpUnderEndlessContention); the message
+// runs again. Every error of Move is prefixed "eventual: move" and names
+// the keys; an error of edit is returned wrapped (errors.Is reaches it).
+//
 // Between the insert and the delete the entity is in both tables (there
 // is no isolation); a crash there leaves it so until the message runs
 // again.
@@ -103,7 +112,7 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 	case to == nil:
 		return nilArg("to")
 	}
-	return entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
+	err := entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
 		e, err := from.Get(ctx, partitionKey, rowKey)
 		if errors.Is(err, entity.ErrNotFound) {
 			return nil
@@ -136,6 +145,10 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 		}
 		return err // ErrPreconditionFailed: changed since the read; Retry reads again
 	})
+	if err != nil {
+		return fmt.Errorf("eventual: move (%s) from %s to %s: %w", argerr.EntityKeys(partitionKey, rowKey), from.Name(), to.Name(), err)
+	}
+	return nil
 }
 
 // deleteExpired deletes the markers of partition partitionKey that a

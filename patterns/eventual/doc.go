@@ -61,7 +61,9 @@
 //     TestRelayReportsEachPartitionAndGoesOn); Replay goes on past a poison
 //     message it cannot move, which stays in the poison queue with its
 //     record, named by Replay's error
-//     (TestReplayPastOneMessageThatFailsToMoveBack).
+//     (TestReplayPastOneMessageThatFailsToMoveBack); SweepMarkers goes on
+//     past a partition whose deletes fail and names it in its error
+//     (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
 //   - Bad input fails alone and first: a nil processor, table, container
 //     or queue service, an empty blob name or poison message id, a
 //     negative ReplayOptions.Max is a *ConfigError (matching

@@ -20,6 +20,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/internal/argerr"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -189,15 +190,22 @@ func deleteExpired(ctx context.Context, t *entity.Table[onceMarker], partitionKe
 			if !errors.Is(err, entity.ErrOutcomeUnknown) {
 				return gone, err
 			}
+			var errs []error
 			for _, m := range chunk {
+				if ctx.Err() != nil {
+					return gone, errline.Join(append(errs, ctx.Err())...)
+				}
 				err := t.Delete(ctx, partitionKey, m.RowKey, m.ETag)
 				switch {
 				case err == nil, errors.Is(err, entity.ErrNotFound):
 					gone++
 				case errors.Is(err, entity.ErrPreconditionFailed):
 				default:
-					return gone, err
+					errs = append(errs, err) // the others go on
 				}
+			}
+			if len(errs) > 0 {
+				return gone, errline.Join(errs...)
 			}
 			break
 		}
@@ -329,6 +337,11 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 // old one — stays (TestSweepMarkersKeepsARewrittenMarker). It returns how
 // many expired markers are gone, by its deletes or another sweep's; when
 // the error is nil every marker found expired is gone or was rewritten.
+// A partition whose deletes fail does not stop the sweep: the others are
+// swept, and the error joins one error per failed partition, each
+// prefixed "eventual: SweepMarkers" and naming its PartitionKey; the
+// markers it left are swept by a later call
+// (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
 func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time, partitions ...string) (int, error) {
 	if t == nil {
 		return 0, nilArg("table")
@@ -349,29 +362,34 @@ func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time,
 	}
 	deleted := 0
 	var pending []onceMarker
-	flush := func() error {
-		n, err := deleteExpired(ctx, markers, pending[0].PartitionKey, pending)
+	var errs []error
+	// flush deletes one partition's expired markers; a partition that
+	// fails is reported and the sweep goes on with the next.
+	flush := func() {
+		pk := pending[0].PartitionKey
+		n, err := deleteExpired(ctx, markers, pk, pending)
 		deleted += n
 		pending = pending[:0]
-		return err
+		if err != nil {
+			errs = append(errs, fmt.Errorf("eventual: SweepMarkers: partition (%s): %d expired markers gone, the others left for a later sweep: %w", argerr.Keys(pk, ""), n, err))
+		}
 	}
 	for m, err := range found {
 		if err != nil {
-			return deleted, err
+			return deleted, errline.Join(append(errs, fmt.Errorf("eventual: SweepMarkers: scanning for expired markers: %w", err))...)
 		}
 		if len(pending) > 0 && pending[0].PartitionKey != m.PartitionKey {
-			if err := flush(); err != nil {
-				return deleted, err
+			flush()
+			if ctx.Err() != nil {
+				return deleted, errline.Join(append(errs, ctx.Err())...)
 			}
 		}
 		pending = append(pending, m)
 	}
 	if len(pending) > 0 {
-		if err := flush(); err != nil {
-			return deleted, err
-		}
+		flush()
 	}
-	return deleted, nil
+	return deleted, errline.Join(errs...)
 }
 
 // attemptMetadata is the blob metadata name under which PutBlobIfAbsent

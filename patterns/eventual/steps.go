@@ -251,7 +251,12 @@ type onceConfig struct {
 // submits them as one entity group transaction. A copy of the message
 // that runs later finds the marker — the transaction fails at the marker's
 // insert and changes nothing. A change whose ETag condition fails (a
-// concurrent writer) is retried from effect.
+// concurrent writer) is retried from effect, at most 10 rounds
+// (entity.RetryPolicy's default); then Once returns an error matching
+// entity.ErrContention, having applied nothing
+// (TestOnceGivesUpUnderEndlessContention). Every error of Once is
+// prefixed "eventual: Once" and names the marker's key and the partition;
+// effect's error is wrapped (errors.Is reaches it).
 //
 // ctx must be a handler's (ErrNoDelivery otherwise). applied reports that
 // this call applied the change, also when azcore resent the transaction
@@ -323,9 +328,12 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 		case errors.Is(gerr, entity.ErrNotFound) && !markerExists:
 			return errRound
 		}
-		return fmt.Errorf("eventual: Once %q: reading the marker after %v: %w", key, err, gerr)
+		return fmt.Errorf("reading the marker after %v: %w", err, gerr)
 	})
-	return applied, err
+	if err != nil {
+		return false, fmt.Errorf("eventual: Once %q in partition (%s): %w", key, argerr.Keys(partitionKey, ""), err)
+	}
+	return applied, nil
 }
 
 // SweepMarkers deletes the markers of Once that expired before now, in

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/entity"
@@ -16,7 +17,8 @@ import (
 // TestBadInputIsATypedErrorBeforeAnyRequest passes each public entry
 // point an argument that cannot work — a nil processor, container, table
 // or queue service, an empty blob name or poison message id, a negative
-// ReplayOptions.Max — with clients of an address where nothing listens:
+// ReplayOptions.Max, a PartitionKey or message id the service would never
+// store given to SweepMarkers, Relay, Unsendable or Revive — with clients of an address where nothing listens:
 // each answers a *ConfigError (matching entity.ErrInvalid), never a panic,
 // and never the failure of a request it should not have sent.
 func TestBadInputIsATypedErrorBeforeAnyRequest(t *testing.T) {
@@ -35,6 +37,19 @@ func TestBadInputIsATypedErrorBeforeAnyRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl, err := entity.NewTable[Employee](env.Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An outbox over a table at the same dead address.
+	deadTables, err := aztables.NewServiceClientWithNoCredential("http://127.0.0.1:1/devstoreaccount1/", &aztables.ClientOptions{ClientOptions: noRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadTable, err := entity.NewTable[Employee](deadTables.NewClient("dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := eventual.NewOutbox(p, deadTable, eventual.OutboxConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +88,17 @@ func TestBadInputIsATypedErrorBeforeAnyRequest(t *testing.T) {
 		"Insert nil table":           func() error { return eventual.Insert(ctx, nt, &Employee{PartitionKey: "a", RowKey: "b"}) },
 		"Upsert nil table":           func() error { return eventual.Upsert(ctx, nt, &Employee{PartitionKey: "a", RowKey: "b"}) },
 		"Delete nil table":           func() error { return eventual.Delete(ctx, nt, "a", "b") },
+		"SweepMarkers bad partition": func() error { _, err := eventual.SweepMarkers(ctx, deadTable, time.Now(), "ok", "a/b"); return err },
+		"Relay bad partition":        func() error { _, err := ob.Relay(ctx, "a#b"); return err },
+		"Unsendable bad partition": func() error {
+			for _, err := range ob.Unsendable(ctx, "a?b") {
+				return err
+			}
+			return nil
+		},
+		"Revive bad partition": func() error { return ob.Revive(ctx, "a/b", "x") },
+		"Revive empty id":      func() error { return ob.Revive(ctx, "Sales", "") },
+		"Revive bad id":        func() error { return ob.Revive(ctx, "Sales", "a\\b") },
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {

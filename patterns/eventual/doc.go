@@ -66,7 +66,9 @@
 //     (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
 //   - Bad input fails alone and first: a nil processor, table, container
 //     or queue service, an empty blob name or poison message id, a
-//     negative ReplayOptions.Max is a *ConfigError (matching
+//     negative ReplayOptions.Max, a PartitionKey or message id the
+//     service would never store (SweepMarkers, Relay, Unsendable,
+//     Revive) is a *ConfigError (matching
 //     entity.ErrInvalid) before any request, never a panic
 //     (TestBadInputIsATypedErrorBeforeAnyRequest).
 //

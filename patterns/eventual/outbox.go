@@ -233,6 +233,9 @@ func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, att
 // failure (a send or delete that failed) leaves the intent for the next
 // Relay.
 func (o *Outbox[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := checkPartitions(partitions); err != nil {
+		return 0, err
+	}
 	q := entity.Query{Filter: filter.RowKeyPrefix(o.cfg.Prefix)}
 	cutoff := o.p.cfg.Clock.Now().Add(-o.cfg.Grace)
 	sent := 0
@@ -465,6 +468,9 @@ type UnsendableIntent struct {
 // or, with none, in the whole table (a scan limited to their RowKey
 // range).
 func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[UnsendableIntent, error] {
+	if err := checkPartitions(partitions); err != nil {
+		return func(yield func(UnsendableIntent, error) bool) { yield(UnsendableIntent{}, err) }
+	}
 	q := entity.Query{Filter: filter.RowKeyPrefix(o.cfg.UnsendablePrefix)}
 	var rows iter.Seq2[entity.DynamicEntity, error]
 	if len(partitions) == 0 {
@@ -497,6 +503,12 @@ func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.S
 // error matching entity.ErrAlreadyExists; no unsendable row,
 // entity.ErrNotFound.
 func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
+	if err := checkPartitions([]string{partitionKey}); err != nil {
+		return err
+	}
+	if reason := checkID(id); reason != "" {
+		return &ConfigError{Field: "id", Reason: fmt.Sprintf("%q: %s", id, reason)}
+	}
 	deadKey := o.cfg.UnsendablePrefix + id
 	dead, err := o.bags.Get(ctx, partitionKey, deadKey)
 	if err != nil {
@@ -514,6 +526,17 @@ func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
 			return nil
 		}
 		return fmt.Errorf("eventual: revive %q in partition %q: %w", id, partitionKey, err)
+	}
+	return nil
+}
+
+// checkPartitions refuses, before any request, a PartitionKey the service
+// would never store: a query for it would find nothing and say nothing.
+func checkPartitions(partitions []string) error {
+	for i, pk := range partitions {
+		if err := keys.Validate(pk); err != nil {
+			return &ConfigError{Field: fmt.Sprintf("partitions[%d]", i), Reason: err.Error()}
+		}
 	}
 	return nil
 }

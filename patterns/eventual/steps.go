@@ -354,6 +354,9 @@ func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time,
 	if t == nil {
 		return 0, nilArg("table")
 	}
+	if err := checkPartitions(partitions); err != nil {
+		return 0, err
+	}
 	markers, err := entity.NewTable[onceMarker](t.Client())
 	if err != nil {
 		return 0, err

@@ -47,7 +47,8 @@
 //     not yet incremented. Design readers for it.
 //   - No order: messages may run in any order, concurrently, and twice.
 //   - A change and its outbox messages commit together or not at all
-//     (TestOutboxCrash), a message that could never be sent is refused
+//     (TestOutboxCrash; a change the service refuses commits no intent:
+//     TestSubmitErrorsNameTheOutboxAndCommitNothing), a message that could never be sent is refused
 //     before the transaction (TestSubmitRefusesAnUnsendableMessage), and a
 //     Submit whose reply was lost reports the truth also when a relay or
 //     another writer acted inside azcore's retry window

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -131,7 +132,11 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // handlers' idempotence (Once is keyed by the message ID) makes them count
 // once.
 //
-// Submit returns the transaction's error, or nil once it committed —
+// Submit returns the transaction's error, prefixed "eventual: outbox" and
+// naming the partition (a *entity.TransactionError's Index counts the
+// intents first: the change's first operation is len(msgs);
+// TestSubmitErrorsNameTheOutboxAndCommitNothing), or nil once
+// it committed —
 // also when azcore resent it after a lost reply (the intents carry this
 // call's attempt id, read back when the answer is a conflict or unknown)
 // and also when the immediate send failed (reported to Hooks.Error; Relay
@@ -181,12 +186,12 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 	}
 	if change != nil {
 		if err := change(b); err != nil {
-			return err
+			return fmt.Errorf("eventual: outbox: Submit in partition (%s): the change: %w", argerr.Keys(partitionKey, ""), err)
 		}
 	}
 	etags, err := o.t.Submit(ctx, b)
 	if err != nil && !o.committed(ctx, err, rows[0], attempt) {
-		return err
+		return fmt.Errorf("eventual: outbox: Submit in partition (%s): %w", argerr.Keys(partitionKey, ""), err)
 	}
 	for i := range todo {
 		if i < len(etags) && etags[i] != "" {

@@ -34,7 +34,13 @@
 //   - Convergence: once the queues have drained, the state is that of every
 //     message having run exactly once — provided the steps are idempotent.
 //     The steps of this package are: Upsert, Insert and Delete (a repeat
-//     finds its work done), [Move], [PutBlob], [PutBlobIfAbsent], [DeleteBlob], and
+//     finds its work done, also beside another writer inside the retry
+//     window of a lost reply: TestTableStepsLostReplyBesideAnotherWriter),
+//     [Move] (TestMoveLostDeleteReplyReinsertInTheWindow; under endless
+//     contention it gives up after 10 rounds:
+//     TestMoveGivesUpUnderEndlessContention), [PutBlob],
+//     [PutBlobIfAbsent], [DeleteBlob]
+//     (TestBlobStepsLostReplyBesideAnotherWriter), and
 //     Once, which applies a change that is not idempotent (an increment)
 //     exactly once per message by writing a marker entity in the same entity
 //     group transaction (also when a copy of the message runs inside the

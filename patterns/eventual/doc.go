@@ -130,7 +130,11 @@
 //     later, so the poison queue may hold a second copy, byte for byte the
 //     same, of which one has a record (TestPoisonCrashAtEveryStep).
 //     [Processor.Replay] moves poison messages back, byte for byte, once the
-//     cause is fixed (TestReplayCrashAtEveryStep).
+//     cause is fixed (TestReplayCrashAtEveryStep) — but for one created
+//     Config.MarkerTTL ago or more, whose Once markers may be swept
+//     already, so that Once could apply its change again: that one stays,
+//     reported as ErrStaleReplay, unless ReplayOptions.Stale
+//     (TestReplayKeepsAMessageOlderThanItsMarkers).
 //   - Shutdown (Run's context ends): no new receive; messages waiting in hand
 //     are made visible at once; running handlers get ShutdownGrace, then
 //     their context is cancelled and their messages released

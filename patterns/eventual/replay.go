@@ -22,6 +22,11 @@ type ReplayOptions struct {
 	// (see ErrNoPoisonRecord) is passed a record with only Queue and
 	// PoisonMessageID set.
 	Filter func(PoisonRecord) bool
+	// Stale sends back also messages created Config.MarkerTTL ago or
+	// more, whose Once markers may have been swept: Once may then apply
+	// their changes again. Without it they stay in the poison queue and
+	// Replay reports each with an error matching ErrStaleReplay.
+	Stale bool
 }
 
 // Replay moves poison messages back into their work queues, as they were
@@ -36,7 +41,10 @@ type ReplayOptions struct {
 // leaves it in both queues, and it runs again later from the poison
 // queue's copy too (handlers are idempotent); a crash after the second,
 // or a record delete that failed (reported to Hooks.Error), leaves a
-// record naming a message no longer in the poison queue. One message that fails does not stop the
+// record naming a message no longer in the poison queue. A message created
+// Config.MarkerTTL ago or more stays, reported as ErrStaleReplay, unless
+// ReplayOptions.Stale (TestReplayKeepsAMessageOlderThanItsMarkers). One
+// message that fails does not stop the
 // others: Replay goes on and returns the failures joined. The poison
 // messages Replay has received stay invisible for Config.VisibilityTimeout
 // while it works (those the filter leaves are made visible again when it
@@ -64,7 +72,7 @@ func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error)
 				break
 			}
 		}
-		n, err := p.replayQueue(ctx, q, p.names[i], limit, opts.Filter)
+		n, err := p.replayQueue(ctx, q, p.names[i], limit, opts.Filter, opts.Stale)
 		moved += n
 		errs = append(errs, err)
 		if ctx.Err() != nil {
@@ -76,7 +84,7 @@ func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error)
 
 type skipped struct{ id, receipt, text string }
 
-func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit int, keep func(PoisonRecord) bool) (moved int, err error) {
+func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit int, keep func(PoisonRecord) bool, stale bool) (moved int, err error) {
 	var held []skipped
 	var errs []error
 	defer func() {
@@ -131,6 +139,14 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 			}
 			if limit == 0 {
 				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
+				continue
+			}
+			if env, derr := decodeEnvelope(original); !stale && derr == nil && !env.Created.Time.IsZero() && !p.cfg.Now().Before(env.Created.Time.Add(p.cfg.MarkerTTL)) {
+				// Markers are written after the message was created: before
+				// Created + MarkerTTL none of them has expired.
+				held = append(held, skipped{*dm.MessageID, *dm.PopReceipt, *dm.MessageText})
+				errs = append(errs, fmt.Errorf("eventual: replay: poison message %s of %s (kind %q, id %q) was created %s, Config.MarkerTTL (%v) or more ago; it stays (ReplayOptions.Stale sends it): %w",
+					*dm.MessageID, name, env.Kind, env.ID, env.Created.Time.UTC().Format(time.RFC3339), p.cfg.MarkerTTL, ErrStaleReplay))
 				continue
 			}
 			if _, err := q.Work.EnqueueMessage(ctx, original, nil); err != nil {

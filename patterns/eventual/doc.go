@@ -65,7 +65,9 @@
 //     (TestPoisonAtOnce, TestDrainHandlesEverythingThenReturns); Relay goes
 //     on past an intent that fails and sets aside one that can never be
 //     sent (TestRelayGoesOnPastUnsendableIntents,
-//     TestRelayReportsEachPartitionAndGoesOn); Replay goes on past a poison
+//     TestRelayReportsEachPartitionAndGoesOn), and past an intent it sent
+//     but could not delete, which its error names
+//     (TestRelayReportsTheIntentItCouldNotDelete); Replay goes on past a poison
 //     message it cannot move, which stays in the poison queue with its
 //     record, named by Replay's error
 //     (TestReplayPastOneMessageThatFailsToMoveBack); SweepMarkers goes on

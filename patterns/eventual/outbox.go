@@ -422,8 +422,11 @@ func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []e
 		done = append(done, todo[i])
 	}
 	for chunk := range slices.Chunk(done, entity.MaxBatchOperations) {
-		if err := o.deleteSent(ctx, pk, chunk); err != nil {
-			errs = append(errs, &RelayError{Partition: pk, RowKey: chunk[0].rowKey, Kind: chunk[0].kind, ID: chunk[0].id, Err: fmt.Errorf("sent; deleting the intents (they will be sent again): %w", err)})
+		for i, err := range o.deleteSent(ctx, pk, chunk) {
+			if err != nil {
+				r := chunk[i]
+				errs = append(errs, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("sent; deleting the intent (it will be sent again): %w", err)})
+			}
 		}
 	}
 	return len(done), errs
@@ -432,16 +435,19 @@ func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []e
 // deleteSent deletes the intents of sent messages: one transaction, or
 // one request per intent when the transaction fails (some are gone: a
 // concurrent relay, or a resend after a lost reply). An intent that is
-// gone, or replaced by a newer one with the same id, counts as done.
-func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) error {
+// gone, or replaced by a newer one with the same id, counts as done. One
+// intent whose delete fails does not keep the others: it returns each
+// intent's error, nil for those done (TestRelayReportsTheIntentItCouldNotDelete).
+func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) []error {
+	errs := make([]error, len(rs))
 	b := o.bags.NewBatch()
 	for _, r := range rs {
 		b.Delete(pk, r.rowKey, r.etag)
 	}
 	if _, err := o.bags.Submit(ctx, b); err == nil {
-		return nil
+		return errs
 	}
-	for _, r := range rs {
+	for i, r := range rs {
 		var err error
 		for range 3 {
 			err = o.bags.Delete(ctx, pk, r.rowKey, r.etag)
@@ -450,10 +456,10 @@ func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) error
 			}
 		}
 		if err != nil && !errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrPreconditionFailed) {
-			return err
+			errs[i] = err
 		}
 	}
-	return nil
+	return errs
 }
 
 // UnsendableIntent is an intent that Relay set aside because it can

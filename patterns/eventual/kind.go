@@ -49,7 +49,9 @@ type Message struct {
 	// at most 256 bytes.
 	ID string
 	// Created is when the message was made; zero means now (by the
-	// processor's clock) when it is sent.
+	// processor's clock) when it is sent. Replay leaves in the poison queue
+	// a message created Config.MarkerTTL ago or more (ErrStaleReplay), so
+	// an earlier time than the send's makes it stale sooner.
 	Created time.Time
 	// Key chooses the queue among the processor's queues (the same key,
 	// the same queue); "" means ID. It is not sent.

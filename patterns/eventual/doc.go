@@ -144,7 +144,11 @@
 //     itself once the queues are empty and nothing is in flight, with a
 //     [DrainReport] of what it did and what was left
 //     (TestDrainHandlesEverythingThenReturns,
-//     TestDrainDeadlineReportsWhatIsLeft).
+//     TestDrainDeadlineReportsWhatIsLeft). Every other operation called
+//     with a context that has ended returns an error matching ctx.Err()
+//     and writes nothing (TestCancelledContextStopsEveryEntryPoint);
+//     Replay cancelled mid-way releases the poison messages it held
+//     (TestReplayCancelledReleasesWhatItHeld).
 //
 // # Direct enqueue or outbox
 //

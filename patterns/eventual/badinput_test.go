@@ -16,7 +16,7 @@ import (
 
 // TestBadInputIsATypedErrorBeforeAnyRequest passes each public entry
 // point an argument that cannot work — a nil processor, container, table
-// or queue service, an empty blob name or poison message id, a negative
+// or queue service, a nil outbox, an empty blob name or poison message id, a negative
 // ReplayOptions.Max, a PartitionKey or message id the service would never
 // store given to SweepMarkers, Relay, Unsendable or Revive — with clients of an address where nothing listens:
 // each answers a *ConfigError (matching entity.ErrInvalid), never a panic,
@@ -53,6 +53,7 @@ func TestBadInputIsATypedErrorBeforeAnyRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var nob *eventual.Outbox[Employee]
 	var np *eventual.Processor
 	var nt *entity.Table[Employee]
 	noop := func(context.Context, ArchiveEmployee) error { return nil }
@@ -97,8 +98,17 @@ func TestBadInputIsATypedErrorBeforeAnyRequest(t *testing.T) {
 			return nil
 		},
 		"Revive bad partition": func() error { return ob.Revive(ctx, "a/b", "x") },
-		"Revive empty id":      func() error { return ob.Revive(ctx, "Sales", "") },
-		"Revive bad id":        func() error { return ob.Revive(ctx, "Sales", "a\\b") },
+		"Submit nil outbox":    func() error { return nob.Submit(ctx, "Sales", nil, msg) },
+		"Relay nil outbox":     func() error { _, err := nob.Relay(ctx); return err },
+		"Revive nil outbox":    func() error { return nob.Revive(ctx, "Sales", "x") },
+		"Unsendable nil outbox": func() error {
+			for _, err := range nob.Unsendable(ctx) {
+				return err
+			}
+			return nil
+		},
+		"Revive empty id": func() error { return ob.Revive(ctx, "Sales", "") },
+		"Revive bad id":   func() error { return ob.Revive(ctx, "Sales", "a\\b") },
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {

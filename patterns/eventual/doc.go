@@ -73,7 +73,7 @@
 //     (TestReplayPastOneMessageThatFailsToMoveBack); SweepMarkers goes on
 //     past a partition whose deletes fail and names it in its error
 //     (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
-//   - Bad input fails alone and first: a nil processor, table, container
+//   - Bad input fails alone and first: a nil processor, outbox, table, container
 //     or queue service, an empty blob name or poison message id, a
 //     negative ReplayOptions.Max, a PartitionKey or message id the
 //     service would never store (SweepMarkers, Relay, Unsendable,

@@ -150,6 +150,9 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // and nothing is committed. A payload is at most 64 KiB (an intent's
 // binary property) in any case.
 func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func(b *entity.Batch) error, msgs ...Message) error {
+	if err := o.usable(); err != nil {
+		return err
+	}
 	if len(msgs) == 0 {
 		return &MessageError{Reason: "Submit has no message; use the table's Submit", Err: ErrInvalidMessage}
 	}
@@ -238,6 +241,9 @@ func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, att
 // failure (a send or delete that failed) leaves the intent for the next
 // Relay.
 func (o *Outbox[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := o.usable(); err != nil {
+		return 0, err
+	}
 	if err := checkPartitions(partitions); err != nil {
 		return 0, err
 	}
@@ -479,7 +485,11 @@ type UnsendableIntent struct {
 // or, with none, in the whole table (a scan limited to their RowKey
 // range).
 func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[UnsendableIntent, error] {
-	if err := checkPartitions(partitions); err != nil {
+	err := o.usable()
+	if err == nil {
+		err = checkPartitions(partitions)
+	}
+	if err != nil {
 		return func(yield func(UnsendableIntent, error) bool) { yield(UnsendableIntent{}, err) }
 	}
 	q := entity.Query{Filter: filter.RowKeyPrefix(o.cfg.UnsendablePrefix)}
@@ -514,6 +524,9 @@ func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.S
 // error matching entity.ErrAlreadyExists; no unsendable row,
 // entity.ErrNotFound.
 func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
+	if err := o.usable(); err != nil {
+		return err
+	}
 	if err := checkPartitions([]string{partitionKey}); err != nil {
 		return err
 	}
@@ -548,6 +561,14 @@ func checkPartitions(partitions []string) error {
 		if err := keys.Validate(pk); err != nil {
 			return &ConfigError{Field: fmt.Sprintf("partitions[%d]", i), Reason: err.Error()}
 		}
+	}
+	return nil
+}
+
+// usable reports a nil Outbox as a *ConfigError, before any request.
+func (o *Outbox[T]) usable() error {
+	if o == nil || o.p == nil {
+		return &ConfigError{Field: "outbox", Reason: "is nil or not made by NewOutbox"}
 	}
 	return nil
 }

@@ -73,13 +73,12 @@
 //     (TestReplayPastOneMessageThatFailsToMoveBack); SweepMarkers goes on
 //     past a partition whose deletes fail and names it in its error
 //     (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
-//   - Bad input fails alone and first: a nil processor, outbox, table, container
-//     or queue service, an empty blob name or poison message id, a
-//     negative ReplayOptions.Max, a PartitionKey or message id the
+//   - Bad input fails alone and first: a nil processor, outbox, table,
+//     container or queue service, an empty blob name or poison message
+//     id, a negative ReplayOptions.Max, a PartitionKey or message id the
 //     service would never store (SweepMarkers, Relay, Unsendable,
-//     Revive) is a *ConfigError (matching
-//     entity.ErrInvalid) before any request, never a panic
-//     (TestBadInputIsATypedErrorBeforeAnyRequest).
+//     Revive) is a *ConfigError (matching entity.ErrInvalid) before any
+//     request, never a panic (TestBadInputIsATypedErrorBeforeAnyRequest).
 //
 // # Steps of a message
 //

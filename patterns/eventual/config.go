@@ -120,6 +120,9 @@ type Config struct {
 	// MarkerTTL is how long the markers of Once are kept; 0 means 8 days,
 	// longer than the 7 days a queue message lives, so that no copy of a
 	// message outlives its markers. SweepMarkers deletes expired ones.
+	// Replay would give a message a new life in its queue: it leaves in
+	// the poison queue, as ErrStaleReplay, a message created MarkerTTL ago
+	// or more, unless ReplayOptions.Stale.
 	MarkerTTL time.Duration
 	// Now is the clock of the times the processor records (a message's
 	// creation, an outbox's grace, Once's markers); nil means time.Now.

@@ -34,7 +34,13 @@
 //   - Convergence: once the queues have drained, the state is that of every
 //     message having run exactly once — provided the steps are idempotent.
 //     The steps of this package are: Upsert, Insert and Delete (a repeat
-//     finds its work done), [Move], [PutBlob], [PutBlobIfAbsent], [DeleteBlob], and
+//     finds its work done, also beside another writer inside the retry
+//     window of a lost reply: TestTableStepsLostReplyBesideAnotherWriter),
+//     [Move] (TestMoveLostDeleteReplyReinsertInTheWindow; under endless
+//     contention it gives up after 10 rounds:
+//     TestMoveGivesUpUnderEndlessContention), [PutBlob],
+//     [PutBlobIfAbsent], [DeleteBlob]
+//     (TestBlobStepsLostReplyBesideAnotherWriter), and
 //     Once, which applies a change that is not idempotent (an increment)
 //     exactly once per message by writing a marker entity in the same entity
 //     group transaction (also when a copy of the message runs inside the
@@ -47,7 +53,8 @@
 //     not yet incremented. Design readers for it.
 //   - No order: messages may run in any order, concurrently, and twice.
 //   - A change and its outbox messages commit together or not at all
-//     (TestOutboxCrash), a message that could never be sent is refused
+//     (TestOutboxCrash; a change the service refuses commits no intent:
+//     TestSubmitErrorsNameTheOutboxAndCommitNothing), a message that could never be sent is refused
 //     before the transaction (TestSubmitRefusesAnUnsendableMessage), and a
 //     Submit whose reply was lost reports the truth also when a relay or
 //     another writer acted inside azcore's retry window
@@ -58,10 +65,20 @@
 //     (TestPoisonAtOnce, TestDrainHandlesEverythingThenReturns); Relay goes
 //     on past an intent that fails and sets aside one that can never be
 //     sent (TestRelayGoesOnPastUnsendableIntents,
-//     TestRelayReportsEachPartitionAndGoesOn); Replay goes on past a poison
+//     TestRelayReportsEachPartitionAndGoesOn), and past an intent it sent
+//     but could not delete, which its error names
+//     (TestRelayReportsTheIntentItCouldNotDelete); Replay goes on past a poison
 //     message it cannot move, which stays in the poison queue with its
 //     record, named by Replay's error
-//     (TestReplayPastOneMessageThatFailsToMoveBack).
+//     (TestReplayPastOneMessageThatFailsToMoveBack); SweepMarkers goes on
+//     past a partition whose deletes fail and names it in its error
+//     (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
+//   - Bad input fails alone and first: a nil processor, outbox, table,
+//     container or queue service, an empty blob name or poison message
+//     id, a negative ReplayOptions.Max, a PartitionKey or message id the
+//     service would never store (SweepMarkers, Relay, Unsendable,
+//     Revive) is a *ConfigError (matching entity.ErrInvalid) before any
+//     request, never a panic (TestBadInputIsATypedErrorBeforeAnyRequest).
 //
 // # Steps of a message
 //
@@ -114,7 +131,11 @@
 //     later, so the poison queue may hold a second copy, byte for byte the
 //     same, of which one has a record (TestPoisonCrashAtEveryStep).
 //     [Processor.Replay] moves poison messages back, byte for byte, once the
-//     cause is fixed (TestReplayCrashAtEveryStep).
+//     cause is fixed (TestReplayCrashAtEveryStep) — but for one created
+//     Config.MarkerTTL ago or more, whose Once markers may be swept
+//     already, so that Once could apply its change again: that one stays,
+//     reported as ErrStaleReplay, unless ReplayOptions.Stale
+//     (TestReplayKeepsAMessageOlderThanItsMarkers).
 //   - Shutdown (Run's context ends): no new receive; messages waiting in hand
 //     are made visible at once; running handlers get ShutdownGrace, then
 //     their context is cancelled and their messages released
@@ -122,7 +143,11 @@
 //     itself once the queues are empty and nothing is in flight, with a
 //     [DrainReport] of what it did and what was left
 //     (TestDrainHandlesEverythingThenReturns,
-//     TestDrainDeadlineReportsWhatIsLeft).
+//     TestDrainDeadlineReportsWhatIsLeft). Every other operation called
+//     with a context that has ended returns an error matching ctx.Err()
+//     and writes nothing (TestCancelledContextStopsEveryEntryPoint);
+//     Replay cancelled mid-way releases the poison messages it held
+//     (TestReplayCancelledReleasesWhatItHeld).
 //
 // # Direct enqueue or outbox
 //

@@ -33,6 +33,9 @@ type outgoing struct {
 // resent it): both copies have the same ID, and handlers are idempotent.
 // When some messages fail the error joins one *EnqueueError per message.
 func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	out := make([]outgoing, len(msgs))
 	var errs []error
 	for i := range msgs {
@@ -86,6 +89,9 @@ func (p *Processor) sendAll(ctx context.Context, out []outgoing) []error {
 // their transactions. When several messages fail the error joins one
 // *MessageError per message.
 func (p *Processor) CheckSendable(msgs ...Message) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	var errs []error
 	for _, m := range msgs {
 		if _, err := p.prepare(m); err != nil {

@@ -32,6 +32,12 @@ var (
 	// ErrUnsendable reports an outbox intent that can never be sent, which
 	// Relay set aside (a *RelayError with SetAside true).
 	ErrUnsendable = errors.New("eventual: intent can never be sent")
+	// ErrStaleReplay reports a poison message that Replay left where it
+	// is because it was created Config.MarkerTTL ago or more: the markers
+	// of its Once steps may have been swept (SweepMarkers), so running it
+	// again could apply a change a second time. ReplayOptions.Stale sends
+	// it anyway.
+	ErrStaleReplay = errors.New("eventual: message older than its Once markers")
 )
 
 // RelayError reports an outbox intent that Relay did not send, or a

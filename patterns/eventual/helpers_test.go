@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
@@ -130,3 +131,7 @@ func rowKeys[T any](t testing.TB, tbl *entity.Table[T]) []string {
 	sort.Strings(rks)
 	return rks
 }
+
+// recentCreated is a "created" time for hand-written envelopes that
+// Replay sends back without ReplayOptions.Stale: the test run's start.
+var recentCreated = time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")

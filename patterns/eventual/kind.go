@@ -49,7 +49,9 @@ type Message struct {
 	// at most 256 bytes.
 	ID string
 	// Created is when the message was made; zero means now (by the
-	// processor's clock) when it is sent.
+	// processor's clock) when it is sent. Replay leaves in the poison queue
+	// a message created Config.MarkerTTL ago or more (ErrStaleReplay), so
+	// an earlier time than the send's makes it stale sooner.
 	Created time.Time
 	// Key chooses the queue among the processor's queues (the same key,
 	// the same queue); "" means ID. It is not sent.
@@ -105,6 +107,9 @@ type registration struct {
 // A payload that does not decode into a T sends the message to the poison
 // queue at once, as does a message whose kind has no handler.
 func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload T) error, opts HandleOptions) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	switch {
 	case !validKind(k.name):
 		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("%q is not a valid kind name (1 to 128 ASCII letters, digits, '.', '_' and '-')", k.name)}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -131,7 +132,11 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // handlers' idempotence (Once is keyed by the message ID) makes them count
 // once.
 //
-// Submit returns the transaction's error, or nil once it committed —
+// Submit returns the transaction's error, prefixed "eventual: outbox" and
+// naming the partition (a *entity.TransactionError's Index counts the
+// intents first: the change's first operation is len(msgs);
+// TestSubmitErrorsNameTheOutboxAndCommitNothing), or nil once
+// it committed —
 // also when azcore resent it after a lost reply (the intents carry this
 // call's attempt id, read back when the answer is a conflict or unknown)
 // and also when the immediate send failed (reported to Hooks.Error; Relay
@@ -145,6 +150,9 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // and nothing is committed. A payload is at most 64 KiB (an intent's
 // binary property) in any case.
 func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func(b *entity.Batch) error, msgs ...Message) error {
+	if err := o.usable(); err != nil {
+		return err
+	}
 	if len(msgs) == 0 {
 		return &MessageError{Reason: "Submit has no message; use the table's Submit", Err: ErrInvalidMessage}
 	}
@@ -181,12 +189,12 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 	}
 	if change != nil {
 		if err := change(b); err != nil {
-			return err
+			return fmt.Errorf("eventual: outbox: Submit in partition (%s): the change: %w", argerr.Keys(partitionKey, ""), err)
 		}
 	}
 	etags, err := o.t.Submit(ctx, b)
 	if err != nil && !o.committed(ctx, err, rows[0], attempt) {
-		return err
+		return fmt.Errorf("eventual: outbox: Submit in partition (%s): %w", argerr.Keys(partitionKey, ""), err)
 	}
 	for i := range todo {
 		if i < len(etags) && etags[i] != "" {
@@ -233,6 +241,12 @@ func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, att
 // failure (a send or delete that failed) leaves the intent for the next
 // Relay.
 func (o *Outbox[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := o.usable(); err != nil {
+		return 0, err
+	}
+	if err := checkPartitions(partitions); err != nil {
+		return 0, err
+	}
 	q := entity.Query{Filter: filter.RowKeyPrefix(o.cfg.Prefix)}
 	cutoff := o.p.cfg.Clock.Now().Add(-o.cfg.Grace)
 	sent := 0
@@ -414,8 +428,11 @@ func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []e
 		done = append(done, todo[i])
 	}
 	for chunk := range slices.Chunk(done, entity.MaxBatchOperations) {
-		if err := o.deleteSent(ctx, pk, chunk); err != nil {
-			errs = append(errs, &RelayError{Partition: pk, RowKey: chunk[0].rowKey, Kind: chunk[0].kind, ID: chunk[0].id, Err: fmt.Errorf("sent; deleting the intents (they will be sent again): %w", err)})
+		for i, err := range o.deleteSent(ctx, pk, chunk) {
+			if err != nil {
+				r := chunk[i]
+				errs = append(errs, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("sent; deleting the intent (it will be sent again): %w", err)})
+			}
 		}
 	}
 	return len(done), errs
@@ -424,16 +441,19 @@ func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []e
 // deleteSent deletes the intents of sent messages: one transaction, or
 // one request per intent when the transaction fails (some are gone: a
 // concurrent relay, or a resend after a lost reply). An intent that is
-// gone, or replaced by a newer one with the same id, counts as done.
-func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) error {
+// gone, or replaced by a newer one with the same id, counts as done. One
+// intent whose delete fails does not keep the others: it returns each
+// intent's error, nil for those done (TestRelayReportsTheIntentItCouldNotDelete).
+func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) []error {
+	errs := make([]error, len(rs))
 	b := o.bags.NewBatch()
 	for _, r := range rs {
 		b.Delete(pk, r.rowKey, r.etag)
 	}
 	if _, err := o.bags.Submit(ctx, b); err == nil {
-		return nil
+		return errs
 	}
-	for _, r := range rs {
+	for i, r := range rs {
 		var err error
 		for range 3 {
 			err = o.bags.Delete(ctx, pk, r.rowKey, r.etag)
@@ -442,10 +462,10 @@ func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) error
 			}
 		}
 		if err != nil && !errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrPreconditionFailed) {
-			return err
+			errs[i] = err
 		}
 	}
-	return nil
+	return errs
 }
 
 // UnsendableIntent is an intent that Relay set aside because it can
@@ -465,6 +485,13 @@ type UnsendableIntent struct {
 // or, with none, in the whole table (a scan limited to their RowKey
 // range).
 func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[UnsendableIntent, error] {
+	err := o.usable()
+	if err == nil {
+		err = checkPartitions(partitions)
+	}
+	if err != nil {
+		return func(yield func(UnsendableIntent, error) bool) { yield(UnsendableIntent{}, err) }
+	}
 	q := entity.Query{Filter: filter.RowKeyPrefix(o.cfg.UnsendablePrefix)}
 	var rows iter.Seq2[entity.DynamicEntity, error]
 	if len(partitions) == 0 {
@@ -497,6 +524,15 @@ func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.S
 // error matching entity.ErrAlreadyExists; no unsendable row,
 // entity.ErrNotFound.
 func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
+	if err := o.usable(); err != nil {
+		return err
+	}
+	if err := checkPartitions([]string{partitionKey}); err != nil {
+		return err
+	}
+	if reason := checkID(id); reason != "" {
+		return &ConfigError{Field: "id", Reason: fmt.Sprintf("%q: %s", id, reason)}
+	}
 	deadKey := o.cfg.UnsendablePrefix + id
 	dead, err := o.bags.Get(ctx, partitionKey, deadKey)
 	if err != nil {
@@ -514,6 +550,25 @@ func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
 			return nil
 		}
 		return fmt.Errorf("eventual: revive %q in partition %q: %w", id, partitionKey, err)
+	}
+	return nil
+}
+
+// checkPartitions refuses, before any request, a PartitionKey the service
+// would never store: a query for it would find nothing and say nothing.
+func checkPartitions(partitions []string) error {
+	for i, pk := range partitions {
+		if err := keys.Validate(pk); err != nil {
+			return &ConfigError{Field: fmt.Sprintf("partitions[%d]", i), Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// usable reports a nil Outbox as a *ConfigError, before any request.
+func (o *Outbox[T]) usable() error {
+	if o == nil || o.p == nil {
+		return &ConfigError{Field: "outbox", Reason: "is nil or not made by NewOutbox"}
 	}
 	return nil
 }

@@ -197,8 +197,8 @@ func TestPoisonAtOnce(t *testing.T) {
 	}
 	texts := map[string]string{
 		eventual.ReasonUndecodable: "not an envelope at all",
-		eventual.ReasonUnknownKind: `{"kind":"Unknown.v9","id":"u1","created":"2024-05-01T10:00:00Z","payload":{}}`,
-		eventual.ReasonBadPayload:  `{"kind":"Counted.v1","id":"b1","created":"2024-05-01T10:00:00Z","payload":{"n":"not a number"}}`,
+		eventual.ReasonUnknownKind: `{"kind":"Unknown.v9","id":"u1","created":"` + recentCreated + `","payload":{}}`,
+		eventual.ReasonBadPayload:  `{"kind":"Counted.v1","id":"b1","created":"` + recentCreated + `","payload":{"n":"not a number"}}`,
 	}
 	for _, text := range texts {
 		if _, err := qs[0].Work.EnqueueMessage(ctx, text, nil); err != nil {
@@ -264,8 +264,8 @@ func TestPoisonIsTheOriginalByteForByte(t *testing.T) {
 	}
 	texts := map[string]bool{
 		"not an envelope at all": true,
-		base64.StdEncoding.EncodeToString([]byte(`{"kind":"Unknown.v9","id":"u1","created":"2024-05-01T10:00:00.0000000Z","payload":{"n":1}}`)): true,
-		"{ \"kind\": \"Unknown.v9\",\n  \"id\": \"u2\", \"payload\": {\"name\": \"Zoë <&> 'x'\"} }":                                             true,
+		base64.StdEncoding.EncodeToString([]byte(`{"kind":"Unknown.v9","id":"u1","created":"` + recentCreated + `","payload":{"n":1}}`)): true,
+		"{ \"kind\": \"Unknown.v9\",\n  \"id\": \"u2\", \"payload\": {\"name\": \"Zoë <&> 'x'\"} }":                                      true,
 	}
 	for text := range texts {
 		if _, err := qs[0].Work.EnqueueMessage(ctx, text, nil); err != nil {

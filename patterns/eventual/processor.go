@@ -33,6 +33,9 @@ type Queue struct {
 // Processor.CreateQueues).
 func QueuesOf(svc *azqueue.ServiceClient, names ...string) []Queue {
 	qs := make([]Queue, len(names))
+	if svc == nil {
+		return qs // clients left nil: New reports them
+	}
 	for i, n := range names {
 		qs[i] = Queue{Work: svc.NewQueueClient(n), Poison: svc.NewQueueClient(n + PoisonSuffix)}
 	}
@@ -90,6 +93,14 @@ func New(queues []Queue, blobs *container.Client, cfg Config) (*Processor, error
 	return p, nil
 }
 
+// usable reports a nil processor as a *ConfigError, before any request.
+func (p *Processor) usable() error {
+	if p == nil || p.kinds == nil {
+		return &ConfigError{Field: "processor", Reason: "is nil or not made by New"}
+	}
+	return nil
+}
+
 func queueName(q *azqueue.QueueClient) (string, error) {
 	parts, err := azqueue.ParseURL(q.URL())
 	if err != nil || parts.QueueName == "" {
@@ -100,6 +111,9 @@ func queueName(q *azqueue.QueueClient) (string, error) {
 
 // CreateQueues creates every queue and poison queue that does not exist.
 func (p *Processor) CreateQueues(ctx context.Context) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	for _, q := range p.queues {
 		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
 			if _, err := c.Create(ctx, nil); err != nil && !queueproc.IsQueueExists(err) {
@@ -114,6 +128,9 @@ func (p *Processor) CreateQueues(ctx context.Context) error {
 // gracefully (see Config.ShutdownGrace) and returns nil. It returns
 // ErrRunning when p is already running.
 func (p *Processor) Run(ctx context.Context) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -175,6 +192,9 @@ type DrainReport struct {
 // that says how many messages were left. It returns ErrRunning when p is
 // already running.
 func (p *Processor) Drain(ctx context.Context) (DrainReport, error) {
+	if err := p.usable(); err != nil {
+		return DrainReport{}, err
+	}
 	if !p.running.CompareAndSwap(false, true) {
 		return DrainReport{}, ErrRunning
 	}
@@ -420,6 +440,15 @@ var ErrNoPoisonRecord = errors.New("eventual: no poison record")
 // record from the message text). A record that cannot be found matches
 // ErrNoPoisonRecord.
 func (p *Processor) PoisonRecord(ctx context.Context, queue, messageID string) (PoisonRecord, error) {
+	if err := p.usable(); err != nil {
+		return PoisonRecord{}, err
+	}
+	switch {
+	case queue == "":
+		return PoisonRecord{}, &ConfigError{Field: "queue", Reason: "is empty"}
+	case messageID == "":
+		return PoisonRecord{}, &ConfigError{Field: "messageID", Reason: "is empty"}
+	}
 	if p.blobs == nil {
 		return PoisonRecord{}, fmt.Errorf("%w: the processor has no blob container (message %s of %s%s)", ErrNoPoisonRecord, messageID, queue, PoisonSuffix)
 	}

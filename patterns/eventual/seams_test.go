@@ -269,7 +269,7 @@ type poisonWorld struct {
 }
 
 func newPoisonWorld(t *testing.T) poisonWorld {
-	w := poisonWorld{qs: patterntest.Queues(t, env, 1), original: `{"kind":"Unknown.v9","id":"u1","created":"2024-05-01T10:00:00.0000000Z","payload":{"n":1}}`}
+	w := poisonWorld{qs: patterntest.Queues(t, env, 1), original: `{"kind":"Unknown.v9","id":"u1","created":"` + recentCreated + `","payload":{"n":1}}`}
 	c := env.Container(t)
 	w.blobs = c.URL()[strings.LastIndex(c.URL(), "/")+1:]
 	if _, err := w.qs[0].Work.EnqueueMessage(context.Background(), w.original, nil); err != nil {

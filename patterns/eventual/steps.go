@@ -19,6 +19,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
+	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -56,6 +58,9 @@ var errRound = fmt.Errorf("eventual: the outcome is unknown, reading again: %w",
 // own insert, run before or resent by azcore after a lost reply). Use it
 // for entities whose content is fixed by their keys; Upsert otherwise.
 func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
+	if t == nil {
+		return nilArg("table")
+	}
 	err := settle(func() error { return t.Insert(ctx, e) })
 	if errors.Is(err, entity.ErrAlreadyExists) {
 		return nil
@@ -65,12 +70,18 @@ func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
 
 // Upsert writes e whatever is stored under its keys (InsertOrReplace).
 func Upsert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
+	if t == nil {
+		return nilArg("table")
+	}
 	return t.Upsert(ctx, e, entity.Replace)
 }
 
 // Delete removes an entity whatever its version; a missing one counts as
 // done. A missing table is still an error.
 func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey string) error {
+	if t == nil {
+		return nilArg("table")
+	}
 	return settle(func() error {
 		_, err := t.DeleteIfExists(ctx, partitionKey, rowKey)
 		return err
@@ -84,11 +95,25 @@ func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey
 // the read, so the target ends with the latest version. A missing source
 // counts as done. Three storage operations.
 //
+// A source that another writer changes between every read and delete
+// does not keep Move looping: after 10 rounds (entity.RetryPolicy's
+// default) it returns an error that names Move and the keys and matches
+// entity.ErrContention, leaving the source as the writer left it and a
+// copy in the target (TestMoveGivesUpUnderEndlessContention); the message
+// runs again. Every error of Move is prefixed "eventual: move" and names
+// the keys; an error of edit is returned wrapped (errors.Is reaches it).
+//
 // Between the insert and the delete the entity is in both tables (there
 // is no isolation); a crash there leaves it so until the message runs
 // again.
 func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, rowKey string, edit func(*T) error) error {
-	return entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
+	switch {
+	case from == nil:
+		return nilArg("from")
+	case to == nil:
+		return nilArg("to")
+	}
+	err := entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
 		e, err := from.Get(ctx, partitionKey, rowKey)
 		if errors.Is(err, entity.ErrNotFound) {
 			return nil
@@ -121,6 +146,10 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 		}
 		return err // ErrPreconditionFailed: changed since the read; Retry reads again
 	})
+	if err != nil {
+		return fmt.Errorf("eventual: move (%s) from %s to %s: %w", argerr.EntityKeys(partitionKey, rowKey), from.Name(), to.Name(), err)
+	}
+	return nil
 }
 
 // deleteExpired deletes the markers of partition partitionKey that a
@@ -161,15 +190,22 @@ func deleteExpired(ctx context.Context, t *entity.Table[onceMarker], partitionKe
 			if !errors.Is(err, entity.ErrOutcomeUnknown) {
 				return gone, err
 			}
+			var errs []error
 			for _, m := range chunk {
+				if ctx.Err() != nil {
+					return gone, errline.Join(append(errs, ctx.Err())...)
+				}
 				err := t.Delete(ctx, partitionKey, m.RowKey, m.ETag)
 				switch {
 				case err == nil, errors.Is(err, entity.ErrNotFound):
 					gone++
 				case errors.Is(err, entity.ErrPreconditionFailed):
 				default:
-					return gone, err
+					errs = append(errs, err) // the others go on
 				}
+			}
+			if len(errs) > 0 {
+				return gone, errline.Join(errs...)
 			}
 			break
 		}
@@ -215,7 +251,12 @@ type onceConfig struct {
 // submits them as one entity group transaction. A copy of the message
 // that runs later finds the marker — the transaction fails at the marker's
 // insert and changes nothing. A change whose ETag condition fails (a
-// concurrent writer) is retried from effect.
+// concurrent writer) is retried from effect, at most 10 rounds
+// (entity.RetryPolicy's default); then Once returns an error matching
+// entity.ErrContention, having applied nothing
+// (TestOnceGivesUpUnderEndlessContention). Every error of Once is
+// prefixed "eventual: Once" and names the marker's key and the partition;
+// effect's error is wrapped (errors.Is reaches it).
 //
 // ctx must be a handler's (ErrNoDelivery otherwise). applied reports that
 // this call applied the change, also when azcore resent the transaction
@@ -234,6 +275,9 @@ func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, step str
 // a random attempt id, so a transaction whose reply was lost and that
 // azcore resent is still reported as applied by this call.
 func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key string, cfg onceConfig, effect func(ctx context.Context, b *entity.Batch) error) (applied bool, err error) {
+	if t == nil {
+		return false, nilArg("table")
+	}
 	if cfg.TTL == 0 {
 		cfg.TTL = 8 * 24 * time.Hour
 	}
@@ -284,9 +328,12 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 		case errors.Is(gerr, entity.ErrNotFound) && !markerExists:
 			return errRound
 		}
-		return fmt.Errorf("eventual: Once %q: reading the marker after %v: %w", key, err, gerr)
+		return fmt.Errorf("reading the marker after %v: %w", err, gerr)
 	})
-	return applied, err
+	if err != nil {
+		return false, fmt.Errorf("eventual: Once %q in partition (%s): %w", key, argerr.Keys(partitionKey, ""), err)
+	}
+	return applied, nil
 }
 
 // SweepMarkers deletes the markers of Once that expired before now, in
@@ -298,7 +345,18 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 // old one — stays (TestSweepMarkersKeepsARewrittenMarker). It returns how
 // many expired markers are gone, by its deletes or another sweep's; when
 // the error is nil every marker found expired is gone or was rewritten.
+// A partition whose deletes fail does not stop the sweep: the others are
+// swept, and the error joins one error per failed partition, each
+// prefixed "eventual: SweepMarkers" and naming its PartitionKey; the
+// markers it left are swept by a later call
+// (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
 func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time, partitions ...string) (int, error) {
+	if t == nil {
+		return 0, nilArg("table")
+	}
+	if err := checkPartitions(partitions); err != nil {
+		return 0, err
+	}
 	markers, err := entity.NewTable[onceMarker](t.Client())
 	if err != nil {
 		return 0, err
@@ -315,29 +373,34 @@ func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time,
 	}
 	deleted := 0
 	var pending []onceMarker
-	flush := func() error {
-		n, err := deleteExpired(ctx, markers, pending[0].PartitionKey, pending)
+	var errs []error
+	// flush deletes one partition's expired markers; a partition that
+	// fails is reported and the sweep goes on with the next.
+	flush := func() {
+		pk := pending[0].PartitionKey
+		n, err := deleteExpired(ctx, markers, pk, pending)
 		deleted += n
 		pending = pending[:0]
-		return err
+		if err != nil {
+			errs = append(errs, fmt.Errorf("eventual: SweepMarkers: partition (%s): %d expired markers gone, the others left for a later sweep: %w", argerr.Keys(pk, ""), n, err))
+		}
 	}
 	for m, err := range found {
 		if err != nil {
-			return deleted, err
+			return deleted, errline.Join(append(errs, fmt.Errorf("eventual: SweepMarkers: scanning for expired markers: %w", err))...)
 		}
 		if len(pending) > 0 && pending[0].PartitionKey != m.PartitionKey {
-			if err := flush(); err != nil {
-				return deleted, err
+			flush()
+			if ctx.Err() != nil {
+				return deleted, errline.Join(append(errs, ctx.Err())...)
 			}
 		}
 		pending = append(pending, m)
 	}
 	if len(pending) > 0 {
-		if err := flush(); err != nil {
-			return deleted, err
-		}
+		flush()
 	}
-	return deleted, nil
+	return deleted, errline.Join(errs...)
 }
 
 // attemptMetadata is the blob metadata name under which PutBlobIfAbsent
@@ -347,6 +410,9 @@ const attemptMetadata = "tablekitattempt"
 // PutBlob writes data as the block blob name, replacing what is there: one
 // Put Blob request, harmless to repeat.
 func PutBlob(ctx context.Context, c *container.Client, name string, data []byte) error {
+	if err := checkBlob(c, name); err != nil {
+		return err
+	}
 	_, err := c.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), nil)
 	if err != nil {
 		return fmt.Errorf("eventual: writing blob %s: %w", name, err)
@@ -361,6 +427,9 @@ func PutBlob(ctx context.Context, c *container.Client, name string, data []byte)
 // A write of this call that another writer replaced inside azcore's retry
 // window reports false (TestPutBlobIfAbsentReplacedInTheRetryWindow).
 func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data []byte) (created bool, err error) {
+	if err := checkBlob(c, name); err != nil {
+		return false, err
+	}
 	attempt := uuid.NewString()
 	bb := c.NewBlockBlobClient(name)
 	_, err = bb.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
@@ -390,9 +459,27 @@ func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data
 // DeleteBlob deletes a blob and its snapshots; a missing one counts as
 // done.
 func DeleteBlob(ctx context.Context, c *container.Client, name string) error {
+	if err := checkBlob(c, name); err != nil {
+		return err
+	}
 	_, err := c.NewBlobClient(name).Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: to.Ptr(blob.DeleteSnapshotsOptionTypeInclude)})
 	if err != nil && !bloberror.HasCode(err, bloberror.BlobNotFound) {
 		return fmt.Errorf("eventual: deleting blob %s: %w", name, err)
+	}
+	return nil
+}
+
+// nilArg is the *ConfigError of a nil argument.
+func nilArg(field string) error { return &ConfigError{Field: field, Reason: ReasonNil} }
+
+// checkBlob refuses, before any request, a nil container or an empty blob
+// name.
+func checkBlob(c *container.Client, name string) error {
+	switch {
+	case c == nil:
+		return nilArg("container")
+	case name == "":
+		return &ConfigError{Field: "blob name", Reason: "is empty"}
 	}
 	return nil
 }

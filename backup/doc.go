@@ -135,7 +135,7 @@
 // write were it valid) and named in Summary.Invalid with its line and keys,
 // and an import of the backup writes every other entity and reports each
 // such line failed alone (TestExportKeepsStoredEntitiesAWriteWouldRefuse;
-// the line's bytes: TestAppendStoredIsMarshal).
+// the line's bytes: TestMarshalStoredIsMarshal).
 //
 // Progress is reported after each segment, its entities and bytes counting
 // the runs a resumed run goes on from; an import's bytes are the input's

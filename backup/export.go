@@ -222,7 +222,7 @@ func (s *segmenter) add(d *entity.DynamicEntity) error {
 		// Stored all the same: the backup keeps it as it is.
 		n := s.pos.Entities + int64(s.n) + 2 // the header is line 1
 		s.invalid = append(s.invalid, EntityError{Line: int(n), PartitionKey: d.PartitionKey, RowKey: d.RowKey, Err: err})
-		line, err = appendStored(nil, d)
+		line, err = entity.MarshalStored(d)
 	}
 	if err != nil {
 		return fmt.Errorf("backup: encode %s: %w", entityKeys(d.PartitionKey, d.RowKey), err)

@@ -56,6 +56,20 @@ func (d *DynamicEntity) Set(name string, value any) *DynamicEntity {
 	return d
 }
 
+// MarshalStored encodes d as Marshal does — the same bytes for every
+// entity Marshal takes — but without the limits a write checks (keys,
+// property names, string and Binary lengths, the DateTime range, the
+// entity's size and property count): for copying what a table holds, which
+// may break them (Azurite and Cosmos DB store a DateTime before 1601 or a
+// property name that is not a C# identifier). Its values must be of the
+// types Marshal takes; ETag and Timestamp are not written.
+func MarshalStored(d *DynamicEntity) ([]byte, error) {
+	if d == nil {
+		return nil, &ValidationError{Rule: RulePropertyType, Limit: "a non-nil *DynamicEntity", Value: "nil"}
+	}
+	return d.appendWith(encoder{stored: true})
+}
+
 func (d DynamicEntity) appendTo(dst []byte) ([]byte, error) {
 	return d.appendWith(encoder{b: dst})
 }

@@ -63,6 +63,10 @@ type encoder struct {
 	// 1 MiB): the body describes a logical entity that may be stored as
 	// several (ToDynamic, FromDynamic). Every property is still checked.
 	logical bool
+	// stored writes what a table holds without the limits of a write
+	// (keys, property names, lengths, the DateTime range, the entity's
+	// size): MarshalStored. The format is the same.
+	stored bool
 	// prot, when set, protects the properties (see protect.go).
 	prot protect.Writer
 }
@@ -180,11 +184,13 @@ func fieldValue(v reflect.Value, path []step) reflect.Value {
 }
 
 func (e *encoder) keys(pk, rk string) error {
-	if err := checkKey("PartitionKey", pk); err != nil {
-		return err
-	}
-	if err := checkKey("RowKey", rk); err != nil {
-		return err
+	if !e.stored {
+		if err := checkKey("PartitionKey", pk); err != nil {
+			return err
+		}
+		if err := checkKey("RowKey", rk); err != nil {
+			return err
+		}
 	}
 	e.size = 4 + 2*(keys.UTF16Len(pk)+keys.UTF16Len(rk))
 	e.b = append(e.b, `{"PartitionKey":`...)
@@ -213,7 +219,7 @@ func (e *encoder) finishWith() ([]byte, error) {
 
 // finish closes the object and applies the whole-entity limits.
 func (e *encoder) finish() ([]byte, error) {
-	if e.logical {
+	if e.logical || e.stored {
 		return append(e.b, '}'), nil
 	}
 	if e.count > MaxUserProperties {
@@ -316,7 +322,7 @@ func (e *encoder) str(f *field, prefix []byte, s string) error {
 	if !ok {
 		return &ValidationError{Property: f.name, Rule: RuleUTF8, Value: shorten(s)}
 	}
-	if units > MaxStringUnits {
+	if units > MaxStringUnits && !e.stored {
 		return &ValidationError{Property: f.name, Rule: RuleStringLength, Limit: "32768 UTF-16 code units", Value: strconv.Itoa(units) + " code units"}
 	}
 	e.b = append(e.b, prefix...)
@@ -374,7 +380,7 @@ func zeroTimeError(name string) error {
 
 func (e *encoder) time(name string, nameUnits int, prefix []byte, t time.Time) error {
 	t = t.UTC().Truncate(100 * time.Nanosecond) // the service keeps 100 ns ticks
-	if t.Before(minDateTime) || t.After(maxDateTime) {
+	if (t.Before(minDateTime) || t.After(maxDateTime)) && !e.stored {
 		return &ValidationError{Property: name, Rule: RuleDateTimeRange, Limit: "1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z", Value: t.Format(time.RFC3339Nano)}
 	}
 	e.b = append(e.b, prefix...)
@@ -386,7 +392,7 @@ func (e *encoder) time(name string, nameUnits int, prefix []byte, t time.Time) e
 }
 
 func (e *encoder) binary(name string, nameUnits int, prefix []byte, p []byte) error {
-	if len(p) > MaxBinaryBytes {
+	if len(p) > MaxBinaryBytes && !e.stored {
 		return &ValidationError{Property: name, Rule: RuleBinaryLength, Limit: "65536 bytes", Value: strconv.Itoa(len(p)) + " bytes"}
 	}
 	e.b = append(e.b, prefix...)
@@ -426,7 +432,7 @@ func (e *encoder) dynamic(name string, val any) error {
 	if val == nil {
 		return nil // absent, as a nil pointer field is
 	}
-	if reason := checkPropertyName(name); reason != "" {
+	if reason := checkPropertyName(name); reason != "" && !e.stored {
 		rule := RulePropertyName
 		if name == "PartitionKey" || name == "RowKey" || name == "Timestamp" {
 			rule = RuleReservedName

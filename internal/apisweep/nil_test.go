@@ -263,6 +263,7 @@ func TestNoPanicOnNil(t *testing.T) {
 					_ = entity.FromDynamic(&entity.DynamicEntity{}, (*Person)(nil))
 				},
 				"Marshal":           func() { _, _ = entity.Marshal(nil); _, _ = entity.Marshal((*Person)(nil)) },
+				"MarshalStored":     func() { _, _ = entity.MarshalStored(nil) },
 				"Prop":              func() { _, _ = entity.Prop[string](nil, "x") },
 				"TimestampFromETag": func() { entity.TimestampFromETag("") },
 				"Unmarshal": func() {

@@ -167,7 +167,7 @@ type relation[T, S any] struct {
 	Relation[T, S]
 }
 
-func compile[T, S any](i int, r Relation[T, S], tgt, src *storedProps) (*relation[T, S], error) {
+func compile[T, S any](i int, r Relation[T, S], tgt, src *entityfields.Stored) (*relation[T, S], error) {
 	bad := func(field, reason string) error {
 		return &ConfigError{Relation: r.Name, Position: i, Field: field, Reason: reason}
 	}
@@ -176,11 +176,11 @@ func compile[T, S any](i int, r Relation[T, S], tgt, src *storedProps) (*relatio
 	// names the property of its field.
 	r.Fields = slices.Clone(r.Fields)
 	for j, f := range r.Fields {
-		from, why := src.resolve(f.From)
+		from, why := src.Resolve(f.From)
 		if why != "" {
 			return nil, bad("Fields", "From "+why)
 		}
-		to, why := tgt.resolve(f.To)
+		to, why := tgt.Resolve(f.To)
 		if why != "" {
 			return nil, bad("Fields", "To "+why)
 		}
@@ -234,40 +234,12 @@ func systemProperty(name string) bool {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// storedProps is what New checks Relation.Fields against: the properties
-// an entity type stores, by name and by Go path.
-type storedProps struct {
-	open   bool              // the type keeps any property
-	names  map[string]bool   // stored names
-	byPath map[string]string // Go path → stored name
-	typ    string
-}
-
-func storedOf[V any]() (*storedProps, error) {
+// storedOf returns the properties V stores; json.RawMessage (a document
+// kept whole) keeps any.
+func storedOf[V any]() (*entityfields.Stored, error) {
 	t := reflect.TypeFor[V]()
 	if t == reflect.TypeFor[json.RawMessage]() {
-		return &storedProps{open: true}, nil
+		return entityfields.Open(), nil
 	}
-	props, open, err := entityfields.PropertiesOf(t)
-	if err != nil {
-		return nil, err
-	}
-	st := &storedProps{open: open, names: map[string]bool{}, byPath: map[string]string{}, typ: t.String()}
-	for _, p := range props {
-		st.names[p.Name] = true
-		st.byPath[p.GoPath] = p.Name
-	}
-	return st, nil
-}
-
-// resolve returns the stored name of a name of Relation.Fields, or why
-// there is none.
-func (st *storedProps) resolve(name string) (string, string) {
-	if st.open || st.names[name] {
-		return name, ""
-	}
-	if n, ok := st.byPath[name]; ok {
-		return n, ""
-	}
-	return "", "names " + quote(name) + ", which " + st.typ + " does not store (name a stored property, or the Go path of its field)"
+	return entityfields.StoredOf(t)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/internal/argerr"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -43,7 +44,7 @@ type Copies[T, S any] struct {
 	kind      eventual.Kind[fanout]
 	cfg       Config
 
-	srcProps, tgtProps *storedProps // what S and T store
+	srcProps, tgtProps *entityfields.Stored // what S and T store
 }
 
 // New returns the Copies of relations from sources into targets.
@@ -409,7 +410,7 @@ func isIntent(k Key, prefix string) bool {
 // so that what V models and the change cleared is removed, but it never
 // removes another writer's properties V cannot see
 // (TestWritesKeepPropertiesTheTypeDoesNotModel).
-func bagOf[V any](v *V, base *doc[V], st *storedProps) (*entity.DynamicEntity, error) {
+func bagOf[V any](v *V, base *doc[V], st *entityfields.Stored) (*entity.DynamicEntity, error) {
 	bag, err := entity.ToDynamic(v)
 	if err != nil {
 		return nil, err
@@ -421,11 +422,9 @@ func bagOf[V any](v *V, base *doc[V], st *storedProps) (*entity.DynamicEntity, e
 		if tok, ok := base.bag.Properties[propWriteToken]; ok {
 			bag.Set(propWriteToken, tok)
 		}
-		if !st.open {
-			for name, val := range base.bag.Properties {
-				if _, set := bag.Properties[name]; !set && !st.names[name] && !systemProperty(name) {
-					bag.Set(name, val)
-				}
+		for name, val := range base.bag.Properties {
+			if _, set := bag.Properties[name]; !set && !st.Models(name) && !systemProperty(name) {
+				bag.Set(name, val)
 			}
 		}
 	}

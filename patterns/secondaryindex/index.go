@@ -1,7 +1,6 @@
 package secondaryindex
 
 import (
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,58 +137,7 @@ func reserved(name string) bool {
 	return false
 }
 
-// storedProps is what New checks Index.Properties against: the properties T
-// stores, by name and by Go path.
-type storedProps struct {
-	open   bool              // T keeps any property
-	names  map[string]bool   // stored names
-	byPath map[string]string // Go path → stored name
-	typ    string
-}
-
-func storedOf[T any]() (*storedProps, error) {
-	t := reflect.TypeFor[T]()
-	props, open, err := entityfields.PropertiesOf(t)
-	if err != nil {
-		return nil, err
-	}
-	st := &storedProps{open: open, names: map[string]bool{}, byPath: map[string]string{}, typ: t.String()}
-	for _, p := range props {
-		st.names[p.Name] = true
-		st.byPath[p.GoPath] = p.Name
-	}
-	return st, nil
-}
-
-// resolve returns the stored name of a name of Index.Properties, or why
-// there is none.
-func (st *storedProps) resolve(name string) (string, string) {
-	if st.open || st.names[name] {
-		return name, ""
-	}
-	if n, ok := st.byPath[name]; ok {
-		return n, ""
-	}
-	var near []string
-	for n := range st.names {
-		if strings.HasPrefix(n, name+"_") {
-			near = append(near, strconv.Quote(n))
-		}
-	}
-	for path := range st.byPath {
-		if strings.HasPrefix(path, name+".") && !slices.Contains(near, strconv.Quote(st.byPath[path])) {
-			near = append(near, strconv.Quote(st.byPath[path]))
-		}
-	}
-	slices.Sort(near)
-	reason := "names " + strconv.Quote(name) + ", which " + st.typ + " does not store"
-	if len(near) > 0 {
-		reason += " (it stores " + strings.Join(near, ", ") + ": name those, or their Go paths)"
-	}
-	return "", reason
-}
-
-func compile[T any](i int, d Index[T], st *storedProps) (*index[T], error) {
+func compile[T any](i int, d Index[T], st *entityfields.Stored) (*index[T], error) {
 	bad := func(field, reason string) error {
 		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
 	}
@@ -214,7 +162,7 @@ func compile[T any](i int, d Index[T], st *storedProps) (*index[T], error) {
 			case reserved(p) || p == "PartitionKey" || p == "RowKey" || p == "Timestamp":
 				return nil, bad("Properties", "names "+strconv.Quote(p)+", which an entry keeps for itself")
 			}
-			name, why := st.resolve(p)
+			name, why := st.Resolve(p)
 			switch {
 			case why != "":
 				return nil, bad("Properties", why)

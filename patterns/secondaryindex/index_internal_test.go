@@ -2,10 +2,12 @@ package secondaryindex
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -19,9 +21,9 @@ func byLast(e *emp) (string, bool)  { return e.LastName, e.LastName != "" }
 func byEmail(e *emp) (string, bool) { return strings.ToLower(e.Email), e.Email != "" }
 
 // storedEmp is what New checks emp's Index.Properties against.
-func storedEmp(t testing.TB) *storedProps {
+func storedEmp(t testing.TB) *entityfields.Stored {
 	t.Helper()
-	st, err := storedOf[emp]()
+	st, err := entityfields.StoredOf(reflect.TypeFor[emp]())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func TestEntryKeys(t *testing.T) {
 
 func TestCopiesAndFingerprints(t *testing.T) {
 	// An open type (an extra map) may name a property its fields do not.
-	open := &storedProps{open: true}
+	open := entityfields.Open()
 	name, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}}, open)
 	all, _ := compile(1, Index[emp]{Name: "email", Key: byEmail}, open)
 	v, err := intend(&emp{PartitionKey: "Sales", RowKey: "empid_1", Email: "a@b", LastName: "Jones", Age: 3})

@@ -3,10 +3,12 @@ package secondaryindex
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/edmvalue"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -56,7 +58,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 	if len(indexes) == 0 {
 		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
 	}
-	st, err := storedOf[T]()
+	st, err := entityfields.StoredOf(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}

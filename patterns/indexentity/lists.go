@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"sync"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
@@ -218,56 +217,27 @@ func (s *Set[T]) wideMembers(ctx context.Context, ix *index[T], value string) ([
 	}
 	buckets := ix.buckets()
 	lists := make([][]string, len(buckets))
-	errs := make([]error, len(buckets))
+	ctxs := make([]context.Context, len(buckets))
 	cancels := make([]context.CancelFunc, len(buckets))
-	var mu sync.Mutex      // failed, cancels
-	failed := len(buckets) // the first failing bucket so far
-	sem := make(chan struct{}, s.cfg.Concurrency)
-	var wg sync.WaitGroup
-	for i, b := range buckets {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		mu.Lock()
-		stop := i > failed || ctx.Err() != nil
-		var bctx context.Context
-		if !stop {
-			bctx, cancels[i] = context.WithCancel(ctx)
-		}
-		mu.Unlock()
-		if stop {
-			if ctx.Err() != nil {
-				errs[i] = &StepError{Step: "read index entities", Index: ix.Name, PartitionKey: ix.widePK(value, b), Err: ctx.Err()}
-			}
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			l, err := s.readRows(bctx, ix, ix.widePK(value, b), value)
-			mu.Lock()
-			defer mu.Unlock()
-			cancels[i]()
-			lists[i], errs[i] = l, err
-			if err != nil && i < failed {
-				// A bucket after the first failure cannot come first:
-				// their reads are cancelled.
-				failed = i
-				for j := i + 1; j < len(cancels); j++ {
-					if cancels[j] != nil {
-						cancels[j]()
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	var all []string
 	for i := range buckets {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		all = append(all, lists[i]...)
+		ctxs[i], cancels[i] = context.WithCancel(ctx)
+		defer cancels[i]()
+	}
+	err := indexset.Ordered(ctx, len(buckets), s.cfg.Concurrency,
+		func(i int) (err error) {
+			lists[i], err = s.readRows(ctxs[i], ix, ix.widePK(value, buckets[i]), value)
+			return err
+		},
+		func(i int) { cancels[i]() },
+		func(i int) error {
+			return &StepError{Step: "read index entities", Index: ix.Name, PartitionKey: ix.widePK(value, buckets[i]), Err: ctx.Err()}
+		})
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, l := range lists {
+		all = append(all, l...)
 	}
 	// Each bucket's list is sorted; a sort of the concatenation is their
 	// merge.

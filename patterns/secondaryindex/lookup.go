@@ -16,6 +16,7 @@ import (
 	"github.com/tablekit/tablekit/internal/jsonscan"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // hit is one entry found by a lookup.
@@ -341,50 +342,21 @@ func mergeByRowKey(index string, sources []source, concurrency int) func(context
 			}
 			// The first pages, concurrency at once.
 			live := make([]*head, len(heads))
-			errs := make([]error, len(heads))
-			var mu sync.Mutex // failed, errs
-			failed := len(heads)
-			sem := make(chan struct{}, max(concurrency, 1))
-			var wg sync.WaitGroup
-			for i, h := range heads {
-				select {
-				case sem <- struct{}{}:
-				case <-ctx.Done():
-				}
-				mu.Lock()
-				stop := i > failed || ctx.Err() != nil
-				mu.Unlock()
-				if stop {
-					if ctx.Err() != nil {
-						errs[i] = &StepError{Step: "lookup: read entries", Index: index, PartitionKey: h.epk, Err: ctx.Err()}
-					}
-					break
-				}
-				wg.Go(func() {
-					defer func() { <-sem }()
-					ok, err := advance(h)
-					mu.Lock()
-					defer mu.Unlock()
+			err := indexset.Ordered(ctx, len(heads), concurrency,
+				func(i int) error {
+					ok, err := advance(heads[i])
 					if ok {
-						live[i] = h
+						live[i] = heads[i]
 					}
-					errs[i] = err
-					if err != nil && i < failed {
-						// A source after the first failure cannot come
-						// first: its read is cancelled.
-						failed = i
-						for _, later := range heads[i+1:] {
-							later.cancel()
-						}
-					}
+					return err
+				},
+				func(i int) { heads[i].cancel() },
+				func(i int) error {
+					return &StepError{Step: "lookup: read entries", Index: index, PartitionKey: heads[i].epk, Err: ctx.Err()}
 				})
-			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					yield(nil, err)
-					return
-				}
+			if err != nil {
+				yield(nil, err)
+				return
 			}
 			live = slices.DeleteFunc(live, func(h *head) bool { return h == nil })
 			for len(live) > 0 {

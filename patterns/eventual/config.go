@@ -104,8 +104,9 @@ type Config struct {
 	// a billed transaction, found messages or not. 0 means 100 ms;
 	// MaxPollInterval 0 means 10 s.
 	PollInterval, MaxPollInterval time.Duration
-	// ShutdownGrace is how long running handlers may go on after Run's
-	// context ends before their own context is cancelled; 0 means 10 s.
+	// ShutdownGrace is how long running handlers, and a receive in flight
+	// (whose batch is then released), may go on after Run's context ends
+	// before their own context is cancelled; 0 means 10 s.
 	ShutdownGrace time.Duration
 	// Encoding is how Enqueue writes messages; the zero value is Base64.
 	// Handlers read both encodings whatever this says.

@@ -139,7 +139,14 @@
 //   - Shutdown (Run's context ends): no new receive; messages waiting in hand
 //     are made visible at once; running handlers get ShutdownGrace, then
 //     their context is cancelled and their messages released
-//     (TestShutdownLosesNothing). [Processor.Drain] is Run that returns by
+//     (TestShutdownLosesNothing). A receive in flight is not cancelled with
+//     Run's context — the service may have hidden its batch already, and
+//     only its reply can release it: Run waits for the reply (ShutdownGrace
+//     at most) and releases every message it brings, so that when Run
+//     returns every message not done is visible
+//     (TestShutdownReleasesTheBatchOfAReceiveInFlight; a reply slower than
+//     ShutdownGrace is cut, and its batch comes back after its visibility
+//     timeout). [Processor.Drain] is Run that returns by
 //     itself once the queues are empty and nothing is in flight, with a
 //     [DrainReport] of what it did and what was left
 //     (TestDrainHandlesEverythingThenReturns,
@@ -147,7 +154,8 @@
 //     with a context that has ended returns an error matching ctx.Err()
 //     and writes nothing (TestCancelledContextStopsEveryEntryPoint);
 //     Replay cancelled mid-way releases the poison messages it held
-//     (TestReplayCancelledReleasesWhatItHeld).
+//     (TestReplayCancelledReleasesWhatItHeld), also those of a receive
+//     whose reply was on its way (TestReplayCancelledMidReceiveReleasesTheBatch).
 //
 // # Direct enqueue or outbox
 //

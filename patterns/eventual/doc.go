@@ -79,6 +79,14 @@
 //     service would never store (SweepMarkers, Relay, Unsendable,
 //     Revive) is a *ConfigError (matching entity.ErrInvalid) before any
 //     request, never a panic (TestBadInputIsATypedErrorBeforeAnyRequest).
+//   - A message that waits by failing is delivered until its wait is over:
+//     a pattern's grace period its messages wait for (secondaryindex's
+//     Config.Grace) must be shorter than the processor's
+//     [Processor.RedeliveryWindow] — 15 s with the defaults — which
+//     [Processor.CheckGrace] checks, refusing any other with a
+//     *ConfigError, and from which [Processor.DefaultGrace] derives a safe
+//     one (TestGraceMustBeShorterThanTheRedeliveryWindow). A slow account
+//     needs a longer grace, and so a longer window: see DefaultGrace.
 //
 // # Steps of a message
 //

@@ -55,7 +55,11 @@
 //   - A change and its outbox messages commit together or not at all
 //     (TestOutboxCrash; a change the service refuses commits no intent:
 //     TestSubmitErrorsNameTheOutboxAndCommitNothing), a message that could never be sent is refused
-//     before the transaction (TestSubmitRefusesAnUnsendableMessage), and a
+//     before the transaction (TestSubmitRefusesAnUnsendableMessage), so
+//     are more messages than the transaction holds — MaxSubmitMessages
+//     (100 operations) less the change's own — with a
+//     *TooManyMessagesError naming the count and the limit
+//     (TestSubmitRefusesMoreMessagesThanItsTransactionHolds), and a
 //     Submit whose reply was lost reports the truth also when a relay or
 //     another writer acted inside azcore's retry window
 //     (TestOutboxLostReply, TestSubmitLostReplyWithARelayInTheWindow,

@@ -45,6 +45,11 @@
 //     exactly once per message by writing a marker entity in the same entity
 //     group transaction (also when a copy of the message runs inside the
 //     retry window of a lost reply: TestOnceLostReplyWithACopyInTheWindow).
+//     A step that cannot tell what it did (every reply lost, every
+//     read-back failed) returns an error — matching
+//     entity.ErrOutcomeUnknown for a write — never nil, so its message is
+//     retried, never completed on a guess
+//     (TestStepsNeverCompleteOnAnUnknownOutcome).
 //     [SweepMarkers] deletes a marker only as the expired version it
 //     found (If-Match its ETag): a marker rewritten between its scan and
 //     its delete stays (TestSweepMarkersKeepsARewrittenMarker).

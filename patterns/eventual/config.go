@@ -104,8 +104,9 @@ type Config struct {
 	// a billed transaction, found messages or not. 0 means 100 ms;
 	// MaxPollInterval 0 means 10 s.
 	PollInterval, MaxPollInterval time.Duration
-	// ShutdownGrace is how long running handlers may go on after Run's
-	// context ends before their own context is cancelled; 0 means 10 s.
+	// ShutdownGrace is how long running handlers, and a receive in flight
+	// (whose batch is then released), may go on after Run's context ends
+	// before their own context is cancelled; 0 means 10 s.
 	ShutdownGrace time.Duration
 	// Encoding is how Enqueue writes messages; the zero value is Base64.
 	// Handlers read both encodings whatever this says.
@@ -291,3 +292,81 @@ type nowClock struct{ now func() time.Time }
 
 func (c nowClock) Now() time.Time                       { return c.now() }
 func (nowClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// RedeliveryWindow returns how long p keeps delivering again a message
+// whose handler fails every time: the sum of the retry delays between its
+// Config.MaxDeliveries deliveries, as the service counts them (whole
+// seconds, rounded up), at most 7 days. With the defaults (RetryDelay 1 s,
+// doubling; MaxDeliveries 5) it is 1 + 2 + 4 + 8 = 15 s; with
+// NoRetryDelay or MaxDeliveries 1 it is 0. The handlers' own run times
+// only lengthen the real window.
+//
+// A handler that waits for something by failing — a message of
+// secondaryindex waiting for another write's reservation to pass its
+// grace period before it may take the value — must see it happen within
+// this window, or its message is poisoned first. [Processor.CheckGrace]
+// checks such a wait against it, and [Processor.DefaultGrace] derives one
+// from it.
+func (p *Processor) RedeliveryWindow() time.Duration {
+	if p.usable() != nil {
+		return 0
+	}
+	return redeliveryWindow(p.cfg)
+}
+
+func redeliveryWindow(c Config) time.Duration {
+	var w time.Duration
+	for n := int64(1); n < int64(c.MaxDeliveries) && w < queueproc.MaxVisibility; n++ {
+		d := queueproc.RetryDelay(c.RetryDelay, c.MaxRetryDelay, n)
+		if d == 0 {
+			break // no delay now, none later
+		}
+		w += time.Duration(queueproc.Seconds(d)) * time.Second
+	}
+	return min(w, queueproc.MaxVisibility)
+}
+
+// DefaultGrace is the grace period that a pattern whose messages wait for
+// it by failing should take when its configuration says 0: two thirds of
+// [Processor.RedeliveryWindow] — 10 s with the processor's defaults — so
+// that the last delivery comes well after the grace has passed, with
+// room for the clocks' skew. It is 0 when p redelivers at once
+// (NoRetryDelay, MaxDeliveries 1): no grace is then safe, and
+// [Processor.CheckGrace] refuses every one.
+//
+// A grace period usually also bounds how long a write may take between
+// two of its requests (secondaryindex sends an insert's transaction within
+// Grace/2 of reserving its unique values, or not at all). On a slow
+// account — throttled, far away, or reached from a loaded machine — a
+// write whose requests take longer than that fails, whatever its data
+// (entity.ErrOutcomeUnknown when the deadline cuts its transaction in
+// flight). There, raise the grace and, first, the window it must fit in:
+// RetryDelay 2 s gives a window of 30 s and a default grace of 20 s;
+// MaxDeliveries 7 at the default RetryDelay, 63 s and 42 s.
+func (p *Processor) DefaultGrace() time.Duration {
+	return p.RedeliveryWindow() / 3 * 2
+}
+
+// CheckGrace refuses, with a *ConfigError naming field (matching
+// entity.ErrInvalid and ErrInvalidConfig), a grace period that messages of
+// p wait for by failing when it is not positive or not shorter than
+// [Processor.RedeliveryWindow]: such a message would be poisoned before
+// the grace has passed. field is how the caller's configuration names it
+// ("Config.Grace"); "" means "grace". A nil p is a *ConfigError too.
+func (p *Processor) CheckGrace(field string, grace time.Duration) error {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if field == "" {
+		field = "grace"
+	}
+	w := redeliveryWindow(p.cfg)
+	switch {
+	case grace <= 0:
+		return &ConfigError{Field: field, Reason: fmt.Sprintf("is %v, want a positive duration shorter than the processor's redelivery window (%v)", grace, w)}
+	case grace >= w:
+		return &ConfigError{Field: field, Reason: fmt.Sprintf("is %v, not shorter than the processor's redelivery window of %v (RetryDelay %v doubling up to MaxRetryDelay %v, over %d deliveries): a message waiting for it would be poisoned first; lower it, or raise the processor's RetryDelay or MaxDeliveries",
+			grace, w, p.cfg.RetryDelay, p.cfg.MaxRetryDelay, p.cfg.MaxDeliveries)}
+	}
+	return nil
+}

@@ -45,6 +45,11 @@
 //     exactly once per message by writing a marker entity in the same entity
 //     group transaction (also when a copy of the message runs inside the
 //     retry window of a lost reply: TestOnceLostReplyWithACopyInTheWindow).
+//     A step that cannot tell what it did (every reply lost, every
+//     read-back failed) returns an error — matching
+//     entity.ErrOutcomeUnknown for a write — never nil, so its message is
+//     retried, never completed on a guess
+//     (TestStepsNeverCompleteOnAnUnknownOutcome).
 //     [SweepMarkers] deletes a marker only as the expired version it
 //     found (If-Match its ETag): a marker rewritten between its scan and
 //     its delete stays (TestSweepMarkersKeepsARewrittenMarker).
@@ -55,7 +60,11 @@
 //   - A change and its outbox messages commit together or not at all
 //     (TestOutboxCrash; a change the service refuses commits no intent:
 //     TestSubmitErrorsNameTheOutboxAndCommitNothing), a message that could never be sent is refused
-//     before the transaction (TestSubmitRefusesAnUnsendableMessage), and a
+//     before the transaction (TestSubmitRefusesAnUnsendableMessage), so
+//     are more messages than the transaction holds — MaxSubmitMessages
+//     (100 operations) less the change's own — with a
+//     *TooManyMessagesError naming the count and the limit
+//     (TestSubmitRefusesMoreMessagesThanItsTransactionHolds), and a
 //     Submit whose reply was lost reports the truth also when a relay or
 //     another writer acted inside azcore's retry window
 //     (TestOutboxLostReply, TestSubmitLostReplyWithARelayInTheWindow,
@@ -79,6 +88,14 @@
 //     service would never store (SweepMarkers, Relay, Unsendable,
 //     Revive) is a *ConfigError (matching entity.ErrInvalid) before any
 //     request, never a panic (TestBadInputIsATypedErrorBeforeAnyRequest).
+//   - A message that waits by failing is delivered until its wait is over:
+//     a pattern's grace period its messages wait for (secondaryindex's
+//     Config.Grace) must be shorter than the processor's
+//     [Processor.RedeliveryWindow] — 15 s with the defaults — which
+//     [Processor.CheckGrace] checks, refusing any other with a
+//     *ConfigError, and from which [Processor.DefaultGrace] derives a safe
+//     one (TestGraceMustBeShorterThanTheRedeliveryWindow). A slow account
+//     needs a longer grace, and so a longer window: see DefaultGrace.
 //
 // # Steps of a message
 //
@@ -139,7 +156,14 @@
 //   - Shutdown (Run's context ends): no new receive; messages waiting in hand
 //     are made visible at once; running handlers get ShutdownGrace, then
 //     their context is cancelled and their messages released
-//     (TestShutdownLosesNothing). [Processor.Drain] is Run that returns by
+//     (TestShutdownLosesNothing). A receive in flight is not cancelled with
+//     Run's context — the service may have hidden its batch already, and
+//     only its reply can release it: Run waits for the reply (ShutdownGrace
+//     at most) and releases every message it brings, so that when Run
+//     returns every message not done is visible
+//     (TestShutdownReleasesTheBatchOfAReceiveInFlight; a reply slower than
+//     ShutdownGrace is cut, and its batch comes back after its visibility
+//     timeout). [Processor.Drain] is Run that returns by
 //     itself once the queues are empty and nothing is in flight, with a
 //     [DrainReport] of what it did and what was left
 //     (TestDrainHandlesEverythingThenReturns,
@@ -147,7 +171,8 @@
 //     with a context that has ended returns an error matching ctx.Err()
 //     and writes nothing (TestCancelledContextStopsEveryEntryPoint);
 //     Replay cancelled mid-way releases the poison messages it held
-//     (TestReplayCancelledReleasesWhatItHeld).
+//     (TestReplayCancelledReleasesWhatItHeld), also those of a receive
+//     whose reply was on its way (TestReplayCancelledMidReceiveReleasesTheBatch).
 //
 // # Direct enqueue or outbox
 //

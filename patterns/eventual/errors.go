@@ -118,6 +118,41 @@ func (e *MessageError) Is(target error) bool {
 // Unwrap returns the cause.
 func (e *MessageError) Unwrap() error { return e.Err }
 
+// MaxSubmitMessages is the most messages one Outbox.Submit commits: each
+// is an intent entity inserted in the change's entity group transaction,
+// which holds at most 100 operations (entity.MaxBatchOperations), so a
+// change of n operations leaves room for MaxSubmitMessages - n. A pattern
+// whose writes carry the caller's messages in their transaction leaves
+// room for 100 less the operations the write itself takes.
+const MaxSubmitMessages = 100
+
+// TooManyMessagesError reports a write given more messages than its one
+// entity group transaction holds: each message is an intent, one of the
+// transaction's 100 operations (MaxSubmitMessages), beside the write's
+// own. It names the write, how many messages it was given and how many
+// fit, and matches ErrInvalidMessage and entity.ErrInvalid. Nothing was
+// sent.
+type TooManyMessagesError struct {
+	Op    string // the write: "Submit", "Insert", "Replace", …
+	Count int    // messages given
+	Limit int    // the most that fit: MaxSubmitMessages less the write's own operations
+}
+
+func (e *TooManyMessagesError) Error() string {
+	what := "the change"
+	if e.Op != "Submit" {
+		what = "the write itself"
+	}
+	return fmt.Sprintf("eventual: %s: %d messages, more than the %d its entity group transaction holds (%d operations, less %d for %s)",
+		e.Op, e.Count, e.Limit, MaxSubmitMessages, MaxSubmitMessages-e.Limit, what)
+}
+
+// Is makes errors.Is(err, ErrInvalidMessage) and errors.Is(err,
+// entity.ErrInvalid) true.
+func (e *TooManyMessagesError) Is(target error) bool {
+	return target == ErrInvalidMessage || target == argerr.Err
+}
+
 // EnqueueError reports one message of an Enqueue call that was not sent;
 // Enqueue joins one per failed message, in one line; errors.Is and errors.As reach each.
 type EnqueueError struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
@@ -80,6 +81,7 @@ func TestConstantsAgreeWithTheMachinery(t *testing.T) {
 		{ReasonFailed, queueproc.ReasonFailed},
 		{ReasonOverdelivered, queueproc.ReasonOverdelivered},
 		{MaxMessageBytes, queueproc.MaxMessageBytes},
+		{MaxSubmitMessages, entity.MaxBatchOperations},
 	} {
 		if c.got != c.want {
 			t.Errorf("%v, want %v", c.got, c.want)

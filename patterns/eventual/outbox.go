@@ -148,13 +148,20 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // for a queue message when the processor has no blob container — is
 // refused with a *MessageError (matching ErrInvalidMessage or ErrTooLarge)
 // and nothing is committed. A payload is at most 64 KiB (an intent's
-// binary property) in any case.
+// binary property) in any case. The intents and the change share the
+// transaction's 100 operations: more than MaxSubmitMessages less the
+// change's own is a *TooManyMessagesError (matching ErrInvalidMessage and
+// entity.ErrInvalid) naming both counts, before any request
+// (TestSubmitRefusesMoreMessagesThanItsTransactionHolds).
 func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func(b *entity.Batch) error, msgs ...Message) error {
 	if err := o.usable(); err != nil {
 		return err
 	}
 	if len(msgs) == 0 {
 		return &MessageError{Reason: "Submit has no message; use the table's Submit", Err: ErrInvalidMessage}
+	}
+	if len(msgs) > MaxSubmitMessages {
+		return &TooManyMessagesError{Op: "Submit", Count: len(msgs), Limit: MaxSubmitMessages}
 	}
 	attempt := uuid.NewString()
 	rows := make([]*intent, len(msgs))
@@ -191,6 +198,10 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 		if err := change(b); err != nil {
 			return fmt.Errorf("eventual: outbox: Submit in partition (%s): the change: %w", argerr.Keys(partitionKey, ""), err)
 		}
+	}
+	if own := b.Len() - len(msgs); b.Len() > MaxSubmitMessages && own <= MaxSubmitMessages {
+		// The change fits a transaction alone; with the intents it does not.
+		return &TooManyMessagesError{Op: "Submit", Count: len(msgs), Limit: MaxSubmitMessages - own}
 	}
 	etags, err := o.t.Submit(ctx, b)
 	if err != nil && !o.committed(ctx, err, rows[0], attempt) {

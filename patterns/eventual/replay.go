@@ -53,8 +53,11 @@ type ReplayOptions struct {
 // When ctx ends Replay stops before its next message and returns an error
 // matching ctx.Err(): a message it had already enqueued is still deleted
 // from the poison queue (those requests are not cancelled; 30 s at most),
-// and every poison message it had received and not moved is made visible
-// again at once (TestReplayCancelledReleasesWhatItHeld).
+// a receive in flight is waited for (not cancelled either: the service
+// may have hidden its messages already; 30 s at most), and every poison
+// message it had received and not moved is made visible again at once
+// (TestReplayCancelledReleasesWhatItHeld,
+// TestReplayCancelledMidReceiveReleasesTheBatch).
 func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error) {
 	if err := p.usable(); err != nil {
 		return 0, err
@@ -106,10 +109,19 @@ func (p *Processor) replayQueue(ctx context.Context, q Queue, name string, limit
 		if limit > 0 && limit < queueproc.MaxBatch {
 			n = int32(limit)
 		}
-		resp, err := q.Poison.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("eventual: replay: %s%s: %w", name, PoisonSuffix, err))
+			return moved, errline.Join(errs...)
+		}
+		// The receive is not cancelled with ctx (finishTimeout after it at
+		// most): once the service has executed it, its messages are hidden,
+		// and only its reply lets them be released (below, as ctx ended).
+		rctx, cancel := queueproc.Outlive(ctx, p.cfg.Clock, finishTimeout)
+		resp, err := q.Poison.DequeueMessages(rctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(n),
 			VisibilityTimeout: to.Ptr(queueproc.Seconds(p.cfg.VisibilityTimeout)),
 		})
+		cancel()
 		if queueproc.IsQueueNotFound(err) {
 			return moved, errline.Join(errs...) // nothing was ever poisoned
 		}

@@ -328,7 +328,9 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 		case errors.Is(gerr, entity.ErrNotFound) && !markerExists:
 			return errRound
 		}
-		return fmt.Errorf("reading the marker after %v: %w", err, gerr)
+		// Both wrapped: an unknown outcome the read could not settle still
+		// matches entity.ErrOutcomeUnknown.
+		return fmt.Errorf("reading the marker after %w: %w", err, gerr)
 	})
 	if err != nil {
 		return false, fmt.Errorf("eventual: Once %q in partition (%s): %w", key, argerr.Keys(partitionKey, ""), err)

@@ -42,8 +42,9 @@ type Config struct {
 	// PollInterval is the wait after an empty receive, doubling while the
 	// queue stays empty up to MaxPollInterval.
 	PollInterval, MaxPollInterval time.Duration
-	// ShutdownGrace is how long running handlers may go on after Run's
-	// context ends before their own context is cancelled.
+	// ShutdownGrace is how long running handlers and a receive in flight
+	// may go on after Run's context ends before their context is
+	// cancelled.
 	ShutdownGrace time.Duration
 	// Clock is the time source.
 	Clock clock.Clock

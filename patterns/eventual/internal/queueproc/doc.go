@@ -41,11 +41,18 @@
 //
 // # Shutdown
 //
-// When Run's context ends the loop stops receiving. Messages received but
-// not started are made visible again at once (UpdateMessage with visibility
-// 0); running handlers get ShutdownGrace to finish, after which their
-// context is cancelled too. Run returns when every worker has returned.
-// Nothing is lost either way: whatever was not deleted is delivered again.
+// When Run's context ends the loop sends no new receive. A receive in
+// flight is not cancelled (it is sent under a context detached from Run's,
+// see Outlive): the service may have executed it and hidden its batch, and
+// only its reply carries the pop receipts that release them. Messages
+// received but not started — also those of a reply that arrives after the
+// context ended — are made visible again at once (UpdateMessage with
+// visibility 0); running handlers and a receive in flight get
+// ShutdownGrace from the moment the context ends, after which their
+// context is cancelled too (a receive cut then leaves its batch hidden
+// until its visibility timeout ends). Run returns when every worker has
+// returned. Nothing is lost either way: whatever was not deleted is
+// delivered again.
 //
 // # Layer
 //

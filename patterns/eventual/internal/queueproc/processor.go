@@ -144,8 +144,9 @@ func (p *Processor) Idle() bool {
 // Run processes messages until ctx ends, then shuts down as the package
 // documentation describes. It returns nil after a shutdown.
 func (p *Processor) Run(ctx context.Context) error {
-	// Work outlives ctx by the grace period: renewals and handlers go on.
-	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	// Work outlives ctx by the grace period: renewals, handlers and a
+	// receive in flight go on for ShutdownGrace after ctx ends.
+	work, stopWork := Outlive(ctx, p.cfg.Clock, p.cfg.ShutdownGrace)
 	defer stopWork()
 	jobs := make(chan *Message, p.refill()+p.cfg.BatchSize)
 	held := &p.held
@@ -164,15 +165,25 @@ func (p *Processor) Run(ctx context.Context) error {
 	}
 	p.receive(ctx, work, jobs, held)
 	close(jobs)
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case <-p.cfg.Clock.After(p.cfg.ShutdownGrace):
-		stopWork()
-		<-finished
-	}
+	wg.Wait()
 	return nil
+}
+
+// Outlive returns a context that does not end with ctx but grace after
+// it (on c's clock), or when the returned cancel is called. Requests
+// whose reply must be read even after the caller stopped run under it: a
+// receive the service has executed has hidden its messages, and only its
+// reply, with their pop receipts, lets them be released.
+func Outlive(ctx context.Context, c clock.Clock, grace time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		select {
+		case <-c.After(grace):
+			cancel()
+		case <-out.Done():
+		}
+	})
+	return out, func() { stop(); cancel() }
 }
 
 // refill is how few messages may be left in hand when the next batch is
@@ -183,14 +194,20 @@ func (p *Processor) refill() int { return p.cfg.Workers - 1 + p.cfg.BatchSize/2 
 
 // receive fills jobs until ctx ends, asking for a batch whenever few
 // enough messages are left in hand (refill).
+//
+// A receive is sent under work, not ctx: once the service has executed
+// it, its messages are hidden for the visibility timeout, and only its
+// reply (their pop receipts) lets them be released. A receive in flight
+// when ctx ends is therefore waited for — ShutdownGrace at most — and
+// what it brings is handed on, for the workers to release at once.
 func (p *Processor) receive(ctx, work context.Context, jobs chan<- *Message, held *gauge) {
 	delay := p.cfg.PollInterval
 	for {
-		if err := held.waitAtMost(ctx, p.refill()); err != nil {
+		if err := held.waitAtMost(ctx, p.refill()); err != nil || ctx.Err() != nil {
 			return
 		}
 		start := p.cfg.Clock.Now()
-		resp, err := p.queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
+		resp, err := p.queue.DequeueMessages(work, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(int32(p.cfg.BatchSize)),
 			VisibilityTimeout: to.Ptr(Seconds(p.cfg.Visibility)),
 		})

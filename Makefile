@@ -59,14 +59,27 @@ $(STATICCHECK):
 # -p 4: the suites wait on Azurite more than they compute (1.3 of 2 cores
 # busy with -p 2), so four packages at once finish sooner.
 # In CI (CI=true) or with TABLEKIT_NO_SKIP=1 a skipped test fails the run.
-test: azurite lint
-	{ go test -race -count=1 -p 4 -timeout 20m -json ./... 2>&1; \
+# The test binaries share SHARED_AZURITES emulators started by sharedrun
+# (integration/azurite/sharedrun) instead of starting one each.
+test: azurite lint $(SHAREDRUN) $(TESTRUN)
+	{ $(SHAREDRUN) -n $(SHARED_AZURITES) -- go test -race -count=1 -p 4 -timeout 20m -json ./... 2>&1; \
 	  for m in $(SUBMODULES); do (cd $$m && go test -race -count=1 -timeout 5m -json ./... 2>&1); done; } \
-	| go run ./internal/testrun
+	| $(TESTRUN)
 	@# Allocation counts differ under the race detector: checked once without it.
 	go test -count=1 -run '^TestAllocations$$' ./keys/
-	@# The Cosmos DB profile on the cheap suites (about 100 s more on 2 cores).
-	TABLEKIT_PROFILE=cosmos go test -p 1 -count=1 -run '^Test' -skip '$(COSMOS_SKIP)' $(COSMOS_TEST)
+	@# The Cosmos DB profile on the cheap suites.
+	TABLEKIT_PROFILE=cosmos $(SHAREDRUN) -n 2 -- go test -p 2 -count=1 -run '^Test' -skip '$(COSMOS_SKIP)' $(COSMOS_TEST)
+
+SHARED_AZURITES := 3
+SHAREDRUN := bin/sharedrun
+TESTRUN := bin/testrun
+
+# Built every time (go's cache makes that cheap), so never stale.
+.PHONY: $(SHAREDRUN) $(TESTRUN)
+$(SHAREDRUN):
+	go build -o $@ ./integration/azurite/sharedrun
+$(TESTRUN):
+	go build -o $@ ./internal/testrun
 
 # The Cosmos DB for Table profile (integration/cosmos): TABLEKIT_PROFILE=cosmos
 # puts it in every table client of the tests' Env. `make test` runs

@@ -9,11 +9,16 @@ SHELL := bash
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 AZURITE := integration/node_modules/.bin/azurite
+# Test commands: sharedrun starts the Azurites that test binaries share;
+# testrun summarises go test -json.
+SHAREDRUN := bin/sharedrun
+TESTRUN := bin/testrun
+SHARED_AZURITES := 3
 
 # Tests and the demo run the Azurite pinned in integration/package-lock.json.
 export TABLEKIT_AZURITE ?= $(CURDIR)/$(AZURITE)
 
-.PHONY: azurite demo lint fmt-check vet staticcheck test test-cosmos bench fuzz print-staticcheck
+.PHONY: azurite demo lint fmt-check vet staticcheck check test test-cosmos bench fuzz print-staticcheck
 
 ## azurite: install the pinned Azurite into integration/node_modules.
 azurite: $(AZURITE)
@@ -70,9 +75,18 @@ test: azurite lint $(SHAREDRUN) $(TESTRUN)
 	@# The Cosmos DB profile on the cheap suites.
 	TABLEKIT_PROFILE=cosmos $(SHAREDRUN) -n 2 -- go test -p 2 -count=1 -run '^Test' -skip '$(COSMOS_SKIP)' $(COSMOS_TEST)
 
-SHARED_AZURITES := 3
-SHAREDRUN := bin/sharedrun
-TESTRUN := bin/testrun
+## check: the edit-test loop: lint, build, the unit tests (every package
+# whose tests need no service) and a fast Azurite subset, without the race
+# detector. make test runs everything.
+check: azurite lint $(SHAREDRUN) $(TESTRUN)
+	go build ./...
+	pure=$$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... \
+		| awk 'NF > 1 && !/tablekit\/integration( |$$)/ {print $$1}'); \
+	$(SHAREDRUN) -n 2 -- go test -count=1 -short -p 4 -json $$pure $(CHECK_AZURITE) 2>&1 | $(TESTRUN)
+
+# The Azurite suites make check runs: the floor every pattern stands on.
+CHECK_AZURITE := ./integration/ ./keys/ ./entity/filter/ ./cost/ ./patterns/logtail/
+
 
 # Built every time (go's cache makes that cheap), so never stale.
 .PHONY: $(SHAREDRUN) $(TESTRUN)

@@ -9,11 +9,16 @@ SHELL := bash
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 AZURITE := integration/node_modules/.bin/azurite
+# Test commands: sharedrun starts the Azurites that test binaries share;
+# testrun summarises go test -json.
+SHAREDRUN := bin/sharedrun
+TESTRUN := bin/testrun
+SHARED_AZURITES := 3
 
 # Tests and the demo run the Azurite pinned in integration/package-lock.json.
 export TABLEKIT_AZURITE ?= $(CURDIR)/$(AZURITE)
 
-.PHONY: azurite demo lint fmt-check vet staticcheck test test-cosmos bench fuzz print-staticcheck
+.PHONY: azurite demo lint fmt-check vet staticcheck check test test-cosmos bench fuzz print-staticcheck
 
 ## azurite: install the pinned Azurite into integration/node_modules.
 azurite: $(AZURITE)
@@ -59,14 +64,36 @@ $(STATICCHECK):
 # -p 4: the suites wait on Azurite more than they compute (1.3 of 2 cores
 # busy with -p 2), so four packages at once finish sooner.
 # In CI (CI=true) or with TABLEKIT_NO_SKIP=1 a skipped test fails the run.
-test: azurite lint
-	{ go test -race -count=1 -p 4 -timeout 20m -json ./... 2>&1; \
+# The test binaries share SHARED_AZURITES emulators started by sharedrun
+# (integration/azurite/sharedrun) instead of starting one each.
+test: azurite lint $(SHAREDRUN) $(TESTRUN)
+	{ $(SHAREDRUN) -n $(SHARED_AZURITES) -- go test -race -count=1 -p 4 -timeout 20m -json ./... 2>&1; \
 	  for m in $(SUBMODULES); do (cd $$m && go test -race -count=1 -timeout 5m -json ./... 2>&1); done; } \
-	| go run ./internal/testrun
+	| $(TESTRUN)
 	@# Allocation counts differ under the race detector: checked once without it.
 	go test -count=1 -run '^TestAllocations$$' ./keys/
-	@# The Cosmos DB profile on the cheap suites (about 100 s more on 2 cores).
-	TABLEKIT_PROFILE=cosmos go test -p 1 -count=1 -run '^Test' -skip '$(COSMOS_SKIP)' $(COSMOS_TEST)
+	@# The Cosmos DB profile on the cheap suites.
+	TABLEKIT_PROFILE=cosmos $(SHAREDRUN) -n 2 -- go test -p 2 -count=1 -run '^Test' -skip '$(COSMOS_SKIP)' $(COSMOS_TEST)
+
+## check: the edit-test loop: lint, build, the unit tests (every package
+# whose tests need no service) and a fast Azurite subset, without the race
+# detector. make test runs everything.
+check: azurite lint $(SHAREDRUN) $(TESTRUN)
+	go build ./...
+	pure=$$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... \
+		| awk 'NF > 1 && !/tablekit\/integration( |$$)/ {print $$1}'); \
+	$(SHAREDRUN) -n 2 -- go test -count=1 -short -p 4 -json $$pure $(CHECK_AZURITE) 2>&1 | $(TESTRUN)
+
+# The Azurite suites make check runs: the floor every pattern stands on.
+CHECK_AZURITE := ./integration/ ./keys/ ./entity/filter/ ./cost/ ./patterns/logtail/
+
+
+# Built every time (go's cache makes that cheap), so never stale.
+.PHONY: $(SHAREDRUN) $(TESTRUN)
+$(SHAREDRUN):
+	go build -o $@ ./integration/azurite/sharedrun
+$(TESTRUN):
+	go build -o $@ ./internal/testrun
 
 # The Cosmos DB for Table profile (integration/cosmos): TABLEKIT_PROFILE=cosmos
 # puts it in every table client of the tests' Env. `make test` runs

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +49,14 @@ const (
 	// EnvAzuriteTimeout names a variable holding how long Start waits for a
 	// started Azurite to answer, as a Go duration; 60s when unset.
 	EnvAzuriteTimeout = azurite.EnvTimeout
+	// EnvShared names a variable holding the connection strings of Azurite
+	// processes that are already running, one per line, as the sharedrun
+	// command (integration/azurite/sharedrun) sets it for the command it
+	// runs. When it is set, and neither EnvConnectionString nor
+	// EnvAccountURL is, Main uses one of them instead of starting an Azurite
+	// of its own: the test binaries of one `go test ./...` share a few
+	// emulators instead of starting one each. Start always starts its own.
+	EnvShared = "TABLEKIT_AZURITE_SHARED"
 )
 
 // The well-known development account that Azurite serves.
@@ -93,6 +103,10 @@ type Env struct {
 	// StartupDuration is how long Start took to have all three services
 	// answer (zero for a live account).
 	StartupDuration time.Duration
+	// Shared reports an Azurite that this Env did not start and Close does
+	// not stop: one of those named by TABLEKIT_AZURITE_SHARED ([EnvShared]).
+	// Other test binaries use it at the same time.
+	Shared bool
 
 	server      *azurite.Server               // nil for a live account
 	account     *account.Account              // the clients' account
@@ -141,6 +155,7 @@ func (e *Env) WithOptions(configure func(*azcore.ClientOptions)) *Env {
 		BlobEndpoint:     e.BlobEndpoint,
 		Credential:       e.Credential,
 		StartupDuration:  e.StartupDuration,
+		Shared:           e.Shared,
 		server:           e.server,
 		names:            e.names,
 		profile:          e.profile,
@@ -174,17 +189,10 @@ func (e *Env) usable(tb testing.TB) {
 // the table, queue and blob services all answer a request. The caller must
 // call Close.
 func Start(ctx context.Context) (*Env, error) {
-	var prefix [3]byte
-	if _, err := rand.Read(prefix[:]); err != nil {
+	e, err := newEnv()
+	if err != nil {
 		return nil, err
 	}
-	e := &Env{names: &namer{prefix: hex.EncodeToString(prefix[:])}}
-	profile, err := profileFromEnv()
-	if err != nil {
-		return nil, fmt.Errorf("integration: %w", err)
-	}
-	// The profile is made once the table endpoint is known (connect).
-	e.wantProfile = profile
 	switch {
 	case os.Getenv(EnvConnectionString) != "":
 		if err := e.useConnectionString(ctx, os.Getenv(EnvConnectionString)); err != nil {
@@ -208,6 +216,61 @@ func Start(ctx context.Context) (*Env, error) {
 		}
 	}
 	return e, nil
+}
+
+// newEnv returns an Env with its names and profile, not yet connected.
+func newEnv() (*Env, error) {
+	var prefix [3]byte
+	if _, err := rand.Read(prefix[:]); err != nil {
+		return nil, err
+	}
+	e := &Env{names: &namer{prefix: hex.EncodeToString(prefix[:])}}
+	profile, err := profileFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("integration: %w", err)
+	}
+	// The profile is made once the table endpoint is known (connect).
+	e.wantProfile = profile
+	return e, nil
+}
+
+// startForMain is Start, or one of the Azurites named by EnvShared when
+// that is set and no account is named.
+func startForMain(ctx context.Context) (*Env, error) {
+	shared := os.Getenv(EnvShared)
+	if shared == "" || os.Getenv(EnvConnectionString) != "" || os.Getenv(EnvAccountURL) != "" {
+		return Start(ctx)
+	}
+	cs, err := pickShared(shared, os.Args[0])
+	if err != nil {
+		return nil, fmt.Errorf("integration: %s: %w", EnvShared, err)
+	}
+	e, err := newEnv()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.useShared(ctx, cs); err != nil {
+		return nil, fmt.Errorf("integration: %s: %w", EnvShared, err)
+	}
+	return e, nil
+}
+
+// pickShared chooses one of the connection strings listed in shared, by a
+// hash of the test binary's name: the same package uses the same emulator
+// on every run, and packages spread over all of them.
+func pickShared(shared, binary string) (string, error) {
+	var list []string
+	for line := range strings.Lines(shared) {
+		if line = strings.TrimSpace(line); line != "" {
+			list = append(list, line)
+		}
+	}
+	if len(list) == 0 {
+		return "", errors.New("no connection string listed")
+	}
+	h := fnv.New32a()
+	h.Write([]byte(filepath.Base(binary)))
+	return list[h.Sum32()%uint32(len(list))], nil
 }
 
 // Close stops the Azurite process that Start started, with every process of
@@ -285,7 +348,7 @@ func run(m *testing.M, env **Env) (code int) {
 	}
 	// The bound covers a first-time installation of Azurite with npm.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	e, err := Start(ctx)
+	e, err := startForMain(ctx)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: cannot start the test environment: %v\n", err)
@@ -505,6 +568,16 @@ func (e *Env) useConnectionString(ctx context.Context, cs string) error {
 	ep := e.account.Endpoints()
 	e.TableEndpoint, e.QueueEndpoint, e.BlobEndpoint = ep.Table, ep.Queue, ep.Blob
 	return e.checkTables(ctx)
+}
+
+// useShared sets e up for an Azurite that another process started and
+// stops: not live, and not e's to close.
+func (e *Env) useShared(ctx context.Context, cs string) error {
+	if err := e.useConnectionString(ctx, cs); err != nil {
+		return err
+	}
+	e.Live, e.Shared = false, true
+	return nil
 }
 
 // useAccountURL sets e up for a live account reached with

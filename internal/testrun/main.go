@@ -34,9 +34,10 @@ type event struct {
 }
 
 type testState struct {
-	name   string
-	result string // "", "pass", "fail" or "skip"
-	output []string
+	name    string
+	result  string // "", "pass", "fail" or "skip"
+	output  []string
+	elapsed float64 // seconds, as go test reported at the test's end
 }
 
 type pkgState struct {
@@ -54,7 +55,17 @@ type summary struct {
 	failedPkgs              []string
 	skips                   []string // "pkg.TestName: reason"
 	ran                     bool     // at least one test event was seen
+	timed                   []timedTest
 }
+
+// timedTest is a finished top-level test and how long it took.
+type timedTest struct {
+	name    string // "pkg.TestName"
+	elapsed float64
+}
+
+// slowestShown is how many of the slowest tests report lists.
+const slowestShown = 10
 
 // runner accumulates the stream's state and prints as it goes.
 type runner struct {
@@ -134,6 +145,10 @@ func (rn *runner) handle(ev event) {
 		return
 	}
 	t := p.test(ev.Test)
+	if (ev.Action == "pass" || ev.Action == "fail") && !strings.Contains(t.name, "/") {
+		t.elapsed = ev.Elapsed
+		rn.sum.timed = append(rn.sum.timed, timedTest{name: shortPkg(p.name) + "." + t.name, elapsed: ev.Elapsed})
+	}
 	switch ev.Action {
 	case "output":
 		t.output = append(t.output, ev.Output)
@@ -283,6 +298,7 @@ func (rn *runner) report(strict bool) int {
 		fmt.Fprintf(rn.w, "FAIL: %d package(s) failed: %s\n", len(s.failedPkgs), strings.Join(s.failedPkgs, " "))
 		status = 1
 	}
+	rn.printSlowest()
 	if !s.ran {
 		fmt.Fprintln(rn.w, "FAIL: the test stream holds no test at all")
 		status = 1
@@ -305,4 +321,40 @@ func skipReason(output []string) string {
 		return ": " + l
 	}
 	return ""
+}
+
+// printSlowest lists the slowest top-level tests, slowest first: where the
+// suite's time goes, so that it stays short.
+func (rn *runner) printSlowest() {
+	timed := slices.Clone(rn.sum.timed)
+	if len(timed) == 0 {
+		return
+	}
+	slices.SortStableFunc(timed, func(a, b timedTest) int {
+		switch {
+		case a.elapsed > b.elapsed:
+			return -1
+		case a.elapsed < b.elapsed:
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	timed = timed[:min(len(timed), slowestShown)]
+	fmt.Fprintln(rn.w)
+	fmt.Fprintf(rn.w, "Slowest %d tests:\n", len(timed))
+	for _, t := range timed {
+		fmt.Fprintf(rn.w, "\t%7.2fs  %s\n", t.elapsed, t.name)
+	}
+}
+
+// shortPkg drops the module path from a package's import path.
+func shortPkg(pkg string) string {
+	const module = "github.com/tablekit/tablekit"
+	if rest, ok := strings.CutPrefix(pkg, module+"/"); ok {
+		return rest
+	}
+	if pkg == module {
+		return "tablekit"
+	}
+	return pkg
 }

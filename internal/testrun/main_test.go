@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -162,5 +163,39 @@ func TestStrictFromEnv(t *testing.T) {
 		if got := strictFromEnv(func(k string) string { return env[k] }); got != tc.want {
 			t.Errorf("CI=%q TABLEKIT_NO_SKIP=%q: strict = %v, want %v", tc.ci, tc.noSkip, got, tc.want)
 		}
+	}
+}
+
+// TestSlowest checks that the report lists the slowest top-level tests,
+// slowest first, before the closing line, and leaves subtests out.
+func TestSlowest(t *testing.T) {
+	var in strings.Builder
+	for _, e := range []struct {
+		test    string
+		elapsed float64
+	}{{"TestA", 0.5}, {"TestB", 3.25}, {"TestB/sub", 9}, {"TestC", 1.75}} {
+		in.WriteString(`{"Action":"run","Package":"github.com/tablekit/tablekit/p","Test":"` + e.test + `"}` + "\n")
+		in.WriteString(`{"Action":"pass","Package":"github.com/tablekit/tablekit/p","Test":"` + e.test + `","Elapsed":` + strconv.FormatFloat(e.elapsed, 'f', -1, 64) + "}\n")
+	}
+	in.WriteString(`{"Action":"pass","Package":"github.com/tablekit/tablekit/p","Elapsed":5}` + "\n")
+	var out strings.Builder
+	if status := run(strings.NewReader(in.String()), &out, false); status != 0 {
+		t.Fatalf("status %d; output:\n%s", status, out.String())
+	}
+	s := out.String()
+	i := strings.Index(s, "Slowest 3 tests:")
+	if i < 0 {
+		t.Fatalf("no slowest list in:\n%s", s)
+	}
+	list := s[i:]
+	b, c, a := strings.Index(list, "3.25s  p.TestB\n"), strings.Index(list, "1.75s  p.TestC\n"), strings.Index(list, "0.50s  p.TestA\n")
+	if b < 0 || c < 0 || a < 0 || !(b < c && c < a) {
+		t.Errorf("slowest list not in order B, C, A:\n%s", list)
+	}
+	if strings.Contains(list, "TestB/sub") {
+		t.Errorf("slowest list names a subtest:\n%s", list)
+	}
+	if got, want := lastLine(s), "4 passed, 0 failed, 0 skipped"; got != want { // subtests count too
+		t.Errorf("last line %q, want %q", got, want)
 	}
 }

@@ -280,3 +280,48 @@ func corpusString(data string) (string, bool) {
 	s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lines[1], "string("), ")"))
 	return s, err == nil
 }
+
+// TestServiceURLHosts: New and NewFromSASURL derive the other services'
+// hosts from the URL's, so its account name, suffix and port are checked
+// as a connection string's are: each of these was accepted before.
+func TestServiceURLHosts(t *testing.T) {
+	const sas = "?sv=2019-02-02&ss=bqt&srt=sco&sp=rl&se=2030-01-01T00%3A00%3A00Z&sig=U0lHTkFUVVJFU0lHTkFUVVJF"
+	for _, c := range []struct{ url, says string }{
+		{"https://acct.table.core.windows.net:0/", "port"},
+		{"https://acct.table.core.windows.net:99999/", "port"},
+		{"https://a_b.table.core.windows.net/", "not an account name"},
+		{"https://ab.table.core.windows.net/", "not an account name"},
+		{"https://abcdefghijklmnopqrstuvwxy.queue.core.windows.net/", "not an account name"},
+		{"https://acct.blob.core..windows.net/", "suffix"},
+		{"https://acct.blob.core.windows.net./", "suffix"},
+		{"https://acct.table.cosmos.azure.com-/", "suffix"},
+		{"https://-acct.table.cosmos.azure.com/", "Cosmos DB account name"},
+	} {
+		for _, build := range []struct {
+			field string
+			new   func() (*account.Account, error)
+		}{
+			{account.FieldAccountURL, func() (*account.Account, error) { return account.New(c.url, staticToken("t"), nil) }},
+			{account.FieldSASURL, func() (*account.Account, error) { return account.NewFromSASURL(c.url+sas, nil) }},
+		} {
+			acct, err := build.new()
+			var ce *account.ConfigError
+			if acct != nil || !errors.As(err, &ce) || !errors.Is(err, entity.ErrInvalid) || ce.Field != build.field {
+				t.Errorf("%s (%s): %v, want a *ConfigError", c.url, build.field, err)
+				continue
+			}
+			if !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "U0lHTkFU") {
+				t.Errorf("%s: %q, want it to say %q without the signature", c.url, err, c.says)
+			}
+		}
+	}
+	for _, u := range []string{
+		"https://acct.table.core.windows.net:443/",
+		"https://ACCT.blob.core.windows.net/",
+		"https://my-cosmos-1.table.cosmos.azure.com:443/",
+	} {
+		if _, err := account.New(u, staticToken("t"), nil); err != nil {
+			t.Errorf("New(%s): %v", u, err)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -49,6 +50,15 @@ const (
 	DevTablePort = 10002
 )
 
+// settings are the names a storage connection string may use (in any
+// case), as the Azure SDKs define them.
+var settings = []string{
+	"DefaultEndpointsProtocol", "AccountName", "AccountKey", "SharedAccessSignature", "EndpointSuffix",
+	"TableEndpoint", "QueueEndpoint", "BlobEndpoint", "FileEndpoint",
+	"TableSecondaryEndpoint", "QueueSecondaryEndpoint", "BlobSecondaryEndpoint", "FileSecondaryEndpoint",
+	"UseDevelopmentStorage", "DevelopmentStorageProxyUri",
+}
+
 // Parsed is a connection string's settings.
 type Parsed struct {
 	AccountName, AccountKey string
@@ -60,9 +70,10 @@ type Parsed struct {
 	BlobEndpoint            string
 }
 
-// Parse reads a connection string: settings Key=Value separated by ';'
-// (keys in any case, each at most once; settings tablekit does not use,
-// such as FileEndpoint, are ignored). It accepts:
+// Parse reads a connection string: settings Key=Value separated by ';',
+// keys in any case, each at most once, each one of the Azure SDKs' (a
+// misspelt or unknown setting is refused; FileEndpoint and the secondary
+// endpoints are checked as endpoints and otherwise unused). It accepts:
 //
 //   - "UseDevelopmentStorage=true", alone or with DevelopmentStorageProxyUri:
 //     Azurite's well-known account on its default ports (10000 blob, 10001
@@ -117,6 +128,14 @@ func Parse(s string) (Parsed, error) {
 	if len(kv) == 0 {
 		return Parsed{}, &Error{Reason: "empty"}
 	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(settings, func(s string) bool { return strings.EqualFold(s, k) }) {
+			// A setting misspelt would leave an endpoint derived, to a
+			// host the string did not mean; a key pasted without its
+			// name reads as a setting named after the key (show).
+			return Parsed{}, malformed("setting %s is not a storage connection string's (%s)", quoteName(k), strings.Join(settings, ", "))
+		}
+	}
 	get := func(k string) (string, bool) {
 		for key, v := range kv {
 			if strings.EqualFold(key, k) {
@@ -166,6 +185,14 @@ func Parse(s string) (Parsed, error) {
 	if p.AccountName != "" && !serviceName {
 		if why := CheckEmulatorAccountName(p.AccountName); why != "" {
 			return Parsed{}, malformed("AccountName %s %s", show(p.AccountName), why)
+		}
+	}
+	// Endpoints tablekit does not use are checked as the others are.
+	for _, setting := range []string{"FileEndpoint", "TableSecondaryEndpoint", "QueueSecondaryEndpoint", "BlobSecondaryEndpoint", "FileSecondaryEndpoint"} {
+		if raw := value(setting); raw != "" {
+			if _, err := CheckEndpoint(setting, raw); err != nil {
+				return Parsed{}, err
+			}
 		}
 	}
 	explicit := 0
@@ -247,16 +274,19 @@ func CheckEndpoint(setting, raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A path in error is not repeated: a query typed without its '?'
+	// (https://host/sv=…&sig=…) would be.
+	shown := strconv.Quote(u.Scheme + "://" + u.Host + "/…")
 	path := strings.TrimSuffix(u.Path, "/")
 	if path != "" {
-		for _, seg := range strings.Split(path[1:], "/") {
+		for i, seg := range strings.Split(path[1:], "/") {
 			if why := checkSegment(seg); why != "" {
-				return "", malformed("%s %s has a path segment that %s", setting, quoteURL(raw), why)
+				return "", malformed("%s %s: path segment %d %s", setting, shown, i+1, why)
 			}
 		}
 	}
 	if strings.ContainsRune(u.EscapedPath(), '%') {
-		return "", malformed("%s %s has a percent-escape in its path (a segment has letters, digits, '-', '.', '_' and '~')", setting, quoteURL(raw))
+		return "", malformed("%s %s has a percent-escape in its path (a segment has letters, digits, '-', '.', '_' and '~')", setting, shown)
 	}
 	return u.Scheme + "://" + u.Host + path + "/", nil
 }
@@ -265,8 +295,13 @@ func CheckEndpoint(setting, raw string) (string, error) {
 // absolute http(s) URL with a valid host and port, no user, no fragment
 // and no query. u.Host of the result is normalized (no empty port).
 func checkURL(setting, raw string) (*url.URL, error) {
-	shown := quoteURL(raw)
+	// What is not an http(s) URL with a host is shown as any other value
+	// (show): it may be a key pasted into the wrong setting.
+	shown := show(RedactURL(raw))
 	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		shown = quoteURL(raw)
+	}
 	if err != nil {
 		why := "cannot be read"
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {

@@ -199,6 +199,9 @@ func TestParseRefusesHostInjection(t *testing.T) {
 		{"UseDevelopmentStorage=true;AccountName=other", "takes no setting but DevelopmentStorageProxyUri"},
 		{"UseDevelopmentStorage=true;TableEndpoint=http://evil.example/", "takes no setting but DevelopmentStorageProxyUri"},
 		{"DevelopmentStorageProxyUri=http://proxy.example;AccountName=acct;" + key, "without UseDevelopmentStorage=true"},
+		{"AccountName=acct;" + key + ";TablesEndpoint=http://h.example/", `setting "TablesEndpoint" is not a storage connection string's`},
+		{"AccountName=acct;" + key + ";FileEndpoint=http://[::1", "FileEndpoint"},
+		{"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=a2V5", "not a storage connection string's"},
 		{"TableEndpoint=https://h.example/;SharedAccessSignature=sv=1", "no signature"},
 		{"TableEndpoint=https://h.example/;SharedAccessSignature=sv=1&sig=a b", "space"},
 		{"TableEndpoint=https://h.example/;SharedAccessSignature=sv=1&sig=a#b", "'#'"},
@@ -248,6 +251,11 @@ func TestParseEndpointForms(t *testing.T) {
 			"http://[::1]:10002/devstoreaccount1/", "http://[::1]:10001/devstoreaccount1/", "http://[::1]:10000/devstoreaccount1/"},
 		{"TableEndpoint=https://acct.table.core.windows.net;SharedAccessSignature=?sv=2019-02-02&sig=c2ln%3D",
 			"https://acct.table.core.windows.net/", "", ""},
+		// The portal's SAS connection string: FileEndpoint is checked,
+		// not used.
+		{"BlobEndpoint=https://acct.blob.core.windows.net/;QueueEndpoint=https://acct.queue.core.windows.net/;FileEndpoint=https://acct.file.core.windows.net/;" +
+			"TableEndpoint=https://acct.table.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=bfqt&srt=sco&sp=rl&se=2030-01-01T00:00:00Z&spr=https&sig=c2ln",
+			"https://acct.table.core.windows.net/", "https://acct.queue.core.windows.net/", "https://acct.blob.core.windows.net/"},
 	} {
 		p, err := Parse(c.in)
 		if err != nil {

@@ -529,11 +529,18 @@ func (p Parsed) String() string {
 	return strings.Join(parts, ";")
 }
 
-// Normalize parses s and writes it back with explicit endpoints.
+// Normalize parses s and writes it back with explicit endpoints, for an
+// SDK's FromConnectionString constructor of a table client. A string that
+// gives no table endpoint (an emulator's custom account with other
+// endpoints only) is an *Error: the SDKs would derive one from AccountName
+// themselves, unchecked.
 func Normalize(s string) (string, error) {
 	p, err := Parse(s)
 	if err != nil {
 		return "", err
+	}
+	if p.TableEndpoint == "" {
+		return "", malformed("no table endpoint: AccountName is not a storage account name (%s) and TableEndpoint is not set", CheckAccountName(p.AccountName))
 	}
 	return p.String(), nil
 }

@@ -315,3 +315,17 @@ func TestErrorsRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizeNeedsTableEndpoint: a string whose AccountName is an
+// emulator's custom one and that sets no TableEndpoint normalizes to an
+// error, not to a string from which an SDK would derive a table host from
+// the unchecked name.
+func TestNormalizeNeedsTableEndpoint(t *testing.T) {
+	_, err := Normalize("AccountName=Team_A;AccountKey=a2V5;QueueEndpoint=http://127.0.0.1:10001/Team_A")
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "TableEndpoint") {
+		t.Errorf("Normalize without a table endpoint: %v", err)
+	}
+	if _, err := Normalize("AccountName=Team_A;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:10002/Team_A"); err != nil {
+		t.Error(err)
+	}
+}

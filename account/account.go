@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -116,7 +117,13 @@ func NewFromConnectionString(connectionString string, opts *Options) (*Account, 
 		a.sas = p.SAS
 	}
 	for service, setting := range map[string]string{ServiceTable: "TableEndpoint", ServiceQueue: "QueueEndpoint", ServiceBlob: "BlobEndpoint"} {
-		a.missing[service] = "the connection string sets neither AccountName nor " + setting
+		if p.AccountName == "" {
+			a.missing[service] = "the connection string sets neither AccountName nor " + setting
+		} else {
+			// Parse derives an endpoint from a storage account name only.
+			a.missing[service] = fmt.Sprintf("the connection string's AccountName is not a storage account name (%s), so no %s endpoint is derived from it: set %s",
+				connstr.CheckAccountName(p.AccountName), service, setting)
+		}
 	}
 	return a.build(opts)
 }
@@ -180,8 +187,8 @@ func NewFromSASURL(sasURL string, opts *Options) (*Account, error) {
 	return a.build(opts)
 }
 
-// serviceURL parses an account or SAS URL: http(s), a host, no user, no
-// fragment, no path but "/".
+// serviceURL parses an account or SAS URL: http(s), a host, a port (if
+// any) from 1 to 65535, no user, no fragment, no path but "/".
 func serviceURL(field, raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || raw == "" {
@@ -190,12 +197,14 @@ func serviceURL(field, raw string) (*url.URL, error) {
 	switch {
 	case u.Scheme != "https" && u.Scheme != "http":
 		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q is not an http(s) URL such as https://NAME.table.core.windows.net/", redactURL(u))}
-	case u.Host == "":
+	case u.Opaque != "" || u.Host == "":
 		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q has no host", redactURL(u))}
 	case u.User != nil:
 		return nil, &ConfigError{Field: field, Reason: "the URL carries a user name or password"}
-	case u.Fragment != "":
+	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q has a fragment", redactURL(u))}
+	case u.Port() != "" && !validPort(u.Port()):
+		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q: port %q is not a number from 1 to 65535", redactURL(u), u.Port())}
 	case u.Path != "" && u.Path != "/":
 		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q has a path (%s): give the service's URL, https://NAME.table.core.windows.net/, "+
 			"not a table's, queue's or container's; Azurite's path-style endpoints are reached with a connection string", redactURL(u), u.Path)}
@@ -214,12 +223,19 @@ func derive(field string, u *url.URL) (*Account, error) {
 			"use a connection string with explicit TableEndpoint, QueueEndpoint and BlobEndpoint", host)}
 	}
 	name, suffix := labels[0], labels[2]
+	cosmos := labels[1] == ServiceTable && strings.HasPrefix(strings.ToLower(suffix), "cosmos.")
+	if why := accountName(strings.ToLower(name), cosmos); why != "" {
+		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("host %q: %q is not an account name (%s)", host, name, why)}
+	}
+	if why := connstr.CheckDNSSuffix(suffix); why != "" {
+		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("host %q: the suffix after the service %s", host, why)}
+	}
 	if port != "" {
 		suffix += ":" + port
 	}
 	at := func(service string) string { return u.Scheme + "://" + name + "." + service + "." + suffix + "/" }
 	a := &Account{name: name, missing: map[string]string{}}
-	if labels[1] == ServiceTable && strings.HasPrefix(suffix, "cosmos") {
+	if cosmos {
 		// Cosmos DB for Table: a table service only.
 		a.endpoints.Table = at(ServiceTable)
 		a.missing[ServiceQueue] = "a Cosmos DB for Table account has no queue service"
@@ -228,6 +244,35 @@ func derive(field string, u *url.URL) (*Account, error) {
 	}
 	a.endpoints = Endpoints{Table: at(ServiceTable), Queue: at(ServiceQueue), Blob: at(ServiceBlob)}
 	return a, nil
+}
+
+// accountName returns why name (lower-cased: host names are not
+// case-sensitive) is not the account name of a service host, or "": a
+// storage account's rule (3 to 24 lower-case letters and digits), or a
+// Cosmos DB account's (3 to 44 lower-case letters, digits and hyphens, not
+// at either end).
+func accountName(name string, cosmos bool) string {
+	if !cosmos {
+		return connstr.CheckAccountName(name)
+	}
+	if n := len(name); n < 3 || n > 44 {
+		return fmt.Sprintf("a Cosmos DB account name has 3 to 44 characters, not %d", n)
+	}
+	if name[0] == '-' || name[len(name)-1] == '-' {
+		return "a Cosmos DB account name starts and ends with a letter or digit"
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return fmt.Sprintf("a Cosmos DB account name has lower-case letters, digits and hyphens, not %q", c)
+		}
+	}
+	return ""
+}
+
+// validPort reports whether port is a number from 1 to 65535.
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535 && len(port) <= 5
 }
 
 // build makes the service clients with opts.

@@ -31,6 +31,49 @@
 // and 10002 (table). When both AccountKey and SharedAccessSignature are set,
 // the key is used.
 //
+// # What a connection string may choose
+//
+// A connection string sends requests to the hosts it names and no other
+// (TestConnectionStringChoosesNoHost, and FuzzNewFromConnectionString,
+// which checks that every endpoint of an accepted string, and the requests
+// of its clients, have the host an independent reading of the string
+// gives):
+//
+//   - Settings are Key=Value separated by ';', keys in any case, each at
+//     most once, each one the Azure SDKs define: a misspelt or unknown
+//     setting (TablesEndpoint, a Service Bus string's SharedAccessKey, a key
+//     pasted without "AccountKey=") is refused. FileEndpoint and the
+//     secondary endpoints are checked as endpoints and not used.
+//   - A service without an explicit endpoint gets
+//     DefaultEndpointsProtocol://AccountName.SERVICE.EndpointSuffix/ only
+//     when AccountName follows the service's rule (3 to 24 lower-case
+//     letters and digits; devstoreaccount1 does) and EndpointSuffix is a DNS
+//     suffix (labels of letters, digits and hyphens; no scheme, slash, port
+//     or query). AccountName=evil.example/x, a name with '?' or a space,
+//     EndpointSuffix=core.windows.net/evil are refused.
+//   - Any other AccountName, such as an Azurite custom account's
+//     (AZURITE_ACCOUNTS), is accepted with explicit endpoints if it has 1
+//     to 63 ASCII letters, digits, '-', '_' and '.' (it signs requests):
+//     the services without an explicit endpoint then have none, and asking
+//     for one is an *EndpointError saying so (TestEmulatorProxyAndCustomAccount).
+//   - An explicit endpoint is an absolute http(s) URL: a DNS name, an IPv4
+//     address or a bracketed IPv6 address without a zone; a port, if any,
+//     from 1 to 65535; a path, if any, of plain segments (letters, digits,
+//     '-', '.', '_', '~'; not "." or ".."; no percent-escapes), such as
+//     Azurite's /devstoreaccount1; no user, fragment or query. A query is
+//     refused, not split into a SAS: a SAS goes in SharedAccessSignature,
+//     which then applies to every endpoint. http://, http://[::1,
+//     http://host:badport/, https://host/?sv=…&sig=… are refused.
+//   - A SharedAccessSignature is a query string with a signature (sig),
+//     without spaces, control characters or '#'.
+//   - UseDevelopmentStorage=true takes no other setting than
+//     DevelopmentStorageProxyUri, an http(s) URL naming a host only: its
+//     endpoints are the proxy's scheme and host on the emulator's ports
+//     10000 to 10002 with the path /devstoreaccount1/, as the Azure SDKs
+//     build them; a proxy URI with a port, path or query is refused (the
+//     SDKs would drop the port silently; for other ports, give explicit
+//     endpoints).
+//
 // [New] takes the URL of any one of the account's services,
 // https://NAME.table.core.windows.net/ (or .queue., .blob., in any cloud's
 // suffix), derives the other two, and authorizes every request with a
@@ -87,14 +130,30 @@
 //
 // Bad input is refused by the constructor, before any request and without a
 // panic: a malformed connection string, URL, key or name is a *[ConfigError]
-// (matching [ErrInvalid] and entity.ErrInvalid) naming the setting and what is wrong with it, never
-// repeating a key or signature. Asking for the client of a service the account
+// (matching [ErrInvalid] and entity.ErrInvalid) naming the setting and what
+// is wrong with it. New and NewFromSASURL check the URL's host as a
+// connection string's: a storage account name (or a Cosmos DB one: 3 to 44
+// lower-case letters, digits and hyphens), a DNS suffix, a port from 1 to
+// 65535 (TestServiceURLHosts). Asking for the client of a service the account
 // was given no endpoint for is an *[EndpointError] (matching [ErrNoEndpoint])
 // naming the service and the setting that would give it. Nothing is checked
 // against the service: the first request shows a wrong key or an unreachable
 // host. TestBadInput goes through each refusal; FuzzNewFromConnectionString
-// (seeded with internal/connstr's committed corpus) and FuzzAccountURL check
-// that no input panics or gets another kind of error.
+// (seeded with internal/connstr's committed corpus and this package's
+// testdata/fuzz) and FuzzAccountURL check that no input panics or gets
+// another kind of error.
+//
+// No error repeats an account key, a signature or a password: a URL is
+// shown without its query and user information, a value longer than any
+// name or suffix only by its first 8 bytes and its length (a key pasted
+// into the wrong setting), and a setting that is not key=value only by its
+// position. TestNoSecretInErrors in internal/secretscan feeds about forty
+// malformed connection strings and twenty-odd SAS URLs through every
+// constructor of the module that takes a credential and scans each error's
+// Error(), %+v and %#v (and those of every error it wraps) for the key,
+// the signature and the password, any 12 characters of them in a row, and
+// their escaped, base64 and hex forms; FuzzNewFromConnectionString checks
+// that no error repeats the AccountKey.
 //
 // # Where this package sits
 //

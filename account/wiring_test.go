@@ -5,11 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -445,74 +442,6 @@ func TestLinksNoTesting(t *testing.T) {
 			}
 		}
 	}
-}
-
-// FuzzNewFromConnectionString: any input gives an account or a
-// *ConfigError, never a panic; an account hands out a client for every
-// service it has an endpoint for, and an *EndpointError for the others.
-// The seeds are internal/connstr's committed corpus, read from its
-// testdata, and the forms above.
-func FuzzNewFromConnectionString(f *testing.F) {
-	dir := filepath.Join("..", "internal", "connstr", "testdata", "fuzz", "FuzzParse")
-	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) == 0 {
-		f.Fatalf("internal/connstr's seed corpus: %v (%d files)", err, len(entries))
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
-		s, ok := corpusString(string(data))
-		if !ok {
-			f.Fatalf("%s is not a one-string corpus entry", e.Name())
-		}
-		f.Add(s)
-	}
-	f.Add("UseDevelopmentStorage=true")
-	f.Add("AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.chinacloudapi.cn")
-	f.Add("TableEndpoint=https://acct.table.core.windows.net;SharedAccessSignature=?sv=1&sig=2")
-	f.Add("AccountName=acct;AccountKey=not base64!")
-	f.Fuzz(func(t *testing.T, cs string) {
-		acct, err := account.NewFromConnectionString(cs, nil)
-		if err != nil {
-			var ce *account.ConfigError
-			if acct != nil || !errors.As(err, &ce) || !errors.Is(err, account.ErrInvalid) {
-				t.Fatalf("%q: %v, %v: want a *ConfigError", cs, acct, err)
-			}
-			return
-		}
-		ep := acct.Endpoints()
-		if ep.Table == "" && ep.Queue == "" && ep.Blob == "" {
-			t.Fatalf("%q: an account without endpoints", cs)
-		}
-		for _, c := range []struct {
-			endpoint string
-			get      func() error
-		}{
-			{ep.Table, func() error { _, err := acct.Table("orders"); return err }},
-			{ep.Queue, func() error { _, err := acct.Queue("work"); return err }},
-			{ep.Blob, func() error { _, err := acct.Container("photos"); return err }},
-		} {
-			err := c.get()
-			if c.endpoint != "" && err != nil {
-				t.Fatalf("%q: endpoint %s, but %v", cs, c.endpoint, err)
-			}
-			if c.endpoint == "" && !errors.Is(err, account.ErrNoEndpoint) {
-				t.Fatalf("%q: no endpoint, but %v", cs, err)
-			}
-		}
-	})
-}
-
-// corpusString reads a "go test fuzz v1" file holding one string.
-func corpusString(data string) (string, bool) {
-	lines := strings.Split(strings.TrimSpace(data), "\n")
-	if len(lines) != 2 || lines[0] != "go test fuzz v1" || !strings.HasPrefix(lines[1], "string(") || !strings.HasSuffix(lines[1], ")") {
-		return "", false
-	}
-	s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lines[1], "string("), ")"))
-	return s, err == nil
 }
 
 // FuzzAccountURL: New and NewFromSASURL give an account or a *ConfigError

@@ -584,7 +584,8 @@ func (e *Env) useShared(ctx context.Context, cs string) error {
 // DefaultAzureCredential.
 func (e *Env) useAccountURL(ctx context.Context, tableURL string) error {
 	if !strings.Contains(tableURL, ".table.") {
-		return fmt.Errorf("%q is not a table endpoint like https://ACCOUNT.table.core.windows.net/", tableURL)
+		// Shown without its query and user: they may hold a SAS or a password.
+		return fmt.Errorf("%q is not a table endpoint like https://ACCOUNT.table.core.windows.net/", connstr.RedactURL(tableURL))
 	}
 	cred, err := azidentity.NewDefaultAzureCredential(nil)
 	if err != nil {

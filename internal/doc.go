@@ -6,7 +6,7 @@
 // edmvalue), the struct field walks (entityfields, blobfield), one-line
 // joined errors (errline), the clock and merges of sorted streams (clock,
 // merge), and the repository's own checks (doccheck, readme, layers,
-// apisweep, errtext, testrun).
+// apisweep, errtext, secretscan, testrun).
 //
 // # Layers
 //

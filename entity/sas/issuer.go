@@ -53,9 +53,11 @@ func NewIssuer(serviceURL string, key *Key, cfg Config) (*Issuer, error) {
 	u, err := url.Parse(serviceURL)
 	switch {
 	case err != nil:
-		return nil, &FieldError{Field: "URL", Reason: "not a URL", Err: err}
+		return nil, &FieldError{Field: "URL", Reason: "not a URL", Err: urlCause(err)}
 	case u.Scheme != "https" && u.Scheme != "http", u.Host == "", u.RawQuery != "", u.Fragment != "", u.User != nil:
-		return nil, invalid("URL", serviceURL, "the service URL is scheme://host[/path]/, with no query")
+		// The URL is shown without its query and user: they may hold a
+		// token or a password.
+		return nil, invalid("URL", connstr.RedactURL(serviceURL), "the service URL is scheme://host[/path]/, with no query")
 	}
 	if cfg.TTL < 0 {
 		return nil, invalid("TTL", cfg.TTL.String(), "the time to live must not be negative")

@@ -1,6 +1,7 @@
 package sas
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 
@@ -84,7 +85,7 @@ func openTableURL(sasURL string, opts *aztables.ClientOptions) (*aztables.Servic
 func parseSASURL(sasURL string) (*url.URL, Token, error) {
 	u, err := url.Parse(sasURL)
 	if err != nil {
-		return nil, Token{}, &FieldError{Field: "URL", Reason: "not a URL", Err: err}
+		return nil, Token{}, &FieldError{Field: "URL", Reason: "not a URL", Err: urlCause(err)}
 	}
 	switch {
 	case u.Scheme != "https" && u.Scheme != "http":
@@ -104,6 +105,15 @@ func parseSASURL(sasURL string) (*url.URL, Token, error) {
 		return nil, Token{}, invalid("spr", string(tok.Protocol), "the token allows HTTPS only and the URL is http")
 	}
 	return u, tok, nil
+}
+
+// urlCause returns the cause of url.Parse's error without the URL, which
+// *url.Error repeats whole, token included.
+func urlCause(err error) error {
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // newServiceClient builds a client for the service at u's scheme and host

@@ -47,6 +47,11 @@ type partition struct {
 	local     map[string]*partitionRows    // SamePartition index entities, by index name
 	lists     map[string]map[string]*found // every index's lists, by index name and value
 	stray     map[string][]*entity.DynamicEntity
+	// misplaced are the index entities in the partition that the
+	// indexes' layouts put elsewhere, by index name (a list of another
+	// Placement, Buckets or Config.Entries): drift.Stale, deleted by
+	// Repair.
+	misplaced map[string][]string
 	// Primaries that do not decode, by RowKey, with their errors: whether
 	// a list should name them cannot be told, so none is judged about
 	// them.
@@ -71,7 +76,7 @@ type found struct {
 }
 
 func newPartition(pk string) *partition {
-	return &partition{pk: pk, primaries: map[string]*primaryState{}, local: map[string]*partitionRows{}, lists: map[string]map[string]*found{}, stray: map[string][]*entity.DynamicEntity{}, bad: map[string]error{}}
+	return &partition{pk: pk, primaries: map[string]*primaryState{}, local: map[string]*partitionRows{}, lists: map[string]map[string]*found{}, stray: map[string][]*entity.DynamicEntity{}, misplaced: map[string][]string{}, bad: map[string]error{}}
 }
 
 // scanned is one entity of a primaries' partition, decoded once.
@@ -80,6 +85,7 @@ type scanned[T any] struct {
 	e            *T                    // a primary
 	row          *entity.DynamicEntity // a SamePartition index entity
 	bad          error                 // a primary that does not decode
+	misplaced    *index[T]             // an index entity of this index where its layout puts none
 }
 
 // decodeScanned decodes an entity a scan read: as a T when it is a
@@ -113,7 +119,12 @@ func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
 			return sc, nil
 		}
 	}
-	if ix := s.entryIndex(sc.rk); ix != nil && ix.Placement == SamePartition {
+	ix := s.entryIndex(sc.rk)
+	if ix != nil && s.misplacedIn(ix, sc.pk) {
+		sc.misplaced = ix
+		return sc, nil
+	}
+	if ix != nil && ix.Placement == SamePartition {
 		var d entity.DynamicEntity
 		if err := entity.Unmarshal(raw, &d); err != nil {
 			return sc, err
@@ -154,6 +165,10 @@ func (s *Set[T]) add(p *partition, sc scanned[T]) {
 			st.values[i], st.has[i] = v, has && err == nil
 		}
 		p.primaries[sc.rk] = st
+		return
+	}
+	if sc.misplaced != nil {
+		p.misplaced[sc.misplaced.Name] = append(p.misplaced[sc.misplaced.Name], sc.rk)
 		return
 	}
 	if sc.row == nil {
@@ -333,6 +348,9 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 			epk = ix.entryPK(p.pk)
 		}
 		wide := ix.Placement == TableWide // Missing only: its lists are checked whole in phase 1
+		for _, rk := range p.misplaced[ix.Name] {
+			out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{PartitionKey: p.pk, RowKey: rk}, Detail: misplacedDetail, Resume: resume})
+		}
 		for _, e := range p.stray[ix.Name] {
 			out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: s.tableOf(ix), PartitionKey: e.PartitionKey, RowKey: e.RowKey}, Detail: "an entity under the index's prefix whose RowKey the index does not make", Resume: resume})
 		}
@@ -354,6 +372,13 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 				for _, g := range f.garbage {
 					k := drift.Key{Table: entry.Table, PartitionKey: entry.PartitionKey, RowKey: g}
 					out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: k, Detail: "a continuation entity the directory does not name", Resume: resume})
+				}
+				// A member no primary can have (a list of another
+				// layout's, whose members are other keys) is damage.
+				bad := func(m string) bool { return !s.memberOK(ix, m) }
+				if i := slices.IndexFunc(listed, bad); i >= 0 {
+					out = append(out, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: entry, Detail: "the list names " + quote(listed[i]) + ", which is not a primary's RowKey", Resume: resume})
+					listed = slices.DeleteFunc(slices.Clone(listed), bad)
 				}
 			}
 			exp := want[v]
@@ -390,6 +415,10 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 	}
 	return out
 }
+
+// misplacedDetail is the detail of a finding of an index entity or blob
+// where the index's layout puts none.
+const misplacedDetail = "an index entity where the index's layout puts none"
 
 func quote(v string) string { return "\"" + indexset.Shorten(v) + "\"" }
 
@@ -470,7 +499,21 @@ func (s *Set[T]) partitions(ctx context.Context, given []string, t token) iter.S
 // partition, or another entity type's. The lists of other indexes for
 // such a partition are checked in phase 1.
 func (s *Set[T]) skip(p *partition) bool {
-	return len(p.primaries) == 0 && len(p.local) == 0 && len(p.bad) == 0
+	return len(p.primaries) == 0 && len(p.local) == 0 && len(p.bad) == 0 && len(p.misplaced) == 0
+}
+
+// misplacedIn reports an index entity of ix in partition pk of the
+// primaries' table where ix's layout puts none: ix keeps blobs, or its
+// index entities in Config.Entries, or in partitions that start with its
+// Name and "_" (the check of those partitions judges the rest).
+func (s *Set[T]) misplacedIn(ix *index[T], pk string) bool {
+	switch {
+	case ix.Placement == SamePartition:
+		return false
+	case ix.Placement == Blob, s.entries != s.bags:
+		return true
+	}
+	return !strings.HasPrefix(pk, ix.prefix)
 }
 
 // checked is one partition's findings.
@@ -478,7 +521,10 @@ type checked struct {
 	p        *partition
 	findings []drift.Finding
 	next     token // where the scan resumes after it
-	wide     bool  // the findings of one TableWide list partition
+	// alone: findings repaired one by one, damage first, with no
+	// partition of primaries to read again (a TableWide list partition,
+	// misplaced index entities or blobs).
+	alone bool
 }
 
 // rows returns the errors of the partition's bad rows, in key order.
@@ -527,7 +573,7 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 		}
 		t = token{Phase: 1}
 	}
-	for i := t.Index; i < len(s.indexes); i++ {
+	for i := t.Index; t.Phase == 1 && i < len(s.indexes); i++ {
 		ix := s.indexes[i]
 		if !ix.remote() {
 			continue
@@ -547,7 +593,7 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 					return err
 				}
 				next := token{Phase: 1, Index: i, PK: pk, After: true}
-				if !visit(&checked{p: newPartition(pk), findings: fs, next: next, wide: true}) {
+				if !visit(&checked{p: newPartition(pk), findings: fs, next: next, alone: true}) {
 					return nil
 				}
 				continue
@@ -573,7 +619,99 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 			}
 		}
 	}
+	// Phases 2 and 3: index entities and blobs that no index's layout
+	// puts where they are (another Placement's).
+	if t.Phase < 2 {
+		t = token{Phase: 2}
+	}
+	for ; t.Phase <= 3; t = (token{Phase: t.Phase + 1}) {
+		for i := t.Index; i < len(s.indexes); i++ {
+			ix := s.indexes[i]
+			from := token{Phase: t.Phase, Index: i}
+			if i == t.Index {
+				from = t
+			}
+			more, err := true, error(nil)
+			switch {
+			case t.Phase == 2 && s.entries != s.bags && (ix.Placement == SamePartition || ix.Placement == Blob):
+				more, err = s.misplacedRows(ctx, i, ix, from, visit)
+			case t.Phase == 3 && s.blobs != nil && ix.Placement != Blob:
+				more, err = s.misplacedBlobs(ctx, i, ix, from, visit)
+			}
+			if err != nil || !more {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// misplacedRows visits, in key order from position t, the partitions of
+// Config.Entries that start with the Name and "_" of ix, a SamePartition
+// or Blob index, and hold its index entities, which its layout never puts
+// there (a change of Placement left them): each a drift.Stale finding
+// that Repair deletes. It returns false when visit stopped the scan.
+func (s *Set[T]) misplacedRows(ctx context.Context, i int, ix *index[T], t token, visit func(*checked) bool) (bool, error) {
+	from, to := keys.PrefixRange(ix.prefix)
+	f := filter.Ge("PartitionKey", from).And(filter.RowKeyRange(from, to))
+	if to != "" {
+		f = f.And(filter.Lt("PartitionKey", to))
+	}
+	switch {
+	case t.After:
+		f = f.And(filter.Gt("PartitionKey", t.PK))
+	case t.PK != "":
+		f = f.And(filter.Ge("PartitionKey", t.PK))
+	}
+	var c *checked
+	for e, err := range s.entries.Query(ctx, entity.Query{Filter: f, Select: []string{"RowKey"}}) {
+		if err != nil {
+			return false, &StepError{Step: "check: list index entities", Index: ix.Name, Err: err}
+		}
+		if c != nil && c.p.pk != e.PartitionKey {
+			if !visit(c) {
+				return false, nil
+			}
+			c = nil
+		}
+		if c == nil {
+			c = &checked{p: newPartition(e.PartitionKey), next: token{Phase: 2, Index: i, PK: e.PartitionKey, After: true}, alone: true}
+		}
+		resume := token{Phase: 2, Index: i, PK: e.PartitionKey}.String()
+		c.findings = append(c.findings, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: s.entries.Name(), PartitionKey: e.PartitionKey, RowKey: e.RowKey}, Detail: misplacedDetail, Resume: resume})
+	}
+	return c == nil || visit(c), nil
+}
+
+// misplacedBlobs visits, in name order from position t, the blobs of
+// Config.Blobs named for ix, an index that keeps no blobs (a change of
+// Placement left them), a page at a time: each a drift.Stale finding
+// that Repair deletes. It returns false when visit stopped the scan.
+func (s *Set[T]) misplacedBlobs(ctx context.Context, i int, ix *index[T], t token, visit func(*checked) bool) (bool, error) {
+	pager := s.blobs.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr(ix.blobPrefix("", true))})
+	table := containerName(s.blobs)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return false, &StepError{Step: "check: list index blobs", Index: ix.Name, Err: err}
+		}
+		var c *checked
+		for _, b := range page.Segment.BlobItems {
+			if b.Name == nil || t.After && *b.Name <= t.PK || *b.Name < t.PK {
+				continue
+			}
+			if c == nil {
+				c = &checked{p: newPartition(""), alone: true}
+			}
+			resume := token{Phase: 3, Index: i, PK: *b.Name}.String()
+			c.findings = append(c.findings, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: table, RowKey: *b.Name}, Detail: misplacedDetail, Resume: resume})
+			c.next = token{Phase: 3, Index: i, PK: *b.Name, After: true}
+		}
+		if c != nil && !visit(c) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // visited reports whether phase 0 of a whole-table check visits partition
@@ -762,8 +900,15 @@ type wideList struct {
 
 // readWideList reads value's list in list partition epk of TableWide
 // index ix: one range query.
+//
+// Only the members of the list's bucket count: a member listed in another
+// bucket (as a change of Index.Buckets leaves it) is not where a lookup
+// or a writer looks for it, so its partition's check finds it Missing
+// from its own bucket, and the check of this list partition (checkWide)
+// finds it Stale here.
 func (s *Set[T]) readWideList(ctx context.Context, ix *index[T], epk, value string) (*wideList, error) {
 	wl := &wideList{byPK: map[string][]string{}}
+	_, bucket, _ := ix.parseWidePK(epk)
 	from, to := ix.valueRange(value)
 	for vr, err := range s.scanRows(ctx, ix, epk, from, to) {
 		if err != nil {
@@ -774,7 +919,7 @@ func (s *Set[T]) readWideList(ctx context.Context, ix *index[T], epk, value stri
 		}
 		wl.listed = true
 		for _, m := range assemble(ix.Name, vr).members {
-			if pk, rk, ok := splitMember(m); ok {
+			if pk, rk, ok := splitMember(m); ok && ix.wideBucket(m) == bucket {
 				wl.byPK[pk] = append(wl.byPK[pk], rk)
 			}
 		}
@@ -813,8 +958,8 @@ func (s *Set[T]) checkWide(ctx context.Context, ix *index[T], epk, resume string
 		}
 		var ks []drift.Key
 		for _, m := range f.members {
-			pk, rk, ok := splitMember(m)
-			if !ok || ix.wideBucket(m) != bucket {
+			pk, rk, _ := splitMember(m)
+			if !s.memberOK(ix, m) || ix.wideBucket(m) != bucket {
 				stale(f.entry.RowKey, "the member "+quote(m)+" is not a primary's keys of this bucket")
 				continue
 			}

@@ -203,8 +203,32 @@
 //     repairs its findings one by one. Findings speak package drift: Missing (an
 //     entity its value's list does not name), Orphan (a list naming an
 //     entity that is gone or holds another value), Stale (an index entity
-//     or blob whose content does not read: corrupt, or a continuation its
-//     directory does not name).
+//     or blob whose content does not read: corrupt, a continuation its
+//     directory does not name, a member no primary can be; or one where
+//     the index's layout puts none).
+//   - A change of an index's layout — Buckets, Placement, or Config.Entries
+//     now holding the index entities — leaves lists where the new layout
+//     puts none: members in the bucket of another count (Stale in that
+//     list, Missing from their own: the bucket a member is read from must
+//     be its own, so a member listed in the wrong one is never taken for
+//     listed), index entities of another placement in the primaries'
+//     partitions, in Name_… partitions or in Config.Entries, blobs of an
+//     index that keeps none (Config.Blobs set), each a Stale finding that
+//     Repair deletes. One Rebuild after the change converges: Check then
+//     finds nothing, a second Rebuild repairs nothing, lookups return
+//     exactly the primaries holding each value, and the tables and blobs
+//     hold what the new layout writes from scratch, nothing of the old one
+//     (TestLayoutChange: Buckets 1→2, 4→16, 16→4, 16→20, 1→100, every
+//     placement to every other, Blob included, into Config.Entries).
+//     Pointing Config.Entries at another table, or dropping Config.Blobs,
+//     leaves the old lists where the Set no longer reads: drop them.
+//   - A write whose list could never be written is refused before anything
+//     is stored (a value or keys too long for the list's keys or blob name,
+//     with a *KeyError matching entity.ErrInvalid); a TableWide member, a
+//     primary's two keys joined, may be longer than one key and is read
+//     back whole (TestUnwritable). A worker's step whose outcome is unknown
+//     (entity.ErrOutcomeUnknown) is read again or repeated, never taken for
+//     done (TestReleaseUnknown).
 //
 // # Ownership and composition
 //

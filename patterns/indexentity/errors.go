@@ -14,14 +14,17 @@ var (
 	// nothing was created.
 	ErrInvalidConfig = errors.New("indexentity: invalid configuration")
 	// ErrUnknownIndex reports a lookup by an index the Set does not have.
-	ErrUnknownIndex = errors.New("indexentity: no such index")
+	// Like ErrPlacement and ErrInvalidToken, a refusal made before any
+	// request, it also matches entity.ErrInvalid.
+	ErrUnknownIndex = indexset.Refusal("indexentity: no such index")
 	// ErrPlacement reports a lookup of a kind the index's placement does
 	// not serve: LookupAll or Members (one partition) of a TableWide
 	// index, LookupValueAll or ValueMembers of another.
-	ErrPlacement = errors.New("indexentity: lookup not served by the index's placement")
+	ErrPlacement = indexset.Refusal("indexentity: lookup not served by the index's placement")
 	// ErrInvalidToken reports a resume token that this package did not
-	// make, or one made by a check of other partitions.
-	ErrInvalidToken = errors.New("indexentity: invalid resume token")
+	// make, or one made by a check of other partitions, or a finding given
+	// to Repair that is not of the Set's index entities or blobs.
+	ErrInvalidToken = indexset.Refusal("indexentity: invalid resume token")
 	// ErrCorrupt reports an index entity or blob whose content this
 	// package cannot read: written by other software, or damaged. Check
 	// reports such rows as drift.Stale and Rebuild rewrites them.

@@ -40,6 +40,16 @@ const (
 // blobHeader is the first line of an index blob; the format's version.
 const blobHeader = "tablekit.indexentity.v1\n"
 
+// maxMember is the longest member a list holds, in UTF-16 code units: a
+// TableWide list's member joins a primary's two keys of up to
+// keys.MaxKeyLength, each of whose characters keys.Compound may write as
+// two (see memberOK for what each placement's members are).
+const maxMember = 4*keys.MaxKeyLength + 1
+
+// validMember checks that m can be a member of some list: a key's
+// characters, and not longer than maxMember.
+func validMember(m string) error { return keys.ValidateLimit(m, maxMember) }
+
 // appendMember appends m and its terminator.
 func appendMember(b []byte, m string) []byte {
 	b = append(b, m...)
@@ -59,7 +69,7 @@ func decodeMembers(s string) ([]string, error) {
 	for len(s) > 0 {
 		i := strings.IndexByte(s, '\n')
 		m := s[:i]
-		if err := keys.Validate(m); err != nil {
+		if err := validMember(m); err != nil {
 			return nil, errors.New("member " + strconv.Quote(indexset.Shorten(m)) + " is not a key")
 		}
 		out = append(out, m)
@@ -151,7 +161,7 @@ func decodeDirectory(s string) ([]chunkRef, error) {
 			return nil, errors.New("the directory names chunk " + num + " twice")
 		}
 		seen[id] = true
-		if err := keys.Validate(from); err != nil {
+		if err := validMember(from); err != nil {
 			return nil, errors.New("a directory bound is not a key")
 		}
 		switch {

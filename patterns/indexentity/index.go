@@ -84,6 +84,9 @@ type Index[T any] struct {
 	// Buckets is how many lists a TableWide index spreads each value's
 	// members over (each in a partition of its own): 0 means
 	// DefaultBuckets, at most MaxBuckets; set only for TableWide indexes.
+	// Changing it moves most members: one Rebuild after the change lists
+	// them where they now go and removes them from the old lists (see the
+	// package documentation), as after any change of the index's layout.
 	Buckets int
 }
 

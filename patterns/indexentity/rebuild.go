@@ -104,23 +104,22 @@ func (s *Set[T]) entryValue(ix *index[T], k drift.Key) (string, bool) {
 // repairStale rewrites the list that entity (or blob) k belongs to from
 // what can be read of it.
 func (s *Set[T]) repairStale(ctx context.Context, ix *index[T], k drift.Key) error {
+	if !s.placed(ix, k) {
+		return s.dropMisplaced(ctx, k)
+	}
 	if ix.Placement == Blob {
 		return s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
 			l, data, err := s.readBlobRaw(ctx, ix, k.RowKey)
 			if err != nil || data == nil {
 				return err
 			}
-			return s.writeBlob(ctx, ix, l, salvage(string(data)))
+			return s.writeBlob(ctx, ix, l, slices.DeleteFunc(salvage(string(data)), func(m string) bool { return !s.memberOK(ix, m) }))
 		})
 	}
 	value, _, ok := ix.parseRK(k.RowKey)
 	if !ok {
 		// An entity under the index's prefix that it did not make.
-		_, err := s.rows(ix).DeleteIfExists(ctx, k.PartitionKey, k.RowKey)
-		if errors.Is(err, entity.ErrOutcomeUnknown) {
-			return nil // gone either way
-		}
-		return err
+		return indexset.DeleteSettled(ctx, s.rows(ix), k.PartitionKey, k.RowKey)
 	}
 	from, to := ix.valueRange(value)
 	return s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
@@ -141,13 +140,87 @@ func (s *Set[T]) repairStale(ctx context.Context, ix *index[T], k drift.Key) err
 		if ix.Placement == TableWide {
 			// Keep the members that are primaries' keys of this bucket.
 			_, b, _ := ix.parseWidePK(k.PartitionKey)
-			ms = slices.DeleteFunc(ms, func(m string) bool {
-				_, _, ok := splitMember(m)
-				return !ok || ix.wideBucket(m) != b
-			})
+			ms = slices.DeleteFunc(ms, func(m string) bool { return !s.memberOK(ix, m) || ix.wideBucket(m) != b })
+		} else {
+			ms = slices.DeleteFunc(ms, func(m string) bool { return !s.memberOK(ix, m) })
 		}
 		return s.rewriteRows(ctx, ix, k.PartitionKey, vr, ms)
 	})
+}
+
+// memberOK reports whether m is a member a list of ix may hold: a
+// primary's RowKey, or, for a TableWide index, keys.Compound of a
+// primary's keys.
+func (s *Set[T]) memberOK(ix *index[T], m string) bool {
+	if ix.Placement == TableWide {
+		pk, rk, ok := splitMember(m)
+		return ok && s.validKeys(pk, rk) == nil
+	}
+	return s.validKeys("", m) == nil
+}
+
+// placed reports whether k, the entry of a finding of ix, is where ix's
+// layout may put an index entity or blob: a blob (its name holds a '/',
+// which no RowKey does) for a Blob index only; for the others, an entity
+// of the primaries' table (SamePartition) or of Config.Entries in a
+// partition that starts with the index's Name and "_" (OtherPartition,
+// TableWide).
+func (s *Set[T]) placed(ix *index[T], k drift.Key) bool {
+	blob := strings.Contains(k.RowKey, "/")
+	switch {
+	case ix.Placement == Blob || blob:
+		return ix.Placement == Blob && blob
+	case ix.Placement == SamePartition:
+		return s.tableNamed(k.Table) == s.bags
+	}
+	return s.tableNamed(k.Table) == s.entries && strings.HasPrefix(k.PartitionKey, ix.prefix)
+}
+
+// tableNamed is the table a finding's Entry.Table names: the primaries'
+// for "", Config.Entries for its name, else nil.
+func (s *Set[T]) tableNamed(name string) *entity.Table[entity.DynamicEntity] {
+	switch {
+	case name == "":
+		return s.bags
+	case s.entries != s.bags && name == s.entries.Name():
+		return s.entries
+	}
+	return nil
+}
+
+// dropMisplaced deletes k, an index entity or blob where no layout of
+// the Set puts one: an entity on condition of the ETag it is read with,
+// a blob whatever its version.
+func (s *Set[T]) dropMisplaced(ctx context.Context, k drift.Key) error {
+	if strings.Contains(k.RowKey, "/") {
+		if s.blobs == nil || k.Table != containerName(s.blobs) {
+			return fmt.Errorf("%w: the finding names blob %q of container %q, which is not the Set's", ErrInvalidToken, k.RowKey, k.Table)
+		}
+		_, err := s.blobs.NewBlobClient(k.RowKey).Delete(ctx, nil)
+		if bloberror.HasCode(err, bloberror.BlobNotFound) {
+			return nil
+		}
+		return err
+	}
+	t := s.tableNamed(k.Table)
+	if t == nil {
+		return fmt.Errorf("%w: the finding names table %q, which is not the Set's", ErrInvalidToken, k.Table)
+	}
+	e, err := t.Get(ctx, k.PartitionKey, k.RowKey)
+	if errors.Is(err, entity.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = t.DeleteEntity(ctx, &e)
+	if errors.Is(err, entity.ErrNotFound) {
+		return nil
+	}
+	if errors.Is(err, entity.ErrPreconditionFailed) {
+		return indexset.Raced(err)
+	}
+	return err
 }
 
 // all returns the head and the continuations read.
@@ -172,7 +245,7 @@ func (vr *valueRows) all() []*entity.DynamicEntity {
 func salvage(s string) []string {
 	var out []string
 	for _, line := range strings.Split(s, "\n") {
-		if line != strings.TrimSpace(blobHeader) && keys.Validate(line) == nil && line != "" {
+		if line != strings.TrimSpace(blobHeader) && validMember(line) == nil && line != "" {
 			out = append(out, line)
 		}
 	}
@@ -384,7 +457,7 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 	}
 	repaired := 0
 	findings := c.findings
-	if c.wide {
+	if c.alone {
 		// One TableWide list partition: damage first, then member by
 		// member (no partition of primaries to read again).
 		slices.SortStableFunc(findings, func(a, b drift.Finding) int {

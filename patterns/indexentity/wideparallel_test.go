@@ -37,6 +37,12 @@ type readProbe struct {
 	// release is closed.
 	block   func(pk, rk string) bool
 	release chan struct{}
+	// waits, when set, holds a point read until a blocked read is held
+	// (held is closed then), so that a lookup stopped after it has reads
+	// under way to cancel.
+	waits    func(pk, rk string) bool
+	held     chan struct{}
+	heldOnce sync.Once
 
 	mu        sync.Mutex
 	inFlight  int
@@ -94,8 +100,19 @@ func (p *readProbe) Do(req *policy.Request) (*http.Response, error) {
 		case <-r.Context().Done():
 		}
 	}
+	if f == "" && p.waits != nil {
+		if ppk, prk, ok := pointKeys(r.URL.EscapedPath()); ok && p.waits(ppk, prk) {
+			select {
+			case <-p.held:
+			case <-r.Context().Done():
+			}
+		}
+	}
 	if f == "" && p.block != nil {
 		if ppk, prk, ok := pointKeys(r.URL.EscapedPath()); ok && p.block(ppk, prk) {
+			if p.held != nil {
+				p.heldOnce.Do(func() { close(p.held) })
+			}
 			select {
 			case <-r.Context().Done():
 				p.mu.Lock()
@@ -376,7 +393,9 @@ func TestTableWideCancel(t *testing.T) {
 	}
 	release := make(chan struct{})
 	defer close(release)
-	probe = &readProbe{release: release, block: func(pk, rk string) bool { return drift.Key{PartitionKey: pk, RowKey: rk} != ms[0] }}
+	probe = &readProbe{release: release, held: make(chan struct{}),
+		block: func(pk, rk string) bool { return drift.Key{PartitionKey: pk, RowKey: rk} != ms[0] },
+		waits: func(pk, rk string) bool { return drift.Key{PartitionKey: pk, RowKey: rk} == ms[0] }}
 	s = w.probedSet(t, probe, 4)
 	var got []drift.Key
 	for e, err := range s.LookupValueAll(context.Background(), "city", "Paris", indexentity.LookupOptions{}) {

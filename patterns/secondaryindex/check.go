@@ -63,7 +63,7 @@ func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summar
 		if tok.Phase == 0 && !c.primaries(tok) {
 			return
 		}
-		if tok.Phase <= 1 && s.other && slices.ContainsFunc(s.remote, func(ix *index[T]) bool { return ix.Placement == OtherPartition }) && !c.strays(tok) {
+		if tok.Phase <= 1 && s.other && !c.strays(tok) {
 			return
 		}
 		c.buckets(tok)
@@ -245,13 +245,17 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		if !ok {
 			return true // not an entry: another type's entity
 		}
-		if ix.Placement == TableWide {
-			return true // judged by the scan of the index's buckets
-		}
-		if ix.Placement == OtherPartition {
-			if !s.other {
-				c.g.strays = append(c.g.strays, stray{ix: ix.Name, rk: rk, opk: opk, ork: ork})
-			}
+		switch {
+		case ix.remote() && s.other:
+			// Its entries live in Config.Entries: one here is left by
+			// another layout (Placement, Config.Entries).
+			return c.misplaced(ix, "", d.PartitionKey, rk, opk, ork)
+		case ix.Placement == TableWide && strings.HasPrefix(d.PartitionKey, ix.prefix):
+			return true // judged by the scan of the index's partitions
+		case ix.Placement == TableWide:
+			return c.misplaced(ix, "", d.PartitionKey, rk, opk, ork)
+		case ix.Placement == OtherPartition:
+			c.g.strays = append(c.g.strays, stray{ix: ix.Name, rk: rk, opk: opk, ork: ork})
 			return true
 		}
 		c.names = entryNames(d.Properties, c.names)
@@ -500,8 +504,17 @@ func (c *checker[T]) stray(st stray, epk string) bool {
 	return c.emit(drift.Finding{Kind: drift.Orphan, Index: st.ix, Primary: keyOfDrift(st.opk, st.ork), Entry: k, Detail: "no primary in the entries' partition's primaries' partition"})
 }
 
-// strays scans the entries' table of a whole-table check, for entries
-// whose primaries' partition has no primary at all (phase 1).
+// misplaced reports an entry of ix where the index's layout puts none
+// (an entry of another Placement, Buckets or Config.Entries, left when
+// the layout changed) as drift.Orphan: Repair deletes it. table is the
+// entry's table's name ("" for the primaries').
+func (c *checker[T]) misplaced(ix *index[T], table, epk, erk, opk, ork string) bool {
+	return c.emit(drift.Finding{Kind: drift.Orphan, Index: ix.Name, Primary: keyOfDrift(opk, ork), Entry: drift.Key{Table: table, PartitionKey: epk, RowKey: erk}, Detail: "an entry where the index's layout puts none"})
+}
+
+// strays scans the entries' table of a whole-table check (phase 1), for
+// OtherPartition entries whose primaries' partition has no primary at
+// all, and for entries the index's layout does not put there.
 func (c *checker[T]) strays(tok token) bool {
 	q := entity.Query{Select: []string{PropPrimaryPK, PropPrimaryRK}}
 	page := tok.Page
@@ -518,10 +531,19 @@ func (c *checker[T]) strays(tok token) bool {
 			}
 			ix := c.s.entryIndex(d.RowKey)
 			opk, ork, ok := owner(&d)
-			if ix == nil || ix.Placement != OtherPartition || !ok {
+			if ix == nil || !ok {
 				continue
 			}
-			if !c.stray(stray{ix: ix.Name, rk: d.RowKey, opk: opk, ork: ork}, d.PartitionKey) {
+			var more bool
+			switch {
+			case ix.Placement == OtherPartition:
+				more = c.stray(stray{ix: ix.Name, rk: d.RowKey, opk: opk, ork: ork}, d.PartitionKey)
+			case ix.Placement == TableWide && strings.HasPrefix(d.PartitionKey, ix.prefix):
+				more = true // judged by the scan of the index's partitions
+			default:
+				more = c.misplaced(ix, c.s.entries.Name(), d.PartitionKey, d.RowKey, opk, ork)
+			}
+			if !more {
 				return false
 			}
 		}

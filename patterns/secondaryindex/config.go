@@ -113,6 +113,31 @@ type LookupOptions struct {
 	// Limit is the most entities a lookup returns; 0 means all. A
 	// negative Limit is a *ConfigError, before any request.
 	Limit int
+	// After pages LookupAll and LookupValueAll, whose order is the
+	// primaries' keys (PartitionKey, then RowKey): they yield the
+	// primaries after this one. Give the keys of the last entity of the
+	// previous page; the zero Key starts at the first, unless HasAfter is
+	// set. It is patterns/indexentity's LookupOptions.After. The other
+	// lookups refuse it with a *ConfigError, before any request.
+	After drift.Key
+	// HasAfter says After is given even when it is the zero Key: the keys
+	// of the primary whose PartitionKey and RowKey are both empty, the
+	// first of the order, which a zero After alone cannot name (a page
+	// ending on it would start again at it). Set it on every page after
+	// the first.
+	HasAfter bool
+}
+
+// paged reports a lookup that starts after LookupOptions.After.
+func (o LookupOptions) paged() bool { return o.HasAfter || o.After != (drift.Key{}) }
+
+// compareKeys orders the primary pk/rk against after, in the service's
+// key order.
+func compareKeys(pk, rk string, after drift.Key) int {
+	if c := keys.Compare(pk, after.PartitionKey); c != 0 {
+		return c
+	}
+	return keys.Compare(rk, after.RowKey)
 }
 
 // CheckOptions chooses what Check and Rebuild scan: the primaries'

@@ -62,7 +62,8 @@
 //     the entry is read by entity's own GET and decoded once:
 //     BenchmarkTableWideLookup);
 //     LookupValueAll of a non-unique value one range query in one
-//     partition (the value's bucket); LookupValuePrefix one range query
+//     partition (the value's bucket), paged with LookupOptions.After
+//     and Limit (TestLookupPages); LookupValuePrefix one range query
 //     per bucket — Index.Buckets queries, their first pages read
 //     Config.Concurrency at once, merged in value order, exact and
 //     ordered. Throughput ceiling: the entries of
@@ -262,13 +263,32 @@
 // primaries, one range query per OtherPartition index. A TableWide index
 // costs one point query per primary (its entry: Missing, Stale, and a
 // unique value's other holder, Duplicate, one more point query) and,
-// after the primaries, a scan of its buckets (one range query each,
-// paged) with one point query per entry (its primary: Orphan); the
-// checkpoints of that phase name the index, the bucket and the page, so a
-// check resumes there. A check of opts.Partitions reads the TableWide
+// after the primaries, a scan of its partitions (one range query over
+// every partition Name_…, paged, whatever its bucket id) with one point
+// query per entry (its primary: Orphan); the checkpoints of that phase
+// name the index and the page, so a check resumes there. With
+// Config.Entries, a whole-table check also scans that table once, for
+// entries whose layout puts them elsewhere. A check of opts.Partitions reads the TableWide
 // entries those primaries expect, but finds no TableWide orphans (their
 // partitions are the values', not the primaries'): check the whole table
 // for those.
+//
+// Changing an index's layout — Buckets, Placement, Unique, Properties —
+// leaves entries where the new layout puts none: in partitions of bucket
+// ids of another width or count, in the primaries' partitions or
+// Name_PartitionKey ones of another placement, in the primaries' table
+// when Config.Entries now holds the entries, or in Config.Entries when
+// they are now SamePartition. Check reports each as an Orphan (its Entry
+// names the table it is in) and Repair deletes it, on its ETag, while the
+// new layout's entries are Missing and Repair writes them: one Rebuild
+// after the change converges — Check then finds nothing, a second Rebuild
+// repairs nothing, lookups return exactly the primaries holding each
+// value, and the tables hold what the new layout writes from scratch,
+// nothing of the old one (TestLayoutChange: Buckets 1→2, 4→16, 16→4,
+// 16→20, 1→100, every placement to every other, into Config.Entries,
+// Unique on and off, Properties changed). Pointing Config.Entries at
+// another table leaves the old table's entries, which the Set no longer
+// reads: drop that table.
 //
 // A unique value held by two primaries (only a write around the Set can
 // do that) keeps one entry, by a fixed rule: the primary the stored entry
@@ -298,6 +318,19 @@
 //   - A write that fails after reserving (a unique value taken, too many
 //     concurrent writers, ErrOutcomeUnknown) enqueues a message that frees
 //     its reservations.
+//
+// A write whose entry could never be written — an OtherPartition or
+// TableWide entry the service would refuse, since it adds its primary's
+// keys and a longer RowKey to a copy of a primary near the limits (252
+// properties, 1 MiB), or whose keys are too long — is refused before
+// anything is stored, with a *StepError or *KeyError matching
+// entity.ErrInvalid: the worker would fail on it at every delivery, and
+// the entry stay Missing (TestUnwritable; a SamePartition entry is
+// refused with its transaction). A step of the worker whose outcome is
+// unknown (entity.ErrOutcomeUnknown: a reply lost, or every try of a
+// delete failed before reaching the service) is settled — the delete
+// repeated, a conditional write read back — or fails, so that the message
+// is delivered again; none is taken for done (TestReleaseUnknown).
 //
 // A process killed before or after any request of a write, whose call is
 // never repeated, leaves nothing a fresh process cannot finish: its Relay,

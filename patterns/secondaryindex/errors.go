@@ -14,22 +14,25 @@ var (
 	// nothing was created.
 	ErrInvalidConfig = errors.New("secondaryindex: invalid configuration")
 	// ErrUnknownIndex reports a lookup by an index the Set does not have.
-	ErrUnknownIndex = errors.New("secondaryindex: no such index")
+	// Like ErrNotUnique, ErrPlacement and ErrInvalidToken, a refusal made
+	// before any request, it also matches entity.ErrInvalid.
+	ErrUnknownIndex = indexset.Refusal("secondaryindex: no such index")
 	// ErrDuplicate reports a write that would give a unique index's value
 	// to a second entity. Nothing was written. It is matched by every
 	// *UniqueError.
 	ErrDuplicate = errors.New("secondaryindex: value held by another entity")
 	// ErrNotUnique reports Lookup on an index that is not unique: use
 	// LookupAll.
-	ErrNotUnique = errors.New("secondaryindex: index is not unique")
+	ErrNotUnique = indexset.Refusal("secondaryindex: index is not unique")
 	// ErrPlacement reports a lookup that does not fit the index's
 	// placement: Lookup, LookupAll and LookupPrefix (which take a
 	// PartitionKey) of a TableWide index, or LookupValue, LookupValueAll
 	// and LookupValuePrefix of another. Nothing was sent.
-	ErrPlacement = errors.New("secondaryindex: lookup does not fit the index's placement")
+	ErrPlacement = indexset.Refusal("secondaryindex: lookup does not fit the index's placement")
 	// ErrInvalidToken reports a resume token that this package did not
-	// make.
-	ErrInvalidToken = errors.New("secondaryindex: invalid resume token")
+	// make, or a finding given to Repair that names a table other than
+	// the Set's.
+	ErrInvalidToken = indexset.Refusal("secondaryindex: invalid resume token")
 )
 
 // pkg ties the error types this package shares with patterns/indexentity
@@ -73,12 +76,15 @@ type (
 // applied. It matches ErrDuplicate, and entity.ErrAlreadyExists when the
 // service refused the entry's insert.
 type UniqueError struct {
-	Index  string
-	Value  string
-	Holder drift.Key // the entity holding or claiming the value
-	// Pending reports that the holder does not hold the value yet but a
-	// write of it may be under way (OtherPartition indexes): try again
-	// after Config.Grace.
+	Index string
+	Value string
+	// Holder is the entity holding the value or, when Pending is set,
+	// the entity whose write claims it: a claimant, which does not hold
+	// the value (yet), and may never.
+	Holder drift.Key
+	// Pending reports that Holder does not hold the value yet but a
+	// write of it may be under way (OtherPartition and TableWide
+	// indexes): try again after Config.Grace.
 	Pending bool
 	Err     error // the service's answer, when there was one
 }

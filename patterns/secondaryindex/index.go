@@ -98,7 +98,9 @@ type Index[T any] struct {
 	// about Buckets × 2,000 entities/s (the service's target per
 	// partition), and a LookupValuePrefix costs Buckets queries. 0 means
 	// DefaultBuckets; at most MaxBuckets; set only for TableWide indexes.
-	// Changing it moves most entries: Rebuild after.
+	// Changing it moves most entries: one Rebuild after the change writes
+	// them where they now go and deletes the old ones (see the package
+	// documentation), as after any change of the index's layout.
 	Buckets int
 }
 

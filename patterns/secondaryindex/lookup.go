@@ -130,14 +130,17 @@ func entryKeyOf(m *entryMeta, name []byte) *string {
 // placed returns the index named name if its placement is (tableWide) or
 // is not TableWide, and opts are valid: the lookups with a PartitionKey serve SamePartition
 // and OtherPartition indexes, those without (LookupValue...) TableWide
-// ones.
-func (s *Set[T]) placed(step, name string, tableWide bool, opts LookupOptions) (*index[T], error) {
+// ones. paged says the lookup takes LookupOptions.After.
+func (s *Set[T]) placed(step, name string, tableWide, paged bool, opts LookupOptions) (*index[T], error) {
 	ix, err := s.index(name)
 	if err != nil {
 		return nil, err
 	}
 	if opts.Limit < 0 {
 		return nil, &ConfigError{Field: "LookupOptions.Limit", Reason: "is negative"}
+	}
+	if !paged && opts.paged() {
+		return nil, &ConfigError{Field: "LookupOptions.After", Reason: "pages LookupAll and LookupValueAll only, whose order is the primaries' keys"}
 	}
 	if (ix.Placement == TableWide) != tableWide {
 		return nil, &StepError{Step: step, Index: name, Err: fmt.Errorf("%w: the index is %s", ErrPlacement, ix.Placement)}
@@ -151,7 +154,7 @@ func (s *Set[T]) placed(step, name string, tableWide bool, opts LookupOptions) (
 // entity.ErrNotFound. A TableWide index is an error matching ErrPlacement:
 // use LookupValue.
 func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, false, opts)
+	ix, err := s.placed("lookup", index, false, false, opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -165,7 +168,7 @@ func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts Looku
 // opts.Verify. No such entity is an error matching entity.ErrNotFound; an
 // index that is not TableWide one matching ErrPlacement (use Lookup).
 func (s *Set[T]) LookupValue(ctx context.Context, index, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, true, opts)
+	ix, err := s.placed("lookup", index, true, false, opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -196,7 +199,7 @@ func (s *Set[T]) lookupOne(ctx context.Context, ix *index[T], pk, value string, 
 // goes on with the next entry for as long as the caller ranges over it;
 // any other error (a failed query) ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false, opts)
+	ix, err := s.placed("lookup", index, false, true, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -210,7 +213,7 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // Errors are yielded as by LookupAll; an index that is not TableWide is an
 // error matching ErrPlacement (use LookupAll).
 func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true, opts)
+	ix, err := s.placed("lookup", index, true, true, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -222,7 +225,21 @@ func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, 
 		return s.point(ctx, ix, pk, value, opts)
 	}
 	from, to := ix.exactRange(value)
-	return s.scan(ctx, ix, s.rangeQuery(ix, ix.entryPK(value, pk), from, to, opts), opts)
+	q := s.rangeQuery(ix, ix.entryPK(value, pk), from, to, opts)
+	if opts.paged() {
+		// The entries are in the order of their primaries' keys: start
+		// after the entry of the primary After.
+		a := opts.After
+		switch c := keys.Compare(a.PartitionKey, pk); {
+		case ix.Placement == TableWide:
+			q = s.rangeQueryAfter(ix, ix.entryPK(value, pk), ix.entryRK(value, a.PartitionKey, a.RowKey), to, opts)
+		case c == 0:
+			q = s.rangeQueryAfter(ix, ix.entryPK(value, pk), ix.entryRK(value, pk, a.RowKey), to, opts)
+		case c > 0:
+			return func(func(T, error) bool) {} // the partition's primaries all come before After
+		}
+	}
+	return s.scan(ctx, ix, q, opts)
 }
 
 // LookupPrefix yields the entities whose value in the index named index
@@ -233,7 +250,7 @@ func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, 
 // TableWide index is an error matching ErrPlacement: use
 // LookupValuePrefix.
 func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false, opts)
+	ix, err := s.placed("lookup", index, false, false, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -254,7 +271,7 @@ func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opt
 // the reads of the buckets after it are cancelled and none after it is
 // started.
 func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true, opts)
+	ix, err := s.placed("lookup", index, true, false, opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -269,7 +286,18 @@ func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, op
 // rangeQuery is the query of the entries of ix in partition epk with
 // RowKeys from from to to. Its errors are *StepErrors naming ix and epk.
 func (s *Set[T]) rangeQuery(ix *index[T], epk, from, to string, opts LookupOptions) func(context.Context) iter.Seq2[json.RawMessage, error] {
-	q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to))}
+	return s.query(ix, epk, filter.PK(epk).And(filter.RowKeyRange(from, to)), opts)
+}
+
+// rangeQueryAfter is rangeQuery of the RowKeys after after, up to to.
+func (s *Set[T]) rangeQueryAfter(ix *index[T], epk, after, to string, opts LookupOptions) func(context.Context) iter.Seq2[json.RawMessage, error] {
+	return s.query(ix, epk, filter.PK(epk).And(filter.Gt(filter.RowKeyProperty, after)).And(filter.Lt(filter.RowKeyProperty, to)), opts)
+}
+
+// query is the query of the entries of ix in partition epk that f
+// selects.
+func (s *Set[T]) query(ix *index[T], epk string, f filter.Expr, opts LookupOptions) func(context.Context) iter.Seq2[json.RawMessage, error] {
+	q := entity.Query{Filter: f}
 	if !opts.Verify {
 		q.Limit = opts.Limit
 	}
@@ -411,6 +439,9 @@ func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts
 		if err != nil {
 			yield(zero, entryError(raw, err))
 			return
+		}
+		if opts.paged() && compareKeys(h.pk, h.rk, opts.After) <= 0 {
+			return // not after the page's last
 		}
 		if !opts.Verify {
 			yield(h.e, nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // syncMessage is the message that brings the OtherPartition entries of
@@ -42,6 +43,9 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 	w.reservedNow = 0
 	values := map[string][]string{}
 	changed := false
+	// Every entry the message will write is checked first, before any
+	// reservation: one the service refuses would fail every delivery.
+	var claims []reservation[T]
 	for _, ix := range s.remote {
 		oldP, oldK, oldV, oldHas, err := w.entryOf(ix, w.old)
 		if err != nil {
@@ -57,23 +61,35 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 		if newHas {
 			values[ix.Name] = append(values[ix.Name], newV)
 		}
-		switch {
-		case !oldHas && !newHas:
-			continue
-		case oldHas && newHas && oldP == newP && oldK == newK:
-			if !sameCopy(ix.copyOf(w.cur, newP, newK, w.pk, w.rk), ix.copyOf(w.old, oldP, oldK, w.pk, w.rk)) {
-				changed = true
-			}
-			continue
-		}
-		changed = true
-		if !ix.Unique || !newHas {
-			continue
-		}
 		claim := ClaimInsert
 		if w.old != nil {
 			claim = w.old.etag
 		}
+		switch {
+		case !oldHas && !newHas:
+			continue
+		case oldHas && newHas && oldP == newP && oldK == newK:
+			if want := ix.copyOf(w.cur, newP, newK, w.pk, w.rk); !sameCopy(want, ix.copyOf(w.old, oldP, oldK, w.pk, w.rk)) {
+				changed = true
+				if err := ix.writable(want, claim); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		changed = true
+		if newHas {
+			if err := ix.writable(ix.copyOf(w.cur, newP, newK, w.pk, w.rk), claim); err != nil {
+				return nil, err
+			}
+		}
+		if !ix.Unique || !newHas {
+			continue
+		}
+		claims = append(claims, reservation[T]{ix, newP, newK, newV, claim})
+	}
+	for _, r := range claims {
+		ix, newP, newK, newV, claim := r.ix, r.epk, r.erk, r.value, r.claim
 		if w.reservedNow == 0 {
 			w.reservedAt = s.cfg.Now()
 		}
@@ -96,6 +112,34 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// reservation is a unique value a write reserves.
+type reservation[T any] struct {
+	ix              *index[T]
+	epk, erk, value string
+	claim           string
+}
+
+// writable checks, before anything is written, that the service takes
+// want, the entry of ix the index's message writes: as is for a
+// non-unique index (an upsert carries no write token), with the claim
+// and the longest write token for a unique one. An entry it would refuse
+// (more than 252 properties, over 1 MiB: a primary near the limits, whose
+// entry adds its keys) would fail every delivery of the message and stay
+// Missing; the write is refused instead, with a *StepError naming the
+// entry that unwraps to entity's *ValidationError (entity.ErrInvalid).
+func (ix *index[T]) writable(want *entity.DynamicEntity, claim string) error {
+	e := want
+	if ix.Unique {
+		e = clone(want)
+		e.Properties[PropClaim] = claim
+		e.Properties[propWriteToken] = indexset.LongestToken
+	}
+	if err := entity.Validate(e); err != nil {
+		return &StepError{Step: "check entry", Index: ix.Name, PartitionKey: want.PartitionKey, RowKey: want.RowKey, Err: err}
+	}
+	return nil
 }
 
 // reserve claims value of the unique index ix for primary pk/rk, whose
@@ -384,7 +428,7 @@ func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string
 		return &StepError{Step: "sync: remove entry", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
 	}
 	if !ix.Unique {
-		if _, err := s.entries.DeleteIfExists(ctx, epk, erk); err != nil && !errors.Is(err, entity.ErrOutcomeUnknown) {
+		if err := indexset.DeleteSettled(ctx, s.entries, epk, erk); err != nil {
 			return step(err)
 		}
 		return nil

@@ -3,6 +3,7 @@ package secondaryindex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
@@ -36,9 +37,18 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 		return &StepError{Step: "repair", Index: ix.Name, PartitionKey: f.Entry.PartitionKey, RowKey: f.Entry.RowKey,
 			Err: heldTwice{f.Primary}}
 	}
-	if ix.remote() {
+	table, err := s.findingTable(f.Entry)
+	if err != nil {
+		return &StepError{Step: "repair", Index: ix.Name, PartitionKey: f.Entry.PartitionKey, RowKey: f.Entry.RowKey, Err: err}
+	}
+	switch {
+	case table != s.tableOf(ix):
+		// An entry of another layout (Placement, Config.Entries): no
+		// entry of the index belongs in that table.
+		err = s.dropEntry(ctx, table, f.Entry)
+	case ix.remote():
 		err = s.repairRemote(ctx, ix, f)
-	} else {
+	default:
 		err = s.repairLocal(ctx, ix, f)
 	}
 	if errors.Is(err, entity.ErrOutcomeUnknown) && !errors.Is(err, drift.ErrRaced) {
@@ -159,14 +169,40 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 		return err
 	}
 	// An entry where its primary's entries never are: no sync reaches it.
-	entry, err := s.entries.Get(ctx, f.Entry.PartitionKey, f.Entry.RowKey)
+	return s.dropEntry(ctx, s.entries, f.Entry)
+}
+
+// tableOf is the table that holds the entries of ix.
+func (s *Set[T]) tableOf(ix *index[T]) *entity.Table[entity.DynamicEntity] {
+	if ix.remote() {
+		return s.entries
+	}
+	return s.bags
+}
+
+// findingTable is the table a finding's entry names: the primaries'
+// ("") or Config.Entries.
+func (s *Set[T]) findingTable(k drift.Key) (*entity.Table[entity.DynamicEntity], error) {
+	switch {
+	case k.Table == "" || k.Table == s.bags.Name() && !s.other:
+		return s.bags, nil
+	case s.other && k.Table == s.entries.Name():
+		return s.entries, nil
+	}
+	return nil, fmt.Errorf("%w: the finding names table %q, which is not the Set's", ErrInvalidToken, k.Table)
+}
+
+// dropEntry deletes the entry k of table t, on condition of the ETag it
+// is read with: a writer that changed it since wins (drift.ErrRaced).
+func (s *Set[T]) dropEntry(ctx context.Context, t *entity.Table[entity.DynamicEntity], k drift.Key) error {
+	entry, err := t.Get(ctx, k.PartitionKey, k.RowKey)
 	if errors.Is(err, entity.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.entries.Delete(ctx, f.Entry.PartitionKey, f.Entry.RowKey, entry.ETag); err != nil {
+	if err := t.Delete(ctx, k.PartitionKey, k.RowKey, entry.ETag); err != nil {
 		if changedSince(err) {
 			return indexset.Raced(err)
 		}

@@ -102,11 +102,13 @@ func (c *checker[T]) wideOne(w *wideExpect) (drift.Finding, bool, error) {
 	return f, false, nil
 }
 
-// buckets scans the entries of the TableWide indexes, bucket by bucket
-// (phase 2 of a whole-table check), from tok, and reports each entry
-// whose primary is gone or does not hold it as drift.Orphan: one query
-// per bucket (paged) and one point query per entry, Config.Concurrency at
-// once. A check resumes at the page it stopped in.
+// buckets scans the entries of the TableWide indexes (phase 2 of a
+// whole-table check) from tok, and reports each entry whose primary is
+// gone or does not hold it there as drift.Orphan: one range query of the
+// partitions Name_… of each index (paged), whatever their bucket ids —
+// those of another Buckets, or another placement's, included — and one
+// point query per entry, Config.Concurrency at once. A check resumes at
+// the page it stopped in.
 func (c *checker[T]) buckets(tok token) {
 	s := c.s
 	if tok.Phase < 2 {
@@ -117,53 +119,39 @@ func (c *checker[T]) buckets(tok token) {
 			continue
 		}
 		from, to := keys.PrefixRange(ix.prefix)
-		for b := range keys.Buckets(ix.buckets) {
-			page := ""
-			if i == tok.Ix && tok.Bucket != "" {
-				if b < tok.Bucket {
-					continue
-				}
-				if b == tok.Bucket {
-					page = tok.Page
-				}
-			}
-			epk := ix.prefix + b
-			q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to)), Select: []string{PropPrimaryPK, PropPrimaryRK}}
-			for {
-				c.g = group{resume: token{Phase: 2, Ix: i, Bucket: b, Page: page}.String()}
-				p, err := s.entries.QueryPage(c.ctx, q, page)
-				if err != nil {
-					c.fail(err)
-					return
-				}
-				if !c.orphans(ix, p.Items) {
-					return
-				}
-				if p.Next == "" {
-					break
-				}
-				page = p.Next
-				c.checkpoint(token{Phase: 2, Ix: i, Bucket: b, Page: page})
-			}
-			if next, ok := nextBucket(ix.buckets, b); ok {
-				c.checkpoint(token{Phase: 2, Ix: i, Bucket: next})
-			} else if j := slices.IndexFunc(s.indexes[i+1:], func(ix *index[T]) bool { return ix.Placement == TableWide }); j >= 0 {
-				c.checkpoint(token{Phase: 2, Ix: i + 1 + j})
+		f := filter.Ge(filter.PartitionKeyProperty, from).And(filter.RowKeyRange(from, to))
+		if to != "" {
+			f = f.And(filter.Lt(filter.PartitionKeyProperty, to))
+		}
+		page := ""
+		if i == tok.Ix {
+			page = tok.Page
+			if tok.Bucket != "" && page == "" {
+				// A token of a scan that went bucket by bucket.
+				f = f.And(filter.Ge(filter.PartitionKeyProperty, ix.prefix+tok.Bucket))
 			}
 		}
-	}
-}
-
-// nextBucket returns the bucket after b among n, in Buckets' order.
-func nextBucket(n int, b string) (string, bool) {
-	found := false
-	for x := range keys.Buckets(n) {
-		if found {
-			return x, true
+		q := entity.Query{Filter: f, Select: []string{PropPrimaryPK, PropPrimaryRK}}
+		for {
+			c.g = group{resume: token{Phase: 2, Ix: i, Page: page}.String()}
+			p, err := s.entries.QueryPage(c.ctx, q, page)
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			if !c.orphans(ix, p.Items) {
+				return
+			}
+			if p.Next == "" {
+				break
+			}
+			page = p.Next
+			c.checkpoint(token{Phase: 2, Ix: i, Page: page})
 		}
-		found = x == b
+		if j := slices.IndexFunc(s.indexes[i+1:], func(ix *index[T]) bool { return ix.Placement == TableWide }); j >= 0 {
+			c.checkpoint(token{Phase: 2, Ix: i + 1 + j})
+		}
 	}
-	return "", false
 }
 
 // orphans reads the primaries of a page of TableWide entries of ix and

@@ -174,6 +174,21 @@ func (e *StepError[P]) Error() string {
 	return b.String()
 }
 
+// Refusal returns a sentinel error of a refusal made before any request
+// (an unknown index, a lookup the index's placement does not serve, a
+// token the package did not make): errors.Is matches it by identity, as
+// any sentinel, and entity.ErrInvalid too, for it and every error that
+// wraps it, so that entity.ErrInvalid matches any argument refused before
+// a request, whichever package refused it.
+func Refusal(msg string) error { return &refusal{msg} }
+
+type refusal struct{ msg string }
+
+func (e *refusal) Error() string { return e.msg }
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *refusal) Is(target error) bool { return target == entity.ErrInvalid }
+
 // Keys is an entity's keys as every error of tablekit prints them,
 // argerr.Keys: `PartitionKey "pk", RowKey "rk"`, or `PartitionKey "pk"`
 // alone when rk is "".

@@ -85,4 +85,11 @@ func TestErrorsArePerPackage(t *testing.T) {
 	if err := Raced(inner); !errors.Is(err, drift.ErrRaced) || !errors.Is(err, inner) {
 		t.Errorf("Raced: %v", err)
 	}
+	// A refusal's sentinel matches itself and entity.ErrInvalid, wrapped
+	// or not, and no other refusal.
+	unknown, other := Refusal("a: no such index"), Refusal("a: no such index")
+	err = &StepError[pkgA]{Step: "lookup", Index: "nope", Err: unknown}
+	if !errors.Is(err, unknown) || !errors.Is(err, entity.ErrInvalid) || errors.Is(err, other) || err.Error() != `a: lookup (index "nope"): no such index` {
+		t.Errorf("Refusal: %v", err)
+	}
 }

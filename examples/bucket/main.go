@@ -70,12 +70,28 @@ func connect() (*account.Account, error) {
 	return nil, errors.New("set TABLEKIT_CONNECTION_STRING (UseDevelopmentStorage=true for Azurite) or TABLEKIT_ACCOUNT_URL")
 }
 
-// PageView is one page view. Its RowKey is the inverted ticks of the
-// view's time, newest first; bucket.Table sets its PartitionKey.
+// PageView is one page view. Its RowKey is the view's own time, newest
+// first, and its id, keys.Compound(keys.InvertedTicks(at), id), so that two
+// views of one instant are two rows and a resent view is one; bucket.Table
+// sets its PartitionKey.
 type PageView struct {
 	PartitionKey string
 	RowKey       string
 	Page         string
+}
+
+// viewKey is the RowKey of view number n, at at.
+func viewKey(at time.Time, n int) string {
+	return keys.Compound(keys.InvertedTicks(at), fmt.Sprintf("v%06d", n))
+}
+
+// viewTime reads a view's time back from its RowKey.
+func viewTime(rowKey string) (time.Time, error) {
+	parts, err := keys.SplitCompound(rowKey)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return keys.ParseInvertedTicks(parts[0])
 }
 
 // start is when the story's views begin.
@@ -118,7 +134,7 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 			var batch []*PageView
 			var single []PageView
 			for i := s; i < total; i += servers {
-				rk := keys.InvertedTicks(start.Add(time.Duration(i) * time.Second))
+				rk := viewKey(start.Add(time.Duration(i)*time.Second), i)
 				page := fmt.Sprintf("/products/%d", i%7)
 				batch = append(batch, &PageView{RowKey: rk, Page: page})
 				single = append(single, PageView{PartitionKey: "2024-05-01", RowKey: rk, Page: page})
@@ -161,7 +177,7 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	}
 	fmt.Fprintf(out, "Tail(5) across the buckets took %d storage transactions (one $top=5 query per bucket):\n", meter.Snapshot().Sub(before).Total())
 	for _, v := range tail {
-		at, err := keys.ParseInvertedTicks(v.RowKey)
+		at, err := viewTime(v.RowKey)
 		if err != nil {
 			return err
 		}
@@ -178,7 +194,7 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	fmt.Fprintf(out, "The same query on the one partition (1 storage transaction) gives the same five: %v.\n", same)
 
 	// 3. A point read needs no fan-out: the bucket follows from the RowKey.
-	rk := keys.InvertedTicks(start.Add(123 * time.Second))
+	rk := viewKey(start.Add(123*time.Second), 123)
 	before = meter.Snapshot()
 	v, err := spread.Get(ctx, "2024-05-01", rk)
 	if err != nil {

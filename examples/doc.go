@@ -12,7 +12,11 @@
 // which creates the tables, queues and containers named in names if they do
 // not exist, tells its story with the pattern's public API, and leaves what
 // it wrote for you to look at. A failure is printed to standard error and
-// the program exits with status 1. Its test (main_test.go, TestMain =
+// the program exits with status 1. The stories write fixed keys into tables
+// they expect empty: bloblog, bucket, compound, dataseries, eventual,
+// logtail, lookup and quickstart run again on the same account, the others
+// stop at their first insert with EntityAlreadyExists (restart Azurite, which
+// keeps nothing, or delete their tables). Its test (main_test.go, TestMain =
 // integration.Main) runs the same run on Azurite, with names of its own,
 // and checks what it prints and what the account holds afterwards.
 //

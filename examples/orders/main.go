@@ -219,8 +219,11 @@ func newService(ctx context.Context, acct *account.Account, names Names) (*servi
 		return nil, err
 	}
 	// An audit entry is written once per message, also when the message
-	// is delivered twice: under a key made from the message's own time and
-	// id, with an upsert.
+	// is delivered twice: an upsert under a key made from the message —
+	// the log's own key shape (logtail's doc, Ownership), with the message's
+	// time, sequence 0 and a writer id hashed from the message's id, which
+	// Tail, ParseKey and Trim read as any entry. Log.Append would write a
+	// new key at every delivery.
 	if err := eventual.Handle(p, auditKind, func(ctx context.Context, m AuditEvent) error {
 		d, _ := eventual.DeliveryFrom(ctx)
 		sum := sha256.Sum256([]byte(d.ID))

@@ -1,35 +1,42 @@
-// Package examples holds tablekit's runnable programs, each a main package
-// started with go run from the repository root:
+// Package examples holds tablekit's example programs: each a main package
+// to copy whole into a service, and a tour that runs them all.
 //
-//   - examples/quickstart: README's quick start, a typed table created,
-//     written, read, updated with an ETag, queried and cleaned up, on the
-//     account in TABLEKIT_CONNECTION_STRING or Azurite on its default ports.
-//   - examples/tour: every topic below in order, with the JSON on the wire
-//     (make demo).
-//   - examples/keys: the key builders of package keys, without a service.
-//   - One program per pattern package, running that pattern's step of the
-//     tour: backup, bloblog, bucket, compound, dataseries, denormalize,
-//     eventual, indexentity, large, logtail, lookup, rotation,
-//     secondaryindex and wide; and one each for resolver (several entity
-//     types in one table), sas (shared access signatures for a key range)
-//     and encryption (client-side encryption).
-//   - examples/orders: patterns combined in one service — orders by
-//     customer, newest first; table-wide lookups by order number and by
-//     status (secondaryindex); archiving through a queue with the index
-//     entries (eventual, Set.MoveTo); an audit log (logtail) — every change
-//     committing its messages in its own transaction.
-//   - examples/observability, a module of its own so that OpenTelemetry is
-//     not tablekit's dependency: azcore logging, OpenTelemetry tracing, retry
-//     settings and the storage-cost meter, given once to package account.
+// Every example program has the same shape. Its main builds the storage
+// account from the environment with package account —
+// TABLEKIT_CONNECTION_STRING (a connection string, or
+// UseDevelopmentStorage=true for Azurite on its default ports), else
+// TABLEKIT_ACCOUNT_URL with azidentity's default credential — and calls
 //
-// Every program's main but quickstart's and keys' is one line, demo.Main with its
-// tour: examples/demo builds the clients with package account from
-// TABLEKIT_CONNECTION_STRING (UseDevelopmentStorage=true included) or
-// TABLEKIT_ACCOUNT_URL, as a production main would, and starts a private
-// Azurite when neither is set. No example imports an internal package or
-// links package testing, so each can be copied out of tablekit's tree.
+//	run(ctx, acct, names, os.Stdout)
 //
-// Each program has a test that runs it as main does, on the test account
-// named by its explicit connection string, and checks its output, so none
-// can drift from the API it shows.
+// which creates the tables, queues and containers named in names if they do
+// not exist, tells its story with the pattern's public API, and leaves what
+// it wrote for you to look at. A failure is printed to standard error and
+// the program exits with status 1. The stories write fixed keys into tables
+// they expect empty: bloblog, bucket, compound, dataseries, eventual,
+// logtail, lookup and quickstart run again on the same account, the others
+// stop at their first insert with EntityAlreadyExists (restart Azurite, which
+// keeps nothing, or delete their tables). Its test (main_test.go, TestMain =
+// integration.Main) runs the same run on Azurite, with names of its own,
+// and checks what it prints and what the account holds afterwards.
+//
+//	go run github.com/tablekit/tablekit/integration/azurite/devserver &  # Azurite on 10000-10002
+//	export TABLEKIT_CONNECTION_STRING='UseDevelopmentStorage=true'
+//	go run ./examples/logtail
+//
+// The programs: quickstart (the README's), keys (key builders, no service),
+// one per pattern package — backup, bloblog, bucket, compound, dataseries,
+// denormalize, eventual, indexentity, large, logtail, lookup, rotation,
+// secondaryindex, wide — resolver (several entity types in one table), sas
+// (shared access signatures for a key range), encryption (client-side
+// encryption), orders (patterns combined in one service) and observability
+// (a module of its own, so that OpenTelemetry is not tablekit's dependency:
+// logging, tracing, retries and the cost meter).
+//
+// examples/tour is `make demo`: it starts a private Azurite, tells the
+// basics of package entity itself and runs every other program (but
+// observability) with go build and the Azurite in its environment. The tour
+// imports no example; no example imports the tour, another example, an
+// internal package or integration, and none links package testing
+// (TestExamplesStandAlone).
 package examples

@@ -26,16 +26,22 @@
 //	tables, err := acct.TableService()
 //	emps, err := entity.NewTableFromService[Employee](tables, "Employees")
 //
-// This program lives in a module of its own so that OpenTelemetry is a
-// dependency of the example, not of tablekit.
+// It runs on the storage account the environment names and creates the
+// table ObservedEmployees if it does not exist. It lives in a module of its
+// own so that OpenTelemetry is a dependency of the example, not of
+// tablekit:
 //
+//	export TABLEKIT_CONNECTION_STRING='UseDevelopmentStorage=true' # Azurite on its default ports
 //	cd examples/observability && go run .
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -44,15 +50,53 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	azlog "github.com/Azure/azure-sdk-for-go/sdk/azcore/log"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/examples/demo"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
+
+// Names are the storage resources the program uses; run creates them if
+// they do not exist.
+type Names struct {
+	Employees string // table
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	acct, err := connect()
+	if err == nil {
+		err = run(ctx, acct, Names{Employees: "ObservedEmployees"}, os.Stdout)
+	}
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "observability example:", err)
+		os.Exit(1)
+	}
+}
+
+// connect returns the storage account the environment names:
+// TABLEKIT_CONNECTION_STRING (a connection string, or
+// UseDevelopmentStorage=true for Azurite on its default ports), or else
+// TABLEKIT_ACCOUNT_URL (https://NAME.table.core.windows.net/) with
+// azidentity's default credential.
+func connect() (*account.Account, error) {
+	if cs := os.Getenv("TABLEKIT_CONNECTION_STRING"); cs != "" {
+		return account.NewFromConnectionString(cs, nil)
+	}
+	if url := os.Getenv("TABLEKIT_ACCOUNT_URL"); url != "" {
+		cred, err := azidentity.NewDefaultAzureCredential(nil)
+		if err != nil {
+			return nil, err
+		}
+		return account.New(url, cred, nil)
+	}
+	return nil, errors.New("set TABLEKIT_CONNECTION_STRING (UseDevelopmentStorage=true for Azurite) or TABLEKIT_ACCOUNT_URL")
+}
 
 // Employee is the entity the example writes and reads.
 type Employee struct {
@@ -62,8 +106,6 @@ type Employee struct {
 	Name       string
 }
 
-func main() { demo.Main("observability", report) }
-
 // Observed is what one run saw: the log lines, the spans and the cost.
 type Observed struct {
 	Logs  []string
@@ -71,10 +113,10 @@ type Observed struct {
 	Cost  cost.Snapshot
 }
 
-// report observes a few calls on env's account and prints what was seen:
-// the program, as a demo.Tour.
-func report(ctx context.Context, env *demo.Env, out io.Writer) error {
-	obs, err := observe(ctx, env)
+// run observes a few calls on acct, in the resources names gives, and
+// prints what was seen to out.
+func run(ctx context.Context, acct *account.Account, names Names, out io.Writer) error {
+	obs, err := observe(ctx, acct, names)
 	if err != nil {
 		return err
 	}
@@ -89,7 +131,7 @@ func report(ctx context.Context, env *demo.Env, out io.Writer) error {
 
 // observe builds a typed table whose client logs, traces, retries and meters
 // through azcore's pipeline, and runs a few calls through it.
-func observe(ctx context.Context, env *demo.Env) (Observed, error) {
+func observe(ctx context.Context, acct *account.Account, names Names) (Observed, error) {
 	// Logging: azcore's listener is process-wide; a program sets it once.
 	var mu sync.Mutex
 	var logs []string
@@ -106,9 +148,11 @@ func observe(ctx context.Context, env *demo.Env) (Observed, error) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 
-	// The account env names, with these options for all its clients.
+	// The account, with these options for all its clients. A service
+	// gives them to account.NewFromConnectionString (or account.New) in
+	// main, once.
 	meter := cost.NewMeter()
-	acct, err := env.Account.WithOptions(func(o *account.Options) {
+	acct, err := acct.WithOptions(func(o *account.Options) {
 		o.ClientOptions = azcore.ClientOptions{
 			Logging:         policy.LogOptions{AllowedHeaders: []string{"x-ms-client-request-id"}},
 			Retry:           policy.RetryOptions{MaxRetries: 4, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 2 * time.Second},
@@ -119,20 +163,21 @@ func observe(ctx context.Context, env *demo.Env) (Observed, error) {
 	if err != nil {
 		return Observed{}, err
 	}
-	observed := demo.New(acct, env.ConnectionString)
-	client, drop, err := observed.ScratchTable(ctx, "observability")
+	tables, err := acct.TableService()
 	if err != nil {
 		return Observed{}, err
 	}
-	defer func() { _ = drop() }()
-	emps, err := entity.NewTable[Employee](client)
+	emps, err := entity.NewTableFromService[Employee](tables, names.Employees)
 	if err != nil {
+		return Observed{}, err
+	}
+	if err := emps.CreateTableIfNotExists(ctx); err != nil {
 		return Observed{}, err
 	}
 
 	before := meter.Snapshot()
 	e := &Employee{Department: "Sales", ID: "000123", Name: "Jonathan Jones"}
-	if err := emps.Insert(ctx, e); err != nil {
+	if err := emps.Upsert(ctx, e, entity.Replace); err != nil {
 		return Observed{}, err
 	}
 	if _, err := emps.Get(ctx, "Sales", "000123"); err != nil {

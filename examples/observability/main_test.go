@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/cost"
-	"github.com/tablekit/tablekit/examples/demo"
-	"github.com/tablekit/tablekit/examples/internal/demotest"
 	"github.com/tablekit/tablekit/integration"
 )
 
@@ -19,13 +17,13 @@ func TestMain(m *testing.M) { integration.Main(m, &env) }
 func TestObserve(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	obs, err := observe(ctx, demo.New(env.Account(), env.ConnectionString))
+	obs, err := observe(ctx, env.Account(), Names{Employees: env.TableName(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Three calls: insert, point get, query — each a span of the client and
+	// Three calls: upsert, point get, query — each a span of the client and
 	// of its HTTP try, each logged, each billed once.
-	for _, want := range []string{"Client.AddEntity", "Client.GetEntity"} {
+	for _, want := range []string{"Client.UpsertEntity", "Client.GetEntity"} {
 		if !contains(obs.Spans, want) {
 			t.Errorf("no span %q among %v", want, obs.Spans)
 		}
@@ -39,8 +37,8 @@ func TestObserve(t *testing.T) {
 	if requests < 3 {
 		t.Errorf("%d request log lines, want at least 3: %q", requests, obs.Logs)
 	}
-	if obs.Cost.Count(cost.Table, cost.OpInsert) != 1 || obs.Cost.Total() != 3 {
-		t.Errorf("cost %v, want 1 insert and 3 transactions", obs.Cost)
+	if obs.Cost.Count(cost.Table, cost.OpUpsert) != 1 || obs.Cost.Total() != 3 {
+		t.Errorf("cost %v, want 1 upsert and 3 transactions", obs.Cost)
 	}
 }
 
@@ -53,16 +51,16 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TestRun runs the program as main does, on the test account named in
-// TABLEKIT_CONNECTION_STRING by its explicit connection string.
+// TestRun runs the program's story as main does, on the test account with
+// a table of its own.
 func TestRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out strings.Builder
-	if err := demo.Run(ctx, demotest.Getenv(env), &out, report); err != nil {
+	if err := run(ctx, env.Account(), Names{Employees: env.TableName(t)}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"Using the account ", "azcore log: ", "OpenTelemetry spans (azotel): ", "storage cost: "} {
+	for _, want := range []string{"azcore log: ", "OpenTelemetry spans (azotel): ", "storage cost: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

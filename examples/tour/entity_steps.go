@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -43,7 +42,7 @@ func employee(dept string, id int64, first, last string) *Employee {
 	}
 }
 
-func typedRoundTrip(ctx context.Context, env *demo.Env, w io.Writer) error {
+func typedRoundTrip(ctx context.Context, env *tourEnv, w io.Writer) error {
 	emps, drop, err := newTypedTable[Employee](ctx, env, "tourtyped")
 	if err != nil {
 		return err
@@ -74,7 +73,7 @@ func typedRoundTrip(ctx context.Context, env *demo.Env, w io.Writer) error {
 	return nil
 }
 
-func typedCRUD(ctx context.Context, env *demo.Env, w io.Writer) error {
+func typedCRUD(ctx context.Context, env *tourEnv, w io.Writer) error {
 	emps, drop, err := newTypedTable[Employee](ctx, env, "tourcrud")
 	if err != nil {
 		return err
@@ -113,7 +112,7 @@ func typedCRUD(ctx context.Context, env *demo.Env, w io.Writer) error {
 	return nil
 }
 
-func queryKinds(ctx context.Context, env *demo.Env, w io.Writer) error {
+func queryKinds(ctx context.Context, env *tourEnv, w io.Writer) error {
 	queries := []struct {
 		what string
 		f    filter.Expr
@@ -140,7 +139,7 @@ func queryKinds(ctx context.Context, env *demo.Env, w io.Writer) error {
 	return nil
 }
 
-func paging(ctx context.Context, env *demo.Env, w io.Writer) error {
+func paging(ctx context.Context, env *tourEnv, w io.Writer) error {
 	emps, drop, err := newTypedTable[Employee](ctx, env, "tourpaging")
 	if err != nil {
 		return err
@@ -183,7 +182,7 @@ func paging(ctx context.Context, env *demo.Env, w io.Writer) error {
 	return nil
 }
 
-func transactions(ctx context.Context, env *demo.Env, w io.Writer) error {
+func transactions(ctx context.Context, env *tourEnv, w io.Writer) error {
 	emps, drop, err := newTypedTable[Employee](ctx, env, "tourbatch")
 	if err != nil {
 		return err
@@ -213,7 +212,7 @@ func transactions(ctx context.Context, env *demo.Env, w io.Writer) error {
 	return nil
 }
 
-func bulkLoad(ctx context.Context, env *demo.Env, w io.Writer) error {
+func bulkLoad(ctx context.Context, env *tourEnv, w io.Writer) error {
 	emps, drop, err := newTypedTable[Employee](ctx, env, "tourbulk")
 	if err != nil {
 		return err

@@ -30,20 +30,17 @@
 //     never on integration, never on another pattern sideways, never on
 //     patterns/internal/patterntest, which links testing (patterntest alone
 //     also imports integration).
-//  7. examples/...: programs on the public API — layers 3 and 4, keys,
-//     patterns/, integration/azurite (the runner's private Azurite) and
-//     integration/faults (the demos' simulated crash) — with
-//     their runner examples/demo and each example's own tour; examples/tour
-//     (the tour of tours) imports every example's. Never internal/ (a user
-//     cannot copy that), never integration (it links testing).
-//     examples/internal/demotest, the examples' test kit, also imports
-//     integration.
+//  7. examples/...: programs on the public API — layers 3 and 4, keys and
+//     patterns/ — each standing alone, to be copied whole into a service:
+//     never internal/ (a user cannot copy that), never integration (it
+//     links testing), never another example. examples/tour, the runner of
+//     `make demo`, also imports integration/azurite (its private Azurite)
+//     and runs the other examples as programs, importing none.
 //
 // A package's own tests (package x) follow its rule, and above layer 2
 // (but for cost, throttle and account, which integration imports) may
 // also import integration and its kits; the patterns' tests
-// patterns/internal/patterntest; the examples' tests
-// examples/internal/demotest. External test packages (package x_test)
+// patterns/internal/patterntest. External test packages (package x_test)
 // are outside the graph — nothing imports them — so a sweep of the public
 // API from internal/ (apisweep, errtext) may import what it sweeps.
 package layers

@@ -79,12 +79,13 @@ var rules = []rule{
 	{under: "patterns/internal", may: slices.Concat(lower, foundation, []string{"patterns/internal"}), mayNot: testKits, tests: true, testMay: append(testKits, kits...)},
 	{under: "patterns/internal/patterntest", may: slices.Concat(lower, foundation, []string{"patterns/internal"}, kits), tests: true},
 	// 7. examples: programs on the public API (never internal/, never
-	// integration, which links testing), their runner demo (with
-	// integration/azurite and integration/faults, which link no testing),
-	// their test kit examples/internal; their tests also use integration.
-	{under: "examples", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples/demo", "integration/azurite", "integration/faults"}), own: true, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
-	{under: "examples/tour", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples", "integration/azurite", "integration/faults"}), mayNot: []string{"examples/internal"}, tests: true, testMay: append([]string{"examples/internal"}, kits...)},
-	{under: "examples/internal", may: slices.Concat(lower[2:], []string{"keys", "patterns", "examples/demo", "examples/internal"}, kits), tests: true},
+	// integration, which links testing, never another example); their
+	// tests also use integration and its kits. The tour, the runner of
+	// `make demo`, also starts a private Azurite (integration/azurite,
+	// which links no testing) and runs the examples as programs: it
+	// imports none of them.
+	{under: "examples", may: slices.Concat(lower[2:], []string{"keys", "patterns"}), tests: true, testMay: kits},
+	{under: "examples/tour", may: slices.Concat(lower[2:], []string{"keys", "patterns", "integration/azurite"}), tests: true, testMay: kits},
 }
 
 // ruleFor returns the rule for the package in dir: the one with the
@@ -242,7 +243,7 @@ func TestLayers(t *testing.T) {
 		"resolver", "backup", "cost", "throttle", "account",
 		"integration/crashtest", "integration/azurite", "integration/faults", "integration/seamtest",
 		"patterns/eventual/internal/queueproc", "patterns/internal/indexset", "patterns/internal/patterntest", "patterns/bucket",
-		"examples/demo", "examples/internal/demotest", "examples/bucket/tour"} {
+		"examples/tour", "examples/bucket", "examples/orders"} {
 		if !slices.ContainsFunc(seen, func(p string) bool { return within(p, want) }) {
 			t.Errorf("the walk from %s found no %s", root, want)
 		}
@@ -305,13 +306,11 @@ func TestLayersFindsUpwardImports(t *testing.T) {
 		"patterns/internal/patterntest/p.go":   src("patterntest", mod+"/integration", mod+"/patterns/eventual"),
 		"patterns/internal/indexset/i_test.go": src("indexset", mod+"/integration"),
 		// layer 7
-		"examples/wide/main.go":                  src("main", mod+"/examples/demo", mod+"/examples/wide/tour"),
-		"examples/wide/main_test.go":             src("main", mod+"/integration", mod+"/examples/internal/demotest"),
-		"examples/wide/tour/tour.go":             src("tour", mod+"/patterns/wide", mod+"/integration/crashtest", mod+"/internal/wtoken", mod+"/examples/bucket/tour"),
-		"examples/demo/demo.go":                  src("demo", mod+"/account", mod+"/integration/azurite", mod+"/integration"),
-		"examples/internal/demotest/demotest.go": src("demotest", mod+"/integration", mod+"/examples/demo"),
-		"examples/tour/main.go":                  src("main", mod+"/examples/wide/tour", mod+"/examples/internal/demotest"),
-		"examples/tour/main_test.go":             src("main", mod+"/examples/internal/demotest"),
+		"examples/wide/main.go":      src("main", mod+"/patterns/wide", mod+"/account", mod+"/integration/azurite", mod+"/examples/bucket"),
+		"examples/wide/main_test.go": src("main", mod+"/integration", mod+"/integration/faults"),
+		"examples/wide/helper.go":    src("main", mod+"/integration/crashtest", mod+"/internal/wtoken"),
+		"examples/tour/main.go":      src("main", mod+"/integration/azurite", mod+"/entity", mod+"/examples/wide", mod+"/integration"),
+		"examples/tour/main_test.go": src("main", mod+"/integration"),
 	}
 	vs, err := check(mod, files)
 	if err != nil {
@@ -326,11 +325,12 @@ func TestLayersFindsUpwardImports(t *testing.T) {
 		"backup/b.go imports " + mod + "/resolver",
 		"cost/c.go imports " + mod + "/entity",
 		"entity/sas/open.go imports " + mod + "/resolver",
-		"examples/demo/demo.go imports " + mod + "/integration",
-		"examples/tour/main.go imports " + mod + "/examples/internal/demotest",
-		"examples/wide/tour/tour.go imports " + mod + "/examples/bucket/tour",
-		"examples/wide/tour/tour.go imports " + mod + "/integration/crashtest",
-		"examples/wide/tour/tour.go imports " + mod + "/internal/wtoken",
+		"examples/tour/main.go imports " + mod + "/examples/wide",
+		"examples/tour/main.go imports " + mod + "/integration",
+		"examples/wide/helper.go imports " + mod + "/integration/crashtest",
+		"examples/wide/helper.go imports " + mod + "/internal/wtoken",
+		"examples/wide/main.go imports " + mod + "/examples/bucket",
+		"examples/wide/main.go imports " + mod + "/integration/azurite",
 		"integration/azurite/a.go imports " + mod + "/integration",
 		"integration/faults/f.go imports " + mod + "/entity",
 		"integration/seamtest/s.go imports " + mod + "/patterns/bucket",

@@ -14,7 +14,13 @@
 // space and blank lines at either end are ignored; everything else must be
 // equal. The check is [Check]; its test runs it on the repository's README.
 //
-// The package's tests also check every package comment of the repository:
+// The package's tests also check that every relative link of README.md and
+// docs/*.md names a file of the repository and, with an anchor, a heading
+// (TestLinks); that the README's commands for a new module run as written,
+// but for how github.com/tablekit/tablekit@latest resolves
+// (TestNewModuleCommands: the quick start and the Azurite devserver build in
+// a temporary module whose tablekit is this tree); and every package comment
+// of the repository:
 // a bracketed name that resolves to no identifier, package or link definition (a
 // typo, or an identifier renamed or moved without its doc) fails.
 package readme

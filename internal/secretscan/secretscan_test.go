@@ -14,7 +14,6 @@ import (
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/sas"
-	"github.com/tablekit/tablekit/examples/demo"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/connstr"
 )
@@ -250,9 +249,8 @@ func TestNoSecretInErrors(t *testing.T) {
 	}
 }
 
-// TestNoSecretInEnvironmentErrors: integration.Start and demo.Connect,
-// which read a connection string or account URL from the environment,
-// wrap the refusal without repeating the secret. Only inputs that
+// TestNoSecretInEnvironmentErrors: integration.Start, which reads a
+// connection string or account URL from the environment, wraps the refusal without repeating the secret. Only inputs that
 // account refuses are given, so that nothing is sent.
 func TestNoSecretInEnvironmentErrors(t *testing.T) {
 	ctx := t.Context()
@@ -271,13 +269,6 @@ func TestNoSecretInEnvironmentErrors(t *testing.T) {
 			t.Errorf("integration.Start accepted %q", cs)
 		}
 		scan(t, "integration.Start with "+integration.EnvConnectionString, err)
-		_, _, _, err = demo.Connect(ctx, func(k string) string {
-			if k == demo.EnvConnectionString {
-				return cs
-			}
-			return ""
-		})
-		scan(t, "demo.Connect with "+demo.EnvConnectionString, err)
 	}
 	t.Setenv(integration.EnvConnectionString, "")
 	for _, u := range sasURLs() {
@@ -291,12 +282,5 @@ func TestNoSecretInEnvironmentErrors(t *testing.T) {
 			t.Errorf("integration.Start accepted %q", u)
 		}
 		scan(t, "integration.Start with "+integration.EnvAccountURL, err)
-		_, _, _, err = demo.Connect(ctx, func(k string) string {
-			if k == demo.EnvAccountURL {
-				return u
-			}
-			return ""
-		})
-		scan(t, "demo.Connect with "+demo.EnvAccountURL, err)
 	}
 }

@@ -206,8 +206,8 @@ func serviceURL(field, raw string) (*url.URL, error) {
 	case u.Port() != "" && !validPort(u.Port()):
 		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q: port %q is not a number from 1 to 65535", redactURL(u), u.Port())}
 	case u.Path != "" && u.Path != "/":
-		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q has a path (%s): give the service's URL, https://NAME.table.core.windows.net/, "+
-			"not a table's, queue's or container's; Azurite's path-style endpoints are reached with a connection string", redactURL(u), u.Path)}
+		return nil, &ConfigError{Field: field, Reason: fmt.Sprintf("%q has a path: give the service's URL, https://NAME.table.core.windows.net/, "+
+			"not a table's, queue's or container's; Azurite's path-style endpoints are reached with a connection string", redactURL(u))}
 	}
 	return u, nil
 }
@@ -528,12 +528,25 @@ func checkName(kind, name string) string {
 	return ""
 }
 
-// redactURL writes u without its query, which may hold a signature.
+// redactURL writes u as its scheme and host, marking what else it has.
 func redactURL(u *url.URL) string {
-	v := *u
-	if v.RawQuery != "" {
-		v.RawQuery = "…"
+	if u.Opaque != "" {
+		return u.Scheme + ":…"
 	}
-	v.User = nil
-	return v.String()
+	// Only the scheme and host are shown: the query may carry a SAS, the
+	// user information a password, and the path or fragment a query typed
+	// without its '?' (https://host/sv=…&sig=…).
+	s := u.Scheme + "://" + u.Host
+	if u.Path != "" && u.Path != "/" {
+		s += "/…"
+	} else {
+		s += u.Path
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		s += "?…"
+	}
+	if u.Fragment != "" || u.RawFragment != "" {
+		s += "#…"
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package entity
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/connstr"
 	"github.com/tablekit/tablekit/internal/pipeline"
 	"github.com/tablekit/tablekit/internal/tablename"
@@ -87,12 +89,12 @@ func NewTable[T any](client *aztables.Client) (*Table[T], error) {
 // NewTableFromService returns a typed view of the named table of a service
 // (built with ClientOptions, as for NewTable).
 //
-// A name that breaks the service's rule (3 to 63 letters and digits,
-// starting with a letter, not "tables") is a *ValidationError with
-// RuleTableName, before any request.
+// A nil svc is a *ConfigError; a name that breaks the service's rule (3 to
+// 63 letters and digits, starting with a letter, not "tables") is a
+// *ValidationError with RuleTableName; both before any request.
 func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Table[T], error) {
 	if svc == nil {
-		return nil, errors.New("entity: nil *aztables.ServiceClient")
+		return nil, &ConfigError{Field: FieldServiceClient, Reason: "is a nil *aztables.ServiceClient"}
 	}
 	if msg := tablename.Check(name); msg != "" {
 		return nil, &ValidationError{Rule: RuleTableName, Limit: msg, Value: name}
@@ -108,34 +110,130 @@ var ErrInvalidConnectionString = errors.New("entity: malformed connection string
 // (account key or SAS) to the named table. opts (nil means aztables'
 // defaults) gets tablekit's policies (ClientOptions).
 //
-// "UseDevelopmentStorage=true", which the Go SDKs refuse, stands for a local
-// Azurite on its default ports. A string that cannot be read matches
-// ErrInvalidConnectionString.
+// The string is read as package account reads it (internal/connstr), not
+// by aztables' parser: requests go to the table endpoint the string
+// configures — TableEndpoint, or
+// DefaultEndpointsProtocol://AccountName.table.EndpointSuffix/ — whether
+// an AccountKey or a SharedAccessSignature authorizes them (with both, the
+// key signs). "UseDevelopmentStorage=true", which the Go SDKs refuse,
+// stands for a local Azurite on its default ports.
+//
+// A string that cannot be read, or that gives no table endpoint, is a
+// *ConfigError naming the setting (FieldConnectionString, or
+// FieldAccountKey for a key that is not base64), matching ErrInvalid and
+// ErrInvalidConnectionString, before any request; it never repeats the key
+// or the signature.
 func NewTableFromConnectionString[T any](connectionString, name string, opts *aztables.ClientOptions) (*Table[T], error) {
-	cs, err := connstr.Normalize(connectionString)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConnectionString, err)
-	}
-	svc, err := aztables.NewServiceClientFromConnectionString(cs, ClientOptions(opts))
+	svc, err := serviceFromConnectionString(connectionString, opts)
 	if err != nil {
 		return nil, err
 	}
 	return NewTableFromService[T](svc, name)
 }
 
+// serviceFromConnectionString builds the table service client of a
+// connection string, with tablekit's policies.
+func serviceFromConnectionString(connectionString string, opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	// Normalize refuses what Parse refuses, and a string that gives no
+	// table endpoint.
+	if _, err := connstr.Normalize(connectionString); err != nil {
+		return nil, connStringError(err)
+	}
+	p, err := connstr.Parse(connectionString)
+	if err != nil {
+		return nil, connStringError(err)
+	}
+	var svc *aztables.ServiceClient
+	switch {
+	case p.AccountKey != "":
+		if _, err := base64.StdEncoding.DecodeString(p.AccountKey); err != nil {
+			return nil, &ConfigError{Field: FieldAccountKey, Reason: "is not base64, as the portal's Access keys are"}
+		}
+		cred, err := aztables.NewSharedKeyCredential(p.AccountName, p.AccountKey)
+		if err != nil {
+			return nil, &ConfigError{Field: FieldAccountKey, Reason: "cannot sign requests"}
+		}
+		svc, err = aztables.NewServiceClientWithSharedKey(p.TableEndpoint, cred, ClientOptions(opts))
+		if err != nil {
+			return nil, clientOptionsError(err)
+		}
+	default:
+		// The SAS goes on the endpoint's query, which aztables adds to
+		// every request's URL.
+		svc, err = aztables.NewServiceClientWithNoCredential(p.TableEndpoint+"?"+p.SAS, ClientOptions(opts))
+		if err != nil {
+			return nil, clientOptionsError(err)
+		}
+	}
+	return svc, nil
+}
+
+// connStringError turns internal/connstr's error (which names the setting
+// and repeats no secret) into a *ConfigError.
+func connStringError(err error) error {
+	reason := err.Error()
+	if ce := (*connstr.Error)(nil); errors.As(err, &ce) {
+		reason = ce.Reason
+	}
+	return &ConfigError{Field: FieldConnectionString, Reason: reason}
+}
+
+// clientOptionsError reports options aztables cannot build a client with
+// (azcore's error names no URL).
+func clientOptionsError(err error) error {
+	return &ConfigError{Field: FieldClientOptions, Reason: "aztables cannot build a client with them: " + err.Error()}
+}
+
 // NewTableWithCredential connects to the named table of the account at
 // serviceURL (https://ACCOUNT.table.core.windows.net/) with a Microsoft Entra
 // credential, such as azidentity.NewDefaultAzureCredential's. opts gets
 // tablekit's policies (ClientOptions).
+//
+// serviceURL is checked as a connection string's TableEndpoint is: an
+// https URL whose host is a DNS name, an IPv4 address or a bracketed IPv6
+// address, with a port (if any) from 1 to 65535, an optional path of plain
+// segments (an emulator's /ACCOUNT), and no user, query or fragment — a URL
+// carrying a SAS goes to entity/sas's OpenTable or OpenService, not here,
+// where the SAS would travel beside the token. http is refused: azcore
+// sends tokens over https only, and aztables' client does not pass on
+// ClientOptions.InsecureAllowCredentialWithHTTP. A URL refused, or a nil
+// cred, is a *ConfigError matching ErrInvalid, before any request; it never
+// repeats the URL's query or user information.
 func NewTableWithCredential[T any](serviceURL, name string, cred azcore.TokenCredential, opts *aztables.ClientOptions) (*Table[T], error) {
 	if cred == nil {
-		return nil, errors.New("entity: nil azcore.TokenCredential")
+		return nil, &ConfigError{Field: FieldCredential, Reason: "is a nil azcore.TokenCredential"}
 	}
-	svc, err := aztables.NewServiceClient(serviceURL, cred, ClientOptions(opts))
+	endpoint, err := credentialEndpoint(serviceURL)
 	if err != nil {
 		return nil, err
 	}
+	svc, err := aztables.NewServiceClient(endpoint, cred, ClientOptions(opts))
+	if err != nil {
+		return nil, clientOptionsError(err)
+	}
 	return NewTableFromService[T](svc, name)
+}
+
+// credentialEndpoint checks the service URL of NewTableWithCredential and
+// returns it in normal form (ending with '/').
+func credentialEndpoint(serviceURL string) (string, error) {
+	if u, err := url.Parse(serviceURL); err == nil && (u.RawQuery != "" || u.ForceQuery) {
+		return "", &ConfigError{Field: FieldServiceURL, Reason: fmt.Sprintf("%s has a query: with a token credential the URL carries no SAS "+
+			"(open a SAS URL with entity/sas's OpenTable or OpenService)", argerr.Quote(u.Scheme+"://"+u.Host+"/…?…"))}
+	}
+	endpoint, err := connstr.CheckEndpoint(FieldServiceURL, serviceURL)
+	if err != nil {
+		reason := err.Error()
+		if ce := (*connstr.Error)(nil); errors.As(err, &ce) {
+			reason = strings.TrimPrefix(ce.Reason, FieldServiceURL+" ")
+		}
+		return "", &ConfigError{Field: FieldServiceURL, Reason: reason}
+	}
+	if strings.HasPrefix(endpoint, "http:") {
+		return "", &ConfigError{Field: FieldServiceURL, Reason: fmt.Sprintf("%s is not https: azcore sends a token credential's tokens over https only "+
+			"(reach an emulator over http with a connection string)", argerr.Quote(endpoint))}
+	}
+	return endpoint, nil
 }
 
 func newTable[T any](client *aztables.Client, name string) (*Table[T], error) {

@@ -2,7 +2,6 @@ package sas
 
 import (
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/tablekit/tablekit/internal/connstr"
@@ -46,6 +45,12 @@ type Issuer struct {
 // NewIssuer returns an Issuer for the table service at serviceURL
 // (https://ACCOUNT.table.core.windows.net/, or an emulator's
 // http://127.0.0.1:10002/ACCOUNT/) signing with key.
+//
+// serviceURL is checked as a connection string's TableEndpoint is: http(s),
+// a host that is a DNS name, an IPv4 address or a bracketed IPv6 address, a
+// port (if any) from 1 to 65535, a path (if any) of plain segments, and no
+// user, query or fragment. Anything else is a *FieldError for "URL" that
+// shows the URL without its query and user information.
 func NewIssuer(serviceURL string, key *Key, cfg Config) (*Issuer, error) {
 	if key == nil {
 		return nil, invalid("Key", "", "an Issuer needs the account key")
@@ -55,9 +60,14 @@ func NewIssuer(serviceURL string, key *Key, cfg Config) (*Issuer, error) {
 	case err != nil:
 		return nil, &FieldError{Field: "URL", Reason: "not a URL", Err: urlCause(err)}
 	case u.Scheme != "https" && u.Scheme != "http", u.Host == "", u.RawQuery != "", u.Fragment != "", u.User != nil:
-		// The URL is shown without its query and user: they may hold a
-		// token or a password.
-		return nil, invalid("URL", connstr.RedactURL(serviceURL), "the service URL is scheme://host[/path]/, with no query")
+		// The URL is shown as its scheme and host: its query, user and
+		// path (a query typed without its '?') may hold a token or a
+		// password.
+		return nil, invalid("URL", u.Scheme+"://"+u.Host+"/…", "the service URL is scheme://host[/path]/, with no query, user or fragment")
+	}
+	endpoint, err := checkEndpoint(serviceURL)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.TTL < 0 {
 		return nil, invalid("TTL", cfg.TTL.String(), "the time to live must not be negative")
@@ -68,7 +78,6 @@ func NewIssuer(serviceURL string, key *Key, cfg Config) (*Issuer, error) {
 	if cfg.Protocol == HTTPS && u.Scheme != "https" {
 		return nil, invalid("spr", string(cfg.Protocol), "HTTPS-only tokens for an http endpoint would be refused")
 	}
-	endpoint := u.Scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/"
 	return &Issuer{endpoint: endpoint, key: key, cfg: cfg.withDefaults(u.Scheme)}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/connstr"
 )
 
 // OpenTable returns a typed view of the table a SAS URL names, for a client
@@ -15,7 +16,9 @@ import (
 // may be a table SAS (Issuer.Grant, Issuer.TableURL, or any SDK's) or an
 // account SAS with the table's name put in the path.
 //
-// The URL and token are checked before any request: a malformed token, a
+// The URL and token are checked before any request: a URL whose scheme,
+// host, port (1 to 65535) or path a connection string's TableEndpoint could
+// not have (NewIssuer), a malformed token, a
 // table SAS made for another table, or an account SAS that does not reach
 // entities is a *FieldError. What the token does not allow is refused by
 // the service, as an error that matches none of entity's sentinels: an
@@ -97,6 +100,10 @@ func parseSASURL(sasURL string) (*url.URL, Token, error) {
 	case u.RawQuery == "":
 		return nil, Token{}, invalid("URL", "", "the URL carries no SAS token (its query string is empty)")
 	}
+	base, _, _ := strings.Cut(sasURL, "?")
+	if _, err := checkEndpoint(base); err != nil {
+		return nil, Token{}, err
+	}
 	tok, err := Parse(u.RawQuery)
 	if err != nil {
 		return nil, Token{}, err
@@ -105,6 +112,23 @@ func parseSASURL(sasURL string) (*url.URL, Token, error) {
 		return nil, Token{}, invalid("spr", string(tok.Protocol), "the token allows HTTPS only and the URL is http")
 	}
 	return u, tok, nil
+}
+
+// checkEndpoint checks a service or table URL without its query as a
+// connection string's endpoint is checked (connstr.CheckEndpoint): a DNS
+// name, IPv4 address or bracketed IPv6 address, a port (if any) from 1 to
+// 65535, a path of plain segments. It returns the URL in normal form,
+// ending with '/'. The error repeats the URL's scheme and host only.
+func checkEndpoint(raw string) (string, error) {
+	endpoint, err := connstr.CheckEndpoint("URL", raw)
+	if err != nil {
+		reason := err.Error()
+		if ce := (*connstr.Error)(nil); errors.As(err, &ce) {
+			reason = strings.TrimPrefix(ce.Reason, "URL ")
+		}
+		return "", &FieldError{Field: "URL", Reason: reason}
+	}
+	return endpoint, nil
 }
 
 // urlCause returns the cause of url.Parse's error without the URL, which

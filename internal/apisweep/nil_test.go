@@ -295,6 +295,7 @@ func TestNoPanicOnNil(t *testing.T) {
 				"OpKind":        reflect.TypeFor[entity.OpKind](), "Outcome": reflect.TypeFor[entity.Outcome](),
 				"OutcomeError": reflect.TypeFor[entity.OutcomeError](), "Page": reflect.TypeFor[entity.Page[Person]](),
 				"ClientOptionsError": reflect.TypeFor[entity.ClientOptionsError](), "ETagError": reflect.TypeFor[entity.ETagError](),
+				"ConfigError":       reflect.TypeFor[entity.ConfigError](),
 				"RowError":          reflect.TypeFor[entity.RowError](),
 				"PropertyMarshaler": reflect.TypeFor[entity.PropertyMarshaler](), "PropertyUnmarshaler": reflect.TypeFor[entity.PropertyUnmarshaler](),
 				"Query": reflect.TypeFor[entity.Query](), "RetryPolicy": reflect.TypeFor[entity.RetryPolicy](),

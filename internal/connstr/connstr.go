@@ -566,14 +566,37 @@ func show(s string) string {
 func quoteName(k string) string { return show(k) }
 
 // quoteURL quotes a URL for a message without its query, fragment and
-// user information (RedactURL), shortened to 160 bytes.
+// user information (RedactURL), and without its path, which holds a query
+// typed without its '?' (https://host/sv=…&sig=…), shortened to 160 bytes.
 func quoteURL(raw string) string {
 	const max = 160
-	s := RedactURL(raw)
+	s := hidePath(RedactURL(raw))
 	if len(s) <= max {
 		return strconv.Quote(s)
 	}
 	return strconv.Quote(strings.ToValidUTF8(s[:max], "")) + "…"
+}
+
+// hidePath replaces the path of a URL redacted by RedactURL with "/…",
+// keeping a lone "/" and the "?…" that stands for a query.
+func hidePath(s string) string {
+	i := strings.Index(s, "//")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+2:]
+	j := strings.IndexByte(rest, '/')
+	if j < 0 {
+		return s
+	}
+	path, query := strings.CutSuffix(rest[j:], "?…")
+	if path != "/" {
+		path = "/…"
+	}
+	if query {
+		path += "?…"
+	}
+	return s[:i+2] + rest[:j] + path
 }
 
 func quoteByte(c byte) string {

@@ -77,6 +77,7 @@ var samples = map[string]sample{
 	"entity.BatchError":         {err: &entity.BatchError{Index: 2, Err: &entity.ValidationError{Property: "RowKey", Rule: entity.RuleKey}}, op: "operation 2", is: []error{entity.ErrInvalid}},
 	"entity.BulkError":          {err: &entity.BulkError{Failed: 1, Total: 3, First: &entity.RowError{Op: "Insert", Table: "t", PartitionKey: "p", RowKey: "r", Err: entity.ErrAlreadyExists}}, op: "Insert", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrAlreadyExists}},
 	"entity.ClientOptionsError": {err: &entity.ClientOptionsError{Op: "Upsert", Table: "t", PartitionKey: "", RowKey: "r", Reason: "an empty PartitionKey"}, op: "Upsert", keyed: true, pk: "", rk: "r", is: []error{entity.ErrNeedsClientOptions, entity.ErrInvalid}},
+	"entity.ConfigError":        {err: &entity.ConfigError{Field: entity.FieldServiceURL, Reason: `"https://h:0/": port "0" is not a number from 1 to 65535`}, op: "invalid service URL", is: []error{entity.ErrInvalid}},
 	"entity.DecodeError":        {err: &entity.DecodeError{Property: "Age", Reason: "not an Int32"}, op: "cannot decode", is: []error{entity.ErrDecode}},
 	"entity.ETagError":          {err: &entity.ETagError{Op: "Update", Table: "t", PartitionKey: "p", RowKey: "r"}, op: "Update", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrNoETag}},
 	"entity.OutcomeError":       {err: &entity.OutcomeError{Op: "Insert", Table: "t", PartitionKey: "p", RowKey: "r", Last: errCause}, op: "Insert", keyed: true, pk: "p", rk: "r", is: []error{entity.ErrOutcomeUnknown}},

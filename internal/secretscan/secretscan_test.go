@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/security/keyvault/azkeys"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/crypt/keyvault"
 	"github.com/tablekit/tablekit/entity/sas"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/internal/connstr"
@@ -145,6 +148,18 @@ func connectionStrings() []string {
 		"AccountName=acct;" + k + ";TableEndpoint=http://;sig=" + sigQ,
 		"\x00AccountName=acct;" + k,
 		"AccountName=acct;" + k + "\n;TableEndpoint=http://h.example/\x7f?sig=" + sigQ,
+		// A SAS typed into an endpoint's path (its '?' forgotten) beside
+		// another fault, which an error shows the URL for.
+		"AccountName=acct;SharedAccessSignature=sv=1&sig=" + sigQ + ";TableEndpoint=https://h.example:0/sv=1&sig=" + sigQ,
+		"AccountName=acct;" + k + ";TableEndpoint=https://-h.example/sv=1&sig=" + sigQ,
+		"AccountName=acct;" + k + ";TableEndpoint=https://h..example:99999/sv=1&sig=" + sigQ,
+		"AccountName=acct;" + k + ";TableEndpoint=https://u:" + password + "@h.example/sv=1&sig=" + sigQ,
+		"AccountName=acct;" + k + ";QueueEndpoint=ftp://h.example/sv=1&sig=" + sigQ,
+		"UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://p.example/sv=1&sig=" + sigQ,
+		"UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://p.example:8080/sv=1&sig=" + sigQ,
+		// A SAS string whose TableEndpoint or EndpointSuffix is refused.
+		"AccountName=acct;SharedAccessSignature=sv=1&sig=" + sigQ + ";TableEndpoint=https://h.example:65536/",
+		"AccountName=acct;SharedAccessSignature=sv=1&sig=" + sigQ + ";EndpointSuffix=core..windows.net",
 	}
 }
 
@@ -176,6 +191,31 @@ func sasURLs() []string {
 		"https://acct.blob.core.windows.net/?sv=2019-02-02&ss=bqt&srt=sco&sig=" + sigQ + se,
 		"https://a_b.blob.core.windows.net/?sv=2019-02-02&ss=bqt&srt=sco&sig=" + sigQ + se,
 		"http://127.0.0.1:10000/devstoreaccount1?sv=2019-02-02&ss=bqt&srt=sco&sig=" + sigQ + se,
+		// A host or port that a connection string's endpoint could not
+		// have, and a SAS in the path (the '?' forgotten).
+		"https://acct.table.core.windows.net:65536/Orders?sv=2019-02-02&sig=" + sigQ + se,
+		"https://-acct.table.core.windows.net/Orders?sv=2019-02-02&sig=" + sigQ + se,
+		"https://acct..table.core.windows.net/?sv=2019-02-02&ss=t&srt=o&sig=" + sigQ + se,
+		"https://acct.table.core.windows.net:0/sv=2019-02-02&sig=" + sigQ + se + "?x=1",
+		"https://u:" + password + "@acct.table.core.windows.net:0/sv=2019-02-02&sig=" + sigQ + se + "?x=1",
+		"https://-acct.table.core.windows.net/sv=2019-02-02&sig=" + sigQ + se + "#x",
+	}
+}
+
+// vaultURLs are Key Vault URLs that keyvault.New refuses, each carrying a
+// signature or a password.
+func vaultURLs() []string {
+	return []string{
+		"http://myvault.vault.azure.net/?sig=" + sigQ,
+		"https://u:" + password + "@myvault.vault.azure.net/",
+		"http://u:" + password + "@myvault.vault.azure.net/?sig=" + sigQ,
+		"https://myvault.vault.azure.net:0/sv=1&sig=" + sigQ,
+		"https://-myvault.vault.azure.net/sv=1&sig=" + sigQ,
+		"https://myvault.vault.azure.net/sv=1&sig=" + sigQ,
+		"https://myvault.vault.azure.net/#" + sig,
+		"ftp://myvault.vault.azure.net/?sig=" + sigQ,
+		sig,
+		key,
 	}
 }
 
@@ -208,6 +248,9 @@ func TestNoSecretInErrors(t *testing.T) {
 		}
 		check("account.NewFromConnectionString", err)
 		_, err = entity.NewTableFromConnectionString[order](cs, "Orders", nil)
+		if !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("entity.NewTableFromConnectionString(%q): %v; account refuses it, so must entity, matching entity.ErrInvalid", cs, err)
+		}
 		check("entity.NewTableFromConnectionString", err)
 		_, err = sas.NewIssuerFromConnectionString(cs, sas.Config{})
 		check("sas.NewIssuerFromConnectionString", err)
@@ -224,6 +267,9 @@ func TestNoSecretInErrors(t *testing.T) {
 		_, err = account.NewFromSASURL(u, nil)
 		check("account.NewFromSASURL", err)
 		_, err = entity.NewTableWithCredential[order](u, "Orders", token{}, nil)
+		if !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("entity.NewTableWithCredential(%q): %v; a URL with a query is refused, matching entity.ErrInvalid", u, err)
+		}
 		check("entity.NewTableWithCredential", err)
 		_, err = sas.OpenTable[order](u, nil)
 		check("sas.OpenTable", err)
@@ -233,10 +279,19 @@ func TestNoSecretInErrors(t *testing.T) {
 		check("sas.OpenService", err)
 		_, err = sas.NewIssuer(u, sasKey, sas.Config{})
 		check("sas.NewIssuer", err)
+		_, err = keyvault.New(&azkeys.Client{}, u, "k", keyvault.Config{})
+		check("keyvault.New", err)
 		if _, query, ok := strings.Cut(u, "?"); ok {
 			_, err = sas.Parse(query)
 			check("sas.Parse", err)
 		}
+	}
+	for _, u := range vaultURLs() {
+		_, err := keyvault.New(&azkeys.Client{}, u, "k", keyvault.Config{})
+		if !errors.Is(err, entity.ErrInvalid) {
+			t.Errorf("keyvault.New(%q): %v, want a refusal matching entity.ErrInvalid", u, err)
+		}
+		check("keyvault.New", err)
 	}
 	for _, c := range []struct{ name, key string }{
 		{"acct", key + "!"}, {"acct", key[:len(key)-3]}, {"evil/x", key}, {"", key}, {key, "!"}, {"acct", sig + "%"},

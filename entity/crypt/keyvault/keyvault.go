@@ -36,7 +36,9 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/security/keyvault/azkeys"
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
+	"github.com/tablekit/tablekit/internal/connstr"
 )
 
 // Config tunes a Key.
@@ -69,20 +71,52 @@ type Key struct {
 
 // ErrInvalidConfig reports an argument of New that cannot work: a nil
 // client, a vault URL that is not https, a bad key name. Nothing was sent.
+// Every error of New matches it, and matches entity.ErrInvalid too.
 var ErrInvalidConfig = errors.New("keyvault: invalid configuration")
+
+// configError is an error of New: "keyvault: invalid configuration: " and
+// why.
+type configError struct{ reason string }
+
+func (e *configError) Error() string { return ErrInvalidConfig.Error() + ": " + e.reason }
+
+// Is makes errors.Is(err, ErrInvalidConfig) and errors.Is(err,
+// entity.ErrInvalid) true.
+func (e *configError) Is(target error) bool {
+	return target == ErrInvalidConfig || target == entity.ErrInvalid
+}
 
 // New returns the key named name of the vault at vaultURL, reached through
 // client (made for the same vault). Nothing is sent.
+//
+// vaultURL is https://NAME.vault.azure.net/ (or a Managed HSM's
+// https://NAME.managedhsm.azure.net/): an https URL whose host is a DNS
+// name, an IPv4 address or a bracketed IPv6 address, with a port (if any)
+// from 1 to 65535, and no user, query or fragment, as a connection
+// string's endpoint. An error shows the URL's scheme and host, never its
+// query or user information.
 func New(client *azkeys.Client, vaultURL, name string, cfg Config) (*Key, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: nil *azkeys.Client", ErrInvalidConfig)
+		return nil, &configError{"nil *azkeys.Client"}
+	}
+	const setting = "vault URL"
+	if _, err := connstr.CheckEndpoint(setting, vaultURL); err != nil {
+		reason := err.Error()
+		if ce := (*connstr.Error)(nil); errors.As(err, &ce) {
+			reason = ce.Reason
+		}
+		return nil, &configError{reason + " (want https://NAME.vault.azure.net/)"}
 	}
 	u, err := url.Parse(vaultURL)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("%w: vault URL %q is not https://NAME.vault.azure.net/", ErrInvalidConfig, vaultURL)
+	if err != nil {
+		return nil, &configError{setting + " cannot be read"} // CheckEndpoint read it
+	}
+	if u.Scheme != "https" {
+		// An http URL without user or query (CheckEndpoint).
+		return nil, &configError{fmt.Sprintf("%s %q is not https://NAME.vault.azure.net/", setting, u.Scheme+"://"+u.Host+"/")}
 	}
 	if name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("%w: key name %q is empty or has a /", ErrInvalidConfig, name)
+		return nil, &configError{fmt.Sprintf("key name %q is empty or has a /", name)}
 	}
 	return &Key{client: client, host: strings.ToLower(u.Host), name: name, cfg: cfg.withDefaults()}, nil
 }

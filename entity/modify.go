@@ -26,27 +26,32 @@ import (
 // # Sizing Attempts
 //
 // One row takes at most about one conditional write per round trip.
-// When more writers want it, each round of a writer that already lost
-// one wins with a probability p that the waits keep from falling as
-// writers are added — measured on Azurite with 20 and with 50 writers
-// incrementing one row (BenchmarkModifyHotRow): p ≈ 0.4, about 1.5
-// rounds (3 storage transactions) per write, the slowest write of 2,000
-// needing 14 to 23 rounds. A call then gives up (ErrContention) with
-// probability about (1−p)^(Attempts−1):
+// When more writers want it, a writer that lost a round wins each of its
+// next ones with a probability p that the waits keep from collapsing as
+// writers are added. Measured on Azurite, writers incrementing one row
+// with Modify's defaults (TestModifyHotRowConverges,
+// BenchmarkModifyHotRow): with 20 writers p ≈ 0.4, 1.5 rounds (3 storage
+// transactions) per increment, the slowest of 2,000 taking 14 to 16
+// rounds; with 50 writers p ≈ 0.27, 2.2 rounds, at most 16 to 22. A call
+// then gives up (ErrContention) with a probability of about
+// q·(1−p)^(Attempts−1), q being the share of calls that lose their first
+// round (0.2 with 20 writers, 0.37 with 50):
 //
-//	Attempts  10: ~1 in 200 calls  (Retry's default: about ten of 2,000 hot increments fail)
-//	Attempts  25: ~1 in 10^5 calls
-//	Attempts  40: ~1 in 10^8 calls (Modify's default)
+//	Attempts   20 writers      50 writers
+//	      10   1 in 500        1 in 50     (Retry's default)
+//	      25   1 in 10^6       1 in 5,000
+//	      40   1 in 10^9       1 in 600,000 (Modify's default)
 //
-// A round costs a read and a write; a call that needs k rounds waits
-// at most about MaxDelay·(k−7) plus 1.3 s with the defaults, so the
-// slowest of 2,000 increments above waits some seconds. To bound the
-// time rather than the rounds, pass a context with a deadline. Raise
-// Attempts for a row written by many writers at once, lower it (and
-// MaxDelay) where a quick failure is better than a late success. When a
-// row still runs out of rounds, it takes more writes than one row can:
-// spread them over several rows (one counter per writer or per bucket,
-// summed on read) rather than raising Attempts further.
+// A round of Modify costs a read and a write. With the defaults, a call that
+// needs k > 7 rounds waits at most about 1.3 s + (k−7)·MaxDelay, so
+// the slowest increments above wait a few seconds and a call that gives
+// up after 40 rounds about half a minute: to bound the time rather than
+// the rounds, pass a context with a deadline. Raise Attempts for a row
+// written by more writers at once, lower it where a quick failure is
+// better than a late success. A row that still runs out of rounds takes
+// more writes than one row can: spread them over several rows (a
+// counter per writer or per bucket, summed on read) rather than raising
+// Attempts further.
 type RetryPolicy struct {
 	// Attempts is the most rounds; 0 means 10 for Retry and 40 for
 	// Table.Modify (see Sizing Attempts).

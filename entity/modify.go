@@ -30,9 +30,10 @@ import (
 // next ones with a probability p that the waits keep from collapsing as
 // writers are added. Measured on Azurite, writers incrementing one row
 // with Modify's defaults (TestModifyHotRowConverges,
-// BenchmarkModifyHotRow): with 20 writers p ≈ 0.4, 1.5 rounds (3 storage
-// transactions) per increment, the slowest of 2,000 taking 14 to 16
-// rounds; with 50 writers p ≈ 0.27, 2.2 rounds, at most 16 to 22. A call
+// BenchmarkModifyHotRow): with 20 writers p ≈ 0.4, 1.4 to 1.5 rounds
+// (2.8 to 3 storage transactions) per increment, the slowest of 2,000
+// taking 11 to 16 rounds; with 50 writers p ≈ 0.27, 2.1 to 2.3 rounds, at
+// most 16 to 22. A call
 // then gives up (ErrContention) with a probability of about
 // q·(1−p)^(Attempts−1), q being the share of calls that lose their first
 // round (0.2 with 20 writers, 0.37 with 50):

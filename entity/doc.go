@@ -91,7 +91,8 @@
 //     DeleteEntity.
 //   - Read-modify-write: Modify(ctx, partitionKey, rowKey, change, opts)
 //     with [ModifyOptions] (Mode 0 means Merge; the zero Retry means
-//     [RetryPolicy]'s defaults). Types that always write whole entities
+//     [RetryPolicy]'s defaults with 40 rounds; Create inserts a missing
+//     entity instead of ErrNotFound). Types that always write whole entities
 //     (encrypted tables, index sets) read Mode 0 as Replace and refuse
 //     Merge before any request.
 //   - Names: [ErrContention] is an optimistic-concurrency loop that lost

@@ -133,7 +133,7 @@ func TestModify(t *testing.T) {
 		e, err := emps.Modify(ctx, "Sales", "000123", func(e *Employee) error {
 			e.Vacation++ // applied exactly once, even when a reply is lost and azcore resends
 			return nil
-		}, entity.ModifyOptions{}) // Merge, up to 10 rounds against concurrent writers
+		}, entity.ModifyOptions{}) // Merge, up to 40 rounds against concurrent writers
 		// readme:end
 		return e, err
 	}

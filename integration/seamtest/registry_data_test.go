@@ -95,6 +95,7 @@ var registry = []op{
 	// patterns/compound: reads only
 	read("compound.Relation.Children"),
 	read("compound.Relation.ChildrenBetween"),
+	read("compound.Relation.ChildrenIn"),
 	read("compound.Relation.Get"),
 
 	// patterns/lookup: a cache over a table, reads only

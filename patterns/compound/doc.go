@@ -24,6 +24,15 @@
 //	for r, err := range reviews.ChildrenBetween(ctx, "Sales", 123, 2012, 2014, entity.Query{}) { … }       // 2012 and 2013
 //	err = reviews.Stamp(&review, "Sales", 123, 2013)       // set the keys, then Insert or add to a transaction
 //
+// A time-keyed relation reads a window of time in time's terms, whichever
+// way its keys sort: with Child NewestFirst (the latest reading first),
+//
+//	w := compound.Window[time.Time]{From: t1, To: t2}      // t1 ≤ At < t2, t1 the earlier
+//	for r, err := range readings.ChildrenIn(ctx, "site", "dev-7", w, entity.Query{}) { … } // newest first
+//
+// where ChildrenBetween, which takes the bounds in key order, would need
+// the newer one first and read (t1, t2] instead.
+//
 // The range of a parent's children is [Compound(prefix, parent, ""),
 // Compound(prefix, parent) + "!"): it holds every child key of the parent
 // and nothing else — not 000124's, not 0001230's, and not the parent's own
@@ -39,15 +48,18 @@
 //
 // Keys only: a child's key is a function of its ids, a parent's children
 // are exactly one contiguous range of the partition, in id order, and
-// Parse reads back exactly the keys Key makes. The children live in their
+// Parse reads back exactly the keys Key makes. A [Window] of ids is one
+// contiguous range too, in either time order, and holds exactly the ids
+// From ≤ id < To, to the 100 ns tick (TestChildrenInIsChronological,
+// TestWindowKeys, FuzzWindow). The children live in their
 // parent's partition, so an entity group transaction (entity.Batch) can
 // change a parent and its children together: Stamp sets a child's keys for
 // that.
 //
 // # Steps
 //
-// Get is one point query; Children and ChildrenBetween one range query
-// per 1,000 children. Writes are the table's (entity.Table, entity.Batch).
+// Get is one point query; Children, ChildrenBetween and ChildrenIn one
+// range query per 1,000 children (ChildrenIn none for an empty window). Writes are the table's (entity.Table, entity.Batch).
 //
 // # Why a package of its own
 //

@@ -15,6 +15,10 @@ type Part[V any] struct {
 	name   string
 	format func(V) (string, error)
 	parse  func(string) (V, error)
+	// window, when set, returns the part strings [lo, hi) of exactly the
+	// values v with from ≤ v < to in V's own order ("" for no bound on
+	// that side), or empty; nil means format's order is V's.
+	window func(from, to V) (lo, hi string, empty bool)
 }
 
 // Name says what the part encodes, for errors.
@@ -94,14 +98,64 @@ func Escaped() Part[string] {
 // Time encodes instants oldest first, as 19-digit .NET ticks
 // (keys.TicksKeyChecked): 100 ns precision, UTC.
 func Time() Part[time.Time] {
-	return Part[time.Time]{name: "Time", format: keys.TicksKeyChecked, parse: keys.ParseTicksKey}
+	return Part[time.Time]{name: "Time", format: keys.TicksKeyChecked, parse: keys.ParseTicksKey, window: oldestFirstWindow}
 }
 
 // NewestFirst encodes instants newest first, as the guide's inverted ticks
 // (keys.InvertedTicksChecked): a range of children lists the latest first,
-// and $top n of it reads the n latest (§6.7).
+// and $top n of it reads the n latest (§6.7). Its keys sort against time:
+// Relation.ChildrenIn reads a time window in time's terms.
 func NewestFirst() Part[time.Time] {
-	return Part[time.Time]{name: "NewestFirst", format: keys.InvertedTicksChecked, parse: keys.ParseInvertedTicks}
+	return Part[time.Time]{name: "NewestFirst", format: keys.InvertedTicksChecked, parse: keys.ParseInvertedTicks, window: newestFirstWindow}
+}
+
+// ceilTicks is the first tick at or after t: the ticks of the instants
+// from t on are ceilTicks(t) and above. Instants before DateTime's range
+// give 0, after it keys.MaxTicks+1.
+func ceilTicks(t time.Time) int64 {
+	switch {
+	case t.Before(keys.FromTicks(0)):
+		return 0
+	case t.After(keys.FromTicks(keys.MaxTicks)):
+		return keys.MaxTicks + 1
+	}
+	k := keys.Ticks(t)
+	if t.Nanosecond()%100 != 0 {
+		k++
+	}
+	return k
+}
+
+// tickWindow is the ticks [lo, hi) of the instants from ≤ t < to.
+func tickWindow(from, to time.Time) (lo, hi int64, empty bool) {
+	lo, hi = ceilTicks(from), ceilTicks(to)
+	return lo, hi, hi <= lo
+}
+
+func oldestFirstWindow(from, to time.Time) (string, string, bool) {
+	lo, hi, empty := tickWindow(from, to)
+	if empty {
+		return "", "", true
+	}
+	upper := ""
+	if hi <= keys.MaxTicks {
+		upper = keys.Pad(hi, keys.TicksLength)
+	}
+	return keys.Pad(lo, keys.TicksLength), upper, false
+}
+
+// newestFirstWindow: the ticks lo … hi−1 are the inverted keys
+// MaxTicks−(hi−1) … MaxTicks−lo, that is [inv(hi−1), inv(lo−1)).
+func newestFirstWindow(from, to time.Time) (string, string, bool) {
+	lo, hi, empty := tickWindow(from, to)
+	if empty {
+		return "", "", true
+	}
+	upper := ""
+	if lo > 0 {
+		upper = keys.Pad(keys.MaxTicks-(lo-1), keys.TicksLength)
+	}
+	return keys.Pad(keys.MaxTicks-(hi-1), keys.TicksLength), upper, false
 }
 
 // Custom is a part with the caller's encoding. format must make strings

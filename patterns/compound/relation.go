@@ -163,8 +163,11 @@ func (r *Relation[T, P, C]) Range(p P) (from, to string, err error) {
 	return keys.Compound(append(parts, "")...), to, nil
 }
 
-// Between returns the RowKey range of the children of p whose ids are in
-// [from, to), in the child part's order.
+// Between returns the RowKey range [Key(p, from), Key(p, to)): the
+// children of p whose keys sort from from's on and before to's. For a
+// part whose keys sort as its ids do, those are the ids in [from, to);
+// for NewestFirst, whose keys sort newest first, the instants in
+// (to, from] — In takes the window in the ids' own order.
 func (r *Relation[T, P, C]) Between(p P, from, to C) (string, string, error) {
 	if err := r.ok(); err != nil {
 		return "", "", err
@@ -210,8 +213,10 @@ func (r *Relation[T, P, C]) Children(ctx context.Context, pk string, p P, q enti
 	return r.query(ctx, pk, from, to, err, q)
 }
 
-// ChildrenBetween reads the children of p in partition pk whose ids are in
-// [from, to): one range query.
+// ChildrenBetween reads the children of p in partition pk whose keys are
+// in Between(p, from, to): one range query. For NewestFirst that is the
+// instants in (to, from], to being the earlier: ChildrenIn reads a time
+// window in time order.
 func (r *Relation[T, P, C]) ChildrenBetween(ctx context.Context, pk string, p P, from, to C, q entity.Query) iter.Seq2[T, error] {
 	if err := r.ok(); err != nil {
 		return func(yield func(T, error) bool) {
@@ -257,4 +262,96 @@ func (r *Relation[T, P, C]) Stamp(e *T, pk string, p P, c C) error {
 	}
 	sys.PartitionKey, sys.RowKey = pk, key
 	return entityfields.SetSystem(e, entityfields.System(sys))
+}
+
+// Window is a span of child ids in the ids' own order: From ≤ id < To. For
+// the time parts, Time and NewestFirst, that is chronological — From is
+// the earlier instant — whichever way the part's keys sort, and exact to
+// the 100 ns tick that ids are stored in: a bound between two ticks
+// stands for the next tick, so the window holds exactly the ids id with
+// From ≤ id < To. Instants outside .NET DateTime's range (years 1 to
+// 9999) are no bound: Window{To: t} is every id before t.
+type Window[C any] struct {
+	From, To C
+}
+
+// In returns the RowKey range [from, to) of the children of p whose ids
+// are in w (see Window), from == to when there are none. For parts whose
+// keys sort as their ids do it is Between(p, w.From, w.To); for
+// NewestFirst it is the reverse span, exact to the tick.
+func (r *Relation[T, P, C]) In(p P, w Window[C]) (from, to string, err error) {
+	if err := r.ok(); err != nil {
+		return "", "", err
+	}
+	if r.cfg.Child.window == nil {
+		from, to, err := r.Between(p, w.From, w.To)
+		if err != nil {
+			return "", "", err
+		}
+		if keys.Compare(from, to) >= 0 {
+			return from, from, nil
+		}
+		return from, to, nil
+	}
+	parts, err := r.parts(p)
+	if err != nil {
+		return "", "", err
+	}
+	first, end, err := r.Range(p)
+	if err != nil {
+		return "", "", err
+	}
+	lo, hi, empty := r.cfg.Child.window(w.From, w.To)
+	if empty {
+		return first, first, nil
+	}
+	key := func(part string) (string, error) {
+		k, err := keys.CompoundChecked(append(parts[:len(parts):len(parts)], part)...)
+		if err != nil {
+			return "", &KeyError{Part: "key", Err: err}
+		}
+		return k, nil
+	}
+	from, to = first, end
+	if lo != "" {
+		if from, err = key(lo); err != nil {
+			return "", "", err
+		}
+	}
+	if hi != "" {
+		if to, err = key(hi); err != nil {
+			return "", "", err
+		}
+	}
+	return from, to, nil
+}
+
+// ChildrenIn reads the children of p in partition pk whose ids are in w,
+// From ≤ id < To in the ids' own order — for Time and NewestFirst a
+// chronological window, From the earlier instant — in key order (newest
+// first for NewestFirst): one range query, none when w is empty. q
+// narrows it as for Children.
+//
+// With NewestFirst, ChildrenIn(ctx, pk, p, Window[time.Time]{From: t1,
+// To: t2}, q) reads the children stamped t1 ≤ t < t2, where
+// ChildrenBetween(ctx, pk, p, t2, t1, q) would read t1 < t ≤ t2
+// (TestChildrenInIsChronological).
+func (r *Relation[T, P, C]) ChildrenIn(ctx context.Context, pk string, p P, w Window[C], q entity.Query) iter.Seq2[T, error] {
+	if err := r.ok(); err != nil {
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, err)
+		}
+	}
+	from, to, err := r.In(p, w)
+	if err == nil && from == to {
+		if err := keys.Validate(pk); err != nil {
+			return func(yield func(T, error) bool) {
+				var zero T
+				yield(zero, err)
+			}
+		}
+		return func(func(T, error) bool) {}
+	}
+	return r.query(ctx, pk, from, to, err, q)
 }

@@ -32,32 +32,58 @@ func (p *afterPolicy) Do(req *policy.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// The first Add of a series creates its entity, then increments it;
-// another program deletes the entity in between. Add promises to create
-// the series when it does not exist: it creates it again and counts the
-// increment, rather than report the series not found. A deleter that
-// never lets go makes Add give up with entity.ErrContention after
-// Config.Retry's rounds, never loop for ever.
+// afterReads runs then (up to n times) right after a read of the series
+// got its reply, before the caller sees it, telling whether it found the
+// entity: the place of another program's write between an Add's read and
+// its write.
+type afterReads struct {
+	n    atomic.Int32
+	then func(found bool)
+}
+
+func (p *afterReads) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err == nil && req.Raw().Method == http.MethodGet && p.n.Add(-1) >= 0 {
+		p.then(resp.StatusCode == http.StatusOK)
+	}
+	return resp, err
+}
+
+// Another program deletes a series entity between an Add's read and its
+// merge, once or twice. Add promises to create the series when it does
+// not exist: it creates it again and counts the increment, rather than
+// report the series not found. A program that deletes the entity after
+// every read that finds it, and creates it after every read that does
+// not, makes every round lose: Add gives up with entity.ErrContention
+// after Config.Retry's rounds, never loops for ever, and its increment is
+// not stored.
 func TestAddCreatesAgainAfterADelete(t *testing.T) {
 	t.Parallel()
 	name := sharedTable(t)
 	raw := env.TableService.NewClient(name)
 	ctx := t.Context()
 	for _, c := range []struct {
-		name    string
-		deletes int32
-	}{{"once", 1}, {"twice", 2}, {"always", 1 << 20}} {
+		name  string
+		flips int32
+	}{{"once", 1}, {"twice", 3}, {"always", 1 << 20}} {
 		t.Run(c.name, func(t *testing.T) {
 			rk := "deleted-" + c.name
-			p := &afterPolicy{match: isCreate, then: func() {
-				if err := rawWrite(context.Background(), raw, "delete", "p", rk, nil); err != nil {
+			if err := rawWrite(ctx, raw, "insert", "p", rk, map[string]any{"C02": aztables.EDMInt64(0)}); err != nil {
+				t.Fatal(err)
+			}
+			p := &afterReads{then: func(found bool) {
+				mode, props := "delete", map[string]any(nil)
+				if !found {
+					mode, props = "insert", map[string]any{"C02": aztables.EDMInt64(0)}
+				}
+				if err := rawWrite(context.Background(), raw, mode, "p", rk, props); err != nil {
 					t.Error(err)
 				}
 			}}
-			p.n.Store(c.deletes)
+			p.n.Store(c.flips)
 			s := seriesOn(t, env.With(p), name, dataseries.Config{Retry: entity.RetryPolicy{Attempts: 4, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}})
 			v, err := s.Add(ctx, "p", rk, 2, 1)
-			if c.deletes > 4 {
+			if c.flips > 4 {
 				var se *dataseries.Error
 				if !errors.Is(err, entity.ErrContention) || !errors.As(err, &se) || se.RowKey != rk {
 					t.Fatalf("Add beside a deleter that never stops: %d, %v; want an *Error naming %q matching ErrContention", v, err, rk)
@@ -68,7 +94,7 @@ func TestAddCreatesAgainAfterADelete(t *testing.T) {
 				return
 			}
 			if err != nil || v != 1 {
-				t.Fatalf("Add after its new series was deleted: %d, %v; want 1", v, err)
+				t.Fatalf("Add after its series was deleted: %d, %v; want 1", v, err)
 			}
 			if got := rawCounter(t, rawEntity(t, raw, "p", rk), "C02"); got != 1 {
 				t.Fatalf("stored %d, want 1", got)

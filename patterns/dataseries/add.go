@@ -186,51 +186,21 @@ func (s *Series) addTo(ctx context.Context, pk, erk string, deltas map[int]int64
 		e.Properties = changed
 		return nil
 	}
-	// A series entity deleted by another program between its creation
-	// and the increment is created again, within Config.Retry's rounds
-	// (then entity.ErrContention): Add creates the series it increments.
-	var result error
-	err := s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		for created := false; ; created = true {
-			_, err := s.tbl.Modify(ctx, pk, erk, change, entity.ModifyOptions{Retry: s.cfg.Retry})
-			if err == nil {
-				if len(wrote) != len(deltas) {
-					// Not a write of this call's change: never report a
-					// value it did not produce.
-					result = &entity.OutcomeError{Op: "Modify", PartitionKey: pk, RowKey: erk}
-					return nil
-				}
-				maps.Copy(vals, wrote)
-				result = nil
-				return nil
-			}
-			if !errors.Is(err, entity.ErrNotFound) {
-				result = err
-				return nil
-			}
-			if created {
-				return errDeletedMeanwhile
-			}
-			// The first increment of this entity: create it empty. An
-			// upsert-merge of no properties changes nothing when a
-			// concurrent writer created it first, and repeating it (a
-			// retry after a lost reply) is harmless, unlike an insert's
-			// 409.
-			if err := s.tbl.Upsert(ctx, &entity.DynamicEntity{PartitionKey: pk, RowKey: erk}, entity.Merge); err != nil {
-				result = err
-				return nil
-			}
-		}
-	})
+	// Create: the first increment of an entity inserts it, and one that
+	// another program deleted meanwhile is created again, within
+	// Config.Retry's rounds (then entity.ErrContention).
+	_, err := s.tbl.Modify(ctx, pk, erk, change, entity.ModifyOptions{Retry: s.cfg.Retry, Create: true})
 	if err != nil {
 		return err
 	}
-	return result
+	if len(wrote) != len(deltas) {
+		// Not a write of this call's change: never report a value it did
+		// not produce.
+		return &entity.OutcomeError{Op: "Modify", PartitionKey: pk, RowKey: erk}
+	}
+	maps.Copy(vals, wrote)
+	return nil
 }
-
-// errDeletedMeanwhile starts an increment again: the series entity it
-// created was deleted before the increment could be written.
-var errDeletedMeanwhile = errors.Join(errors.New("dataseries: the series entity was deleted right after its creation"), entity.ErrPreconditionFailed)
 
 // counter reads the counter name of e: 0 when absent. Int32 is accepted
 // (another program may have written a small counter without the Int64

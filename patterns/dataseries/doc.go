@@ -49,11 +49,13 @@
 //
 //  1. Add: read the entity (one point query), add, merge the changed slots
 //     back with If-Match (one request); on 412, again from 1.
-//  2. The first increment of a series finds no entity: an upsert-merge of
-//     no properties creates it (harmless to repeat, and harmless when a
-//     concurrent writer created it first), then step 1. An entity that
-//     another program deletes between its creation and the increment is
-//     created again, within Config.Retry's rounds, then
+//  2. The first increment of a series finds no entity: it inserts the
+//     entity holding the increment (one request; Modify with
+//     entity.ModifyOptions.Create). When a concurrent writer inserted it
+//     first, the insert fails (409) and step 1 starts again on theirs; the
+//     write token settles a resent insert's 409 as it does a resent
+//     merge's 412. An entity that another program deletes between a read
+//     and the write is created again, within Config.Retry's rounds, then
 //     entity.ErrContention (TestAddCreatesAgainAfterADelete).
 //  3. Get: one point query; for a series of several entities, one range
 //     query over them. Add with a delta of 0 is one point query.
@@ -77,9 +79,9 @@
 //
 // # Failure and recovery
 //
-// A crash between the steps leaves either an empty series entity (step 2
-// done, which reads as zeros) or an entity with or without the increment:
-// the service applies a merge entirely or not at all. A crash in the middle
+// A crash between the steps leaves the entity with or without the
+// increment, or no entity (it reads as zeros): the service applies a
+// merge or an insert entirely or not at all. A crash in the middle
 // of an AddMany over several entities leaves the first entities (in slot
 // order) incremented and the later ones not (TestCrashAtEveryRequest).
 // A process that failed with an error learns from the *Error which entity

@@ -35,7 +35,8 @@ type Config struct {
 	// names (a C# identifier).
 	Prefix string
 	// Retry bounds the optimistic-concurrency loop of one increment; the
-	// zero value is entity.RetryPolicy's defaults.
+	// zero value is entity.Table.Modify's defaults (40 rounds; see
+	// entity.RetryPolicy for sizing them).
 	Retry entity.RetryPolicy
 }
 

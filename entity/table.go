@@ -92,7 +92,7 @@ func NewTable[T any](client *aztables.Client) (*Table[T], error) {
 // RuleTableName, before any request.
 func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Table[T], error) {
 	if svc == nil {
-		return nil, errors.New("entity: nil *aztables.ServiceClient")
+		return nil, invalidArg("entity: nil *aztables.ServiceClient")
 	}
 	if msg := tablename.Check(name); msg != "" {
 		return nil, &ValidationError{Rule: RuleTableName, Limit: msg, Value: name}
@@ -101,8 +101,9 @@ func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Tabl
 }
 
 // ErrInvalidConnectionString reports a connection string that cannot be
-// read; the error says which setting is wrong, never the key.
-var ErrInvalidConnectionString = errors.New("entity: malformed connection string")
+// read; the error says which setting is wrong, never the key. It matches
+// ErrInvalid: nothing was sent.
+var ErrInvalidConnectionString = invalidArg("entity: malformed connection string")
 
 // NewTableFromConnectionString connects with an account connection string
 // (account key or SAS) to the named table. opts (nil means aztables'
@@ -118,7 +119,7 @@ func NewTableFromConnectionString[T any](connectionString, name string, opts *az
 	}
 	svc, err := aztables.NewServiceClientFromConnectionString(cs, ClientOptions(opts))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConnectionString, err)
 	}
 	return NewTableFromService[T](svc, name)
 }
@@ -129,11 +130,11 @@ func NewTableFromConnectionString[T any](connectionString, name string, opts *az
 // tablekit's policies (ClientOptions).
 func NewTableWithCredential[T any](serviceURL, name string, cred azcore.TokenCredential, opts *aztables.ClientOptions) (*Table[T], error) {
 	if cred == nil {
-		return nil, errors.New("entity: nil azcore.TokenCredential")
+		return nil, invalidArg("entity: nil azcore.TokenCredential")
 	}
 	svc, err := aztables.NewServiceClient(serviceURL, cred, ClientOptions(opts))
 	if err != nil {
-		return nil, err
+		return nil, &argError{msg: "entity: invalid service URL", cause: err}
 	}
 	return NewTableFromService[T](svc, name)
 }
@@ -192,7 +193,7 @@ func (t *Table[T]) ok() error {
 	return nil
 }
 
-var errNilTable = errors.New("entity: nil or zero *entity.Table (make one with entity.NewTable)")
+var errNilTable = invalidArg("entity: nil or zero *entity.Table (make one with entity.NewTable)")
 
 // Client returns the underlying aztables client, for what tablekit does not
 // wrap; nil for a nil Table.

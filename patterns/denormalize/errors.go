@@ -2,11 +2,11 @@ package denormalize
 
 import (
 	"errors"
-	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 )
 
@@ -35,9 +35,18 @@ var (
 	// keys. Nothing was written.
 	ErrKeysChanged = errors.New("denormalize: the change moved the entity to other keys")
 	// ErrInvalidToken reports a resume token that this package did not
-	// make, or that another scan made.
-	ErrInvalidToken = errors.New("denormalize: invalid resume token")
+	// make (or not in the one form it writes), or that another scan made;
+	// refused before any request, it matches entity.ErrInvalid too.
+	ErrInvalidToken error = &tokenError{"denormalize: invalid resume token"}
 )
+
+// tokenError is ErrInvalidToken: a sentinel that matches entity.ErrInvalid.
+type tokenError struct{ msg string }
+
+func (e *tokenError) Error() string { return e.msg }
+
+// Is makes errors.Is(ErrInvalidToken, entity.ErrInvalid) true.
+func (*tokenError) Is(target error) bool { return target == argerr.Err }
 
 // ConfigError reports a Config, a Relation or an argument that cannot work,
 // found before any request: "denormalize: invalid <Field>: <Reason>",

@@ -271,6 +271,10 @@ func (t *Table) resumeToken(token string) (string, error) {
 		return "", &resumeError{errors.New("not a migration's checkpoint token")}
 	case binary.BigEndian.Uint64(b[1:9]) != t.tokenSum(string(b[9:])):
 		return "", &resumeError{fmt.Errorf("a checkpoint token of another table than %s, or changed", t.raw.Name())}
+	case t.checkpointToken(string(b[9:])) != token:
+		// Strict base64 still skips CR and LF: one spelling per
+		// checkpoint.
+		return "", &resumeError{errors.New("not a migration's checkpoint token: not in the form Checkpoint gives")}
 	}
 	return string(b[9:]), nil
 }

@@ -134,7 +134,7 @@ type CopiesError struct {
 func (e *CopiesError) Error() string {
 	s := "denormalize: the change writes " + strconv.Itoa(e.Copies) + " copies"
 	if e.Fences > 0 {
-		s += " and fences " + strconv.Itoa(e.Fences) + " other targets (an insert fences every existing target Relation.Targets names)"
+		s += " and fences " + strconv.Itoa(e.Fences) + " other targets (an insert fences every existing target Relation.Targets names, whichever source it refers to, so that none is made to refer to the new source unseen: narrow Relation.Targets)"
 	}
 	return s + ", more than the " + strconv.Itoa(e.Limit) + " targets one transaction holds besides the source"
 }

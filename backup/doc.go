@@ -132,7 +132,8 @@
 // token changed by hand, cut short, or made by an export of another table or
 // with other options is refused the same way instead of resumed into a
 // backup that mixes two (TestBadInputIsRefusedBeforeAnyRequest; for a blob:
-// TestExportBlobRefusesABlobOfAnotherExport). The checksum guards against
+// TestExportBlobRefusesABlobOfAnotherExport), and so is one spelled
+// otherwise than Export wrote it (FuzzParseToken: base64 skips CR and LF). The checksum guards against
 // accidents, not against someone who recomputes it. An import's ResumeAfter
 // beyond the entities its input holds is refused with ErrInvalid once the
 // input is read, with nothing written; a count from another input that is

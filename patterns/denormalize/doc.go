@@ -98,6 +98,13 @@
 // reassignments racing). A reader never sees a copy that disagrees,
 // whichever entities of the partition it reads in one query — also when
 // a write is killed after any of its requests (TestCrashMatrixSamePartition).
+// One race escapes the fences, as neither transaction can be conditional
+// on an entity that does not exist yet: an InsertTarget that reads its
+// source missing while that source's InsertSource reads the new target
+// missing commits the target without the copy, and it stays so until
+// Refresh (Check reports it Missing; TestInsertTargetBesideItsSourcesInsert).
+// Insert a source before the targets that refer to it, or Refresh such
+// targets after inserting it.
 //
 // OtherPartition (targets in other partitions or another table: a
 // directory of departments, or a department's cost center copied into

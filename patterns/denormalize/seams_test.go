@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/denormalize"
+	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
@@ -448,6 +449,46 @@ func TestInsertSourceFencesTargetsOfOtherSources(t *testing.T) {
 	}
 	if _, stored := rawGet(t, g.emps.Name(), "North", empID(2)); stored {
 		t.Error("the refused insert was written")
+	}
+}
+
+// TestInsertTargetBesideItsSourcesInsert pins the race the package doc
+// names: a department inserted referring to a manager not stored yet,
+// the manager's InsertSource run between the department's read of the
+// manager (missing) and its insert. Neither transaction is conditional on
+// the other's entity, which did not exist when it was read: both commit,
+// and the department refers to the manager without the copy. Check
+// reports it Missing, Refresh copies, and a second Check finds nothing.
+func TestInsertTargetBesideItsSourcesInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	b := Employee{PartitionKey: "Sales", RowKey: empID(2), Name: "Bob", Phone: "2"}
+	var inserted error
+	race := &beforeFirstWrite{fn: func() { inserted = g.copies.InsertSource(ctx, &b) }}
+	h := g.over(t, env.With(race), denormalize.Config{})
+	if err := h.copies.InsertTarget(ctx, &Department{PartitionKey: "Sales", RowKey: deptPrefix + "000", ManagerID: b.RowKey}); err != nil || inserted != nil {
+		t.Fatalf("InsertTarget: %v; InsertSource between its read and its write: %v", err, inserted)
+	}
+	if props, _ := rawGet(t, g.depts.Name(), "Sales", deptPrefix+"000"); props["ManagerID"] != b.RowKey || props["ManagerName"] != nil {
+		t.Errorf("the department is stored as %v: if it holds the copy, the race the doc names is gone: update the doc", props)
+	}
+	var findings []drift.Finding
+	for f, err := range g.copies.Check(ctx, denormalize.CheckOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		findings = append(findings, f)
+	}
+	if len(findings) != 1 || findings[0].Kind != drift.Missing || findings[0].Entry.RowKey != deptPrefix+"000" {
+		t.Fatalf("Check: %v, want the department Missing", findings)
+	}
+	if _, err := g.copies.Refresh(ctx, "Sales", deptPrefix+"000"); err != nil {
+		t.Fatal(err)
+	}
+	g.check(t, "Sales")
+	for f, err := range g.copies.Check(ctx, denormalize.CheckOptions{}) {
+		t.Errorf("after Refresh, Check: %v, %v", f, err)
 	}
 }
 

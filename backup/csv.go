@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +94,11 @@ func parseValue(typ, s string) (any, error) {
 		case "-Infinity", "-INF":
 			return math.Inf(-1), nil
 		}
-		return strconv.ParseFloat(s, 64)
+		x, err := strconv.ParseFloat(s, 64)
+		if (err == nil || errors.Is(err, strconv.ErrRange)) && !keepsInteger(s, x) {
+			return nil, errInexact
+		}
+		return x, err
 	case "Boolean":
 		return strconv.ParseBool(s)
 	case "DateTime":
@@ -105,6 +110,31 @@ func parseValue(typ, s string) (any, error) {
 		return base64.StdEncoding.DecodeString(s)
 	}
 	return nil, fmt.Errorf("unknown type %q", typ)
+}
+
+// errInexact refuses an integer that the Double it would become changes,
+// as entity.Unmarshal does a backup line's.
+var errInexact = errors.New("an integer that no Double holds exactly: type a 64-bit integer Int64")
+
+// keepsInteger reports whether x, the Double that the number s parses to,
+// is the number s says: always for a number with a fraction or an
+// exponent; for an integer, when x is that integer exactly or s is x's
+// shortest spelling (9223372036854776000 for 2^63, as JavaScript writes
+// it) — the rule of entity.Unmarshal.
+func keepsInteger(s string, x float64) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if len(digits) <= 15 || strings.ContainsAny(digits, ".eE") {
+		return true
+	}
+	if strconv.FormatFloat(x, 'f', -1, 64) == s {
+		return true
+	}
+	n, ok := new(big.Int).SetString(strings.TrimPrefix(s, "+"), 10)
+	if !ok {
+		return false
+	}
+	f, acc := new(big.Float).SetInt(n).Float64()
+	return acc == big.Exact && f == x
 }
 
 // WriteCSV writes rows as Storage Explorer's typed CSV with the property
@@ -164,9 +194,13 @@ func WriteCSV(w io.Writer, columns []string, rows iter.Seq2[entity.DynamicEntity
 }
 
 // ReadCSV reads Storage Explorer's typed CSV (or an untyped one: a column
-// without its "@type" partner is String). A value whose type cell is empty
-// takes the type given for its column in an earlier row, else String; an
-// empty value with an empty type is no property. Timestamp is ignored, and
+// without its "@type" partner is String), its cells separated by commas,
+// semicolons or tabs — the delimiters Storage Explorer exports with (the
+// comma, the list separator of the user's locale, or the tab): the
+// delimiter is the one under which the header row names both a
+// PartitionKey and a RowKey column (TestReadCSVDelimiters). A value whose
+// type cell is empty takes the type given for its column in an earlier
+// row, else String; an empty value with an empty type is no property. Timestamp is ignored, and
 // so is a UTF-8 byte order mark before the header. A record that cannot be
 // read — a value that does not parse as its type, an unknown type name, a
 // record with another number of fields than the header — is yielded as a
@@ -198,6 +232,7 @@ const bom = "\ufeff"
 func readCSV(r io.Reader) iter.Seq2[line, error] {
 	return func(yield func(line, error) bool) {
 		cr := newCSVReader(r)
+		cr.detect()
 		head, err := cr.Read()
 		if err != nil {
 			if err == io.EOF {

@@ -2,22 +2,56 @@ package backup
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"strings"
 )
 
 // csvReader reads RFC 4180 records as encoding/csv's Reader does — fields
-// separated by commas, records ended by LF or CR LF, empty lines skipped,
-// quoted fields with doubled quotes, a quote in an unquoted field an
-// error — except that a quoted field keeps every byte it holds: Go's
-// Reader turns a CR LF inside a quoted field into LF, so a String with CR
-// LF would come back changed.
+// separated by commas (or comma), records ended by LF or CR LF, empty
+// lines skipped, quoted fields with doubled quotes, a quote in an
+// unquoted field an error — except that a quoted field keeps every byte
+// it holds: Go's Reader turns a CR LF inside a quoted field into LF, so a
+// String with CR LF would come back changed.
 type csvReader struct {
-	r *bufio.Reader
+	r     *bufio.Reader
+	comma byte
 }
 
-func newCSVReader(r io.Reader) *csvReader { return &csvReader{r: bufio.NewReaderSize(r, 64<<10)} }
+func newCSVReader(r io.Reader) *csvReader {
+	return &csvReader{r: bufio.NewReaderSize(r, 64<<10), comma: ','}
+}
+
+// separators are the delimiters a table's CSV is written with: Storage
+// Explorer writes the comma, or the list separator of the user's locale
+// (a semicolon in much of Europe), and offers the tab.
+const separators = ",;\t"
+
+// detect sets the delimiter from the header row, which it peeks at without
+// reading it: the first of comma, semicolon and tab under which the
+// header has both a PartitionKey and a RowKey column (names that hold
+// none of the three), else the comma.
+func (c *csvReader) detect() {
+	head, _ := c.r.Peek(c.r.Size())
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	line := strings.TrimPrefix(strings.TrimSuffix(string(head), "\r"), bom)
+	for i := range len(separators) {
+		sep := separators[i]
+		var pk, rk bool
+		for _, f := range strings.Split(line, string(sep)) {
+			f = strings.TrimSuffix(strings.TrimPrefix(f, `"`), `"`)
+			pk = pk || f == "PartitionKey"
+			rk = rk || f == "RowKey"
+		}
+		if pk && rk {
+			c.comma = sep
+			return
+		}
+	}
+}
 
 var (
 	errBareQuote = errors.New(`bare " in non-quoted field`)
@@ -80,7 +114,7 @@ func (c *csvReader) Read() ([]string, error) {
 			}
 			rec = append(rec, field.String())
 			switch rest := l[pos:]; {
-			case strings.HasPrefix(rest, ","):
+			case rest != "" && rest[0] == c.comma:
 				pos++
 			case rest == "" || rest == "\n" || rest == "\r\n":
 				return rec, nil
@@ -89,7 +123,7 @@ func (c *csvReader) Read() ([]string, error) {
 			}
 			continue
 		}
-		i := strings.IndexByte(l[pos:], ',')
+		i := strings.IndexByte(l[pos:], c.comma)
 		last := i < 0
 		var f string
 		if last {

@@ -26,7 +26,17 @@
 // string, Edm.Double always with a fraction or exponent and annotated,
 // Edm.DateTime as RFC 3339 with seven fractional digits in UTC, Edm.Guid,
 // Edm.Binary as standard base64). A JSON string is Edm.String, true and false
-// Edm.Boolean, an integer without annotation Edm.Int32. Timestamp and ETags
+// Edm.Boolean; a number without annotation is what the service and
+// entity.Unmarshal make of it: Edm.Int32 for an integer in Int32 range,
+// Edm.Double otherwise. A number is never stored as another than the one
+// written: an integer that no Double holds exactly (9223372036854775807,
+// 9007199254740993) is refused, its line failing alone with a *LineError
+// — give a 64-bit integer its Edm.Int64 annotation and a decimal string —
+// unless it is the shortest spelling of a Double (9223372036854776000,
+// which is how JavaScript tools, Azurite among them, write 2^63)
+// (TestImportUnannotatedIntegers, at both ends of Int32, 2^53 and Int64).
+// Lines end in LF, or CR LF as a Windows tool leaves them
+// (TestImportCRLFLines). Timestamp and ETags
 // are not kept (the service sets them anew). For example (what Export
 // writes for this entity: TestWireFormatExample):
 //
@@ -122,7 +132,8 @@
 // token changed by hand, cut short, or made by an export of another table or
 // with other options is refused the same way instead of resumed into a
 // backup that mixes two (TestBadInputIsRefusedBeforeAnyRequest; for a blob:
-// TestExportBlobRefusesABlobOfAnotherExport). The checksum guards against
+// TestExportBlobRefusesABlobOfAnotherExport), and so is one spelled
+// otherwise than Export wrote it (FuzzParseToken: base64 skips CR and LF). The checksum guards against
 // accidents, not against someone who recomputes it. An import's ResumeAfter
 // beyond the entities its input holds is refused with ErrInvalid once the
 // input is read, with nothing written; a count from another input that is
@@ -148,11 +159,16 @@
 // # Storage Explorer CSV
 //
 // [WriteCSV] and [ReadCSV] speak the typed CSV of Azure Storage Explorer's
-// table export and import: a header row of PartitionKey, RowKey, Timestamp,
-// then for each property its column "Name" followed by "Name@type"; each row
-// has a property's value and its type name (String, Int32, Int64, Double,
-// Boolean, DateTime, Guid, Binary; "Edm."-prefixed names are accepted on
-// reading), and empty value and type when the entity lacks it
+// table export and import. WriteCSV separates cells with commas; ReadCSV
+// (and ImportCSV) also reads the semicolons and tabs Storage Explorer
+// exports with (the list separator of the user's locale, or a tab),
+// telling them from the header row (TestReadCSVDelimiters). A header row
+// of PartitionKey, RowKey, Timestamp, then for each property its column
+// "Name" followed by "Name@type"; each row has a property's value and its
+// type name (String, Int32, Int64, Double, Boolean, DateTime, Guid,
+// Binary; "Edm."-prefixed names are accepted on reading; a Double cell
+// that is an integer no Double holds exactly is refused, as in a backup),
+// and empty value and type when the entity lacks it
 // (TestReadCSVStorageExplorerSample reads Storage Explorer's own rows, whose
 // later type cells may be empty). DateTime is RFC 3339 in UTC, Binary is
 // base64. Timestamp is written for reference and ignored on reading. A

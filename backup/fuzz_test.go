@@ -17,6 +17,8 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add("PartitionKey,RowKey,Timestamp,N,N@type\np,r,,1,Int32\n")
 	f.Add("PartitionKey,RowKey,B,B@type,D,D@type\n\"a,b\",,AAE=,Binary,NaN,Double\n")
 	f.Add("RowKey,PartitionKey,S\nr,p,\"x\"\"y\"\n")
+	f.Add("PartitionKey;RowKey;N;N@type\r\np;r;\"1,5\";Double\r\n")
+	f.Add("\ufeffPartitionKey\tRowKey\tS\np\tr\t\"a\tb\"\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		var rows []entity.DynamicEntity
 		cols := map[string]bool{}
@@ -69,6 +71,7 @@ func FuzzImportLines(f *testing.F) {
 	f.Add(`{"tablekit.backup":1}`+"\n"+`{"PartitionKey":"p","RowKey":"r","N@odata.type":"Edm.Int64","N":"1"}`+"\n", false)
 	f.Add(`{"tablekit.backup":1}`+"\n"+`{"PartitionKey":"p"`+"\n", false)
 	f.Add("", false)
+	f.Add(`{"tablekit.backup":1}`+"\r\n"+`{"PartitionKey":"p","RowKey":"r","N":9223372036854775807}`+"\r\n", false)
 	two := member(`{"tablekit.backup":1}`+"\n"+`{"PartitionKey":"p",`) + member(`"RowKey":"r"}`+"\n")
 	f.Add(two, true)
 	f.Add(two[:len(two)-3], true)

@@ -2,6 +2,7 @@ package backup
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -188,6 +189,9 @@ func readLines(r io.Reader) iter.Seq2[line, error] {
 					partial = nil
 				}
 				b = b[:len(b)-1]
+				// CR LF ends a line too (a backup that passed through a
+				// Windows tool): JSON holds a CR only escaped.
+				b = bytes.TrimSuffix(b, []byte{'\r'})
 				if n == 1 {
 					if string(b) != header {
 						yield(line{}, &LineError{Line: 1, Err: fmt.Errorf("header %.40q is not %s", b, header)})

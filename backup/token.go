@@ -62,6 +62,11 @@ func parseToken(s string) (position, error) {
 	if p.Range < 0 || p.Bytes < 0 || p.Entities < 0 || p.Ranges < 1 || p.Range > p.Ranges {
 		return p, &ConfigError{Field: "ExportOptions.Resume", Reason: "token out of range"}
 	}
+	if p.token() != s {
+		// One spelling per position: base64 skips CR and LF, and JSON
+		// allows spaces, escapes and members in any order.
+		return position{}, &ConfigError{Field: "ExportOptions.Resume", Reason: "not a token made by Export: not in the form Export writes"}
+	}
 	return p, nil
 }
 

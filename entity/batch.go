@@ -315,8 +315,8 @@ func (op *batchOp) checkAddressable(call, table string) error {
 	return &ClientOptionsError{Op: call, Table: table, PartitionKey: op.pk, RowKey: op.rk, Reason: reason}
 }
 
-// BatchError reports a Batch that breaks a rule, found before sending.
-// Index is the offending operation, or -1 for the batch as a whole; for an
+// BatchError reports a Batch that breaks a rule, found before sending: it
+// matches ErrInvalid, and unwraps to the cause. Index is the offending operation, or -1 for the batch as a whole; for an
 // operation whose entity's keys could be read, PartitionKey and RowKey name
 // it, and so does the message.
 type BatchError struct {
@@ -346,14 +346,11 @@ func (e *BatchError) Unwrap() error {
 	return e.Err
 }
 
-// Is makes errors.Is(err, ErrInvalid) true for rule violations; an
-// unmappable type (ErrInvalidType) or a conditional write without an ETag
-// (ErrNoETag) matches only its own sentinel, as from Table's methods.
+// Is makes errors.Is(err, ErrInvalid) true: nothing was sent. The cause
+// keeps its own sentinel (ErrInvalidType for an unmappable type, ErrNoETag
+// for a conditional write without an ETag), as from Table's methods.
 func (e *BatchError) Is(target error) bool {
-	if e == nil {
-		return false
-	}
-	return target == ErrInvalid && !errors.Is(e.Err, ErrInvalidType) && !errors.Is(e.Err, ErrNoETag)
+	return e != nil && target == ErrInvalid
 }
 
 // TransactionError reports a transaction the service refused: nothing was

@@ -2,7 +2,6 @@ package entity
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -69,7 +68,7 @@ type conn struct {
 	cosmos bool
 }
 
-var errNilClient = errors.New("entity: nil *aztables.Client")
+var errNilClient = invalidArg("entity: nil *aztables.Client")
 
 // connect probes client's pipeline, sending nothing.
 func connect(client *aztables.Client) (*conn, error) {

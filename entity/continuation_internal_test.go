@@ -1,6 +1,7 @@
 package entity
 
 import (
+	"errors"
 	"net/http"
 	"testing"
 )
@@ -42,8 +43,10 @@ func TestContinuationKeepsEmptyHeaders(t *testing.T) {
 	}
 }
 
-// FuzzDecodeToken: any string is either refused with ErrInvalidToken or is
-// a continuation that encodes back to the same token.
+// FuzzDecodeToken: any string is either refused with ErrInvalidToken (and
+// ErrInvalid: nothing is sent) or is a continuation that encodes back to the
+// same token — one spelling per continuation, CR and LF (which base64
+// skips) included (testdata/fuzz/FuzzDecodeToken/crlf_skipped_by_base64).
 func FuzzDecodeToken(f *testing.F) {
 	for _, c := range []continuation{{ptr(""), ptr("b")}, {ptr("x"), ptr("")}, {ptr(""), ptr("")}, {pk: ptr("1!4!eA--")}, {rk: ptr("r")}} {
 		f.Add(c.encode(7))
@@ -53,6 +56,9 @@ func FuzzDecodeToken(f *testing.F) {
 	f.Fuzz(func(t *testing.T, token string) {
 		c, err := decodeToken(token, 7)
 		if err != nil {
+			if !errors.Is(err, ErrInvalidToken) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("token %q: %v matches not both ErrInvalidToken and ErrInvalid", token, err)
+			}
 			return
 		}
 		if token == "" {

@@ -5,7 +5,9 @@ import (
 	"encoding"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"sync"
@@ -35,7 +37,14 @@ import (
 // when it is an integer literal in Int32 range and an Edm.Double otherwise;
 // true and false are Edm.Boolean. In any body, numbers and booleans are
 // typed that way, since Int64, DateTime, Guid and Binary always travel as
-// strings.
+// strings. A Double is never silently another number than the one written:
+// an integer literal read as a Double (9223372036854775807, unannotated or
+// annotated Edm.Double) must be one a Double holds exactly, or the shortest
+// spelling of that Double (9223372036854776000, as JavaScript writes 2^63);
+// any other is a *DecodeError saying so — give a 64-bit integer its
+// Edm.Int64 annotation and a decimal string (TestUnannotatedIntegers). A
+// number with a fraction or an exponent is a Double as written, rounded to
+// the nearest as any JSON reader does.
 //
 // Only a string in a body with neither (no metadata, where Int64, DateTime,
 // Guid and Binary values are strings too) has no stored type; the Go field's
@@ -438,6 +447,9 @@ func decodeValue(f *field, fv reflect.Value, st EDMType, pr *rawProp) error {
 		fv.SetUint(uint64(n))
 	case kFloat:
 		x, err := parseDouble(pr, st == EDMDouble)
+		if errors.Is(err, errInexact) {
+			return &DecodeError{Property: f.name, Stored: st, Type: f.typ, Reason: errInexact.Error() + ": " + shorten(string(pr.Val))}
+		}
 		if err != nil || (fv.Kind() == reflect.Float32 && fv.OverflowFloat(x) && !math.IsInf(x, 0)) {
 			return mismatch(f, st, "value", pr)
 		}
@@ -511,7 +523,11 @@ func parseInteger(pr *rawProp) (int64, error) {
 func parseDouble(pr *rawProp, annotated bool) (float64, error) {
 	switch pr.Kind {
 	case tokNumber:
-		return strconv.ParseFloat(string(pr.Val), 64)
+		x, err := strconv.ParseFloat(string(pr.Val), 64)
+		if (err == nil || errors.Is(err, strconv.ErrRange)) && !keepsInteger(pr.Val, x) {
+			return 0, errInexact
+		}
+		return x, err
 	case tokString:
 		switch string(pr.Val) {
 		case "NaN":
@@ -526,6 +542,31 @@ func parseDouble(pr *rawProp, annotated bool) (float64, error) {
 		}
 	}
 	return 0, strconv.ErrSyntax
+}
+
+// errInexact is parseDouble's refusal of an integer literal that the
+// Double it would become changes.
+var errInexact = errors.New("an integer that no Double holds exactly (annotate a 64-bit integer Edm.Int64, as a decimal string)")
+
+// keepsInteger reports whether x, the Double that the JSON number lit
+// parses to, is the number lit says: always for a literal with a fraction
+// or an exponent (a Double as written, rounded as every reader rounds);
+// for an integer literal, when x is that integer exactly, or lit is x's
+// shortest spelling (JavaScript writes 2^63 as 9223372036854776000).
+func keepsInteger(lit []byte, x float64) bool {
+	digits := bytes.TrimPrefix(lit, []byte("-"))
+	if len(digits) <= 15 || bytes.ContainsAny(digits, ".eE") {
+		return true // below 10^15 < 2^53 every integer is exact
+	}
+	if strconv.FormatFloat(x, 'f', -1, 64) == string(lit) {
+		return true
+	}
+	n, ok := new(big.Int).SetString(string(lit), 10)
+	if !ok {
+		return false
+	}
+	f, acc := new(big.Float).SetInt(n).Float64()
+	return acc == big.Exact && f == x
 }
 
 func parseBinary(pr *rawProp) ([]byte, bool) {
@@ -641,6 +682,9 @@ func dynamicValue(name string, st EDMType, pr *rawProp) (any, error) {
 		return n, nil
 	case EDMDouble:
 		x, err := parseDouble(pr, true)
+		if errors.Is(err, errInexact) {
+			return nil, bad(errInexact.Error())
+		}
 		if err != nil {
 			return nil, bad("malformed Edm.Double")
 		}

@@ -41,6 +41,17 @@
 // is first used, and a body that does not fit the struct a *DecodeError
 // (ErrDecode). DynamicEntity is the property bag for entities of any shape.
 //
+// ErrInvalid means "refused before any request": every argument a call
+// refuses — an invalid entity, a nil or unmappable value (*TypeError), a
+// conditional write without an ETag (*ETagError), a Batch that breaks a
+// rule, a filter that does not build, a nil client or table, a connection
+// string or a continuation token that cannot be read — matches it,
+// besides its own sentinel, and no request was sent
+// (TestRefusalsMatchErrInvalid and TestNilReceiversMatchErrInvalid in
+// internal/apisweep, which count the requests). A continuation token is
+// read only in the one form QueryPage writes (FuzzDecodeToken: base64
+// skips CR and LF, so "AQEAAAAAAAAAB0\r0A" is refused).
+//
 // The tag options encrypt and sign mark properties for client-side
 // encryption (design guide §4): such a type is read and written through
 // package [github.com/tablekit/tablekit/entity/crypt], and Marshal,

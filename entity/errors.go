@@ -19,7 +19,9 @@ var (
 	// any request matches it, whichever package refused it.
 	ErrInvalid = argerr.Err
 	// ErrInvalidType reports a Go type that cannot be mapped: an unknown tag
-	// option, an unsupported field type, two fields with one property name.
+	// option, an unsupported field type, two fields with one property name,
+	// or a value that is no entity at all (nil). Every such refusal is a
+	// *TypeError, which matches ErrInvalid too: nothing was sent.
 	ErrInvalidType = errors.New("entity: unsupported entity type")
 	// ErrDecode reports a body that cannot be read into the target: malformed
 	// JSON, or a property whose value does not fit the Go field.
@@ -101,8 +103,11 @@ func (e *ValidationError) Unwrap() error {
 	return e.Err
 }
 
-// TypeError reports a Go type that cannot be mapped to an entity. It is found
-// when the type is first planned, never by a panic.
+// TypeError reports a Go type that cannot be mapped to an entity (or a nil
+// value where an entity is wanted). It is found when the type is first
+// planned, never by a panic, and before any request: it matches
+// ErrInvalidType and ErrInvalid (TestRefusalsMatchErrInvalid in
+// internal/apisweep).
 type TypeError struct {
 	Type   reflect.Type
 	Field  string // Go field path, for example "Address.Street"
@@ -119,8 +124,9 @@ func (e *TypeError) Error() string {
 	return fmt.Sprintf("entity: unsupported entity type %v: field %s: %s", e.Type, e.Field, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidType) true.
-func (e *TypeError) Is(target error) bool { return target == ErrInvalidType }
+// Is makes errors.Is(err, ErrInvalidType) and errors.Is(err, ErrInvalid)
+// true.
+func (e *TypeError) Is(target error) bool { return target == ErrInvalidType || target == ErrInvalid }
 
 // DecodeError reports a body that cannot be read into the target.
 type DecodeError struct {
@@ -253,8 +259,9 @@ func rowErr(op, table, pk, rk string, err error) error {
 }
 
 // ETagError reports a conditional write asked for an entity without an
-// ETag, before any request; it matches ErrNoETag. Read the entity first,
-// or write whatever its version: UpdateAny, or Delete with AnyETag.
+// ETag, before any request; it matches ErrNoETag and ErrInvalid. Read the
+// entity first, or write whatever its version: UpdateAny, or Delete with
+// AnyETag.
 type ETagError struct {
 	Op                   string // "Update", "Delete", "DeleteEntity", or a transaction's operation kind
 	Table                string
@@ -272,8 +279,8 @@ func (e *ETagError) Error() string {
 	return where(e.Op, e.Table, scopeEntity, e.PartitionKey, e.RowKey) + ": entity has no etag for a conditional write: " + hint
 }
 
-// Is makes errors.Is(err, ErrNoETag) true.
-func (e *ETagError) Is(target error) bool { return target == ErrNoETag }
+// Is makes errors.Is(err, ErrNoETag) and errors.Is(err, ErrInvalid) true.
+func (e *ETagError) Is(target error) bool { return target == ErrNoETag || target == ErrInvalid }
 
 // ErrNeedsClientOptions reports a call that only a client built with
 // ClientOptions can make (a merge, replace, upsert or delete addressed by
@@ -307,3 +314,28 @@ func (e *ClientOptionsError) Error() string {
 func (e *ClientOptionsError) Is(target error) bool {
 	return target == ErrNeedsClientOptions || target == ErrInvalid
 }
+
+// argError is an argument of a constructor or a call refused before any
+// request — a nil client, table or credential, a connection string or a
+// token that cannot be read: it matches ErrInvalid, and unwraps to its
+// cause. An exported sentinel made with it (ErrInvalidConnectionString,
+// ErrInvalidToken) matches ErrInvalid too.
+type argError struct {
+	msg   string
+	cause error
+}
+
+// invalidArg returns an *argError with text msg.
+func invalidArg(msg string) error { return &argError{msg: msg} }
+
+func (e *argError) Error() string {
+	if e.cause == nil {
+		return e.msg
+	}
+	return e.msg + ": " + inner(e.cause)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *argError) Is(target error) bool { return target == ErrInvalid }
+
+func (e *argError) Unwrap() error { return e.cause }

@@ -1,6 +1,7 @@
 package entity_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,7 @@ func TestInteropCorpus(t *testing.T) {
 
 	// Python: the request bodies, in both encoder generations.
 	py := map[string]entity.DynamicEntity{}
-	for _, name := range []string{"types", "types-12.0", "lookalikes", "keywords", "quote-key", "empty-keys", "unicode-keys", "bare-big-int"} {
+	for _, name := range []string{"types", "types-12.0", "lookalikes", "keywords", "quote-key", "empty-keys", "unicode-keys"} {
 		py[name] = decodeBag(t, "python "+name, readFixture(t, "python", name+".request.json"))
 	}
 	checkSDKTypes(t, "python types", readFixture(t, "python", "types.request.json"), 123456*time.Microsecond)
@@ -167,16 +168,25 @@ func TestInteropCorpus(t *testing.T) {
 		t.Errorf("python 12.0: DoubleWhole %#v, DoubleWholeTyped %#v, Str %#v", old["DoubleWhole"], old["DoubleWholeTyped"], old["Str"])
 	}
 	// A plain int beyond Int32 goes out bare: it is a Double (the service
-	// keeps it as one), refused by integer fields.
-	big := py["bare-big-int"].Properties
-	if big["Small"] != float64(1<<31) || big["Exact"] != float64(1<<53) {
-		t.Errorf("bare big ints: %#v", big)
+	// keeps it as one), refused by integer fields; 2^53 + 1, which no
+	// Double holds, is refused rather than read as 2^53
+	// (TestUnannotatedIntegers).
+	var de *entity.DecodeError
+	var bigBag entity.DynamicEntity
+	if err := entity.Unmarshal(readFixture(t, "python", "bare-big-int.request.json"), &bigBag); !errors.As(err, &de) || de.Property != "Inexact" {
+		t.Errorf("bare 2^53 + 1: %v, want a *DecodeError naming Inexact", err)
+	}
+	var floats struct {
+		PartitionKey, RowKey string
+		Small, Exact         float64
+	}
+	if err := entity.Unmarshal(readFixture(t, "python", "bare-big-int.request.json"), &floats); err != nil || floats.Small != 1<<31 || floats.Exact != 1<<53 {
+		t.Errorf("bare big ints: %+v, %v", floats, err)
 	}
 	var ints struct {
 		PartitionKey, RowKey string
 		Small                int64
 	}
-	var de *entity.DecodeError
 	if err := entity.Unmarshal(readFixture(t, "python", "bare-big-int.request.json"), &ints); !errors.As(err, &de) || de.Stored != entity.EDMDouble {
 		t.Errorf("bare big int into int64: %v", err)
 	}
@@ -276,7 +286,13 @@ func TestInteropBodiesThroughTheService(t *testing.T) {
 	for _, name := range bodies {
 		sdk, file, _ := strings.Cut(name, "/")
 		body := readFixture(t, sdk, file)
-		written := decodeBag(t, name, body)
+		decodable := body
+		if name == "python/bare-big-int.request.json" {
+			// tablekit refuses to read 2^53 + 1 as 2^53 (TestUnannotatedIntegers);
+			// the service stores it so (below).
+			decodable = bytes.Replace(body, []byte("9007199254740993"), []byte("9007199254740992"), 1)
+		}
+		written := decodeBag(t, name, decodable)
 		// One table holds every body: give each its own partition.
 		written.PartitionKey = sdk + " " + file + "|" + written.PartitionKey
 		var m map[string]any

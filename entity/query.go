@@ -21,9 +21,10 @@ import (
 // MaxPageSize is the most entities the service returns in one page.
 const MaxPageSize = 1000
 
-// ErrInvalidToken reports a continuation token that is malformed or was
-// made by a different query.
-var ErrInvalidToken = errors.New("entity: invalid continuation token")
+// ErrInvalidToken reports a continuation token that is malformed, not in
+// the one form QueryPage writes, or made by a different query. It matches
+// ErrInvalid: the token is refused before any request.
+var ErrInvalidToken = invalidArg("entity: invalid continuation token")
 
 // Query describes a query over a table (design guide §2, §7).
 type Query struct {
@@ -330,7 +331,10 @@ func (c continuation) done() bool { return c.pk == nil && c.rk == nil }
 // Token layout, base64url without padding: version 1, flags (bit 0: a
 // NextPartitionKey, bit 1: a NextRowKey), the query fingerprint (8 bytes,
 // big-endian), NextPartitionKey, 0x00, NextRowKey. Continuation values never
-// hold U+0000.
+// hold U+0000. A continuation has exactly one token: decodeToken refuses
+// any other spelling of it (base64 that skips CR and LF, or ends in
+// non-zero bits), so a token read back is the token written
+// (FuzzDecodeToken).
 const tokenVersion = 1
 
 func (c continuation) encode(fingerprint uint64) string {
@@ -382,7 +386,9 @@ func decodeToken(token string, fingerprint uint64) (continuation, error) {
 	if b[1]&2 != 0 {
 		c.rk = &rk
 	}
-	if c.done() {
+	if c.done() || c.encode(fingerprint) != token {
+		// Strict base64 still skips CR and LF: only the canonical
+		// spelling is a token.
 		return continuation{}, ErrInvalidToken
 	}
 	return c, nil

@@ -103,8 +103,9 @@ func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Tabl
 }
 
 // ErrInvalidConnectionString reports a connection string that cannot be
-// read; the error says which setting is wrong, never the key.
-var ErrInvalidConnectionString = errors.New("entity: malformed connection string")
+// read; the error says which setting is wrong, never the key. It matches
+// ErrInvalid: nothing was sent.
+var ErrInvalidConnectionString = invalidArg("entity: malformed connection string")
 
 // NewTableFromConnectionString connects with an account connection string
 // (account key or SAS) to the named table. opts (nil means aztables'
@@ -290,7 +291,7 @@ func (t *Table[T]) ok() error {
 	return nil
 }
 
-var errNilTable = errors.New("entity: nil or zero *entity.Table (make one with entity.NewTable)")
+var errNilTable = invalidArg("entity: nil or zero *entity.Table (make one with entity.NewTable)")
 
 // Client returns the underlying aztables client, for what tablekit does not
 // wrap; nil for a nil Table.

@@ -161,7 +161,7 @@ func (t *Table) Submit(ctx context.Context, b *Batch) ([]string, error) {
 		return nil, err
 	}
 	if b.s != t.s {
-		return nil, errors.New("resolver: the batch was built for another schema")
+		return nil, invalidArg("resolver: the batch was built for another schema: make it with this Table's NewBatch")
 	}
 	etags, err := t.bags.Submit(ctx, b.b)
 	if err != nil {

@@ -92,9 +92,14 @@
 // the report (TestMigrateOneBadRowAmongThousands); a read or write the
 // service does not answer stops the run with no checkpoint past its page,
 // so a resumed run skips no row
-// (TestMigrateResumesAfterAnOutageWithoutSkippingRows); a checkpoint token
-// of another table or query, or changed, is refused before any request
-// (TestMigrateRefusesAForeignResumeToken); rows of types the schema does
+// (TestMigrateResumesAfterAnOutageWithoutSkippingRows), and the report of
+// the run that stopped counts only the pages that checkpoint covers, so
+// that it and its resumption's report, added, count each row once
+// (TestMigrateReportOfAStoppedRunAddsUp, killed at every request); a
+// checkpoint token of another table or query, changed, or spelled
+// otherwise than Checkpoint gave it is refused before any request, matching
+// entity.ErrInvalid (TestMigrateRefusesAForeignResumeToken,
+// FuzzResumeToken); rows of types the schema does
 // not know are counted and left alone
 // (TestMigrateLeavesUnknownAndNewerRowsAlone).
 //

@@ -52,7 +52,15 @@ type MigrateCheckpoint struct {
 	Report MigrateReport
 }
 
-// MigrateReport counts what a migration did with the rows it read.
+// MigrateReport counts what a migration did with the rows it read:
+// Read = Upgraded + Current + Unknown + Gone + len(Failed), Raced aside.
+// A migration that stops with an error (not a *MigrateError) reports the
+// pages it finished, the ones its last checkpoint covers, and nothing of
+// the page it stopped in: the run resumed from that checkpoint reads that
+// page again and counts its rows — a row this run upgraded before it
+// stopped there as Current. So the invariant holds for every report, and
+// the reports of a stopped run and of its resumption, added, count each
+// row once (TestMigrateReportOfAStoppedRunAddsUp).
 type MigrateReport struct {
 	Read     int64 // rows read
 	Upgraded int64 // old-version rows this run replaced by their upgrade
@@ -143,7 +151,9 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // the answer was lost); one of a type the schema does not know counts as
 // Unknown (TestMigrateCountsARowAsWhatItBecame). Every row read is counted
 // once: Read = Upgraded + Current + Unknown + Gone + len(Failed), Raced
-// aside. Two migrations of one table at once both succeed and leave every
+// aside, also in the report of a run that stopped, which counts only the
+// pages its last checkpoint covers (see MigrateReport;
+// TestMigrateReportOfAStoppedRunAddsUp). Two migrations of one table at once both succeed and leave every
 // row upgraded once, but a row they raced for may be counted Upgraded by
 // both, since each finds the very upgrade it would write stored
 // (TestTwoMigrationsAtOnce). A row written in an old version by another
@@ -207,12 +217,19 @@ func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport
 			return rep, fmt.Errorf("resolver: migrate: read page: %w", err)
 		}
 		resumed = false
+		done := rep // the pages finished: what the last checkpoint counts
+		done.Failed = slices.Clip(done.Failed)
 		if err := t.migratePage(ctx, page.Items, opts, &rep); err != nil {
+			// The page is not done: the run resumed from the last
+			// checkpoint reads and counts it again, so this run's report
+			// counts none of it (TestMigrateReportOfAStoppedRunAddsUp).
+			rep = done
 			rep.Elapsed = time.Since(start)
 			return rep, err
 		}
 		token = page.Next
 		rep.Elapsed = time.Since(start)
+		rep.Failed = slices.Clip(rep.Failed) // a checkpoint's report is never written to again
 		if opts.Checkpoint != nil {
 			if err := opts.Checkpoint(MigrateCheckpoint{Token: t.checkpointToken(token), Report: rep}); err != nil {
 				return rep, err
@@ -271,6 +288,10 @@ func (t *Table) resumeToken(token string) (string, error) {
 		return "", &resumeError{errors.New("not a migration's checkpoint token")}
 	case binary.BigEndian.Uint64(b[1:9]) != t.tokenSum(string(b[9:])):
 		return "", &resumeError{fmt.Errorf("a checkpoint token of another table than %s, or changed", t.raw.Name())}
+	case t.checkpointToken(string(b[9:])) != token:
+		// Strict base64 still skips CR and LF: one spelling per
+		// checkpoint.
+		return "", &resumeError{errors.New("not a migration's checkpoint token: not in the form Checkpoint gives")}
 	}
 	return string(b[9:]), nil
 }

@@ -123,6 +123,91 @@ func TestMigrateSurvivesACrashAtEveryRequest(t *testing.T) {
 	}})
 }
 
+// addsUp fails t unless rep counts every row it read once:
+// Read = Upgraded + Current + Unknown + Gone + len(Failed).
+func addsUp(t *testing.T, what string, rep resolver.MigrateReport) {
+	t.Helper()
+	if sum := rep.Upgraded + rep.Current + rep.Unknown + rep.Gone + int64(len(rep.Failed)); rep.Read != sum {
+		t.Errorf("%s: Read %d, but Upgraded+Current+Unknown+Gone+Failed = %d: %+v", what, rep.Read, sum, rep)
+	}
+}
+
+// The report of a migration that stops adds up, and added to the report
+// of the run resumed from its last checkpoint counts each row once. First
+// 50 v1 rows read in one page of 50, every request after the page read
+// failing (the process killed, the service gone): the report counts
+// nothing (it counted the page as Read and nothing else). Then killed at
+// every request — before it is sent and once the service executed it —
+// over three pages: the stopped report is its last checkpoint's, the sum
+// of it and the resumed run's reads every row once and finds each
+// Upgraded or Current once, and every row is stored upgraded (read back
+// raw).
+func TestMigrateReportOfAStoppedRunAddsUp(t *testing.T) {
+	t.Run("the page read, then nothing", func(t *testing.T) {
+		const n = 50
+		name := migrationRows(t, n)
+		dead := crashtest.NewKiller(1)
+		rep, err := migrateTable(t, env.With(dead).WithOptions(noRetries), name).Migrate(t.Context(), resolver.MigrateOptions{PageSize: 50})
+		if err == nil || !dead.Fired() {
+			t.Fatalf("a migration whose writes all failed: %+v, %v", rep, err)
+		}
+		addsUp(t, "stopped", rep)
+		if rep.Read != 0 {
+			t.Errorf("the stopped run counts %d rows of a page it did not finish: %+v", rep.Read, rep)
+		}
+		again, err := migrateTable(t, env, name).Migrate(t.Context(), resolver.MigrateOptions{PageSize: 50})
+		if err != nil || again.Read != n || again.Upgraded != n {
+			t.Fatalf("resumed run: %+v, %v", again, err)
+		}
+		if total := rep.Read + again.Read; total != n {
+			t.Errorf("the two reports read %d rows, want %d", total, n)
+		}
+	})
+	t.Run("killed at every request", func(t *testing.T) {
+		const n = 10
+		crashtest.EveryStep(t, env, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
+			name := migrationRows(t, n)
+			var (
+				token           string
+				last            resolver.MigrateReport // the last checkpoint's
+				stopped, resume resolver.MigrateReport
+				stoppedErr      error
+			)
+			return crashtest.Run{
+				Work: func(ctx context.Context, v *integration.Env) error {
+					stopped, stoppedErr = migrateTable(t, v, name).Migrate(ctx, resolver.MigrateOptions{PageSize: 4,
+						Checkpoint: func(c resolver.MigrateCheckpoint) error { token, last = c.Token, c.Report; return nil }})
+					return stoppedErr
+				},
+				Recover: func(ctx context.Context) error {
+					if stoppedErr == nil {
+						return nil // done: nothing to resume
+					}
+					var err error
+					resume, err = migrateTable(t, env, name).Migrate(ctx, resolver.MigrateOptions{PageSize: 4, Resume: token})
+					return err
+				},
+				Check: func(t *testing.T) {
+					addsUp(t, "stopped", stopped)
+					addsUp(t, "resumed", resume)
+					if stoppedErr != nil && (stopped.Read != last.Read || stopped.Upgraded != last.Upgraded || stopped.Current != last.Current) {
+						t.Errorf("the stopped run reports %+v, its last checkpoint %+v", stopped, last)
+					}
+					read := stopped.Read + resume.Read
+					found := stopped.Upgraded + stopped.Current + resume.Upgraded + resume.Current
+					if read != n || found != n {
+						t.Errorf("stopped %+v and resumed %+v read %d rows and find %d upgraded or current, want %d of each", stopped, resume, read, found, n)
+					}
+					raw := env.TableService.NewClient(name)
+					for i := range n {
+						checkUpgraded(t, raw, i, fmt.Sprintf("Ann%d Lee", i), 0)
+					}
+				},
+			}
+		}})
+	})
+}
+
 var rowInRequest = regexp.MustCompile(`RowKey(?:='|%27|":")(c0[0-9])`)
 
 // rowsIn are the rows (numbers) a request names, in its URL or body; a

@@ -31,10 +31,11 @@ var (
 	ErrWrongType = errors.New("resolver: entity of another type")
 	// ErrUnregistered: a value to write is of a Go type the schema does not
 	// write: not registered, or registered only to read old versions.
-	ErrUnregistered = errors.New("resolver: Go type not registered for writing")
+	// Refused before any request, it matches entity.ErrInvalid too.
+	ErrUnregistered = invalidArg("resolver: Go type not registered for writing")
 	// ErrSchema: NewSchema was given a contradictory or invalid Config or
-	// registration.
-	ErrSchema = errors.New("resolver: invalid schema")
+	// registration. It matches entity.ErrInvalid too.
+	ErrSchema = invalidArg("resolver: invalid schema")
 	// ErrUpgrade: an upgrade function failed or returned nil.
 	ErrUpgrade = errors.New("resolver: upgrade failed")
 )
@@ -344,7 +345,7 @@ func splitVersion(name string) (kind string, version int) {
 }
 
 // errNilSchema is returned for a nil *Schema.
-var errNilSchema = errors.New("resolver: nil *resolver.Schema (make one with resolver.NewSchema)")
+var errNilSchema = invalidArg("resolver: nil *resolver.Schema (make one with resolver.NewSchema)")
 
 // Discriminator returns the schema's discriminator (the zero one for a nil
 // Schema).
@@ -395,3 +396,19 @@ func (s *Schema) unregistered(t reflect.Type) error {
 	}
 	return fmt.Errorf("%w: %v", ErrUnregistered, t)
 }
+
+// argError is an argument refused before any request (a nil schema or
+// table, an unregistered type, a schema that cannot work): it matches
+// entity.ErrInvalid, so that one errors.Is tells "nothing was sent"
+// whichever package refused (TestRefusalsMatchErrInvalid in
+// internal/apisweep). A sentinel made with it (ErrSchema,
+// ErrUnregistered) matches entity.ErrInvalid too.
+type argError struct{ msg string }
+
+// invalidArg returns an *argError with text msg.
+func invalidArg(msg string) error { return &argError{msg} }
+
+func (e *argError) Error() string { return e.msg }
+
+// Is makes errors.Is(err, entity.ErrInvalid) true.
+func (e *argError) Is(target error) bool { return target == entity.ErrInvalid }

@@ -32,7 +32,7 @@ type Table struct {
 // fails with an *entity.ClientOptionsError before any request.
 func NewTable(client *aztables.Client, s *Schema) (*Table, error) {
 	if s == nil {
-		return nil, errors.New("resolver: nil *Schema")
+		return nil, errNilSchema
 	}
 	bags, err := entity.NewTable[entity.DynamicEntity](client)
 	if err != nil {
@@ -46,7 +46,7 @@ func NewTable(client *aztables.Client, s *Schema) (*Table, error) {
 }
 
 // errNilTable is returned by every method of a nil or zero *Table.
-var errNilTable = errors.New("resolver: nil or zero *resolver.Table (make one with resolver.NewTable)")
+var errNilTable = invalidArg("resolver: nil or zero *resolver.Table (make one with resolver.NewTable)")
 
 // ok checks t before a call.
 func (t *Table) ok() error {
@@ -326,7 +326,7 @@ func (t *Table) Modify(ctx context.Context, partitionKey, rowKey string, change 
 		return nil, err
 	}
 	if change == nil {
-		return nil, errors.New("resolver: nil change function")
+		return nil, invalidArg("resolver: nil change function")
 	}
 	mode := opts.Mode
 	if mode == 0 {

@@ -40,7 +40,8 @@ func RowKeyOf[T any](s *Schema, id string) (string, error) {
 // guide's second-best kind); with a type property, an equality on it for T's
 // name and the names upgraded to T (a partition scan). Combine it with the
 // PartitionKey: filter.And(filter.PK("Sales"), f). A function
-// discriminator cannot be expressed as a filter: OfType then fails.
+// discriminator cannot be expressed as a filter: OfType then fails with an
+// error matching entity.ErrInvalid.
 func OfType[T any](s *Schema) (filter.Expr, error) {
 	e, err := entryFor[T](s)
 	if err != nil {
@@ -57,7 +58,7 @@ func OfType[T any](s *Schema) (filter.Expr, error) {
 		}
 		return filter.Or(es...), nil
 	}
-	return filter.Expr{}, fmt.Errorf("resolver: a function discriminator has no filter for %v", e.typ)
+	return filter.Expr{}, invalidArg(fmt.Sprintf("resolver: a function discriminator has no filter for %v", e.typ))
 }
 
 // Get reads the entity of the registered type T with this PartitionKey and

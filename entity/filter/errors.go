@@ -3,6 +3,8 @@ package filter
 import (
 	"errors"
 	"strconv"
+
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // ErrInvalidFilter is the sentinel every build error matches with errors.Is:
@@ -12,7 +14,8 @@ var ErrInvalidFilter = errors.New("filter: invalid filter")
 
 // Error describes why an expression cannot be built. It is carried inside the
 // Expr that caused it and returned by Expr.Build; errors.Is(err,
-// ErrInvalidFilter) holds for every *Error.
+// ErrInvalidFilter) and errors.Is(err, entity.ErrInvalid) hold for every
+// *Error: a query or a call given it refuses it before any request.
 //
 // The message quotes the property name with Go syntax but never includes the
 // offending value, so it is safe to log.
@@ -34,7 +37,7 @@ func (e *Error) Error() string {
 	return "filter: invalid filter: property " + strconv.Quote(e.Property) + ": " + e.Reason
 }
 
-// Is reports whether target is ErrInvalidFilter.
-func (e *Error) Is(target error) bool { return target == ErrInvalidFilter }
+// Is reports whether target is ErrInvalidFilter or entity.ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalidFilter || target == argerr.Err }
 
 func invalid(prop, reason string) *Error { return &Error{Property: prop, Reason: reason} }

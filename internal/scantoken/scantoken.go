@@ -3,8 +3,9 @@
 // patterns/indexentity, patterns/denormalize): a small struct saying where
 // a scan stands, as JSON in base64url behind a prefix that names (and
 // versions) the package that made it. A token is opaque to its users and
-// read back strictly: a wrong prefix, unknown fields or trailing data make
-// it invalid.
+// read back strictly: a wrong prefix, unknown fields, trailing data, or any
+// spelling other than the one Encode writes (CR or LF in the base64, JSON
+// with spaces or members Encode leaves out) make it invalid.
 package scantoken
 
 import (
@@ -34,5 +35,7 @@ func Decode(prefix, s string, v any) bool {
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
-	return d.Decode(v) == nil && !d.More()
+	// One spelling per position: base64 skips CR and LF, and JSON allows
+	// spaces, escapes and zero values Encode leaves out.
+	return d.Decode(v) == nil && !d.More() && Encode(prefix, v) == s
 }

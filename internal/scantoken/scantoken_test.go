@@ -1,6 +1,9 @@
 package scantoken
 
-import "testing"
+import (
+	"encoding/base64"
+	"testing"
+)
 
 type pos struct {
 	Phase int    `json:"h,omitempty"`
@@ -17,6 +20,10 @@ func TestRoundTripAndRefusals(t *testing.T) {
 		"", "y1." + s[3:], s + "!", "x1.e30e30", // {}{}: trailing data
 		Encode("x1.", map[string]int{"z": 1}), // unknown field
 		Encode("x1.", []int{1}),               // not an object
+		s[:6] + "\r\n" + s[6:],                // base64 skips CR and LF
+		"x1." + base64.RawURLEncoding.EncodeToString([]byte(`{"p":"Sales","h":1}`)),  // members in another order
+		"x1." + base64.RawURLEncoding.EncodeToString([]byte(`{"h":1, "p":"Sales"}`)), // a space
+		Encode("x1.", map[string]any{"h": 0}),                                        // a zero value Encode leaves out
 	} {
 		var p pos
 		if Decode("x1.", bad, &p) {

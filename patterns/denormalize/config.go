@@ -38,8 +38,16 @@ func Prefix(pk, prefix string) Range {
 
 // Targets says where the targets that may copy from one source are:
 // entities read by a point query each, and ranges read by a range query.
-// It must name every target that may refer to the source; naming others
-// is harmless (a target copies only from the source it refers to).
+// It must name every target that may refer to the source. Naming others
+// never changes a copy (a target copies only from the source it refers
+// to), but it is not free: each is read, and InsertSource of a
+// SamePartition source fences each that exists, whatever source it refers
+// to — a write conditional on its version, so that a target made to refer
+// to the new source meanwhile is not left without its copy
+// (TestInsertSourceFencesTargetsOfOtherSources) — and more than 99 of them
+// refuse the insert with a *CopiesError (ErrTooManyCopies). Name no more
+// than may refer to the source: a Range per source rather than per
+// partition, where the keys allow it.
 type Targets struct {
 	Keys   []Key   `json:"keys,omitempty"`
 	Ranges []Range `json:"ranges,omitempty"`
@@ -99,7 +107,9 @@ type Relation[T, S any] struct {
 	// Targets returns where the targets that may refer to s live: for the
 	// guide's department, the department entity of the manager's partition.
 	// It is called with the source as it was before and after a change,
-	// and must name every target that refers to s. OtherPartition: a
+	// and must name every target that refers to s; the others it names
+	// count against InsertSource's transaction (see the Targets type).
+	// OtherPartition: a
 	// change's fan-out carries what it names, before and after, in
 	// messages of 40 KiB, at most 48 (about 50,000 keys; a Range counts
 	// as one entry): more is refused with ErrFanOutTooLarge. A key (or a

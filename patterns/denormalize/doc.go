@@ -98,6 +98,13 @@
 // reassignments racing). A reader never sees a copy that disagrees,
 // whichever entities of the partition it reads in one query — also when
 // a write is killed after any of its requests (TestCrashMatrixSamePartition).
+// One race escapes the fences, as neither transaction can be conditional
+// on an entity that does not exist yet: an InsertTarget that reads its
+// source missing while that source's InsertSource reads the new target
+// missing commits the target without the copy, and it stays so until
+// Refresh (Check reports it Missing; TestInsertTargetBesideItsSourcesInsert).
+// Insert a source before the targets that refer to it, or Refresh such
+// targets after inserting it.
 //
 // OtherPartition (targets in other partitions or another table: a
 // directory of departments, or a department's cost center copied into
@@ -164,12 +171,16 @@
 //     messages (one per 40 KiB of target keys and ranges), and those of
 //     the caller's WriteOptions.Messages.
 //     A 412 starts again at step 1. An insert also fences every target it
-//     read, so that a target made to refer to it meanwhile is not missed.
+//     read, whichever source that target refers to, so that a target made
+//     to refer to it meanwhile is not missed: a ModifyTarget that read the
+//     source missing then fails its condition and copies on its next
+//     round (TestInsertSourceFencesTargetsOfOtherSources).
 //     Copies and fences count against the 99 operations the transaction
 //     has besides the source's and its messages': more is a *CopiesError
-//     (ErrTooManyCopies), before anything is written
-//     (TestInsertSourceCountsFences); messages of the caller's that do not
-//     fit beside the change are a *MessageError.
+//     (ErrTooManyCopies), before anything is written — also when none of
+//     the targets refers to the new source, so Relation.Targets should
+//     name no more than may (TestInsertSourceCountsFences); messages of
+//     the caller's that do not fit beside the change are a *MessageError.
 //  4. With intents: enqueue the messages and delete the intents.
 //  5. The fan-out (a worker of the processor): read the source; read the
 //     targets the message names and, for a change that fits one message,

@@ -2,11 +2,11 @@ package denormalize
 
 import (
 	"errors"
-	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 )
 
@@ -35,9 +35,18 @@ var (
 	// keys. Nothing was written.
 	ErrKeysChanged = errors.New("denormalize: the change moved the entity to other keys")
 	// ErrInvalidToken reports a resume token that this package did not
-	// make, or that another scan made.
-	ErrInvalidToken = errors.New("denormalize: invalid resume token")
+	// make (or not in the one form it writes), or that another scan made;
+	// refused before any request, it matches entity.ErrInvalid too.
+	ErrInvalidToken error = &tokenError{"denormalize: invalid resume token"}
 )
+
+// tokenError is ErrInvalidToken: a sentinel that matches entity.ErrInvalid.
+type tokenError struct{ msg string }
+
+func (e *tokenError) Error() string { return e.msg }
+
+// Is makes errors.Is(ErrInvalidToken, entity.ErrInvalid) true.
+func (*tokenError) Is(target error) bool { return target == argerr.Err }
 
 // ConfigError reports a Config, a Relation or an argument that cannot work,
 // found before any request: "denormalize: invalid <Field>: <Reason>",
@@ -125,7 +134,7 @@ type CopiesError struct {
 func (e *CopiesError) Error() string {
 	s := "denormalize: the change writes " + strconv.Itoa(e.Copies) + " copies"
 	if e.Fences > 0 {
-		s += " and fences " + strconv.Itoa(e.Fences) + " other targets (an insert fences every existing target Relation.Targets names)"
+		s += " and fences " + strconv.Itoa(e.Fences) + " other targets (an insert fences every existing target Relation.Targets names, whichever source it refers to, so that none is made to refer to the new source unseen: narrow Relation.Targets)"
 	}
 	return s + ", more than the " + strconv.Itoa(e.Limit) + " targets one transaction holds besides the source"
 }

@@ -2,11 +2,17 @@ package denormalize
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/tablekit/tablekit/entity"
 )
 
-// FuzzToken reads resume tokens: never a panic, and a token that parses
-// reads back the same after it is written again.
+// FuzzToken reads resume tokens: never a panic, a token refused matches
+// ErrInvalidToken and entity.ErrInvalid, and a token that parses is
+// exactly the one its position writes — one spelling per position, so CR
+// and LF (which base64 skips) or JSON spelled otherwise are refused
+// (testdata/fuzz/FuzzToken/crlf_skipped_by_base64, json_spelled_otherwise).
 func FuzzToken(f *testing.F) {
 	for _, s := range []string{"", "dn1.", "dn1.e30", token{Part: 3, Page: "abc"}.String(), token{Page: "x\x00y"}.String(), "si1.e30", "dn1.eyJwIjotMX0"} {
 		f.Add(s)
@@ -14,7 +20,13 @@ func FuzzToken(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		tok, err := parseToken(s)
 		if err != nil {
+			if !errors.Is(err, ErrInvalidToken) || !errors.Is(err, entity.ErrInvalid) {
+				t.Fatalf("%q: %v matches not both ErrInvalidToken and entity.ErrInvalid", s, err)
+			}
 			return
+		}
+		if s != "" && tok.String() != s {
+			t.Fatalf("token %q reads as %+v, which writes %q", s, tok, tok.String())
 		}
 		if tok.Part < 0 {
 			t.Fatalf("%q parsed to a negative partition", s)

@@ -13,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/denormalize"
+	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
@@ -369,6 +371,124 @@ func TestInsertSourceCountsFences(t *testing.T) {
 		if inserted {
 			t.Errorf("%d departments: the refused insert was written", n)
 		}
+	}
+}
+
+// beforeFirstWrite is a per-retry policy that runs fn once, before the
+// first request that is not a read is sent.
+type beforeFirstWrite struct {
+	once sync.Once
+	fn   func()
+}
+
+func (b *beforeFirstWrite) Do(req *policy.Request) (*http.Response, error) {
+	if req.Raw().Method != http.MethodGet {
+		b.once.Do(b.fn)
+	}
+	return req.Next()
+}
+
+// TestInsertSourceFencesTargetsOfOtherSources shows why InsertSource
+// fences the targets Relation.Targets names that refer to another source,
+// and so why they count against its transaction. A department refers to
+// manager A; ModifyTarget makes it refer to B, which it reads missing;
+// before its write is sent, InsertSource inserts B. B's insert fences the
+// department (which still refers to A), so the ModifyTarget's write fails
+// its condition and its next round reads B and copies it: the department
+// ends referring to B with B's copy (read back raw). Without that fence,
+// it would refer to B holding no copy, at every instant after.
+//
+// And the price: 120 departments naming A, the insert of B writes no copy
+// and fences all 120, more than its transaction holds: a *CopiesError
+// counting them, nothing written.
+func TestInsertSourceFencesTargetsOfOtherSources(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	a := Employee{PartitionKey: "Sales", RowKey: empID(1), Name: "Ann", Phone: "1"}
+	if err := g.copies.InsertSource(ctx, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.copies.InsertTarget(ctx, &Department{PartitionKey: "Sales", RowKey: deptPrefix + "000", ManagerID: a.RowKey}); err != nil {
+		t.Fatal(err)
+	}
+	b := Employee{PartitionKey: "Sales", RowKey: empID(2), Name: "Bob", Phone: "2"}
+	var inserted error
+	race := &beforeFirstWrite{fn: func() { inserted = g.copies.InsertSource(ctx, &b) }}
+	var rounds atomic.Int32
+	h := g.over(t, env.With(race), denormalize.Config{})
+	d, err := h.copies.ModifyTarget(ctx, "Sales", deptPrefix+"000", func(d *Department) error {
+		rounds.Add(1)
+		d.ManagerID = b.RowKey
+		return nil
+	}, entity.ModifyOptions{})
+	if err != nil || inserted != nil {
+		t.Fatalf("ModifyTarget: %+v, %v; InsertSource between its read and its write: %v", d, err, inserted)
+	}
+	props, _ := rawGet(t, g.depts.Name(), "Sales", deptPrefix+"000")
+	if props["ManagerID"] != b.RowKey || props["ManagerName"] != "Bob" || props["ManagerPhone"] != "2" {
+		t.Errorf("the department refers to %v holding %v %v, want %s with Bob's copy", props["ManagerID"], props["ManagerName"], props["ManagerPhone"], b.RowKey)
+	}
+	if n := rounds.Load(); n != 2 {
+		t.Errorf("ModifyTarget ran its change %d times, want 2: the insert's fence fails its first write", n)
+	}
+	g.check(t, "Sales")
+
+	depts := make([]entity.DynamicEntity, 120)
+	for i := range depts {
+		depts[i] = entity.DynamicEntity{PartitionKey: "North", RowKey: fmt.Sprintf("%s%03d", deptPrefix, i), Properties: map[string]any{"ManagerID": empID(1)}}
+	}
+	if _, err := g.bags.BulkWrite(ctx, depts, entity.BulkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = g.copies.InsertSource(ctx, &Employee{PartitionKey: "North", RowKey: empID(2), Name: "Bob"})
+	var ce *denormalize.CopiesError
+	if !errors.Is(err, denormalize.ErrTooManyCopies) || !errors.As(err, &ce) || ce.Copies != 0 || ce.Fences != 120 ||
+		!strings.Contains(err.Error(), "whichever source it refers to") {
+		t.Errorf("an insert beside 120 departments of another manager: %v, want a *CopiesError of 0 copies and 120 fences that says why", err)
+	}
+	if _, stored := rawGet(t, g.emps.Name(), "North", empID(2)); stored {
+		t.Error("the refused insert was written")
+	}
+}
+
+// TestInsertTargetBesideItsSourcesInsert pins the race the package doc
+// names: a department inserted referring to a manager not stored yet,
+// the manager's InsertSource run between the department's read of the
+// manager (missing) and its insert. Neither transaction is conditional on
+// the other's entity, which did not exist when it was read: both commit,
+// and the department refers to the manager without the copy. Check
+// reports it Missing, Refresh copies, and a second Check finds nothing.
+func TestInsertTargetBesideItsSourcesInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGuide(t, env, denormalize.Config{})
+	b := Employee{PartitionKey: "Sales", RowKey: empID(2), Name: "Bob", Phone: "2"}
+	var inserted error
+	race := &beforeFirstWrite{fn: func() { inserted = g.copies.InsertSource(ctx, &b) }}
+	h := g.over(t, env.With(race), denormalize.Config{})
+	if err := h.copies.InsertTarget(ctx, &Department{PartitionKey: "Sales", RowKey: deptPrefix + "000", ManagerID: b.RowKey}); err != nil || inserted != nil {
+		t.Fatalf("InsertTarget: %v; InsertSource between its read and its write: %v", err, inserted)
+	}
+	if props, _ := rawGet(t, g.depts.Name(), "Sales", deptPrefix+"000"); props["ManagerID"] != b.RowKey || props["ManagerName"] != nil {
+		t.Errorf("the department is stored as %v: if it holds the copy, the race the doc names is gone: update the doc", props)
+	}
+	var findings []drift.Finding
+	for f, err := range g.copies.Check(ctx, denormalize.CheckOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		findings = append(findings, f)
+	}
+	if len(findings) != 1 || findings[0].Kind != drift.Missing || findings[0].Entry.RowKey != deptPrefix+"000" {
+		t.Fatalf("Check: %v, want the department Missing", findings)
+	}
+	if _, err := g.copies.Refresh(ctx, "Sales", deptPrefix+"000"); err != nil {
+		t.Fatal(err)
+	}
+	g.check(t, "Sales")
+	for f, err := range g.copies.Check(ctx, denormalize.CheckOptions{}) {
+		t.Errorf("after Refresh, Check: %v, %v", f, err)
 	}
 }
 

@@ -31,9 +31,11 @@ const maxRounds = 16
 // SamePartition relations, then one transaction. That transaction writes
 // every candidate that exists: the copy into each that refers to s, and a
 // fence (a conditional change of nothing) into each other, so that none
-// is made to refer to s unseen. More than 99 of them (less one per
-// fan-out message) is a *CopiesError matching ErrTooManyCopies, whatever
-// source they refer to: narrow Relation.Targets to insert there.
+// is made to refer to s unseen (TestInsertSourceFencesTargetsOfOtherSources:
+// without the fence, a concurrent ModifyTarget that read s missing leaves
+// its target referring to s without the copy). More than 99 of them (less
+// one per fan-out message) is a *CopiesError matching ErrTooManyCopies,
+// whatever source they refer to: narrow Relation.Targets to insert there.
 func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOptions) error {
 	if err := c.ok(); err != nil {
 		return err

@@ -176,8 +176,10 @@ func TestRedeliveryWhileRunning(t *testing.T) {
 	}
 	counts := []int64{outs[0].DequeueCount, outs[1].DequeueCount}
 	slices.Sort(counts)
-	if counts[0] != 1 || counts[1] != 2 {
-		t.Errorf("dequeue counts %v, want the first delivery and the redelivery", counts)
+	// A loaded machine may let a 2 s visibility lapse once more before the
+	// second worker's first renewal: the redelivery is then the third.
+	if counts[0] != 1 || counts[1] < 2 {
+		t.Errorf("dequeue counts %v, want the first delivery and a redelivery", counts)
 	}
 	if renewals.Stats().FailedBefore == 0 {
 		t.Error("the first worker never tried to renew")

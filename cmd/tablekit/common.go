@@ -59,6 +59,7 @@ type cli struct {
 	meter   *cost.Meter
 
 	containers []*container.Client // of the blobs named (blob.go)
+	help       func()
 }
 
 func newCLI(ctx context.Context, name string, stdin io.Reader, stdout, stderr io.Writer) *cli {
@@ -81,7 +82,8 @@ func (c *cli) flags(usage, example string) *flag.FlagSet {
 	fs.DurationVar(&c.grace, "grace", 15*time.Second, "after Ctrl-C, how long requests in flight may finish before they are abandoned")
 	fs.IntVar(&c.retries, "retries", 3, "how many times a failed request is retried (azcore's exponential backoff)")
 	fs.Float64Var(&c.maxRPS, "max-rps", 0, "requests per second per account at most (0: the service's target of 20,000); per-partition pacing is always on")
-	fs.Usage = func() {
+	fs.Usage = func() {} // errors are one line (parse); --help prints c.help
+	c.help = func() {
 		fmt.Fprintf(c.out, "Usage: tablekit %s %s\n\n", c.name, usage)
 		fmt.Fprintf(c.out, "Example:\n%s\n\nFlags:\n", example)
 		fs.SetOutput(c.out)
@@ -97,7 +99,7 @@ func (c *cli) flags(usage, example string) *flag.FlagSet {
 func (c *cli) parse(fs *flag.FlagSet, args []string, positional int) (code int, done bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			c.help()
 			return exitOK, true
 		}
 		return c.fail(usagef("%v", err)), true
@@ -288,8 +290,14 @@ func (f *connFlags) register(fs *flag.FlagSet, prefix, what string) {
 	if prefix == "" {
 		env = " (default: $" + EnvConnectionString + ")"
 	}
+	if prefix != "" {
+		env = " (default: the table's account)"
+		if prefix == "to-" {
+			env = " (default: the source account)"
+		}
+	}
 	fs.StringVar(&f.connStr, prefix+"connection-string", "", "storage connection string of the "+what+" account"+env)
-	fs.StringVar(&f.accountURL, prefix+"account-url", "", "account URL of the "+what+" (https://NAME.table.core.windows.net/), with azidentity's default credential")
+	fs.StringVar(&f.accountURL, prefix+"account-url", "", "account URL of the "+what+" account (https://NAME.table.core.windows.net/), with azidentity's default credential")
 	fs.StringVar(&f.sasURL, prefix+"sas-url", "", "SAS URL of the "+what+": an account SAS URL, or a table SAS URL naming the table")
 }
 

@@ -76,7 +76,7 @@ func runCopy(c *cli, args []string) int {
 	fs := c.flags(copyUsage, copyExample)
 	var src, dst connFlags
 	src.register(fs, "", "source")
-	dst.register(fs, "to-", "destination (default: the source account)")
+	dst.register(fs, "to-", "destination")
 	var rf rangeFlags
 	rf.register(fs, true)
 	table := fs.String("table", "", "source table")

@@ -87,7 +87,7 @@ func runExport(c *cli, args []string) int {
 	fs := c.flags(exportUsage, exportExample)
 	var cf, bf connFlags
 	cf.register(fs, "", "table's")
-	bf.register(fs, "blob-", "blob's (default: the table's account)")
+	bf.register(fs, "blob-", "blob's")
 	var rf rangeFlags
 	rf.register(fs, true)
 	table := fs.String("table", "", "table to export")

@@ -54,7 +54,7 @@ func runImport(c *cli, args []string) int {
 	fs := c.flags(importUsage, importExample)
 	var cf, bf connFlags
 	cf.register(fs, "", "table's")
-	bf.register(fs, "blob-", "blob's (default: the table's account)")
+	bf.register(fs, "blob-", "blob's")
 	table := fs.String("table", "", "table to write")
 	in := fs.String("in", "", "FILE, - for stdin, blob:CONTAINER/NAME or a blob URL")
 	format := fs.String("format", "", "jsonl (a backup, or a split export's manifest) or csv; default: csv for an --in ending in .csv, else what the input holds")

@@ -22,6 +22,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/integration/azurite"
+	"github.com/tablekit/tablekit/keys"
 )
 
 var env *integration.Env
@@ -279,3 +280,13 @@ func n() int {
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func entityOpts() entity.BulkOptions { return entity.BulkOptions{} }
+
+// jsonLine decodes the last JSON line of out.
+func jsonLine(out string, v any) error {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return json.Unmarshal([]byte(lines[len(lines)-1]), v)
+}
+
+func compareUTF16(a, b string) int { return keys.Compare(a, b) }

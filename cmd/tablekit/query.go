@@ -84,8 +84,10 @@ func runQuery(c *cli, args []string) int {
 	if _, err := user.Build(); err != nil {
 		return c.fail(err)
 	}
-	for _, w := range user.Plan().Warnings {
-		c.say("note: %s", w.Message)
+	if *filterText != "" {
+		for _, w := range user.Plan().Warnings {
+			c.say("note: %s", w.Message)
+		}
 	}
 	columns := splitList(*sel)
 	cn, err := c.connect(&cf, true)

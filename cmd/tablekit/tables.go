@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
@@ -141,8 +143,12 @@ func runTables(c *cli, args []string) int {
 // wrapService makes an aztables service error one that says whether the
 // service was reached.
 func wrapService(err error) error {
-	if strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host") {
-		return fmt.Errorf("%w: %v", entity.ErrUnreachable, err)
+	var re *azcore.ResponseError
+	switch {
+	case errors.As(err, &re) && (re.StatusCode == 401 || re.StatusCode == 403):
+		return fmt.Errorf("%w: %w", entity.ErrUnauthorized, err)
+	case !errors.As(err, &re) && !errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: %w", entity.ErrUnreachable, err)
 	}
 	return err
 }

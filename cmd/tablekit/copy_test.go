@@ -74,6 +74,7 @@ func TestCopyInterruptedAndResumed(t *testing.T) {
 		t.Fatalf("resumed copy: %s", r)
 	}
 	sameRows(t, want, rawRows(t, dst, "Dest"))
+	sameTyped(t, src, tableOf(t, dst, "Dest"))
 	var sum map[string]any
 	if err := jsonLine(r.stdout, &sum); err != nil || sum["status"] != "done" {
 		t.Fatalf("summary %q: %v", r.stdout, err)

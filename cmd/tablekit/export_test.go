@@ -28,6 +28,7 @@ func TestExportImportExportIsByteIdentical(t *testing.T) {
 		t.Fatalf("exports differ: %d and %d bytes", len(a), len(b))
 	}
 	sameRows(t, rawRows(t, cs, srcName), rawRows(t, other, "Copy1"))
+	sameTyped(t, src, tableOf(t, other, "Copy1"))
 	if _, err := os.Stat(first + ".partial"); !os.IsNotExist(err) {
 		t.Fatalf("a .partial file is left: %v", err)
 	}

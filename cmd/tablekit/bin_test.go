@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -120,5 +119,3 @@ func lastEvent(out, kind string) map[string]any {
 	}
 	return last
 }
-
-var _ = io.Discard

@@ -17,6 +17,7 @@ import (
 )
 
 func TestQueryFormats(t *testing.T) {
+	t.Parallel()
 	src, name := newTable(t)
 	fillTable(t, src, 300)
 	cs := env.ConnectionString
@@ -92,6 +93,7 @@ func billedSize(d entity.DynamicEntity) int64 {
 }
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	src, name := newTable(t)
 	fillTable(t, src, n())
 	cs := env.ConnectionString
@@ -128,6 +130,7 @@ func TestStats(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
+	t.Parallel()
 	src, name := newTable(t)
 	fillTable(t, src, n())
 	cs := env.ConnectionString
@@ -179,6 +182,7 @@ func TestDelete(t *testing.T) {
 type order struct{ ID string }
 
 func TestQueuePeekReplayPurge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := env.QueueName(t)
 	blobs := env.Container(t)
@@ -276,6 +280,7 @@ func TestQueuePeekReplayPurge(t *testing.T) {
 }
 
 func TestTablesAndPlan(t *testing.T) {
+	t.Parallel()
 	cs := env.ConnectionString
 	name := env.TableName(t)
 	must(t, 0, "tables", "create", name, "--connection-string", cs)
@@ -299,5 +304,4 @@ func TestTablesAndPlan(t *testing.T) {
 	if strings.TrimSpace(r.stdout) != "" {
 		t.Fatal(r)
 	}
-	_ = entity.MaxBatchOperations
 }

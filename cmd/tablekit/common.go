@@ -389,7 +389,7 @@ func (c *cli) connect(f *connFlags, useEnv bool) (*conn, error) {
 			return nil, usagef("--%ssas-url is not a URL", f.prefix)
 		}
 		if table := sasTableName(u); table != "" {
-			return &conn{tableSAS: f.sasURL, sasTable: table, label: u.Scheme + "://" + u.Host + u.Path}, nil
+			return &conn{tableSAS: f.sasURL, sasTable: table, label: u.Scheme + "://" + u.Host + strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), table)}, nil
 		}
 		a, err := account.NewFromSASURL(f.sasURL, opts)
 		if err != nil {

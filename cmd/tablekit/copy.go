@@ -113,7 +113,7 @@ func runCopy(c *cli, args []string) int {
 	srcName := tableName(srcConn, *table)
 	dstName := *toTable
 	if dstName == "" {
-		dstName = tableName(dstConn, srcName)
+		dstName = srcName
 		if dstConn.tableSAS != "" {
 			dstName = dstConn.sasTable
 		}
@@ -207,7 +207,7 @@ func runCopy(c *cli, args []string) int {
 	if n.Failed > 0 || n.Conflicts > 0 {
 		status, code = "partial", exitPartial
 	}
-	c.summary(map[string]any{"command": "copy", "status": status, "source": srcName, "destination": job.Dst[len(dstConn.label):], "scope": job.Scope,
+	c.summary(map[string]any{"command": "copy", "status": status, "source": srcName, "destination": dstName, "scope": job.Scope,
 		"counts": n, "seconds": el.Seconds(), "rate": prog.rate(), "transactions": c.meter.Snapshot().Total()}, text, false)
 	return code
 }

@@ -15,11 +15,10 @@ import (
 // destination ends equal to the source, read raw with aztables — every
 // EDM type, keys with quotes, unicode, spaces, %, + and the empty
 // PartitionKey.
-func TestCopyInterruptedAndResumed(t *testing.T) {
+func testCopyInterruptedAndResumed(t *testing.T, dst string) {
 	src, srcName := newTable(t)
 	total := n()
 	fillTable(t, src, total)
-	dst := secondAccount(t)
 	ck := filepath.Join(t.TempDir(), "copy.ck")
 	args := []string{"copy", "--connection-string", env.ConnectionString, "--table", srcName, "--to-connection-string", dst, "--to-table", "Dest",
 		"--json", "--progress-interval", "20ms", "--parallel", "1", "--page-size", "50", "--checkpoint", ck}
@@ -83,6 +82,7 @@ func TestCopyInterruptedAndResumed(t *testing.T) {
 
 // Every mode, on a destination holding some entities already.
 func TestCopyModes(t *testing.T) {
+	t.Parallel()
 	src, srcName := newTable(t)
 	fillTable(t, src, 300)
 	cs := env.ConnectionString
@@ -144,6 +144,7 @@ func TestCopyModes(t *testing.T) {
 
 // --filter and a PartitionKey range copy exactly their entities.
 func TestCopyFilterAndRange(t *testing.T) {
+	t.Parallel()
 	src, srcName := newTable(t)
 	fillTable(t, src, 500)
 	cs := env.ConnectionString

@@ -199,13 +199,14 @@ func runExport(c *cli, args []string) int {
 	if *format == "csv" {
 		return c.exportCSV(tbl, user, job, *out, bb)
 	}
-	ex := &exporter{c: c, tbl: tbl, user: user, job: &job, parallel: rf.parallel, checkpoint: *checkpoint}
+	ex := &exporter{c: c, tbl: tbl, name: name, user: user, job: &job, parallel: rf.parallel, checkpoint: *checkpoint}
 	return ex.run(*out, bb)
 }
 
 type exporter struct {
 	c          *cli
 	tbl        *entity.Table[entity.DynamicEntity]
+	name       string
 	user       filter.Expr
 	job        *exportJob
 	parallel   int
@@ -364,7 +365,7 @@ func (ex *exporter) run(out string, bb *blockblob.Client) int {
 	}
 	el := ex.prog.elapsed()
 	text := fmt.Sprintf("exported %s: %d entities, %d bytes, to %s in %s (%.0f entities/s), %d storage transactions\n",
-		strings.TrimPrefix(job.Table, job.Table[:strings.LastIndex(job.Table, "/")+1]), job.Entities, job.Bytes, strings.Join(files, ", "), el.Round(1e7), ex.prog.rate(), c.meter.Snapshot().Total())
+		ex.name, job.Entities, job.Bytes, strings.Join(files, ", "), el.Round(1e7), ex.prog.rate(), c.meter.Snapshot().Total())
 	c.summary(map[string]any{"command": "export", "status": status, "entities": job.Entities, "bytes": job.Bytes, "files": files, "parts": job.Parts,
 		"invalid": len(sum.Invalid), "scope": job.Scope, "seconds": el.Seconds(), "rate": ex.prog.rate(), "transactions": c.meter.Snapshot().Total()}, text, out == "-")
 	return code

@@ -11,10 +11,9 @@ import (
 // An export, an import into an empty table of another account and an
 // export of that table are byte-identical: to a file, to parts with a
 // manifest, and through a blob.
-func TestExportImportExportIsByteIdentical(t *testing.T) {
+func testExportImportExportIsByteIdentical(t *testing.T, other string) {
 	src, srcName := newTable(t)
 	fillTable(t, src, n())
-	other := secondAccount(t)
 	dir := t.TempDir()
 	cs := env.ConnectionString
 	first := filepath.Join(dir, "first.jsonl.gz")
@@ -64,4 +63,17 @@ func TestExportImportExportIsByteIdentical(t *testing.T) {
 	if !bytes.Equal(a, c) {
 		t.Fatalf("export through a blob differs")
 	}
+}
+
+// TestAcrossAccounts runs the tests that need a second account on one
+// second Azurite, in parallel.
+func TestAcrossAccounts(t *testing.T) {
+	t.Parallel()
+	other := secondAccount(t)
+	t.Run("CopyInterruptedAndResumed", func(t *testing.T) { t.Parallel(); testCopyInterruptedAndResumed(t, other) })
+	t.Run("ExportImportExportIsByteIdentical", func(t *testing.T) { t.Parallel(); testExportImportExportIsByteIdentical(t, other) })
+	t.Run("ImportReportsBadLinesInterruptedAndResumed", func(t *testing.T) {
+		t.Parallel()
+		testImportReportsBadLinesInterruptedAndResumed(t, other)
+	})
 }

@@ -41,6 +41,7 @@ func (w *cancelOnProgress) Write(p []byte) (int, error) {
 // An export stopped midway leaves FILE.partial cut at a segment's end and a
 // token; resumed, it ends byte-identical to an export that was not stopped.
 func TestExportInterruptedAndResumed(t *testing.T) {
+	t.Parallel()
 	src, name := newTable(t)
 	total := n()
 	fillTable(t, src, total)
@@ -93,7 +94,7 @@ func TestExportInterruptedAndResumed(t *testing.T) {
 // An import stopped by SIGINT resumes from its token; lines that cannot be
 // written are each reported with their line number and keys, and the rest
 // are written.
-func TestImportReportsBadLinesInterruptedAndResumed(t *testing.T) {
+func testImportReportsBadLinesInterruptedAndResumed(t *testing.T, other string) {
 	ents := makeEntities(n())
 	var lines []string
 	lines = append(lines, `{"tablekit.backup":1}`)
@@ -122,7 +123,6 @@ func TestImportReportsBadLinesInterruptedAndResumed(t *testing.T) {
 	zw.Close()
 	file := filepath.Join(t.TempDir(), "in.jsonl.gz")
 	os.WriteFile(file, gz.Bytes(), 0o644)
-	other := secondAccount(t)
 	args := []string{"import", "--connection-string", other, "--table", "Back", "--in", file, "--segment", "50", "--json", "--progress-interval", "20ms"}
 
 	p := startBin(t, append(args, "--max-rps", "40")...)
@@ -164,6 +164,7 @@ func TestImportReportsBadLinesInterruptedAndResumed(t *testing.T) {
 // back through an export and an import; Storage Explorer's own rows, whose
 // later type cells may be empty, import.
 func TestCSVIsStorageExplorersFormat(t *testing.T) {
+	t.Parallel()
 	src, name := newTable(t)
 	fillTable(t, src, 200)
 	cs := env.ConnectionString

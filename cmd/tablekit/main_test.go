@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -281,8 +280,6 @@ func n() int {
 	return 2000
 }
 
-func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-
 func entityOpts() entity.BulkOptions { return entity.BulkOptions{} }
 
 // jsonLine decodes the last JSON line of out.
@@ -294,11 +291,6 @@ func jsonLine(out string, v any) error {
 func compareUTF16(a, b string) int { return keys.Compare(a, b) }
 
 func entityMarshal(d *entity.DynamicEntity) ([]byte, error) { return entity.Marshal(d) }
-
-func b64decode(s string) []byte {
-	b, _ := base64.StdEncoding.DecodeString(s)
-	return b
-}
 
 // listBlobs lists a container's blob names.
 func listBlobs(t testing.TB, c *container.Client) iter.Seq2[string, error] {

@@ -65,18 +65,6 @@ func (p *progress) set(count int64) {
 	p.mu.Unlock()
 }
 
-func (p *progress) add(n int64) {
-	p.mu.Lock()
-	p.count += n
-	p.mu.Unlock()
-}
-
-func (p *progress) setTotal(n int64) {
-	p.mu.Lock()
-	p.total = n
-	p.mu.Unlock()
-}
-
 // setFraction sets how much of the work is done (0 to 1) when a count of
 // the total is not known but a share is (bytes of a file read).
 func (p *progress) setFraction(f float64) {

@@ -12,6 +12,7 @@ import (
 // export it together: the union is exactly what one run copies, and the
 // three share one plan, which each prints.
 func TestShardedRunsEqualOneRun(t *testing.T) {
+	t.Parallel()
 	src, srcName := newTable(t)
 	fillTable(t, src, n())
 	cs := env.ConnectionString

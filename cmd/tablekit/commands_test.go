@@ -16,12 +16,8 @@ import (
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
-func TestQueryFormats(t *testing.T) {
-	t.Parallel()
-	src, name := newTable(t)
-	fillTable(t, src, 300)
-	cs := env.ConnectionString
-	want := rawRows(t, cs, name)
+func testQueryFormats(t *testing.T, s *source) {
+	name, cs, want := s.name, env.ConnectionString, s.want
 	// A quote inside a literal, typed literals, and --select.
 	r := must(t, 0, "query", "--connection-string", cs, "--table", name, "--filter", "PartitionKey eq 'O''Brien' and I64 ge 9223372036854775000L and B eq false", "--select", "S,I64")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
@@ -92,12 +88,8 @@ func billedSize(d entity.DynamicEntity) int64 {
 	return n
 }
 
-func TestStats(t *testing.T) {
-	t.Parallel()
-	src, name := newTable(t)
-	fillTable(t, src, n())
-	cs := env.ConnectionString
-	want := rawRows(t, cs, name)
+func testStats(t *testing.T, s *source) {
+	src, name, cs, want := s.tbl, s.name, env.ConnectionString, s.want
 	parts := map[string]bool{}
 	var bytes int64
 	for d, err := range src.Query(context.Background(), entity.Query{}) {
@@ -108,20 +100,20 @@ func TestStats(t *testing.T) {
 		bytes += billedSize(d)
 	}
 	r := must(t, 0, "stats", "--connection-string", cs, "--table", name, "--json", "--largest", "3")
-	var s struct {
+	var st struct {
 		Entities, Partitions, Bytes, Transactions int64
 		Largest                                   []partStat
 		ByOp                                      map[string]int64 `json:"transactionsByOperation"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
 		t.Fatal(err, r)
 	}
-	if s.Entities != int64(len(want)) || s.Partitions != int64(len(parts)) || s.Bytes != bytes || len(s.Largest) != 3 || s.Largest[0].Bytes < s.Largest[2].Bytes {
-		t.Fatalf("stats %+v, want %d entities, %d partitions, %d bytes", s, len(want), len(parts), bytes)
+	if st.Entities != int64(len(want)) || st.Partitions != int64(len(parts)) || st.Bytes != bytes || len(st.Largest) != 3 || st.Largest[0].Bytes < st.Largest[2].Bytes {
+		t.Fatalf("stats %+v, want %d entities, %d partitions, %d bytes", st, len(want), len(parts), bytes)
 	}
 	// The cost is the queries the scan made: at least a page per 1,000.
-	if s.ByOp["table Query"] < int64(len(want)/1000) || s.Transactions != s.ByOp["table Query"] {
-		t.Fatalf("transactions %v", s.ByOp)
+	if st.ByOp["table Query"] < int64(len(want)/1000) || st.Transactions != st.ByOp["table Query"] {
+		t.Fatalf("transactions %v", st.ByOp)
 	}
 	r = must(t, 0, "stats", "--connection-string", cs, "--table", name)
 	if !strings.Contains(r.stdout, "largest partitions") || !strings.Contains(r.stdout, "storage transactions") {
@@ -132,7 +124,7 @@ func TestStats(t *testing.T) {
 func TestDelete(t *testing.T) {
 	t.Parallel()
 	src, name := newTable(t)
-	fillTable(t, src, n())
+	fillTable(t, src, 600)
 	cs := env.ConnectionString
 	count := func(pred func(map[string]any) bool) int {
 		k := 0

@@ -15,10 +15,8 @@ import (
 // destination ends equal to the source, read raw with aztables — every
 // EDM type, keys with quotes, unicode, spaces, %, + and the empty
 // PartitionKey.
-func testCopyInterruptedAndResumed(t *testing.T, dst string) {
-	src, srcName := newTable(t)
-	total := n()
-	fillTable(t, src, total)
+func testCopyInterruptedAndResumed(t *testing.T, s *source) {
+	src, srcName, dst, total := s.tbl, s.name, s.other, n()
 	ck := filepath.Join(t.TempDir(), "copy.ck")
 	args := []string{"copy", "--connection-string", env.ConnectionString, "--table", srcName, "--to-connection-string", dst, "--to-table", "Dest",
 		"--json", "--progress-interval", "20ms", "--parallel", "1", "--page-size", "50", "--checkpoint", ck}
@@ -46,7 +44,7 @@ func testCopyInterruptedAndResumed(t *testing.T, dst string) {
 	if len(mid) == 0 || len(mid) >= total {
 		t.Fatalf("after SIGINT the destination holds %d of %d entities: not midway", len(mid), total)
 	}
-	want := rawRows(t, env.ConnectionString, srcName)
+	want := s.want
 	for k, v := range mid {
 		if fmt.Sprint(want[k]) != fmt.Sprint(v) {
 			t.Fatalf("half-written entity %s: %v, want %v", k, v, want[k])
@@ -143,12 +141,8 @@ func TestCopyModes(t *testing.T) {
 }
 
 // --filter and a PartitionKey range copy exactly their entities.
-func TestCopyFilterAndRange(t *testing.T) {
-	t.Parallel()
-	src, srcName := newTable(t)
-	fillTable(t, src, 500)
-	cs := env.ConnectionString
-	all := rawRows(t, cs, srcName)
+func testCopyFilterAndRange(t *testing.T, s *source) {
+	srcName, cs, all := s.name, env.ConnectionString, s.want
 	dstName := env.TableName(t)
 	must(t, 0, "copy", "--connection-string", cs, "--table", srcName, "--to-table", dstName,
 		"--filter", "B eq true and I32 lt 0", "--from-pk", "O'Brien", "--to-pk", "p050")

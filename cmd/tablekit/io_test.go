@@ -40,12 +40,8 @@ func (w *cancelOnProgress) Write(p []byte) (int, error) {
 
 // An export stopped midway leaves FILE.partial cut at a segment's end and a
 // token; resumed, it ends byte-identical to an export that was not stopped.
-func TestExportInterruptedAndResumed(t *testing.T) {
-	t.Parallel()
-	src, name := newTable(t)
-	total := n()
-	fillTable(t, src, total)
-	cs := env.ConnectionString
+func testExportInterruptedAndResumed(t *testing.T, s *source) {
+	name, cs := s.name, env.ConnectionString
 	dir := t.TempDir()
 	straight := filepath.Join(dir, "straight.jsonl.gz")
 	must(t, 0, "export", "--connection-string", cs, "--table", name, "--out", straight, "--segment", "50")
@@ -94,7 +90,8 @@ func TestExportInterruptedAndResumed(t *testing.T) {
 // An import stopped by SIGINT resumes from its token; lines that cannot be
 // written are each reported with their line number and keys, and the rest
 // are written.
-func testImportReportsBadLinesInterruptedAndResumed(t *testing.T, other string) {
+func testImportReportsBadLinesInterruptedAndResumed(t *testing.T, s *source) {
+	other := s.other
 	ents := makeEntities(n())
 	var lines []string
 	lines = append(lines, `{"tablekit.backup":1}`)
@@ -163,11 +160,8 @@ func testImportReportsBadLinesInterruptedAndResumed(t *testing.T, other string) 
 // Timestamp, then each property and its @type column; every EDM type comes
 // back through an export and an import; Storage Explorer's own rows, whose
 // later type cells may be empty, import.
-func TestCSVIsStorageExplorersFormat(t *testing.T) {
-	t.Parallel()
-	src, name := newTable(t)
-	fillTable(t, src, 200)
-	cs := env.ConnectionString
+func testCSVIsStorageExplorersFormat(t *testing.T, s *source) {
+	name, cs := s.name, env.ConnectionString
 	dir := t.TempDir()
 	file := filepath.Join(dir, "t.csv")
 	must(t, 0, "export", "--connection-string", cs, "--table", name, "--out", file)
@@ -176,7 +170,7 @@ func TestCSVIsStorageExplorersFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
-	if err != nil || len(recs) != 201 {
+	if err != nil || len(recs) != len(s.want)+1 {
 		t.Fatalf("%d records, %v", len(recs), err)
 	}
 	head := strings.Join(recs[0], ",")
@@ -195,7 +189,7 @@ func TestCSVIsStorageExplorersFormat(t *testing.T) {
 		}
 	}
 	must(t, 0, "import", "--connection-string", cs, "--table", "FromCsv"+name[2:12], "--in", file)
-	sameRows(t, rawRows(t, cs, name), rawRows(t, cs, "FromCsv"+name[2:12]))
+	sameRows(t, s.want, rawRows(t, cs, "FromCsv"+name[2:12]))
 
 	sample := "PartitionKey,RowKey,Timestamp,Age,Age@type,Name,Name@type,When,When@type\r\n" +
 		"p,1,2024-05-01T10:00:00.000Z,30,Int32,Ann,String,2024-05-01T10:00:00.000Z,DateTime\r\n" +

@@ -42,7 +42,7 @@ func runQueue(c *cli, args []string) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
-	c.name = "queue " + sub
+	c.name = strings.TrimSpace("queue " + sub)
 	fs := c.flags(queueUsage, queueExample)
 	var cf connFlags
 	cf.register(fs, "", "queues'")

@@ -28,7 +28,7 @@ func runTables(c *cli, args []string) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
-	c.name = "tables " + sub
+	c.name = strings.TrimSpace("tables " + sub)
 	fs := c.flags(tablesUsage, tablesExample)
 	var cf connFlags
 	cf.register(fs, "", "")

@@ -32,8 +32,8 @@
 // printed: the secrets given are replaced by REDACTED in every message,
 // progress line and summary, in their URL-escaped forms too, and so is any
 // AccountKey=, SharedAccessSignature=, sig= or Authorization text
-// (TestNoSecretInAnyOutput scans the output of failing and succeeding runs
-// for the account key and the signatures).
+// (TestOnOneTable/NoSecretInAnyOutput scans the output of failing and
+// succeeding runs for the account key and the signatures).
 //
 // # Output and exit codes
 //
@@ -66,15 +66,16 @@
 // written last; an import's token counts only settled segments. With
 // --checkpoint FILE the token is also saved (atomically, after the output is
 // synced) after every page or segment, so a run killed outright resumes with
-// --resume @FILE. TestCopyInterruptedAndResumed (TestAcrossAccounts) stops
-// the built binary with SIGINT midway, checks the destination holds only
+// --resume @FILE. TestOnOneTable/CopyInterruptedAndResumed stops the built
+// binary with SIGINT midway, checks the destination holds only
 // whole, correct entities, resumes it, kills it with SIGKILL, resumes from
 // the checkpoint file, and reads the destination back raw with aztables:
 // equal to the source, every EDM type, keys with quotes, unicode, spaces, %
-// and the empty PartitionKey. TestExportInterruptedAndResumed shows the
+// and the empty PartitionKey. An export stopped midway shows the
 // .partial file is a prefix of whole segments and the resumed export is
-// byte-identical to one not stopped; TestImportReportsBadLinesInterruptedAndResumed
-// resumes an import stopped by SIGINT. delete and queue purge are idempotent:
+// byte-identical to one not stopped (TestOnOneTable/ExportInterruptedAndResumed);
+// TestOnOneTable/ImportReportsBadLinesInterruptedAndResumed resumes an import
+// stopped by SIGINT. delete and queue purge are idempotent:
 // run them again.
 //
 // # copy
@@ -88,7 +89,7 @@
 // interrupted run's write) counts as already there, one with other
 // properties is a conflict, reported and left alone (exit 3)
 // (TestCopyModes). --filter and --from-pk/--to-pk select what is copied
-// (TestCopyFilterAndRange). An entity the destination refuses fails alone;
+// (TestOnOneTable/CopyFilterAndRange). An entity the destination refuses fails alone;
 // a failure another run may not meet (transport, throttling beyond the
 // retries, an unknown outcome, authorization) stops the copy with its
 // token.
@@ -115,8 +116,8 @@
 // with its type annotations, properties in byte order, one gzip member per
 // --segment entities. The same table exported twice gives the same bytes,
 // so export → import → export is byte-identical
-// (TestExportImportExportIsByteIdentical, to a file, to parts and through
-// a blob of another account). --split-size writes parts
+// (TestOnOneTable/ExportImportExportIsByteIdentical: to a file, to parts,
+// to stdout and from stdin, and through a blob of another account). --split-size writes parts
 // NAME.part00001.jsonl.gz, … cut at segment ends, and the manifest --out
 // names, written last:
 //
@@ -128,7 +129,7 @@
 // The parts joined are the export; import checks every part's size and
 // sha256 before its first write. --format csv is Azure Storage Explorer's
 // typed CSV: PartitionKey, RowKey, Timestamp, then "Name" and "Name@type"
-// per property (TestCSVIsStorageExplorersFormat, which also imports
+// per property (TestOnOneTable/CSVIsStorageExplorersFormat, which also imports
 // Storage Explorer's own rows). A CSV export reads the table twice and is
 // not resumable. query prints JSON Lines (the lines of an export), CSV or an
 // aligned table.
@@ -138,7 +139,7 @@
 // --shard k/n makes n processes (on one machine or many) copy or export one
 // table together, each with its own resume token; shard k takes the k-th of
 // n PartitionKey ranges, so the union is exactly the table and no entity is
-// read twice (TestShardedRunsEqualOneRun: three processes copy into one
+// read twice (TestOnOneTable/ShardedRunsEqualOneRun: three processes copy into one
 // table what one run copies, and three exports imported give the table).
 //
 // Ranges rather than a hash of the PartitionKey: the service can filter on

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -156,5 +157,19 @@ func testNoSecretInAnyOutput(t *testing.T, s *source) {
 	r := startBin(t, "copy", "--sas-url", sasURL, "--to-connection-string", cs, "--to-table", "SecretCopy2", "--progress-interval", "1ms", "--filter", "PartitionKey eq 'p002'").wait()
 	if r.code != 0 || strings.Contains(r.stdout+r.stderr, sig) || strings.Contains(r.stdout+r.stderr, key) {
 		t.Errorf("binary: %s", r)
+	}
+}
+
+// The command links no package testing (nor integration, which does):
+// what go install builds is a program, not a test helper.
+func TestLinksNoTesting(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "testing" || strings.HasPrefix(p, "github.com/tablekit/tablekit/integration") {
+			t.Errorf("tablekit links %s", p)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/cmd/tablekit/internal/state"
 	"github.com/tablekit/tablekit/entity/sas"
 )
 
@@ -29,6 +30,7 @@ const unreachable = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;
 func TestUsageErrorsAreOneLine(t *testing.T) {
 	t.Setenv(EnvConnectionString, "")
 	cs := env.ConnectionString
+	otherJob, _ := state.Encode(copyJob{V: 1, Cmd: "copy", Src: "elsewhere/Orders", Dst: "elsewhere/Other", Mode: "insert"})
 	for _, c := range []struct {
 		args []string
 		code int
@@ -43,6 +45,8 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		{[]string{"copy", "--connection-string", cs, "--table", "Orders", "--to-table", "Orders"}, 2, "destination is the source"},
 		{[]string{"copy", "--connection-string", cs, "--table", "x", "--to-table", "Other"}, 2, "table name"},
 		{[]string{"copy", "--connection-string", cs, "--table", "Orders", "--to-table", "Other", "--resume", "tk1.garbage"}, 2, "resume token"},
+		{[]string{"copy", "--connection-string", cs, "--table", "Orders", "--to-table", "Other", "--resume", otherJob}, 2, "another job"},
+		{[]string{"export", "--connection-string", cs, "--table", "Orders", "--out", "x.jsonl.gz", "--resume", otherJob}, 2, "another export"},
 		{[]string{"copy", "--connection-string", cs, "--table", "Orders", "--to-table", "Other", "--shard", "3/3"}, 2, "--shard"},
 		{[]string{"copy", "--connection-string", cs, "--table", "Orders", "--to-table", "Other", "--from-pk", "b", "--to-pk", "a"}, 2, "--to-pk"},
 		{[]string{"copy", "--connection-string", cs, "--account-url", "https://a.table.core.windows.net/", "--table", "Orders"}, 2, "give one of"},

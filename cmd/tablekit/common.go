@@ -41,7 +41,7 @@ type cli struct {
 	stdin  io.Reader
 	data   io.Writer // stdout as is: the command's data (query rows, an export to -)
 	out    io.Writer // stdout, redacted: summaries
-	errw   io.Writer // stderr, redacted: messages and progress
+	errw   io.Writer // stderr, redacted, one Write at a time: messages and progress
 	outTTY bool
 	errTTY bool
 	red    *redact.Redactor
@@ -62,11 +62,24 @@ type cli struct {
 	help       func()
 }
 
+// lockedWriter makes each Write whole: messages, events and progress
+// lines come from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 func newCLI(ctx context.Context, name string, stdin io.Reader, stdout, stderr io.Writer) *cli {
 	red := redact.New()
 	return &cli{
 		ctx: ctx, name: name, stdin: stdin,
-		data: stdout, out: redact.Writer(stdout, red), errw: redact.Writer(stderr, red),
+		data: stdout, out: redact.Writer(stdout, red), errw: &lockedWriter{w: redact.Writer(stderr, red)},
 		outTTY: isTerminal(stdout), errTTY: isTerminal(stderr),
 		red: red, meter: cost.NewMeter(),
 	}
@@ -195,16 +208,12 @@ func (c *cli) warn(format string, a ...any) {
 	fmt.Fprintf(c.errw, "tablekit %s: %s\n", c.name, msg)
 }
 
-var eventMu sync.Mutex
-
 // event writes one JSON line on stderr.
 func (c *cli) event(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
-	eventMu.Lock()
-	defer eventMu.Unlock()
 	c.errw.Write(append(b, '\n'))
 }
 

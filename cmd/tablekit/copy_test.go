@@ -19,10 +19,12 @@ func testCopyInterruptedAndResumed(t *testing.T, s *source) {
 	src, srcName, dst, total := s.tbl, s.name, s.other, n()
 	ck := filepath.Join(t.TempDir(), "copy.ck")
 	args := []string{"copy", "--connection-string", env.ConnectionString, "--table", srcName, "--to-connection-string", dst, "--to-table", "Dest",
-		"--json", "--progress-interval", "20ms", "--parallel", "1", "--page-size", "50", "--checkpoint", ck}
-	slow := []string{"--max-rps", "25"} // slow enough that the signal lands midway
+		"--json", "--progress-interval", "20ms", "--parallel", "1", "--checkpoint", ck}
+	// Slow enough that the signals land midway: small pages, few requests
+	// a second. The last run goes at full speed, with pages of 1,000.
+	slow := []string{"--max-rps", "25", "--page-size", "50"}
 	if full() {
-		slow = []string{"--max-rps", "200"}
+		slow = []string{"--max-rps", "200", "--page-size", "50"}
 	}
 
 	// 1. SIGINT midway: a clean stop with a token.

@@ -148,17 +148,19 @@
 // process faster than one full scan, whatever n is. Ranges read each entity
 // once and scale with n, but need boundaries that cut the table into
 // similar shares, which the service does not tell without a scan. Package
-// cmd/tablekit/internal/keyspace finds them with a few hundred one-entity
-// queries at most ($top=1, keys only): the longest prefix all keys share,
-// the highest next character, then keys at evenly spaced next characters,
-// again inside each part until there are enough; every boundary is a
-// PartitionKey the table holds, so no partition (and no transaction) is cut
-// in two. The ranges balance the spread of partitions in the key space
-// (ids, hashes, padded numbers and dates split evenly), not entity counts,
-// and a table cannot be cut finer than its partitions: with fewer partitions
-// than shards, the extra shards have nothing to do. The probes are
-// deterministic, so every process probing an unchanging table gets the same
-// plan, and each prints its fingerprint ("plan 3fa2…") to compare; for a
+// cmd/tablekit/internal/keyspace finds them cheaply: a range of up to
+// 16,000 entities is listed, keys only, and cut at the quantiles of its
+// entities; a larger one is probed with at most a few hundred one-entity
+// queries (the prefix all keys share, the highest next character, keys at
+// evenly spaced next characters, again where most keys turned up). Every
+// boundary is a PartitionKey the table holds, so no partition (and no
+// transaction) is cut in two. Large ranges are balanced by the spread of
+// their partitions over the key space (ids, hashes, padded numbers and
+// dates split evenly), not by entity counts; a table cannot be cut finer
+// than its partitions, and with fewer partitions than shards the extra
+// shards have nothing to do. Listing and probing are deterministic, so
+// every process looking at an unchanging table gets the same plan, and
+// each prints its fingerprint ("plan 3fa2…") to compare; for a
 // table being written while the processes start, make the plan once with
 // tablekit plan and pass it to all with --shard-plan FILE.
 //

@@ -10,8 +10,10 @@ import (
 const planUsage = `--table NAME --shards N [--from-pk A --to-pk B] [--out FILE]
 
 Cuts the table's PartitionKey space (or the range given) into N ranges of
-similar shares of its partitions, with a few one-entity queries (no scan),
-and writes the plan as JSON: the boundaries, each an existing PartitionKey,
+similar shares — of its entities for a table of up to 16,000 (listed,
+keys only), of the spread of its partitions over the key space for a larger
+one (a few hundred one-entity queries at most, no scan) — and writes the
+plan as JSON: the boundaries, each an existing PartitionKey,
 and a fingerprint. Give the file to the n processes of a sharded copy or
 export (--shard k/n --shard-plan FILE) so that they share one plan even when
 the table changes while they start; without a plan each process probes the
@@ -49,7 +51,7 @@ func runPlan(c *cli, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	bounds, err := keyspace.Split(c.ctx, prober(tbl), r, *shards, 0)
+	bounds, err := keyspace.Split(c.ctx, prober(tbl), lister(tbl), r, *shards, 0)
 	if err != nil {
 		if c.stopped() {
 			return c.interrupted("no plan written", "", "")

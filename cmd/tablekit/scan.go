@@ -53,6 +53,25 @@ func prober(tbl *entity.Table[entity.DynamicEntity]) keyspace.Prober {
 	}
 }
 
+// lister reads a page of the keys of a range's entities.
+func lister(tbl *entity.Table[entity.DynamicEntity]) keyspace.Lister {
+	return func(ctx context.Context, from, to, token string) ([]string, string, error) {
+		q := entity.Query{Filter: rangeFilter(filter.Expr{}, keyspace.Range{From: from, To: to}), Select: []string{filter.PartitionKeyProperty}, ContinueOnRowError: true}
+		p, err := tbl.QueryPage(ctx, q, token)
+		if err != nil {
+			return nil, "", err
+		}
+		pks := make([]string, 0, len(p.Items)+len(p.RowErrors))
+		for _, e := range p.Items {
+			pks = append(pks, e.PartitionKey)
+		}
+		for _, re := range p.RowErrors {
+			pks = append(pks, re.PartitionKey)
+		}
+		return pks, p.Next, nil
+	}
+}
+
 // rangeFlags choose the part of a table a job reads and how it is cut.
 type rangeFlags struct {
 	fromPK, toPK string
@@ -125,7 +144,7 @@ func (c *cli) planRanges(ctx context.Context, tbl *entity.Table[entity.DynamicEn
 			}
 			bounds = p.Bounds
 		} else {
-			bounds, err = keyspace.Split(ctx, prober(tbl), r, sh.N, 0)
+			bounds, err = keyspace.Split(ctx, prober(tbl), lister(tbl), r, sh.N, 0)
 			if err != nil {
 				return nil, "", err
 			}
@@ -144,7 +163,7 @@ func (c *cli) planRanges(ctx context.Context, tbl *entity.Table[entity.DynamicEn
 	if f.parallel == 1 || user.Plan().Kind != filter.TableScan {
 		pieces = 1 // one partition, or no parallel reads asked for
 	}
-	bounds, err := keyspace.Split(ctx, prober(tbl), r, pieces, 0)
+	bounds, err := keyspace.Split(ctx, prober(tbl), lister(tbl), r, pieces, 0)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,23 +1,25 @@
-// Package keyspace cuts a table's PartitionKey space into ranges that hold
-// similar shares of its partitions, with a few one-entity queries instead of
-// a scan, for tablekit's parallel reads and its --shard plans.
+// Package keyspace cuts a table's PartitionKey space into ranges for
+// parallel reads and for --shard plans, without a scan of the table.
 //
 // A range is [From, To) of PartitionKeys in the service's order (ordinal by
 // UTF-16 code unit, keys.Compare); an empty To has no upper bound. Every
-// boundary Split returns is a PartitionKey the table held when it was
-// probed, so a partition is never cut in two.
+// boundary Split returns is a PartitionKey the table held when it looked,
+// so a partition is never cut in two.
 //
-// How it probes: the first key of the range; the longest prefix c that every
-// key of the range shares (one probe per character: is there a key at or
-// above the prefix's successor?); the highest next character after c (a
-// binary search, 16 probes); then keys at evenly spaced next characters
-// between the first key's and that highest one. The distinct keys found
-// start the occupied parts of the key space; when there are fewer than the
-// pieces asked for, each part is split again the same way. So ranges are
-// balanced by the spread of keys in the key space, not by entity counts
-// (which the service does not tell without a scan): keys that are ids,
-// hashes, padded numbers or dates split evenly; a table whose entities
-// crowd into a few partitions cannot be split finer than its partitions.
+// How it looks: a range of up to 16 pages (16,000 entities) is listed,
+// keys only, and cut where equal shares of its entities lie on either
+// side. A larger one is probed with one-entity queries: the first key; the
+// longest prefix every key shares (one probe per character: is there a key
+// at or above the prefix's successor?); the highest next character (a
+// binary search); then keys at evenly spaced next characters. The piece
+// where the most distinct keys turned up is cut in two at the middle one,
+// and probed again when it knows too few, until there are enough pieces.
+// So a large range is balanced by the spread of its partitions over the
+// key space, not by entity counts, which the service does not tell without
+// a scan: keys that are ids, hashes, padded numbers or dates split evenly;
+// a range cannot be cut finer than its partitions; and a dense cluster of
+// keys beside a few far-away ones is cut less evenly
+// (TestSplitDenseRegionBesideOutliers shows how much).
 //
 // The probes are deterministic: for a table that does not change, every
 // process that splits the same range into the same number of pieces gets
@@ -65,7 +67,13 @@ func (r Range) String() string {
 // and, when to is not empty, k < to; ok is false when there is none.
 type Prober func(ctx context.Context, from, to string) (key string, ok bool, err error)
 
-// DefaultBudget is the most probes a Split makes unless told otherwise.
+// Lister returns the PartitionKeys of the entities of one page of the
+// range [from, to) (to empty: no upper bound), reading keys only, from the
+// page token (empty: the start), and the token of the next page ("" at the
+// end).
+type Lister func(ctx context.Context, from, to, token string) (pks []string, next string, err error)
+
+// DefaultBudget is the most requests a Split makes unless told otherwise.
 const DefaultBudget = 600
 
 // Split returns at most pieces-1 boundaries that cut r into ranges of
@@ -74,11 +82,11 @@ const DefaultBudget = 600
 // means DefaultBudget) and returns the boundaries found so far when they
 // run out; fewer boundaries than asked for mean the range has too few
 // partitions (or the budget ran out).
-func Split(ctx context.Context, probe Prober, r Range, pieces, budget int) ([]string, error) {
+func Split(ctx context.Context, probe Prober, list Lister, r Range, pieces, budget int) ([]string, error) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	s := &splitter{ctx: ctx, probe: probe, budget: budget}
+	s := &splitter{ctx: ctx, probe: probe, list: list, budget: budget}
 	b, err := s.split(r.From, r.To, pieces)
 	if err != nil {
 		return nil, err
@@ -183,12 +191,41 @@ func unitIndex(r rune) int {
 	}
 }
 
+// walkPages is the most pages of keys a split lists (16,000 entities in
+// pages of 1,000) before it cuts by probing the key space instead.
+const walkPages = 16
+
+// quantiles cuts the partitions seen (with the entities seen in each) where
+// equal shares of the entities lie on either side.
+func quantiles(seen map[string]int, pieces int) []string {
+	pks := make([]string, 0, len(seen))
+	total := 0
+	for pk, n := range seen {
+		pks = append(pks, pk)
+		total += n
+	}
+	slices.SortFunc(pks, keys.Compare)
+	var out []string
+	cum, j := 0, 1
+	for i, pk := range pks {
+		if i > 0 && j < pieces && cum*pieces >= j*total {
+			out = append(out, pk)
+			for j < pieces && cum*pieces >= j*total {
+				j++
+			}
+		}
+		cum += seen[pk]
+	}
+	return out
+}
+
 // maxPrefix bounds the common prefix followed, in characters.
 const maxPrefix = 256
 
 type splitter struct {
 	ctx    context.Context
 	probe  Prober
+	list   Lister
 	budget int
 	used   int
 }
@@ -206,24 +243,108 @@ func (s *splitter) first(from, to string) (string, bool, error) {
 	return s.probe(s.ctx, from, to)
 }
 
-func (s *splitter) split(from, to string, pieces int) ([]string, error) {
-	out, err := s.splitIn(from, to, pieces)
-	if errors.Is(err, errBudget) {
-		err = nil
-	}
-	return out, err
+// piece is a range being cut and the keys known inside it above its
+// first: found by a probe round over it (explored), or by its parent's.
+type piece struct {
+	from, to string
+	explored bool
+	cands    []string
 }
 
-func (s *splitter) splitIn(from, to string, pieces int) ([]string, error) {
+// split cuts [from, to): a range of at most walkPages pages of entities at
+// the quantiles of its entities, read as keys; a larger one by bisection: a piece that knows fewer than two
+// keys inside it is explored — one probe round finding keys spread over
+// its key space — and the piece that knows the most keys is cut in two at
+// the middle one, the halves keeping the keys on their sides, until there
+// are enough pieces, no piece holds more than one PartitionKey, or the
+// budget is spent. Cutting where the most keys were found cuts a dense
+// region of the key space before a sparse one, however far apart they lie.
+func (s *splitter) split(from, to string, pieces int) ([]string, error) {
 	if pieces <= 1 {
 		return nil, nil
 	}
+	// A small range: list its entities' keys, a page at a time, and cut
+	// where equal shares of them lie on either side.
+	if s.list != nil {
+		seen := map[string]int{}
+		token := ""
+		for range walkPages {
+			if s.used >= s.budget {
+				return nil, nil
+			}
+			s.used++
+			pks, next, err := s.list(s.ctx, from, to, token)
+			if err != nil {
+				return nil, err
+			}
+			for _, pk := range pks {
+				seen[pk]++
+			}
+			if next == "" {
+				return quantiles(seen, pieces), nil
+			}
+			token = next
+		}
+	}
+	list := []*piece{{from: from, to: to}}
+	for len(list) < pieces {
+		best := -1
+		for i, p := range list {
+			if !p.explored && len(p.cands) < 2 {
+				cands, err := s.explore(p.from, p.to, pieces)
+				if errors.Is(err, errBudget) {
+					return bounds(list), nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				p.explored, p.cands = true, cands
+			}
+			if len(p.cands) > 0 && (best < 0 || len(p.cands) > len(list[best].cands)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break // every piece is one PartitionKey, as far as probes tell
+		}
+		p := list[best]
+		mid := len(p.cands) / 2
+		left := &piece{from: p.from, to: p.cands[mid], cands: p.cands[:mid]}
+		right := &piece{from: p.cands[mid], to: p.to, cands: p.cands[mid+1:]}
+		list = slices.Concat(list[:best], []*piece{left, right}, list[best+1:])
+	}
+	return bounds(list), nil
+}
+
+func bounds(list []*piece) []string {
+	var out []string
+	for _, p := range list[1:] {
+		out = append(out, p.from)
+	}
+	return out
+}
+
+// explore finds keys of [from, to) spread over its key space: the first;
+// the longest prefix c all keys share (one probe per character: is there a
+// key at or above the prefix's successor?); the highest next character
+// after c (a binary search, bounded by to when to starts with c); then the
+// first key at or above each of up to 2*pieces evenly spaced next
+// characters. It returns the distinct keys above the first, in order.
+// (pieces+1 probes: enough keys to cut the piece as often as a split asks.)
+func (s *splitter) explore(from, to string, pieces int) ([]string, error) {
 	first, ok, err := s.first(from, to)
 	if err != nil || !ok {
 		return nil, err
 	}
 	runes := []rune(first)
+	// Every key of [from, to) shares first's common prefix with to.
 	n := 0
+	if to != "" {
+		tr := []rune(to)
+		for n < len(runes) && n < len(tr) && runes[n] == tr[n] {
+			n++
+		}
+	}
 	for n < len(runes) && n < maxPrefix {
 		_, succ := keys.PrefixRange(string(runes[:n+1]))
 		if succ != "" && (to == "" || keys.Compare(succ, to) < 0) {
@@ -242,8 +363,12 @@ func (s *splitter) splitIn(from, to string, pieces int) ([]string, error) {
 	if n < len(runes) {
 		lo = unitIndex(runes[n])
 	}
+	top := probeUnits - 1
+	if tr := []rune(to); to != "" && len(tr) > n && string(tr[:n]) == c {
+		top = unitIndex(tr[n])
+	}
 	hi := lo
-	for a, b := lo+1, probeUnits-1; a <= b; {
+	for a, b := lo+1, top; a <= b; {
 		m := (a + b) / 2
 		_, ok, err := s.first(c+unitString(m), to)
 		if err != nil {
@@ -258,15 +383,15 @@ func (s *splitter) splitIn(from, to string, pieces int) ([]string, error) {
 	if hi <= lo {
 		return nil, nil // one PartitionKey (or the prefix limit reached)
 	}
-	k := min(2*pieces, hi-lo)
+	k := min(pieces+1, hi-lo)
 	var cands []string
 	for j := 1; j <= k; j++ {
 		u := lo + (j*(hi-lo)+k-1)/k
 		key, ok, err := s.first(c+unitString(u), to)
-		if errors.Is(err, errBudget) {
-			break
-		}
 		if err != nil {
+			if errors.Is(err, errBudget) && len(cands) > 0 {
+				break
+			}
 			return nil, err
 		}
 		if ok && keys.Compare(key, first) > 0 {
@@ -274,45 +399,5 @@ func (s *splitter) splitIn(from, to string, pieces int) ([]string, error) {
 		}
 	}
 	slices.SortFunc(cands, keys.Compare)
-	cands = slices.Compact(cands)
-	if len(cands) == 0 {
-		return nil, nil
-	}
-	m := len(cands) + 1
-	if m >= pieces {
-		out := make([]string, 0, pieces-1)
-		for j := 1; j < pieces; j++ {
-			out = append(out, cands[j*m/pieces-1])
-		}
-		return out, nil
-	}
-	extra := pieces - m
-	var out []string
-	starts := append([]string{first}, cands...)
-	for i := range m {
-		more := extra / m
-		if i < extra%m {
-			more++
-		}
-		end := to
-		if i+1 < m {
-			end = starts[i+1]
-		}
-		sub, err := s.splitIn(starts[i], end, 1+more)
-		out = append(out, sub...)
-		if i+1 < m {
-			out = append(out, starts[i+1])
-		}
-		if err != nil {
-			if errors.Is(err, errBudget) {
-				// Keep the boundaries found; the rest stay whole.
-				if i+2 < len(starts) {
-					out = append(out, starts[i+2:]...)
-				}
-				return out, err
-			}
-			return nil, err
-		}
-	}
-	return out, nil
+	return slices.Compact(cands), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,16 +13,50 @@ import (
 )
 
 // table is a sorted set of PartitionKeys answering probes as the service
-// answers a $top=1 query with PartitionKey ge from and lt to.
+// answers a $top=1 query with PartitionKey ge from and lt to, and listing
+// its entities' keys a page at a time as a keys-only query does.
 type table struct {
-	keys   []string
-	probes int
+	keys     []string
+	entities map[string]int // per key; 1 when absent
+	page     int            // entities per page; 0 means 1,000
+	probes   int
 }
 
 func newTable(ks []string) *table {
 	ks = slices.Clone(ks)
 	slices.SortFunc(ks, keys.Compare)
-	return &table{keys: slices.Compact(ks)}
+	return &table{keys: slices.Compact(ks), entities: map[string]int{}}
+}
+
+func (t *table) list(_ context.Context, from, to, token string) ([]string, string, error) {
+	t.probes++
+	var all []string // every entity's key in the range, in order
+	for _, k := range t.keys {
+		if keys.Compare(k, from) >= 0 && (to == "" || keys.Compare(k, to) < 0) {
+			for range max(t.entities[k], 1) {
+				all = append(all, k)
+			}
+		}
+	}
+	at := 0
+	if token != "" {
+		at, _ = strconv.Atoi(token)
+	}
+	size := t.page
+	if size == 0 {
+		size = 1000
+	}
+	end := min(at+size, len(all))
+	next := ""
+	if end < len(all) {
+		next = strconv.Itoa(end)
+	}
+	return all[at:end], next, nil
+}
+
+// split splits with both of the table's answers.
+func (t *table) split(r Range, pieces, budget int) ([]string, error) {
+	return Split(context.Background(), t.probe, t.list, r, pieces, budget)
 }
 
 func (t *table) probe(_ context.Context, from, to string) (string, bool, error) {
@@ -54,7 +89,7 @@ func (t *table) counts(r Range, bounds []string) []int {
 
 func checkSplit(t *testing.T, tb *table, r Range, pieces int) []string {
 	t.Helper()
-	b, err := Split(context.Background(), tb.probe, r, pieces, 0)
+	b, err := tb.split(r, pieces, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +127,62 @@ func TestSplitBalancesPaddedNumbers(t *testing.T) {
 		t.Fatalf("%d probes", tb.probes)
 	}
 	t.Logf("counts %v in %d probes", tb.counts(Range{}, b), tb.probes)
+}
+
+// A range of a few pages is cut into equal numbers of entities, whatever
+// its key space looks like; a larger one into the pieces asked for, none
+// empty, also when a dense region lies beside far-away keys (an outlier
+// such as U+FFFF stretches the key space).
+func TestSplitDenseRegionBesideOutliers(t *testing.T) {
+	for _, n := range []int{100, 20000} {
+		for _, extra := range [][]string{{"", "'", "O'Brien", "\uffff"}, {"~", "\U0010ffff"}, {"0"}} {
+			ks := slices.Clone(extra)
+			for i := range n {
+				ks = append(ks, fmt.Sprintf("p%04d", i))
+			}
+			for i := range n / 2 {
+				ks = append(ks, fmt.Sprintf("zz-%x", i*7919))
+			}
+			tb := newTable(ks)
+			b := checkSplit(t, tb, Range{}, 8)
+			counts := tb.counts(Range{}, b)
+			if len(b) != 7 {
+				t.Fatalf("%q: bounds %q", extra, b)
+			}
+			for _, c := range counts {
+				if c == 0 || len(ks) <= 1000*walkPages && (c < len(ks)/8 || c > len(ks)/8+1) {
+					t.Errorf("%d partitions, %q: counts %v", len(ks), extra, counts)
+				}
+			}
+			t.Logf("%d partitions, %q: counts %v in %d probes", len(ks), extra, counts, tb.probes)
+		}
+	}
+}
+
+// Listing counts entities, not partitions: a few large partitions among
+// many small ones get ranges of their own.
+func TestSplitSmallRangeByEntities(t *testing.T) {
+	var ks []string
+	for i := range 200 {
+		ks = append(ks, fmt.Sprintf("k%03d", i))
+	}
+	tb := newTable(ks)
+	tb.entities["k010"], tb.entities["k100"] = 800, 800 // of 1,798 entities
+	b := checkSplit(t, tb, Range{}, 4)
+	most := 0
+	for _, r := range Ranges(Range{}, b) {
+		n := 0
+		for _, k := range tb.keys {
+			if r.Contains(k) {
+				n += max(tb.entities[k], 1)
+			}
+		}
+		most = max(most, n)
+	}
+	// 810 is the least possible largest range of four.
+	if len(b) != 3 || most > 810 || tb.probes != 2 {
+		t.Errorf("bounds %q: a range of %d entities, in %d requests", b, most, tb.probes)
+	}
 }
 
 func TestSplitAwkwardKeys(t *testing.T) {
@@ -136,7 +227,7 @@ func TestSplitStopsAtItsBudget(t *testing.T) {
 		ks = append(ks, fmt.Sprintf("k%05d", i))
 	}
 	tb := newTable(ks)
-	b, err := Split(context.Background(), tb.probe, Range{}, 64, 30)
+	b, err := tb.split(Range{}, 64, 30)
 	if err != nil || tb.probes > 30 {
 		t.Fatalf("bounds %d, err %v, %d probes", len(b), err, tb.probes)
 	}
@@ -182,7 +273,8 @@ func FuzzSplit(f *testing.F) {
 			return
 		}
 		tb := newTable(ks)
-		b, err := Split(context.Background(), tb.probe, r, int(pieces%20), 200)
+		tb.page = int(pieces%7) + 1 // small pages: some inputs list, others probe
+		b, err := tb.split(r, int(pieces%20), 200)
 		if err != nil {
 			t.Fatal(err)
 		}

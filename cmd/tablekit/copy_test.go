@@ -10,8 +10,9 @@ import (
 )
 
 // A copy to another account, interrupted by SIGINT midway, leaves only
-// whole entities and prints a token; resumed and killed with SIGKILL (a
-// crash), it resumes from the token its --checkpoint file kept; the
+// whole entities and prints a token; resumed and stopped by SIGTERM, it
+// prints a later one; resumed and killed with SIGKILL (a crash), it
+// resumes from the token its --checkpoint file kept; the
 // destination ends equal to the source, read raw with aztables — every
 // EDM type, keys with quotes, unicode, spaces, %, + and the empty
 // PartitionKey.
@@ -57,9 +58,21 @@ func testCopyInterruptedAndResumed(t *testing.T, s *source) {
 		t.Fatalf("the checkpoint file holds %q (%v), the printed token is %q", saved, err, tok)
 	}
 
-	// 2. Resumed, then killed outright (a crash): no message, only the file.
+	// 2. Resumed, then stopped by SIGTERM: a clean stop too.
 	p = startBin(t, append(append(args, slow...), "--resume", tok)...)
-	if !p.waitProgress(float64(len(mid) + 100)) {
+	if !p.waitProgress(float64(len(mid) + 50)) {
+		t.Fatalf("the resumed copy ended before more progress: %s", p.wait())
+	}
+	p.signal(syscall.SIGTERM)
+	r = p.wait()
+	tok2, _ := lastEvent(r.stderr, "interrupted")["resume"].(string)
+	if r.code != exitFailed || tok2 == "" || tok2 == tok {
+		t.Fatalf("SIGTERM: %s", r)
+	}
+
+	// 3. Resumed, then killed outright (a crash): no message, only the file.
+	p = startBin(t, append(append(args, slow...), "--resume", tok2)...)
+	if !p.waitProgress(float64(len(mid) + 150)) {
 		t.Fatalf("the resumed copy ended before more progress: %s", p.wait())
 	}
 	p.signal(syscall.SIGKILL)
@@ -67,7 +80,7 @@ func testCopyInterruptedAndResumed(t *testing.T, s *source) {
 		t.Fatalf("killed copy exited 0: %s", r)
 	}
 
-	// 3. Resumed from the file to the end.
+	// 4. Resumed from the file to the end.
 	r = startBin(t, append(args, "--resume", "@"+ck)...).wait()
 	if r.code != exitOK {
 		t.Fatalf("resumed copy: %s", r)

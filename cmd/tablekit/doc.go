@@ -68,7 +68,8 @@
 // synced) after every page or segment, so a run killed outright resumes with
 // --resume @FILE. TestOnOneTable/CopyInterruptedAndResumed stops the built
 // binary with SIGINT midway, checks the destination holds only
-// whole, correct entities, resumes it, kills it with SIGKILL, resumes from
+// whole, correct entities, resumes it and stops it with SIGTERM, resumes
+// it and kills it with SIGKILL, resumes from
 // the checkpoint file, and reads the destination back raw with aztables:
 // equal to the source, every EDM type, keys with quotes, unicode, spaces, %
 // and the empty PartitionKey. An export stopped midway shows the

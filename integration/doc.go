@@ -57,7 +57,7 @@
 // Start runs Azurite as package azurite finds it: TABLEKIT_AZURITE, the
 // tablekit clone's integration/node_modules (`make azurite`), azurite on
 // PATH, or else the pinned version installed with npm into the user cache
-// directory on first use. That first installation takes 20 to 60 seconds;
+// directory on first use. That first installation takes about a minute;
 // its progress is written to the terminal, which `go test ./...` does not
 // capture, as well as to standard error. To take that step on its own,
 // before any test, run
@@ -70,6 +70,13 @@
 // Azurite's output after one. Close kills Azurite's process group and waits
 // until no process of it is left; on Linux the kernel also kills it when
 // the test binary dies without reaching Close (a panic, a -timeout).
+//
+// A `go test ./...` of many packages starts one Azurite per test binary.
+// Run it under sharedrun instead, and the binaries share a few ([EnvShared],
+// [Env.Shared]); each still gets its own uniquely named tables, queues and
+// containers, as on a shared live account:
+//
+//	go run github.com/tablekit/tablekit/integration/azurite/sharedrun -n 3 -- go test ./...
 //
 // # Service profiles
 //

@@ -32,7 +32,7 @@
 //
 // # The first installation
 //
-// Installing takes 20 to 60 seconds and about 365 MB. [Install] says where it
+// Installing takes about a minute and 365 MB. [Install] says where it
 // installs, a line every ten seconds while npm runs, and how long it took —
 // on the terminal as well as standard error, because `go test ./...` shows
 // a passing package's output to nobody. To make it a step of its own, run

@@ -35,7 +35,7 @@ const InstallCommand = "go run github.com/tablekit/tablekit/integration/azurite/
 // returns its executable; when it is installed already, it returns at once
 // and says nothing.
 //
-// The first installation takes 20 to 60 seconds and about 365 MB, which
+// The first installation takes about a minute and 365 MB, which
 // should not pass in silence: Install says what it does, a line every ten
 // seconds while npm runs, and how long it took, on progress — nil means the
 // terminal (/dev/tty, which `go test ./...` does not capture, besides

@@ -11,8 +11,8 @@
 //     depend on where a policy sits in the pipeline.
 //   - [Killer], a pipeline policy that simulates a process that dies after
 //     a number of requests (before sending the next, or once the service
-//     executed it): package crashtest's crash points, and the crash the
-//     example tours show (examples/demo), since faults links no testing.
+//     executed it): package crashtest's crash points, usable outside tests
+//     too, since faults links no testing.
 //
 // A lost reply is the case that makes a retried insert see 409, a retried
 // conditional update 412 and a retried $batch a 409 at operation 0 for a change

@@ -68,9 +68,11 @@ func TestExamplesStandAlone(t *testing.T) {
 	for _, dir := range []string{".", "observability"} {
 		cmd := exec.Command(goTool, "list", "-f", "{{.ImportPath}}|{{.Name}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "./...")
 		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
+		var stderr strings.Builder // "go: downloading …" lines, on a first run
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("go list in %s: %v\n%s", dir, err, out)
+			t.Fatalf("go list in %s: %v\n%s%s", dir, err, out, stderr.String())
 		}
 		for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 			f := strings.Split(line, "|")

@@ -20,7 +20,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/account"
-	"github.com/tablekit/tablekit/cmd/tablekit/internal/filterparse"
 	"github.com/tablekit/tablekit/cmd/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/cmd/tablekit/internal/state"
 	"github.com/tablekit/tablekit/cost"
@@ -460,7 +459,7 @@ func tableName(cn *conn, flagValue string) string {
 
 // parseFilter reads --filter through package filter's checks.
 func parseFilter(text string) (filter.Expr, error) {
-	e, err := filterparse.Parse(text)
+	e, err := filter.Parse(text)
 	if err != nil {
 		return e, fmt.Errorf("--filter: %w", err)
 	}

@@ -33,6 +33,12 @@
 //	// s == "PartitionKey eq 'Sales' and RowKey ge 'empid_' and RowKey lt 'empid`' and Age ge 30L"
 //	plan := f.Plan() // plan.Kind == filter.Range
 //
+// Filter text a user typed (a command-line flag, a saved query) goes through
+// [Parse], which reads the service's grammar into an Expr: what is sent is
+// what the package builds from it, never the text.
+//
+//	f, err := filter.Parse("PartitionKey eq 'Sales' and Total ge 100.0") // *ParseError on bad text
+//
 // Go values map to EDM types as the entity codec stores them (see [ValueOf]):
 // int and int64 are [Int64] (written with L), int32 and smaller are [Int32],
 // float64 is [Double] (always with a decimal point). Pass a typed Value —

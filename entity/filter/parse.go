@@ -1,17 +1,4 @@
-// Package filterparse reads the OData $filter text a user types on the
-// command line into a filter.Expr, so that what reaches the Table service is
-// what package filter builds from it — every literal typed and escaped, every
-// property name checked — and never the user's string itself.
-//
-// The grammar is the Table service's: comparisons "Name op literal" (or
-// "literal op Name") with the operators eq, ne, gt, ge, lt, le, combined
-// with and, or, not and parentheses (not binds tightest, then and, then or).
-// Literals are 'text' (a quote inside doubled), integers (Int32; with an L
-// suffix, or beyond Int32's range, Int64), numbers with a decimal point or
-// exponent (Double; an optional d, m or f suffix), true and false,
-// datetime'2024-01-02T03:04:05Z', guid'…', and X'0aff' or binary'0aff'.
-// Keywords and literal prefixes are read in any case.
-package filterparse
+package filter
 
 import (
 	"encoding/hex"
@@ -24,74 +11,88 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
-// Error is filter text that cannot be read, at a byte offset (from 0). It
-// matches filter.ErrInvalidFilter and entity.ErrInvalid.
-type Error struct {
+// ParseError is filter text that Parse cannot read, at a byte offset (from
+// 0). It matches ErrInvalidFilter and entity.ErrInvalid. Like Error, it
+// never quotes the text, so it is safe to log.
+type ParseError struct {
 	Pos    int
 	Reason string
 }
 
-func (e *Error) Error() string {
+func (e *ParseError) Error() string {
 	return fmt.Sprintf("filter: at character %d: %s", e.Pos+1, e.Reason)
 }
 
-// Is makes errors.Is(err, filter.ErrInvalidFilter) and errors.Is(err,
+// Is makes errors.Is(err, ErrInvalidFilter) and errors.Is(err,
 // entity.ErrInvalid) true.
-func (e *Error) Is(target error) bool {
-	return target == filter.ErrInvalidFilter || target == entity.ErrInvalid
+func (e *ParseError) Is(target error) bool {
+	return target == ErrInvalidFilter || target == argerr.Err
 }
 
-// Parse reads text into an expression and builds it once, so that an
-// expression package filter refuses (an invalid property name, too many
-// comparisons are left to the service) is an error here, before any request.
-// The empty text (or only spaces) is the empty expression.
-func Parse(text string) (filter.Expr, error) {
+// Parse reads OData $filter text — typed by a user, kept in a file — into an
+// Expr, so that what reaches the Table service is what this package builds
+// from it (every literal typed and escaped, every property name checked),
+// never the text itself. It builds the expression once, so an expression
+// the package refuses (an invalid property name) is an error here, before
+// any request; the number of comparisons is left to the service. The empty
+// text (or only spaces) is the empty expression. Errors are *ParseError or
+// *Error.
+//
+// The grammar is the Table service's: comparisons "Name op literal" (or
+// "literal op Name") with the operators eq, ne, gt, ge, lt, le, combined
+// with and, or, not and parentheses (not binds tightest, then and, then or).
+// Literals are 'text' (a quote inside doubled), integers (Int32; with an L
+// suffix, or beyond Int32's range, Int64), numbers with a decimal point or
+// exponent (Double; an optional d, m or f suffix), true and false,
+// datetime'2024-01-02T03:04:05Z', guid'…', and X'0aff' or binary'0aff'.
+// Keywords and literal prefixes are read in any case. FuzzParse checks that
+// Parse of what an Expr builds gives back the same text.
+func Parse(text string) (Expr, error) {
 	if !utf8.ValidString(text) {
-		return filter.Expr{}, &Error{Pos: 0, Reason: "the filter is not valid UTF-8"}
+		return Expr{}, &ParseError{Pos: 0, Reason: "the filter is not valid UTF-8"}
 	}
 	p := &parser{src: text}
 	if err := p.lex(); err != nil {
-		return filter.Expr{}, err
+		return Expr{}, err
 	}
 	if len(p.toks) == 0 {
-		return filter.Expr{}, nil
+		return Expr{}, nil
 	}
 	e, err := p.or()
 	if err != nil {
-		return filter.Expr{}, err
+		return Expr{}, err
 	}
 	if p.i < len(p.toks) {
 		t := p.toks[p.i]
-		return filter.Expr{}, &Error{Pos: t.pos, Reason: fmt.Sprintf("unexpected %s after a complete expression", t.describe())}
+		return Expr{}, &ParseError{Pos: t.pos, Reason: fmt.Sprintf("unexpected %s after a complete expression", t.describe())}
 	}
 	if _, err := e.Build(); err != nil {
-		return filter.Expr{}, err
+		return Expr{}, err
 	}
 	return e, nil
 }
 
-type kind int
+type parseKind int
 
 const (
-	tWord kind = iota + 1 // a name, keyword, number, true/false
+	tWord parseKind = iota + 1 // a name, keyword, number, true/false
 	tString
 	tTyped // datetime'…', guid'…', X'…', binary'…'
 	tOpen
 	tClose
 )
 
-type token struct {
-	kind   kind
+type parseToken struct {
+	kind   parseKind
 	text   string // the word, or a literal's unescaped content
 	prefix string // for tTyped, lower case
 	pos    int
 }
 
-func (t token) describe() string {
+func (t parseToken) describe() string {
 	switch t.kind {
 	case tString:
 		return "a string literal"
@@ -107,7 +108,7 @@ func (t token) describe() string {
 
 type parser struct {
 	src  string
-	toks []token
+	toks []parseToken
 	i    int
 }
 
@@ -121,17 +122,17 @@ func (p *parser) lex() error {
 		case isSpace(c):
 			i++
 		case c == '(':
-			p.toks = append(p.toks, token{kind: tOpen, pos: i})
+			p.toks = append(p.toks, parseToken{kind: tOpen, pos: i})
 			i++
 		case c == ')':
-			p.toks = append(p.toks, token{kind: tClose, pos: i})
+			p.toks = append(p.toks, parseToken{kind: tClose, pos: i})
 			i++
 		case c == '\'':
 			v, n, err := quoted(s, i)
 			if err != nil {
 				return err
 			}
-			p.toks = append(p.toks, token{kind: tString, text: v, pos: i})
+			p.toks = append(p.toks, parseToken{kind: tString, text: v, pos: i})
 			i += n
 		default:
 			j := i
@@ -144,17 +145,17 @@ func (p *parser) lex() error {
 				switch prefix {
 				case "datetime", "guid", "x", "binary":
 				default:
-					return &Error{Pos: i, Reason: fmt.Sprintf("%q before a quote is not a literal prefix (datetime, guid, X, binary)", word)}
+					return &ParseError{Pos: i, Reason: fmt.Sprintf("%q before a quote is not a literal prefix (datetime, guid, X, binary)", word)}
 				}
 				v, n, err := quoted(s, j)
 				if err != nil {
 					return err
 				}
-				p.toks = append(p.toks, token{kind: tTyped, prefix: prefix, text: v, pos: i})
+				p.toks = append(p.toks, parseToken{kind: tTyped, prefix: prefix, text: v, pos: i})
 				i = j + n
 				continue
 			}
-			p.toks = append(p.toks, token{kind: tWord, text: word, pos: i})
+			p.toks = append(p.toks, parseToken{kind: tWord, text: word, pos: i})
 			i = j
 		}
 	}
@@ -177,7 +178,7 @@ func quoted(s string, at int) (string, int, error) {
 		}
 		return b.String(), i + 1 - at, nil
 	}
-	return "", 0, &Error{Pos: at, Reason: "unterminated string literal (a quote inside a string is written twice: 'O''Brien')"}
+	return "", 0, &ParseError{Pos: at, Reason: "unterminated string literal (a quote inside a string is written twice: 'O''Brien')"}
 }
 
 func (p *parser) peekWord(words ...string) bool {
@@ -199,12 +200,12 @@ func (p *parser) end() int {
 	return len(p.src)
 }
 
-func (p *parser) or() (filter.Expr, error) {
+func (p *parser) or() (Expr, error) {
 	e, err := p.and()
 	if err != nil {
 		return e, err
 	}
-	parts := []filter.Expr{e}
+	parts := []Expr{e}
 	for p.peekWord("or") {
 		p.i++
 		r, err := p.and()
@@ -216,15 +217,15 @@ func (p *parser) or() (filter.Expr, error) {
 	if len(parts) == 1 {
 		return e, nil
 	}
-	return filter.Or(parts...), nil
+	return Or(parts...), nil
 }
 
-func (p *parser) and() (filter.Expr, error) {
+func (p *parser) and() (Expr, error) {
 	e, err := p.unary()
 	if err != nil {
 		return e, err
 	}
-	parts := []filter.Expr{e}
+	parts := []Expr{e}
 	for p.peekWord("and") {
 		p.i++
 		r, err := p.unary()
@@ -236,17 +237,17 @@ func (p *parser) and() (filter.Expr, error) {
 	if len(parts) == 1 {
 		return e, nil
 	}
-	return filter.And(parts...), nil
+	return And(parts...), nil
 }
 
-func (p *parser) unary() (filter.Expr, error) {
+func (p *parser) unary() (Expr, error) {
 	if p.peekWord("not") {
 		p.i++
 		e, err := p.unary()
 		if err != nil {
 			return e, err
 		}
-		return filter.Not(e), nil
+		return Not(e), nil
 	}
 	if p.i < len(p.toks) && p.toks[p.i].kind == tOpen {
 		open := p.toks[p.i]
@@ -256,7 +257,7 @@ func (p *parser) unary() (filter.Expr, error) {
 			return e, err
 		}
 		if p.i >= len(p.toks) || p.toks[p.i].kind != tClose {
-			return e, &Error{Pos: open.pos, Reason: "'(' without its ')'"}
+			return e, &ParseError{Pos: open.pos, Reason: "'(' without its ')'"}
 		}
 		p.i++
 		return e, nil
@@ -264,56 +265,56 @@ func (p *parser) unary() (filter.Expr, error) {
 	return p.comparison()
 }
 
-var ops = map[string]filter.Op{"eq": filter.OpEq, "ne": filter.OpNe, "gt": filter.OpGt, "ge": filter.OpGe, "lt": filter.OpLt, "le": filter.OpLe}
+var ops = map[string]Op{"eq": OpEq, "ne": OpNe, "gt": OpGt, "ge": OpGe, "lt": OpLt, "le": OpLe}
 
 // flipped is the operator with its operands swapped: 5 lt Age is Age gt 5.
-var flipped = map[filter.Op]filter.Op{filter.OpEq: filter.OpEq, filter.OpNe: filter.OpNe, filter.OpGt: filter.OpLt, filter.OpGe: filter.OpLe, filter.OpLt: filter.OpGt, filter.OpLe: filter.OpGe}
+var flipped = map[Op]Op{OpEq: OpEq, OpNe: OpNe, OpGt: OpLt, OpGe: OpLe, OpLt: OpGt, OpLe: OpGe}
 
-func (p *parser) comparison() (filter.Expr, error) {
+func (p *parser) comparison() (Expr, error) {
 	if p.i >= len(p.toks) {
-		return filter.Expr{}, &Error{Pos: len(p.src), Reason: "expected a comparison such as Name eq 'value', found the end"}
+		return Expr{}, &ParseError{Pos: len(p.src), Reason: "expected a comparison such as Name eq 'value', found the end"}
 	}
 	left := p.toks[p.i]
 	if left.kind == tClose {
-		return filter.Expr{}, &Error{Pos: left.pos, Reason: "unexpected ')'"}
+		return Expr{}, &ParseError{Pos: left.pos, Reason: "unexpected ')'"}
 	}
 	p.i++
 	if p.i >= len(p.toks) || p.toks[p.i].kind != tWord {
-		return filter.Expr{}, &Error{Pos: p.end(), Reason: fmt.Sprintf("expected an operator (eq, ne, gt, ge, lt, le) after %s", left.describe())}
+		return Expr{}, &ParseError{Pos: p.end(), Reason: fmt.Sprintf("expected an operator (eq, ne, gt, ge, lt, le) after %s", left.describe())}
 	}
 	opTok := p.toks[p.i]
 	op, ok := ops[strings.ToLower(opTok.text)]
 	if !ok {
-		return filter.Expr{}, &Error{Pos: opTok.pos, Reason: fmt.Sprintf("%q is not an operator (eq, ne, gt, ge, lt, le)", opTok.text)}
+		return Expr{}, &ParseError{Pos: opTok.pos, Reason: fmt.Sprintf("%q is not an operator (eq, ne, gt, ge, lt, le)", opTok.text)}
 	}
 	p.i++
 	if p.i >= len(p.toks) {
-		return filter.Expr{}, &Error{Pos: len(p.src), Reason: fmt.Sprintf("expected a value after %q", opTok.text)}
+		return Expr{}, &ParseError{Pos: len(p.src), Reason: fmt.Sprintf("expected a value after %q", opTok.text)}
 	}
 	right := p.toks[p.i]
 	p.i++
 	if isName(left) && !isName(right) {
 		v, err := literal(right)
 		if err != nil {
-			return filter.Expr{}, err
+			return Expr{}, err
 		}
-		return filter.Compare(left.text, op, v), nil
+		return Compare(left.text, op, v), nil
 	}
 	if isName(right) && !isName(left) {
 		v, err := literal(left)
 		if err != nil {
-			return filter.Expr{}, err
+			return Expr{}, err
 		}
-		return filter.Compare(right.text, flipped[op], v), nil
+		return Compare(right.text, flipped[op], v), nil
 	}
 	if isName(left) {
-		return filter.Expr{}, &Error{Pos: left.pos, Reason: fmt.Sprintf("a comparison needs a property and a value; %q and %q are both names (quote a string value: '…')", left.text, right.text)}
+		return Expr{}, &ParseError{Pos: left.pos, Reason: fmt.Sprintf("a comparison needs a property and a value; %q and %q are both names (quote a string value: '…')", left.text, right.text)}
 	}
-	return filter.Expr{}, &Error{Pos: left.pos, Reason: "a comparison needs a property name on one side"}
+	return Expr{}, &ParseError{Pos: left.pos, Reason: "a comparison needs a property name on one side"}
 }
 
 // isName: a word that is not a number or a keyword literal.
-func isName(t token) bool {
+func isName(t parseToken) bool {
 	if t.kind != tWord || t.text == "" {
 		return false
 	}
@@ -328,13 +329,13 @@ func isName(t token) bool {
 	return true
 }
 
-func literal(t token) (filter.Value, error) {
-	bad := func(format string, a ...any) (filter.Value, error) {
-		return filter.Value{}, &Error{Pos: t.pos, Reason: fmt.Sprintf(format, a...)}
+func literal(t parseToken) (Value, error) {
+	bad := func(format string, a ...any) (Value, error) {
+		return Value{}, &ParseError{Pos: t.pos, Reason: fmt.Sprintf(format, a...)}
 	}
 	switch t.kind {
 	case tString:
-		return filter.String(t.text), nil
+		return String(t.text), nil
 	case tTyped:
 		switch t.prefix {
 		case "datetime":
@@ -342,19 +343,19 @@ func literal(t token) (filter.Value, error) {
 			if err != nil {
 				return bad("datetime'%s' is not an RFC 3339 time such as 2024-01-02T03:04:05Z", t.text)
 			}
-			return filter.Time(tm), nil
+			return Time(tm), nil
 		case "guid":
 			u, err := uuid.Parse(t.text)
 			if err != nil || len(t.text) != 36 {
 				return bad("guid'%s' is not a GUID such as 6f9619ff-8b86-d011-b42d-00c04fc964ff", t.text)
 			}
-			return filter.GUID(u), nil
+			return GUID(u), nil
 		default: // x, binary
 			b, err := hex.DecodeString(t.text)
 			if err != nil {
 				return bad("%s'…' holds no even number of hex digits", t.prefix)
 			}
-			return filter.Binary(b), nil
+			return Binary(b), nil
 		}
 	case tWord:
 	default:
@@ -363,9 +364,9 @@ func literal(t token) (filter.Value, error) {
 	w := t.text
 	switch strings.ToLower(w) {
 	case "true":
-		return filter.Bool(true), nil
+		return Bool(true), nil
 	case "false":
-		return filter.Bool(false), nil
+		return Bool(false), nil
 	case "null":
 		return bad("null has no literal the Table service compares with: a property that is absent matches no comparison")
 	}
@@ -374,7 +375,7 @@ func literal(t token) (filter.Value, error) {
 		if err != nil {
 			return bad("%s is not an Int64 (digits with an L suffix, within ±9223372036854775807)", w)
 		}
-		return filter.Int64(v), nil
+		return Int64(v), nil
 	}
 	if isInteger(w) {
 		v, err := strconv.ParseInt(w, 10, 64)
@@ -382,9 +383,9 @@ func literal(t token) (filter.Value, error) {
 			return bad("%s is beyond Int64's range", w)
 		}
 		if v >= math.MinInt32 && v <= math.MaxInt32 {
-			return filter.Int32(int32(v)), nil
+			return Int32(int32(v)), nil
 		}
-		return filter.Int64(v), nil
+		return Int64(v), nil
 	}
 	num := w
 	if n := len(num); n > 1 && strings.ContainsRune("dDmMfF", rune(num[n-1])) {
@@ -394,7 +395,7 @@ func literal(t token) (filter.Value, error) {
 		if math.IsInf(f, 0) || math.IsNaN(f) {
 			return bad("%s has no finite Double value", w)
 		}
-		return filter.Double(f), nil
+		return Double(f), nil
 	}
 	return bad("%q is not a value: quote a string ('%s'), or write a number, true, false, datetime'…', guid'…' or X'…'", w, strings.ReplaceAll(w, "'", "''"))
 }

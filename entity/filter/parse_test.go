@@ -1,4 +1,4 @@
-package filterparse
+package filter_test
 
 import (
 	"errors"
@@ -38,19 +38,19 @@ func TestParseBuildsWhatFilterBuilds(t *testing.T) {
 		{"Name eq 'üñí 🎉 #'", "Name eq 'üñí 🎉 #'"},
 		{"Neg eq -5", "Neg eq -5"},
 	} {
-		e, err := Parse(c.in)
+		e, err := filter.Parse(c.in)
 		if err != nil {
-			t.Errorf("Parse(%q): %v", c.in, err)
+			t.Errorf("filter.Parse(%q): %v", c.in, err)
 			continue
 		}
 		got, err := e.Build()
 		if err != nil || got != c.want {
-			t.Errorf("Parse(%q).Build() = %q, %v; want %q", c.in, got, err, c.want)
+			t.Errorf("filter.Parse(%q).Build() = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }
 
-// Bad text is an *Error (matching filter.ErrInvalidFilter and
+// Bad text is an *filter.ParseError (matching filter.ErrInvalidFilter and
 // entity.ErrInvalid) naming where, or package filter's refusal; never a panic
 // and never an expression.
 func TestParseRefusesBadText(t *testing.T) {
@@ -77,21 +77,21 @@ func TestParseRefusesBadText(t *testing.T) {
 		{"Name eq 'x' Other eq 'y'", "after a complete expression"},
 		{"\xff", "UTF-8"},
 	} {
-		e, err := Parse(c.in)
+		e, err := filter.Parse(c.in)
 		if err == nil {
 			s, _ := e.Build()
-			t.Errorf("Parse(%q) = %q, want an error", c.in, s)
+			t.Errorf("filter.Parse(%q) = %q, want an error", c.in, s)
 			continue
 		}
 		if !errors.Is(err, filter.ErrInvalidFilter) {
-			t.Errorf("Parse(%q): %v does not match ErrInvalidFilter", c.in, err)
+			t.Errorf("filter.Parse(%q): %v does not match ErrInvalidFilter", c.in, err)
 		}
-		var pe *Error
+		var pe *filter.ParseError
 		if errors.As(err, &pe) && !errors.Is(err, entity.ErrInvalid) {
-			t.Errorf("Parse(%q): %v does not match entity.ErrInvalid", c.in, err)
+			t.Errorf("filter.Parse(%q): %v does not match entity.ErrInvalid", c.in, err)
 		}
 		if !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Parse(%q): %q does not say %q", c.in, err, c.want)
+			t.Errorf("filter.Parse(%q): %q does not say %q", c.in, err, c.want)
 		}
 	}
 }
@@ -108,20 +108,20 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		e, err := Parse(in)
+		e, err := filter.Parse(in)
 		if err != nil {
 			if !errors.Is(err, filter.ErrInvalidFilter) {
-				t.Fatalf("Parse(%q): %v is not an ErrInvalidFilter", in, err)
+				t.Fatalf("filter.Parse(%q): %v is not an ErrInvalidFilter", in, err)
 			}
 			return
 		}
 		s, err := e.Build()
 		if err != nil {
-			t.Fatalf("Parse(%q) returned an expression that does not build: %v", in, err)
+			t.Fatalf("filter.Parse(%q) returned an expression that does not build: %v", in, err)
 		}
-		e2, err := Parse(s)
+		e2, err := filter.Parse(s)
 		if err != nil {
-			t.Fatalf("Parse(%q) of the built %q: %v", in, s, err)
+			t.Fatalf("filter.Parse(%q) of the built %q: %v", in, s, err)
 		}
 		s2, _ := e2.Build()
 		if s2 != s {

@@ -11,7 +11,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/tablekit/tablekit/cmd/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -204,7 +203,7 @@ func (c *cli) queuePeek(ctx context.Context, p *eventual.Processor, qs []eventua
 					pk.Attempts = rec.DequeueCount
 				}
 			}
-			if env, err := envelope.Decode(text); err == nil {
+			if env, err := eventual.DecodeMessage(text); err == nil {
 				pk.Kind, pk.ID, pk.Created, pk.Claim = env.Kind, env.ID, env.Created, env.Claim
 			} else if pk.Note == "" {
 				pk.Note = "not an eventual message"

@@ -213,6 +213,9 @@
 //
 // # Wire format
 //
+// DecodeMessage reads a message's envelope for a tool that shows a queue
+// without handling it, with the checks a worker applies.
+//
 // Each example in this section is checked by TestWireFormatExamples to be
 // exactly what the code writes, but for values that differ in each run:
 // those the service assigns (message ids, insertion times), attempt ids

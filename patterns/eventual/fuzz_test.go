@@ -3,14 +3,16 @@ package eventual
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 )
 
 // FuzzDecodeEnvelope feeds arbitrary queue message text to the decoder
-// every delivery goes through: it never panics, and what it accepts
-// re-encodes, in both encodings, to an envelope that decodes the same.
+// every delivery goes through: it never panics, DecodeMessage (the public
+// reader) agrees with it, and what it accepts re-encodes, in both
+// encodings, to an envelope that decodes the same.
 func FuzzDecodeEnvelope(f *testing.F) {
 	body := `{"kind":"ArchiveEmployee.v1","id":"a1","created":"2024-05-01T10:00:00Z","payload":{"id":"000123"}}`
 	f.Add(body)
@@ -20,8 +22,16 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add("")
 	f.Fuzz(func(t *testing.T, text string) {
 		e, err := decodeEnvelope(text)
+		pub, perr := DecodeMessage(text)
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("decodeEnvelope: %v, DecodeMessage: %v", err, perr)
+		}
 		if err != nil {
 			return
+		}
+		if wantEnc := PlainText; pub.Kind != e.Kind || pub.ID != e.ID || !pub.Created.Equal(e.Created.Time) || string(pub.Payload) != string(e.Payload) || pub.Claim != e.Claim ||
+			(pub.Encoding == wantEnc) != strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "{") {
+			t.Fatalf("DecodeMessage gave %+v for %+v", pub, e)
 		}
 		out, err := json.Marshal(e)
 		if err != nil {

@@ -31,12 +31,21 @@ type WriteOptions struct {
 	Messages []eventual.Message
 }
 
-// maxMessages is the most messages of the caller's one write commits:
-// the transaction's 100 operations, less the primary's, the Set's own
-// message's intent and one list entity per SamePartition index changed
-// (two for a rename; spilled lists may need more, which the transaction
-// then refuses as too large).
-func (s *Set[T]) maxMessages() int { return 100 - 2 - 2*len(s.local) }
+// MaxMessages is the most messages of the caller (WriteOptions.Messages)
+// one write commits: each is an outbox intent in the write's entity group
+// transaction of 100 operations, of which the write itself takes the
+// primary's and the intent of the Set's own message — hence 98 — and two
+// more per SamePartition index (the old value's list and the new one's,
+// for a rename): a Set with k SamePartition indexes commits
+// MaxMessages - 2k (spilled lists may need more, which the transaction
+// then refuses as too large). More is an *eventual.TooManyMessagesError
+// naming the count and that limit (matching eventual.ErrInvalidMessage
+// and entity.ErrInvalid), before any request (TestTooManyMessages).
+const MaxMessages = indexset.MaxMessages
+
+// maxMessages is the most messages of the caller's one write of this Set
+// commits.
+func (s *Set[T]) maxMessages() int { return indexset.Room(len(s.local)) }
 
 // messages returns the caller's messages of a write, checked before any
 // request (indexset.Messages).

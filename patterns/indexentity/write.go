@@ -386,6 +386,15 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 // it: opts.Mode 0 means entity.Replace, and Merge (or an unknown mode) is
 // a *ModeError matching entity.ErrInvalid, before any request.
 //
+// With opts.Create a missing primary is created: change gets T's zero
+// value with the keys set and no ETag, as entity.Table.Modify gives it,
+// and what it leaves is inserted with its lists, as Insert does. A
+// creator that loses to another (the insert refused: the primary exists
+// now), or whose primary is deleted between its read and its write,
+// starts again from the read, so racing creators each apply their change
+// once (TestModifyCreate). Without Create a missing primary is an error
+// matching entity.ErrNotFound.
+//
 // Under lost replies Modify is exactly-once: the transaction carries
 // entity's write token, and a resent transaction's refusal is settled by
 // reading an index entity or the primary back (see
@@ -413,12 +422,17 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 		if err != nil {
 			return indexset.ReadPrimary[pkg]("modify", pk, rk, err)
 		}
-		if !found {
+		if !found && !opts.Create {
 			return &stop{indexset.NotFound[pkg]("modify", pk, rk)}
 		}
 		// change gets its own copy: old's values are computed from old.e,
 		// which a change of shared slices or maps must not touch.
-		e, err := old.copyEntity()
+		var e T
+		if found {
+			e, err = old.copyEntity()
+		} else {
+			e, err = indexset.Fresh[T](pk, rk)
+		}
 		if err != nil {
 			return err
 		}
@@ -433,7 +447,13 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 			return &stop{err}
 		}
 		w.old, w.cur = &old, &cur
+		if !found {
+			w.old = nil // an insert, with its lists
+		}
 		if err := w.round(ctx); err != nil {
+			if opts.Create && (!found && w.primaryRefused(err, entity.ErrAlreadyExists) || found && w.primaryRefused(err, entity.ErrNotFound)) {
+				return indexset.ErrLostCreate // another creator won, or a deleter: read again
+			}
 			return err
 		}
 		out = e
@@ -506,6 +526,14 @@ func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteO
 		}
 	})
 	return opError("delete", pk, rk, unstop(err))
+}
+
+// primaryRefused reports a transaction the service refused at the
+// primary's operation (after the index entities'), with an error matching
+// target.
+func (w *write[T]) primaryRefused(err, target error) bool {
+	var te *entity.TransactionError
+	return errors.As(err, &te) && errors.Is(te, target) && te.Index-w.offset == w.rowOps
 }
 
 // copyEntity decodes a fresh copy of the version read.

@@ -1,6 +1,7 @@
 package secondaryindex
 
 import (
+	"errors"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
@@ -45,9 +46,16 @@ type Config struct {
 	// later, and a reservation's age is its Timestamp (the service's
 	// clock) read with Now. Choose Grace well above twice the longest a
 	// request may spend in transit (azcore's per-try timeout) plus the
-	// clocks' skew. 0 means 10 s. It must be shorter than the time the processor keeps
-	// redelivering a message (eventual.Config's RetryDelay and
-	// MaxDeliveries), which a message waiting for a claim relies on.
+	// clocks' skew. 0 means Config.Processor's DefaultGrace (two thirds of
+	// its redelivery window: 10 s with eventual's defaults). It must be
+	// shorter than that window, the time the processor keeps redelivering
+	// a message (eventual.Config's RetryDelay and MaxDeliveries), which a
+	// message waiting for a claim relies on: New refuses a Grace the
+	// processor's CheckGrace refuses, with a *ConfigError naming
+	// Config.Grace, before any request, when an index is unique and
+	// OtherPartition or TableWide (TestGraceChecked). On a slow account
+	// raise the processor's window, and with it the default: see
+	// eventual.Processor.DefaultGrace and the package documentation.
 	Grace time.Duration
 	// Kind is the name of the message kind that keeps OtherPartition and
 	// TableWide indexes; "" means "secondaryindex.<table>.v1". Two Sets of one table
@@ -67,9 +75,16 @@ type Config struct {
 	Now func() time.Time
 }
 
+// fallbackGrace is the Grace of a Set without a processor, which has no
+// unique OtherPartition or TableWide index to use it.
+const fallbackGrace = 10 * time.Second
+
 func (c Config) withDefaults() Config {
+	if c.Grace <= 0 && c.Processor != nil {
+		c.Grace = c.Processor.DefaultGrace()
+	}
 	if c.Grace <= 0 {
-		c.Grace = 10 * time.Second
+		c.Grace = fallbackGrace
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = entity.DefaultConcurrency
@@ -90,6 +105,26 @@ func (c Config) check() error {
 		return &ConfigError{Field: "Config.Grace", Reason: "is negative"}
 	}
 	return nil
+}
+
+// checkGrace refuses a Grace that the processor's messages cannot wait
+// for (eventual.Processor.CheckGrace): not shorter than its redelivery
+// window, or any Grace of a processor that redelivers at once. given is
+// the Grace as the caller set it (0: the processor's DefaultGrace).
+func (c Config) checkGrace(given time.Duration) error {
+	err := c.Processor.CheckGrace("Config.Grace", c.Grace)
+	if err == nil {
+		return nil
+	}
+	var ce *eventual.ConfigError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	reason := ce.Reason
+	if given == 0 {
+		reason = "is 0, which means the processor's DefaultGrace, " + reason
+	}
+	return &ConfigError{Field: "Config.Grace", Reason: reason + " (an index is unique and OtherPartition or TableWide: its reservations wait for Grace)"}
 }
 
 // LookupOptions tunes a lookup.

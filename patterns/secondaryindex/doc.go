@@ -319,6 +319,24 @@
 //     concurrent writers, ErrOutcomeUnknown) enqueues a message that frees
 //     its reservations.
 //
+// A slow account — throttled, far away, or reached from a loaded machine
+// — can make an insert of a unique OtherPartition or TableWide value miss
+// its deadline: its transaction is sent within Config.Grace/2 of its
+// first reservation, or not at all. An insert whose transaction could not
+// leave in time fails with a *StepError naming that step, unwrapping to
+// context.DeadlineExceeded and not matching entity.ErrOutcomeUnknown:
+// nothing was applied. One cut in flight matches
+// entity.ErrOutcomeUnknown: it may have landed, and a repeated
+// Insert then answers entity.ErrAlreadyExists. Neither is ever a double:
+// the value stays the insert's until Grace has passed, no other writer
+// can take it meanwhile, and the message the failed write sends frees it
+// once no write can apply the claim (TestSlowInsert). Config.Grace is by
+// default two thirds of the processor's redelivery window, and New
+// refuses one that is not shorter than the window (TestGraceChecked):
+// for a slow account raise the window (eventual.Config's RetryDelay or
+// MaxDeliveries), and with it the default Grace; see
+// eventual.Processor.DefaultGrace.
+//
 // A write whose entry could never be written — an OtherPartition or
 // TableWide entry the service would refuse, since it adds its primary's
 // keys and a longer RowKey to a copy of a primary near the limits (252

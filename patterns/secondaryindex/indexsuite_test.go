@@ -18,10 +18,11 @@ import (
 // (indextest) to this package.
 func suite() indextest.Adapter {
 	return indextest.Adapter{
-		Env:        env,
-		Placements: []indextest.Placement{indextest.Same, indextest.Other, indextest.Wide},
-		Unique:     true,
-		Copies:     true,
+		Env:         env,
+		MaxMessages: secondaryindex.MaxMessages,
+		Placements:  []indextest.Placement{indextest.Same, indextest.Other, indextest.Wide},
+		Unique:      true,
+		Copies:      true,
 		Open: func(t testing.TB, e *integration.Env, st indextest.Store, l indextest.Layout, p *eventual.Processor) indextest.Set {
 			t.Helper()
 			cfg := secondaryindex.Config{Processor: p, PrimaryPrefix: "order_"}
@@ -53,6 +54,15 @@ func (x suiteSet) Insert(ctx context.Context, e *entity.DynamicEntity) error {
 func (x suiteSet) Modify(ctx context.Context, pk, rk string, change func(*entity.DynamicEntity) error) error {
 	_, err := x.s.Modify(ctx, pk, rk, change, entity.ModifyOptions{})
 	return err
+}
+
+func (x suiteSet) ModifyWith(ctx context.Context, pk, rk string, change func(*entity.DynamicEntity) error, opts entity.ModifyOptions) error {
+	_, err := x.s.Modify(ctx, pk, rk, change, opts)
+	return err
+}
+
+func (x suiteSet) InsertWith(ctx context.Context, e *entity.DynamicEntity, msgs []eventual.Message) error {
+	return x.s.Insert(ctx, e, secondaryindex.WriteOptions{Messages: msgs})
 }
 
 func (x suiteSet) Delete(ctx context.Context, pk, rk string) error {
@@ -112,4 +122,21 @@ func TestUnwritable(t *testing.T) {
 func TestReleaseUnknown(t *testing.T) {
 	t.Parallel()
 	indextest.ReleaseUnknown(t, suite())
+}
+
+// TestTooManyMessages runs indextest.TooManyMessages: a write carrying
+// more of the caller's messages than MaxMessages (less two per
+// SamePartition index) is refused before any request with an
+// *eventual.TooManyMessagesError, nothing written; the limit commits.
+func TestTooManyMessages(t *testing.T) {
+	t.Parallel()
+	indextest.TooManyMessages(t, suite())
+}
+
+// TestModifyCreate runs indextest.CreateRace: ten writers Modify one
+// missing primary with entity.ModifyOptions.Create at once, each change
+// applied once, the index in line with the primary (read raw).
+func TestModifyCreate(t *testing.T) {
+	t.Parallel()
+	indextest.CreateRace(t, suite())
 }

@@ -1,7 +1,6 @@
 package secondaryindex
 
 import (
-	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -34,6 +33,17 @@ type WriteOptions struct {
 	Messages []eventual.Message
 }
 
+// MaxMessages is the most messages of the caller (WriteOptions.Messages)
+// one write commits: each is an outbox intent in the write's entity group
+// transaction of 100 operations, of which the write itself takes the
+// primary's and the intent of the index's own message — hence 98 — and
+// two more per SamePartition index (its old entry's delete and its new
+// entry's insert): a Set with k SamePartition indexes commits
+// MaxMessages - 2k. More is an *eventual.TooManyMessagesError naming the
+// count and that limit (matching eventual.ErrInvalidMessage and
+// entity.ErrInvalid), before any request (TestTooManyMessages).
+const MaxMessages = indexset.MaxMessages
+
 // writeMessages returns the messages of a write's options, checked before
 // any request (indexset.Messages). The change takes the primary, two
 // operations per SamePartition index, and the index message's intent.
@@ -42,5 +52,5 @@ func (s *Set[T]) writeMessages(op string, opts []WriteOptions) ([]eventual.Messa
 	if len(opts) > 0 {
 		msgs = opts[0].Messages
 	}
-	return indexset.Messages[pkg](op, len(opts), msgs, s.outbox != nil, entity.MaxBatchOperations-2-2*len(s.local), s.proc)
+	return indexset.Messages[pkg](op, len(opts), msgs, s.outbox != nil, indexset.Room(len(s.local)), s.proc)
 }

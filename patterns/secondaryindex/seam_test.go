@@ -41,10 +41,8 @@ func (r *seamRun) set(t testing.TB, e *integration.Env) *secondaryindex.Set[Empl
 }
 
 // setAndProcessor is a Set of the run's table through e's clients, with
-// its processor for OtherPartition. Reservations protect a write for
-// 4 s (Config.Grace: its insert deadline, 2 s, is well above a request
-// on a loaded machine), so that a run whose second writer left one
-// drains soon.
+// its processor for OtherPartition. Reservations protect a write for the
+// processor's DefaultGrace (remoteConfig).
 func (r *seamRun) setAndProcessor(t testing.TB, e *integration.Env) (*secondaryindex.Set[Employee], *eventual.Processor) {
 	t.Helper()
 	if r.placement == secondaryindex.SamePartition {
@@ -55,7 +53,6 @@ func (r *seamRun) setAndProcessor(t testing.TB, e *integration.Env) (*secondaryi
 		t.Fatal(err)
 	}
 	cfg := remoteConfig(nil)
-	cfg.Grace = 4 * time.Second
 	cfg.Processor = p
 	s, err := secondaryindex.New(patterntest.View[Employee](t, e, r.tbl), cfg,
 		emailIndex(secondaryindex.OtherPartition), nameIndex(secondaryindex.OtherPartition))

@@ -161,9 +161,9 @@ func TestRepairCrashAtEveryRequest(t *testing.T) {
 				r.other = r.set(t, env)
 				seed := localSet(t, r.tbl)
 				if placement == secondaryindex.OtherPartition {
-					// The same indexes with remoteConfig's longer Grace: an
-					// insert is sent within Grace/2 of its reservation, or
-					// not at all, and -race on a loaded machine is slow.
+					// The same indexes through remoteSet: an insert is sent
+					// within Grace/2 of its reservation, or not at all, and
+					// -race on a loaded machine is slow.
 					seed, _ = remoteSet(t, env, r.qs, r.tbl, nil, crashy())
 				}
 				for i, e := range []Employee{

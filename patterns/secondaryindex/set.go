@@ -54,6 +54,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	given := cfg.Grace
 	cfg = cfg.withDefaults()
 	if len(indexes) == 0 {
 		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
@@ -100,6 +101,14 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 			return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition and TableWide indexes need one"}
 		}
 		return s, nil
+	}
+	for _, ix := range s.remote {
+		if ix.Unique {
+			if err := cfg.checkGrace(given); err != nil {
+				return nil, err
+			}
+			break
+		}
 	}
 	if len(s.remote) == 0 {
 		// The outbox of the caller's messages (WriteOptions) alone.

@@ -81,6 +81,15 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 // it: opts.Mode 0 means entity.Replace, and Merge (or an unknown mode) is
 // a *ModeError matching entity.ErrInvalid, before any request.
 //
+// With opts.Create a missing primary is created: change gets T's zero
+// value with the keys set and no ETag, as entity.Table.Modify gives it,
+// and what it leaves is inserted with its entries, as Insert does. A
+// creator that loses to another (the insert refused: the primary exists
+// now), or whose primary is deleted between its read and its write,
+// starts again from the read, so racing creators each apply their change
+// once (TestModifyCreate). Without Create a missing primary is an error
+// matching entity.ErrNotFound.
+//
 // Under lost replies Modify is exactly-once: the transaction carries
 // entity's write token, and a resent transaction's refusal is settled by
 // reading the primary back (see entity.Table.WithWriteTokens).
@@ -111,13 +120,18 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 			if err != nil {
 				return indexset.ReadPrimary[pkg]("modify", pk, rk, err)
 			}
-			if !found {
+			if !found && !opts.Create {
 				return indexset.NotFound[pkg]("modify", pk, rk)
 			}
 			// change gets its own copy: old's entries are computed from
 			// old.e, which a change of shared slices or maps must not touch.
 			var e T
-			if err := entity.Unmarshal(old.raw, &e); err != nil {
+			if found {
+				err = entity.Unmarshal(old.raw, &e)
+			} else {
+				e, err = indexset.Fresh[T](pk, rk)
+			}
+			if err != nil {
 				return err
 			}
 			if err := change(&e); err != nil {
@@ -131,10 +145,16 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 				return err
 			}
 			w.old, w.cur = &old, &cur
+			if !found {
+				w.old = nil // an insert, with its entries
+			}
 			err = w.round(ctx)
 			if err == nil {
 				out = e
 				return nil
+			}
+			if opts.Create && (!found && w.primaryRefused(err, entity.ErrAlreadyExists) || found && w.primaryRefused(err, entity.ErrNotFound)) {
+				return indexset.ErrLostCreate // another creator won, or a deleter: read again
 			}
 			if !errors.Is(err, errAgain) {
 				return err

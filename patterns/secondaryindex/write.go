@@ -96,6 +96,14 @@ func (w *write[T]) round(ctx context.Context) error {
 		sctx, cancel = context.WithDeadline(ctx, w.reservedAt.Add(s.cfg.Grace/2))
 		defer cancel()
 	}
+	late := func(err error) error {
+		// The insert's own deadline, not the caller's: not sent (nothing
+		// applied), or cut in flight (entity.ErrOutcomeUnknown).
+		return &StepError{Step: "insert: send within Config.Grace/2 of the reservation", PartitionKey: w.pk, RowKey: w.rk, Err: err}
+	}
+	if sctx != ctx && sctx.Err() != nil && ctx.Err() == nil {
+		return late(sctx.Err()) // the reservations took too long: nothing is sent
+	}
 	msgs := w.msgs
 	if msg != nil {
 		msgs = append([]eventual.Message{*msg}, w.msgs...)
@@ -111,6 +119,9 @@ func (w *write[T]) round(ctx context.Context) error {
 	}
 	if err == nil {
 		return nil
+	}
+	if sctx != ctx && sctx.Err() != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, entity.ErrOutcomeUnknown)) {
+		return late(err)
 	}
 	return w.refused(ctx, err)
 }
@@ -221,6 +232,17 @@ func (w *write[T]) refused(ctx context.Context, err error) error {
 		return errAgain
 	}
 	return err
+}
+
+// primaryRefused reports a transaction the service refused at the
+// primary's operation, with an error matching target.
+func (w *write[T]) primaryRefused(err, target error) bool {
+	var te *entity.TransactionError
+	if !errors.As(err, &te) || !errors.Is(te, target) {
+		return false
+	}
+	i := te.Index - w.offset
+	return i >= 0 && i < len(w.roles) && w.roles[i].kind == rolePrimary
 }
 
 // held decides about a unique SamePartition entry that exists: held by an

@@ -22,13 +22,28 @@ func OptionsProblem(op, owner string, n int, messages, outbox bool) (field, reas
 	return "", ""
 }
 
+// MaxMessages is the most messages of the caller one write of an index
+// Set commits: each is an outbox intent, one operation of the write's
+// entity group transaction, which holds entity.MaxBatchOperations (100);
+// the write itself takes at least two of them — the primary's insert,
+// replace or delete, and the intent of the Set's own message that keeps
+// its other indexes — hence 98. Each SamePartition index takes two more
+// (its old entry or list and its new one, changed in the same
+// transaction), so a Set with k of them commits MaxMessages - 2k.
+const MaxMessages = entity.MaxBatchOperations - 2
+
+// Room is the most messages of the caller one write of a Set with local
+// SamePartition indexes commits: MaxMessages less two per index.
+func Room(local int) int { return MaxMessages - 2*local }
+
 // Messages checks the caller's messages of a write op of a Set, before
 // any request, and returns them: a *ConfigError for more than one
 // WriteOptions (n) or for messages on a Set without an outbox; an
-// *eventual.MessageError for more messages than room (what the write's
-// transaction holds besides the change), two with one id, an outbox
-// payload over 64 KiB, or a message proc cannot send
-// (eventual.Processor.CheckSendable).
+// *eventual.TooManyMessagesError for more messages than room (what the
+// write's transaction holds besides the change: Room), which matches
+// eventual.ErrInvalidMessage and entity.ErrInvalid; an
+// *eventual.MessageError for two with one id, an outbox payload over
+// 64 KiB, or a message proc cannot send (eventual.Processor.CheckSendable).
 func Messages[P Package](op string, n int, msgs []eventual.Message, outbox bool, room int, proc *eventual.Processor) ([]eventual.Message, error) {
 	if field, reason := OptionsProblem(op, "Set", n, len(msgs) > 0, outbox); field != "" {
 		return nil, &ConfigError[P]{Field: field, Reason: reason}
@@ -37,7 +52,7 @@ func Messages[P Package](op string, n int, msgs []eventual.Message, outbox bool,
 		return nil, nil
 	}
 	if len(msgs) > room {
-		return nil, &eventual.MessageError{Reason: op + ": " + strconv.Itoa(len(msgs)) + " messages, more than the " + strconv.Itoa(room) + " one transaction holds besides the change", Err: eventual.ErrTooLarge}
+		return nil, &eventual.TooManyMessagesError{Op: op, Count: len(msgs), Limit: room}
 	}
 	ids := make(map[string]int, len(msgs))
 	for i, m := range msgs {

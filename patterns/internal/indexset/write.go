@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/patterns/eventual"
 )
 
@@ -63,6 +64,27 @@ func ChangedKeys[T any](e *T, pk, rk string) error {
 	}
 	return nil
 }
+
+// Fresh is what the change function of a Modify with
+// entity.ModifyOptions.Create gets when the primary pk/rk is missing, as
+// entity.Table.Modify gives it: T's zero value with the keys set, no ETag
+// (by which the change can tell), and an empty property map for an
+// entity.DynamicEntity.
+func Fresh[T any](pk, rk string) (T, error) {
+	var e T
+	if d, ok := any(&e).(*entity.DynamicEntity); ok {
+		d.Properties = map[string]any{}
+	}
+	err := entityfields.SetSystem(&e, entityfields.System{PartitionKey: pk, RowKey: rk})
+	return e, err
+}
+
+// ErrLostCreate makes a Modify with Create start again from the read:
+// its insert lost to another creator (409), or the version it changed
+// was deleted meanwhile (404). It matches entity.ErrPreconditionFailed,
+// so that entity.RetryPolicy runs the next round, which changes what the
+// other writer stored (or creates the primary again).
+var ErrLostCreate = fmt.Errorf("the primary was created or deleted by another writer since it was read: %w", entity.ErrPreconditionFailed)
 
 // KeyOf returns e's keys.
 func KeyOf[T any](e *T) (pk, rk string, err error) {

@@ -22,6 +22,12 @@
 //   - [ReleaseUnknown]: a worker's removal of an old entry meets
 //     entity.ErrOutcomeUnknown (every try of it failed before sending); it
 //     is settled or retried, never taken for done.
+//   - [TooManyMessages]: a write carrying more of the caller's messages
+//     than its transaction holds is refused before any request with an
+//     *eventual.TooManyMessagesError; exactly the limit commits.
+//   - [CreateRace]: writers racing to Modify one missing order with
+//     entity.ModifyOptions.Create each apply their change once, and its
+//     entries or lists agree with it.
 //
 // It is imported by tests only, and imports entity, integration,
 // patterns/eventual and patterntest, so it lives under patterntest, the
@@ -105,6 +111,11 @@ type Store struct {
 type Set interface {
 	Insert(ctx context.Context, e *entity.DynamicEntity) error
 	Modify(ctx context.Context, pk, rk string, change func(*entity.DynamicEntity) error) error
+	// ModifyWith is Modify with options (Create, Retry).
+	ModifyWith(ctx context.Context, pk, rk string, change func(*entity.DynamicEntity) error, opts entity.ModifyOptions) error
+	// InsertWith is Insert committing the caller's messages
+	// (WriteOptions.Messages).
+	InsertWith(ctx context.Context, e *entity.DynamicEntity, msgs []eventual.Message) error
 	Delete(ctx context.Context, pk, rk string) error
 	Check(ctx context.Context) iter.Seq2[drift.Finding, error]
 	Rebuild(ctx context.Context) (drift.Summary, error)
@@ -126,6 +137,9 @@ type Adapter struct {
 	// Unique and Copies say whether the package has unique indexes and
 	// entries that copy properties (Layout.Unique, Layout.Properties).
 	Unique, Copies bool
+	// MaxMessages is the package's MaxMessages: the most messages of the
+	// caller one write of a Set without SamePartition indexes commits.
+	MaxMessages int
 	// Open returns a Set of store laid out as l, its clients made from e,
 	// with PrimaryPrefix "order_", a Retry policy for hot lists, and
 	// Config.Processor p (for every layout: a Same one keeps an outbox).

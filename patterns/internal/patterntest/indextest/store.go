@@ -36,11 +36,17 @@ func (a *Adapter) NewStore(t testing.TB) Store {
 }
 
 // Processor returns a processor over a new queue, its clients made from
-// e.
+// e: patterntest.Fast with a redelivery window — RetryDelay 200 ms,
+// doubling to 1 s, 20 deliveries: 19 s — since secondaryindex's unique
+// OtherPartition and TableWide indexes wait for their reservations'
+// Config.Grace by failing, which defaults to two thirds of the window
+// (Fast alone redelivers at once, and no Grace fits it).
 func Processor(t testing.TB, e *integration.Env) *eventual.Processor {
 	t.Helper()
 	qs := patterntest.Queues(t, e, 1)
-	p, err := eventual.New(patterntest.SameQueues(t, e, qs), nil, patterntest.Fast())
+	cfg := patterntest.Fast()
+	cfg.RetryDelay, cfg.MaxRetryDelay, cfg.MaxDeliveries = 200*time.Millisecond, time.Second, 20
+	p, err := eventual.New(patterntest.SameQueues(t, e, qs), nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,10 @@ type Table[T any] struct {
 }
 
 // NewTable returns a typed view of the table client's table. It fails with a
-// *TypeError when T cannot be mapped, before any request. Build the client
+// *TypeError when T cannot be mapped, and a nil client with an error
+// matching ErrInvalid, before any request (TestNilClientConstructors in
+// internal/apisweep checks every constructor of the module that takes a
+// client). Build the client
 // with ClientOptions, so that lost replies are never misreported and
 // transactions address every key (see ClientOptions for what a client
 // without it cannot do).

@@ -28,6 +28,7 @@ const (
 	FieldContainerName    = "container name"
 	FieldOptions          = "options"
 	FieldAccount          = "account"
+	FieldProvisioners     = "provisioners"
 )
 
 // ConfigError reports an argument that cannot be used: "account: invalid

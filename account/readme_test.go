@@ -62,6 +62,15 @@ func NewServices(connectionString string, meter *cost.Meter) (*Services, error) 
 
 // readme:end
 
+// readme:begin provision
+// Provision creates the table, queue and container unless they exist.
+func (s *Services) Provision(ctx context.Context) error {
+	return account.Provision(ctx, s.Orders,
+		account.QueueProvisioner(s.Work), account.ContainerProvisioner(s.Photos))
+}
+
+// readme:end
+
 // TestNewServices runs README's main wiring on the test account: from its
 // connection string, and from UseDevelopmentStorage=true (wiring only: the
 // test's Azurite is not on the default ports). On Azurite it writes through
@@ -89,18 +98,16 @@ func TestNewServices(t *testing.T) {
 		return
 	}
 	ctx := context.Background()
-	if err := svc.Orders.CreateTable(ctx); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() {
+		_, _ = env.TableService.DeleteTable(context.Background(), "Orders", nil)
+		_, _ = env.QueueService.DeleteQueue(context.Background(), "orders", nil)
+		_, _ = env.BlobService.DeleteContainer(context.Background(), "photos", nil)
+	})
+	for range 2 { // the second finds everything
+		if err := svc.Provision(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Cleanup(func() { _, _ = env.TableService.DeleteTable(context.Background(), "Orders", nil) })
-	if _, err := svc.Work.Create(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = env.QueueService.DeleteQueue(context.Background(), "orders", nil) })
-	if _, err := svc.Photos.Create(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = env.BlobService.DeleteContainer(context.Background(), "photos", nil) })
 
 	if err := svc.Orders.Insert(ctx, &Order{Customer: "c1", ID: "o1", Amount: 3}); err != nil {
 		t.Fatal(err)

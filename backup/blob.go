@@ -45,6 +45,10 @@ const MetadataToken = "tablekitexport"
 // (TestExportBlobBesideAnotherWriter). An existing blob is resumed only
 // when it holds exactly the bytes its token counts; one written by anyone
 // else is refused with ErrInvalid.
+//
+// The blob's container is the caller's and must exist: ExportBlob creates
+// the blob, not its container (account.ContainerProvisioner(c).Provision,
+// or account.Provision with it, creates the container unless it exists).
 func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], dst *blockblob.Client, opts ExportOptions) (Summary, error) {
 	if dst == nil {
 		return Summary{}, &ConfigError{Field: "blob", Reason: ReasonNil}

@@ -65,6 +65,7 @@
 // NewTableWithCredential):
 //
 //	emps, err := entity.NewTableFromConnectionString[Employee](connStr, "Employees", nil)
+//	err = emps.Provision(ctx)                      // create the table unless it exists
 //	err = emps.Insert(ctx, &e)                     // e.ETag and e.Updated filled
 //	e, err = emps.Get(ctx, "Sales", "000123")      // ErrNotFound when missing
 //	err = emps.Update(ctx, &e, entity.Merge)       // If-Match e.ETag: ErrPreconditionFailed on a race
@@ -77,6 +78,14 @@
 // Service errors match ErrNotFound, ErrTableNotFound, ErrAlreadyExists and
 // ErrPreconditionFailed with errors.Is, and unwrap to the
 // *azcore.ResponseError.
+//
+// Provision returns nil only when the table exists: a create whose reply
+// was lost and whose resend met the table counts as done
+// (TestProvisionLostReply), and a name the service is still deleting (409
+// TableBeingDeleted, which matches ErrBeingDeleted) is asked for again
+// until ctx ends (TestProvisionWhileBeingDeleted). Package account's
+// Provision runs the Provision of several tables, queues and containers
+// at once.
 //
 // # Conventions
 //

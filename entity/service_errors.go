@@ -11,6 +11,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/internal/argerr"
+	"github.com/tablekit/tablekit/internal/provision"
 )
 
 // Sentinels for the service's answers, for errors.Is. The *azcore.ResponseError
@@ -42,6 +43,14 @@ var (
 	// reached the service is ErrOutcomeUnknown instead. A cancelled or
 	// expired ctx is reported as ctx's error, not as this.
 	ErrUnreachable = errors.New("entity: service unreachable")
+	// ErrBeingDeleted: the service refused to create a table because a
+	// table of that name is being deleted (409 TableBeingDeleted, for
+	// about 40 seconds after a delete on Azure Storage). Table.Provision
+	// asks again until ctx ends, and its error then matches this and
+	// ctx's error. Package account's ErrBeingDeleted is this value, and
+	// the Provision methods of the patterns' queues and containers
+	// (QueueBeingDeleted, ContainerBeingDeleted) match it too.
+	ErrBeingDeleted = provision.ErrBeingDeleted
 )
 
 // ServiceError is a failed call to the service. It matches ErrNotFound,
@@ -169,6 +178,8 @@ func matchesCode(target error, code string, status int) bool {
 		return code == "ResourceNotFound" || code == "EntityNotFound" || (code == "" && status == http.StatusNotFound)
 	case ErrTableNotFound:
 		return code == "TableNotFound"
+	case ErrBeingDeleted:
+		return code == "TableBeingDeleted"
 	case ErrAlreadyExists:
 		return code == "EntityAlreadyExists" || code == "TableAlreadyExists" || (code == "" && status == http.StatusConflict)
 	case ErrPreconditionFailed:

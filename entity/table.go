@@ -20,6 +20,7 @@ import (
 	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/connstr"
 	"github.com/tablekit/tablekit/internal/pipeline"
+	"github.com/tablekit/tablekit/internal/provision"
 	"github.com/tablekit/tablekit/internal/tablename"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
@@ -78,7 +79,10 @@ type Table[T any] struct {
 }
 
 // NewTable returns a typed view of the table client's table. It fails with a
-// *TypeError when T cannot be mapped, before any request. Build the client
+// *TypeError when T cannot be mapped, and a nil client with an error
+// matching ErrInvalid, before any request (TestNilClientConstructors in
+// internal/apisweep checks every constructor of the module that takes a
+// client). Build the client
 // with ClientOptions, so that lost replies are never misreported and
 // transactions address every key (see ClientOptions for what a client
 // without it cannot do).
@@ -346,6 +350,28 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// Provision creates the table unless it exists, as CreateTableIfNotExists
+// does, and returns nil only when the table exists: created now, found
+// existing, or found by the resend of a create whose reply was lost
+// (TestProvisionLostReply). While the service answers that a table of the
+// name is being deleted (409 TableBeingDeleted, about 40 s after a delete
+// on Azure Storage) it asks again, with waits from 0.2 s doubling up to 5
+// s, until the table is created or ctx ends; then the error matches
+// ErrBeingDeleted and ctx's error, and the table was not created
+// (TestProvisionWhileBeingDeleted). Any other failure is returned as
+// CreateTable returns it. It is the Provision of package account's
+// Provisioner, so that account.Provision(ctx, orders, …) creates every
+// table, queue and container a program uses in one call.
+func (t *Table[T]) Provision(ctx context.Context) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	return provision.Create(ctx, "entity: table "+strconv.Quote(t.name), func(ctx context.Context) (bool, error) {
+		err := t.CreateTableIfNotExists(ctx)
+		return errors.Is(err, ErrBeingDeleted), err
+	})
 }
 
 // DeleteTable deletes the table and every entity in it (design guide §6.8).

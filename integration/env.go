@@ -412,8 +412,17 @@ func (e *Env) testClientOptions() azcore.ClientOptions {
 }
 
 // NewTableService returns a new table service client for the account, built
-// with opts (nil means azcore's defaults). The changes of a view made by
-// With or WithOptions are applied to a copy of opts.
+// with opts (nil means azcore's defaults) and nothing else: tablekit's
+// pipeline policies only when opts has them (ClientOptions), so that a test
+// can build the client a user builds without entity.ClientOptions. The
+// changes of a view made by With or WithOptions are applied to a copy of
+// opts. The connection string is read as package account and
+// entity.NewTableFromConnectionString read it (internal/connstr), not by
+// aztables' parser, which sends a SAS connection string's requests to
+// https://AccountName.table.core.windows.net/ whatever its TableEndpoint
+// says: the client's requests go to TableEndpoint, signed with the
+// AccountKey or carrying the SharedAccessSignature
+// (TestNewTableServiceFromSASConnectionString).
 func (e *Env) NewTableService(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
 	if len(e.configure) > 0 || e.profile != nil {
 		o := aztables.ClientOptions{}
@@ -425,9 +434,31 @@ func (e *Env) NewTableService(opts *aztables.ClientOptions) (*aztables.ServiceCl
 		opts = &o
 	}
 	if e.ConnectionString != "" {
-		return aztables.NewServiceClientFromConnectionString(e.ConnectionString, opts)
+		return tableServiceOf(e.ConnectionString, opts)
 	}
 	return aztables.NewServiceClient(e.TableEndpoint, e.Credential, opts)
+}
+
+// tableServiceOf builds the table service client of a connection string,
+// read by internal/connstr, with opts as given.
+func tableServiceOf(connectionString string, opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	p, err := connstr.Parse(connectionString)
+	if err != nil {
+		return nil, err
+	}
+	if p.TableEndpoint == "" {
+		return nil, errors.New("integration: the connection string gives no table endpoint")
+	}
+	if p.AccountKey != "" {
+		cred, err := aztables.NewSharedKeyCredential(p.AccountName, p.AccountKey)
+		if err != nil {
+			return nil, err
+		}
+		return aztables.NewServiceClientWithSharedKey(p.TableEndpoint, cred, opts)
+	}
+	// The SAS goes on the endpoint's query, which aztables adds to every
+	// request's URL.
+	return aztables.NewServiceClientWithNoCredential(p.TableEndpoint+"?"+p.SAS, opts)
 }
 
 // TableName returns a new table name, unique across the calls on all

@@ -317,3 +317,69 @@ func isStatus(err error, status int) bool {
 	var re *azcore.ResponseError
 	return errors.As(err, &re) && re.StatusCode == status
 }
+
+// TestNewTableServiceFromSASConnectionString: NewTableService reads a SAS
+// connection string as package account does, so its requests go to the
+// string's TableEndpoint with the SAS (aztables' own parser sends them to
+// https://AccountName.table.core.windows.net/ whatever TableEndpoint says).
+func TestNewTableServiceFromSASConnectionString(t *testing.T) {
+	if env.Live {
+		t.Log("does not apply: the SAS is signed with the Azurite account's key")
+		return
+	}
+	t.Parallel()
+	ctx := t.Context()
+	cred, err := aztables.NewSharedKeyCredential(integration.AzuriteAccountName, integration.AzuriteAccountKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, err := aztables.AccountSASSignatureValues{
+		Services: "t", ResourceTypes: "sco", Permissions: "rwdlacu", ExpiryTime: time.Now().Add(time.Hour).UTC(),
+	}.Sign(cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The requests the client sends, seen by a policy of the view.
+	var mu sync.Mutex
+	var hosts []string
+	view := env.WithOptions(func(o *azcore.ClientOptions) {
+		o.PerRetryPolicies = append(o.PerRetryPolicies, policyFunc(func(req *policy.Request) (*http.Response, error) {
+			mu.Lock()
+			hosts = append(hosts, req.Raw().URL.Scheme+"://"+req.Raw().URL.Host+"/")
+			mu.Unlock()
+			return req.Next()
+		}))
+	})
+	view.ConnectionString = "AccountName=" + integration.AzuriteAccountName + ";TableEndpoint=" + env.TableEndpoint + ";SharedAccessSignature=" + qp.Encode()
+	svc, err := view.NewTableService(env.NoRetryClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := env.TableName(t)
+	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
+		t.Fatalf("CreateTable through the SAS connection string: %v", err)
+	}
+	if !tableExists(t, name) {
+		t.Errorf("table %s created through the SAS connection string is not seen by env.TableService", name)
+	}
+	mu.Lock()
+	for _, h := range hosts {
+		if !strings.HasPrefix(env.TableEndpoint, h) {
+			t.Errorf("a request went to %s, not to the TableEndpoint %s", h, env.TableEndpoint)
+		}
+	}
+	if len(hosts) == 0 {
+		t.Error("no request seen")
+	}
+	mu.Unlock()
+	// A connection string that cannot be read is an error, not a client.
+	view.ConnectionString = "TableEndpoint=" + env.TableEndpoint
+	if _, err := view.NewTableService(nil); err == nil {
+		t.Error("a connection string without a key or SAS gave a client")
+	}
+}
+
+// policyFunc is a pipeline policy made of a function.
+type policyFunc func(*policy.Request) (*http.Response, error)
+
+func (f policyFunc) Do(req *policy.Request) (*http.Response, error) { return f(req) }

@@ -107,6 +107,12 @@
 //     entity.ClientOptions or package account, never connection strings;
 //     Config is a value whose zero fields mean documented defaults
 //     (bloblog.New also takes the context its Logger runs in).
+//   - Provision(ctx) error on every type that owns storage creates its
+//     tables, queues and containers unless they exist, nil only when they
+//     do (a lost reply and a name being deleted included), so that
+//     account.Provision(ctx, x, y, …) provisions a program in one call; a
+//     type that only reads or borrows a caller's storage (lookup.Cache,
+//     bloblog.Reader, eventual.Outbox) has none and says so.
 //   - errors.go holds every sentinel and typed error, prefixed with the
 //     package's name; typed errors name the step and the keys and unwrap to
 //     entity's errors, so errors.Is(err, entity.ErrPreconditionFailed) and

@@ -24,6 +24,13 @@ import (
 // the service, as an error that matches none of entity's sentinels: an
 // *entity.ServiceError with StatusCode 403 and the service's code
 // (AuthorizationPermissionMismatch, AuthenticationFailed, …).
+//
+// opts (nil means aztables' defaults) gets tablekit's pipeline policies,
+// as entity's constructors give them (entity.ClientOptions: a write whose
+// reply was lost is settled, not misreported, and every key is
+// addressed); the caller's retries, logging, transport and policies are
+// kept (TestOpenTableSettlesLostReplies). Options aztables cannot build a
+// client with are an *entity.ConfigError naming FieldClientOptions.
 func OpenTable[T any](sasURL string, opts *aztables.ClientOptions) (*entity.Table[T], error) {
 	svc, table, err := openTableURL(sasURL, opts)
 	if err != nil {
@@ -36,7 +43,8 @@ func OpenTable[T any](sasURL string, opts *aztables.ClientOptions) (*entity.Tabl
 // checked as OpenTable checks it, for a view of the table other than
 // entity's: resolver.NewTable(client, schema) reads a table of several
 // entity types through a resolver schema. Package sas does not import
-// resolver; resolver builds on what sas returns.
+// resolver; resolver builds on what sas returns. opts gets tablekit's
+// pipeline policies, as for OpenTable.
 func OpenClient(sasURL string, opts *aztables.ClientOptions) (*aztables.Client, error) {
 	svc, table, err := openTableURL(sasURL, opts)
 	if err != nil {
@@ -47,7 +55,8 @@ func OpenClient(sasURL string, opts *aztables.ClientOptions) (*aztables.Client, 
 
 // OpenService returns a service client for a SAS URL of the service itself
 // (Issuer.AccountURL), with which entity.NewTableFromService opens any table
-// the token reaches.
+// the token reaches. opts gets tablekit's pipeline policies, as for
+// OpenTable.
 func OpenService(sasURL string, opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
 	u, tok, err := parseSASURL(sasURL)
 	if err != nil {
@@ -141,8 +150,14 @@ func urlCause(err error) error {
 }
 
 // newServiceClient builds a client for the service at u's scheme and host
-// plus path prefix, carrying u's token on every request.
+// plus path prefix, carrying u's token on every request, with opts and
+// tablekit's pipeline policies (entity.ClientOptions).
 func newServiceClient(u *url.URL, prefix string, opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
 	endpoint := u.Scheme + "://" + u.Host + prefix + "/?" + u.RawQuery
-	return aztables.NewServiceClientWithNoCredential(endpoint, opts)
+	svc, err := aztables.NewServiceClientWithNoCredential(endpoint, entity.ClientOptions(opts))
+	if err != nil {
+		// azcore's error names no URL, so it repeats no token.
+		return nil, &entity.ConfigError{Field: entity.FieldClientOptions, Reason: "aztables cannot build a client with them: " + err.Error()}
+	}
+	return svc, nil
 }

@@ -110,10 +110,8 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	for _, t := range []*entity.Table[entity.DynamicEntity]{srcTable, dstTable} {
-		if err := t.CreateTableIfNotExists(ctx); err != nil {
-			return err
-		}
+	if err := account.Provision(ctx, srcTable, dstTable); err != nil {
+		return err
 	}
 	fmt.Fprintln(out, "== backup: export, restore, Storage Explorer CSV, migration in place")
 	v1, err := resolver.NewSchema(resolver.Config{}, resolver.Register[OrderV1]("Order.v1"))

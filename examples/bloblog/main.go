@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/patterns/bloblog"
@@ -78,12 +77,6 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if _, err := c.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
-		return err
-	}
-	meter.Reset()
-	fmt.Fprintln(out, "== bloblog: a storage log in append blobs by service and hour (design guide §6.13)")
-
 	// Small blocks and blobs, so that three hours of the story make several
 	// of each (the defaults are the service's limits: 4 MiB blocks, 50,000
 	// blocks, 195 GiB); a buffer that holds the story's 1 MB, written by
@@ -93,6 +86,11 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
+	if err := logs.Provision(ctx); err != nil { // the container, unless it exists
+		return errors.Join(err, logs.Close())
+	}
+	meter.Reset()
+	fmt.Fprintln(out, "== bloblog: a storage log in append blobs by service and hour (design guide §6.13)")
 	start := time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)
 	const records = 9000
 	for i := range records {

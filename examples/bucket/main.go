@@ -114,11 +114,11 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := views.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
 	spread, err := bucket.New(views, bucket.Config{Buckets: 8})
 	if err != nil {
+		return err
+	}
+	if err := spread.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	fmt.Fprintln(out, "== bucket: a day's page views spread over 8 partitions (design guide §6.12)")

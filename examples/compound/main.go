@@ -116,11 +116,11 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := readings.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
 	byMetric, err := compound.New(readings, readingKeys)
 	if err != nil {
+		return err
+	}
+	if err := byMetric.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	fmt.Fprintln(out, "== compound: a device's readings under compound RowKeys, newest first (design guide §6.6, §6.7)")

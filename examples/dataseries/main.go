@@ -84,11 +84,6 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := counts.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "== dataseries: 24 hourly counters in one entity (design guide §6.9)")
-
 	// Eight writers on one entity lose many rounds of the read-and-merge
 	// loop to each other: a hot counter needs more rounds than Modify's
 	// default ten, or some increments end in entity.ErrContention.
@@ -96,6 +91,11 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
+	if err := messages.Provision(ctx); err != nil { // the table, unless it exists
+		return err
+	}
+	fmt.Fprintln(out, "== dataseries: 24 hourly counters in one entity (design guide §6.9)")
+
 	// 1. Eight chat servers count the messages employee 000123 sends, 25
 	// each, all at once, into the hours 08 to 17.
 	const servers, each = 8, 25

@@ -134,17 +134,12 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := employees.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
-	if err := directory.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
 	p, err := eventual.New(eventual.QueuesOf(queues, names.CopyQueue), nil, eventual.Config{})
 	if err != nil {
 		return err
 	}
-	if err := p.CreateQueues(ctx); err != nil {
+	// The two tables and the queues, unless they exist: one call.
+	if err := account.Provision(ctx, employees, directory, p); err != nil {
 		return err
 	}
 

@@ -96,7 +96,7 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := tbl.CreateTableIfNotExists(ctx); err != nil {
+	if err := tbl.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	// client is the table without encryption: what the service stores.

@@ -112,11 +112,6 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	for _, t := range []*entity.Table[Employee]{current, archive} {
-		if err := t.CreateTableIfNotExists(ctx); err != nil {
-			return err
-		}
-	}
 	// What the handlers and hooks saw, for the story to tell; they run on
 	// the processor's worker goroutines.
 	var (
@@ -137,7 +132,8 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := p.CreateQueues(ctx); err != nil {
+	// The two tables and the queues, unless they exist: one call.
+	if err := account.Provision(ctx, current, archive, p); err != nil {
 		return err
 	}
 	// The handler: each step idempotent. Move copies the employee into

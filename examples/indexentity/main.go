@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/eventual"
@@ -104,21 +103,16 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := emps.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
 	blobs, err := acct.Container(names.Lists)
 	if err != nil {
-		return err
-	}
-	if _, err := blobs.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 		return err
 	}
 	p, err := eventual.New(eventual.QueuesOf(queues, names.IndexQueue), nil, eventual.Config{})
 	if err != nil {
 		return err
 	}
-	if err := p.CreateQueues(ctx); err != nil {
+	// The table, the queues and the lists' container, unless they exist.
+	if err := account.Provision(ctx, emps, p, account.ContainerProvisioner(blobs)); err != nil {
 		return err
 	}
 	s, err := indexentity.New(emps, indexentity.Config{Processor: p, Blobs: blobs}, indexes...)

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/cost"
@@ -116,21 +115,12 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := tbl.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
 	photos, err := acct.Container(names.Photos)
 	if err != nil {
 		return err
 	}
-	if _, err := photos.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
-		return err
-	}
 	cleanup, err := eventual.New(eventual.QueuesOf(queues, names.Cleanup), nil, eventual.Config{})
 	if err != nil {
-		return err
-	}
-	if err := cleanup.CreateQueues(ctx); err != nil {
 		return err
 	}
 	// The story's clock, which it moves an hour on; a service leaves
@@ -142,6 +132,10 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 		Now:         func() time.Time { return time.Now().Add(time.Duration(later.Load())) },
 	})
 	if err != nil {
+		return err
+	}
+	// The table, the container and the cleanup queues, unless they exist.
+	if err := emps.Provision(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "== large: an employee with a 5 MiB photo, more than an entity holds (design guide §6.11)")

@@ -100,7 +100,7 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := attempts.CreateTableIfNotExists(ctx); err != nil {
+	if err := attempts.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	fmt.Fprintln(out, "== logtail: a user's login attempts, newest first (design guide §6.7)")

@@ -98,7 +98,7 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := depts.CreateTableIfNotExists(ctx); err != nil {
+	if err := depts.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	emps, err := entity.NewTableFromService[Employee](tables, names.Company)

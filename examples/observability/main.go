@@ -171,7 +171,7 @@ func observe(ctx context.Context, acct *account.Account, names Names) (Observed,
 	if err != nil {
 		return Observed{}, err
 	}
-	if err := emps.CreateTableIfNotExists(ctx); err != nil {
+	if err := emps.Provision(ctx); err != nil { // the table, unless it exists
 		return Observed{}, err
 	}
 

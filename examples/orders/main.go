@@ -187,11 +187,6 @@ func newService(ctx context.Context, acct *account.Account, names Names) (*servi
 	if err != nil {
 		return nil, err
 	}
-	for _, create := range []func(context.Context) error{orders.CreateTableIfNotExists, entries.CreateTableIfNotExists, archive.CreateTableIfNotExists, auditTable.CreateTableIfNotExists} {
-		if err := create(ctx); err != nil {
-			return nil, err
-		}
-	}
 	audit, err := logtail.New(auditTable, logtail.Config{})
 	if err != nil {
 		return nil, err
@@ -202,7 +197,8 @@ func newService(ctx context.Context, acct *account.Account, names Names) (*servi
 	if err != nil {
 		return nil, err
 	}
-	if err := p.CreateQueues(ctx); err != nil {
+	// Every table and queue of the service, unless it exists: one call.
+	if err := account.Provision(ctx, orders, entries, archive, audit, p); err != nil {
 		return nil, err
 	}
 	set, err := secondaryindex.New(orders, secondaryindex.Config{Processor: p, Entries: entries}, indexes()...)

@@ -47,7 +47,7 @@ func run(ctx context.Context, connStr, table string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := emps.CreateTableIfNotExists(ctx); err != nil {
+	if err := emps.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 

@@ -110,7 +110,7 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := hr.CreateTableIfNotExists(ctx); err != nil {
+	if err := hr.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	fmt.Fprintln(out, "== resolver: departments and employees in one partition (design guide §5, §7)")

@@ -95,15 +95,15 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := catalog.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
 	logins, err := rotation.New(tables, catalog.Client(), rotation.Config[Attempt]{
 		Name:   names.Rotation,
 		Period: rotation.Day,
 		Time:   func(a *Attempt) time.Time { return a.At },
 	})
 	if err != nil {
+		return err
+	}
+	if err := logins.Provision(ctx); err != nil { // the catalog, unless it exists
 		return err
 	}
 	fmt.Fprintln(out, "== rotation: login attempts in a table per day (design guide §6.8)")

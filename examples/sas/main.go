@@ -83,7 +83,7 @@ func run(ctx context.Context, acct *account.Account, iss *sas.Issuer, names Name
 	if err != nil {
 		return err
 	}
-	if err := owner.CreateTableIfNotExists(ctx); err != nil {
+	if err := owner.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	name := names.Orders

@@ -124,16 +124,12 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	for _, t := range []*entity.Table[Employee]{staffTable, byQueue} {
-		if err := t.CreateTableIfNotExists(ctx); err != nil {
-			return err
-		}
-	}
 	p, err := eventual.New(eventual.QueuesOf(queues, names.IndexQueue), nil, eventual.Config{})
 	if err != nil {
 		return err
 	}
-	if err := p.CreateQueues(ctx); err != nil {
+	// The two tables and the queues, unless they exist: one call.
+	if err := account.Provision(ctx, staffTable, byQueue, p); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "== secondaryindex: employees by email and by last name (design guide §6.1, §6.2)")

@@ -89,7 +89,7 @@ func newTypedTable[T any](ctx context.Context, env *tourEnv, hint string) (*enti
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := tbl.CreateTableIfNotExists(ctx); err != nil {
+	if err := tbl.Provision(ctx); err != nil {
 		return nil, nil, err
 	}
 	drop := func() {

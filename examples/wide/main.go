@@ -110,11 +110,11 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := tbl.CreateTableIfNotExists(ctx); err != nil {
-		return err
-	}
 	emps, err := wide.New(tbl, wide.Config{})
 	if err != nil {
+		return err
+	}
+	if err := emps.Provision(ctx); err != nil { // the table, unless it exists
 		return err
 	}
 	fmt.Fprintln(out, "== wide: an employee with 1,000 skill ratings, more properties than one entity holds (design guide §6.10)")

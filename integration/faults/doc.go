@@ -13,6 +13,11 @@
 //     a number of requests (before sending the next, or once the service
 //     executed it): package crashtest's crash points, usable outside tests
 //     too, since faults links no testing.
+//   - [Deleting], a pipeline policy that refuses the creates of a table,
+//     queue or container name with 409 TableBeingDeleted (QueueBeingDeleted,
+//     ContainerBeingDeleted), as the service does for about 40 seconds
+//     after a delete and Azurite never does: the case a Provision must
+//     wait out, never report as done.
 //
 // A lost reply is the case that makes a retried insert see 409, a retried
 // conditional update 412 and a retried $batch a 409 at operation 0 for a change

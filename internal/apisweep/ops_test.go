@@ -51,11 +51,18 @@ func TestNoPanicOnNilOperations(t *testing.T) {
 					_, _ = account.NewFromConnectionString(";=;", &account.Options{})
 				},
 				"NewFromSASURL": func() { _, _ = account.NewFromSASURL("", nil); _, _ = account.NewFromSASURL("http://x/?", nil) },
+				"Provision": func() {
+					_ = account.Provision(ctx)
+					_ = account.Provision(ctx, nil, nilDyn, account.QueueProvisioner(nil))
+				},
+				"QueueProvisioner":     func() { _ = account.QueueProvisioner(nil).Provision(ctx) },
+				"ContainerProvisioner": func() { _ = account.ContainerProvisioner(nil).Provision(ctx) },
 			},
 			types: map[string]reflect.Type{
 				"Account": reflect.TypeFor[account.Account](), "ConfigError": reflect.TypeFor[account.ConfigError](),
 				"EndpointError": reflect.TypeFor[account.EndpointError](), "Endpoints": reflect.TypeFor[account.Endpoints](),
-				"Options": reflect.TypeFor[account.Options](),
+				"Options": reflect.TypeFor[account.Options](), "ProvisionError": reflect.TypeFor[account.ProvisionError](),
+				"Provisioner": reflect.TypeFor[account.Provisioner](),
 			},
 			working: map[string]reflect.Value{"Account": reflect.ValueOf(acct)},
 		},

@@ -17,7 +17,9 @@ type Reader struct {
 }
 
 // NewReader returns a Reader of the log that Loggers with the same
-// Config.Service and Config.Period write to c. Nothing is sent.
+// Config.Service and Config.Period write to c. Nothing is sent. A Reader
+// reads the container its Loggers write and creates nothing: it has no
+// Provision (Logger.Provision creates the container).
 func NewReader(c *container.Client, cfg Config) (*Reader, error) {
 	if c == nil {
 		return nil, &ConfigError{Field: "container", Reason: ReasonNil}

@@ -327,17 +327,28 @@ func badRow(err error) (Key, bool) {
 // entity at k (what names it in errors: "source" or "target"), lets change
 // edit a fresh copy, and checks that change kept the keys. A change's own
 // error is returned as is.
-func readChanged[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key, what string, change func(*V) error) (*doc[V], V, error) {
+func readChanged[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key, what string, create bool, change func(*V) error) (*doc[V], V, error) {
 	var cur V
 	old, err := read[V](ctx, rows, k)
 	if err != nil {
 		return nil, cur, &StepError{Step: "read " + what, Key: k, Err: err}
 	}
-	if old == nil {
+	switch {
+	case old == nil && !create:
 		return nil, cur, &StepError{Step: "read " + what, Key: k, Err: entity.ErrNotFound}
-	}
-	if cur, err = old.fresh(); err != nil {
-		return nil, cur, &StepError{Step: "read " + what, Key: k, Err: err}
+	case old == nil:
+		// ModifyOptions.Create: change gets V's zero value with the keys
+		// set and no ETag; the write inserts it.
+		if err := entityfields.SetSystem(&cur, entityfields.System{PartitionKey: k.PartitionKey, RowKey: k.RowKey}); err != nil {
+			return nil, cur, &StepError{Step: "create " + what, Key: k, Err: err}
+		}
+		if d, ok := any(&cur).(*entity.DynamicEntity); ok {
+			d.Properties = map[string]any{}
+		}
+	default:
+		if cur, err = old.fresh(); err != nil {
+			return nil, cur, &StepError{Step: "read " + what, Key: k, Err: err}
+		}
 	}
 	if err := change(&cur); err != nil {
 		return nil, cur, err

@@ -90,6 +90,14 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOpti
 // wopts is at most one WriteOptions: its Messages, the caller's own, are
 // committed in the write's transaction and sent exactly when it commits.
 //
+// A missing source is an error matching entity.ErrNotFound, unless
+// opts.Create: then change gets S's zero value with the keys set and no
+// ETag, and the source is inserted with its copies, as InsertSource
+// inserts it; when another writer creates it first, the round starts
+// again and changes theirs, so racing creators each apply their change
+// exactly once (TestModifyCreateRacingCreators), and a source deleted
+// between a round's read and its write is created again.
+//
 // Lost replies: the transaction carries entity's write token, so a resent
 // transaction's refusal is settled by reading back (applied, refused, or
 // entity.ErrOutcomeUnknown), never guessed, and the change is applied at
@@ -114,13 +122,13 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 		return out, err
 	}
 	err = c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
-		old, cur, err := readChanged(ctx, c.srcRaw, key, "source", change)
+		old, cur, err := readChanged(ctx, c.srcRaw, key, "source", opts.Create, change)
 		if err != nil {
 			return err
 		}
 		etag, err := c.writeSource(ctx, "ModifySource", key, old, &cur, false, user)
 		if err != nil {
-			return err
+			return createdMeanwhile(old == nil, err)
 		}
 		out = cur
 		return written(&out, key, etag)
@@ -555,6 +563,18 @@ func (o *ops) into(b *entity.Batch) {
 			b.Update(o.bags[i], entity.Merge)
 		}
 	}
+}
+
+// createdMeanwhile makes the refused insert of a ModifyOptions.Create
+// round (inserted true) start the round again, to change what the writer
+// who created the entity first stored: the refusal is certain (a resent
+// transaction's refusal is settled by its write token), so the change was
+// not applied.
+func createdMeanwhile(inserted bool, err error) error {
+	if inserted && errors.Is(err, entity.ErrAlreadyExists) && !errors.Is(err, entity.ErrOutcomeUnknown) {
+		return errline.Join(errAgain, err)
+	}
+	return err
 }
 
 // submitError makes a refused transaction start the round again when an

@@ -82,6 +82,13 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 // wopts is at most one WriteOptions: its Messages, the caller's own, are
 // committed in the write's transaction and sent exactly when it commits.
 //
+// A missing target is an error matching entity.ErrNotFound, unless
+// opts.Create: then change gets T's zero value with the keys set and no
+// ETag, and the target is inserted with its copies, as InsertTarget
+// inserts it; when another writer creates it first, the round starts
+// again and changes theirs, so racing creators each apply their change
+// exactly once (TestModifyCreateRacingCreators).
+//
 // OtherPartition: the source is read and copied, then read again once the
 // target is written; if it changed in between, the copy is refreshed
 // (Refresh), so that a change the fan-out missed — it read the target
@@ -110,12 +117,12 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 	}
 	var w *targetWrite[S]
 	err = c.retry(opts.Retry).Retry(ctx, func(ctx context.Context) error {
-		old, cur, err := readChanged(ctx, c.tgtRaw, key, "target", change)
+		old, cur, err := readChanged(ctx, c.tgtRaw, key, "target", opts.Create, change)
 		if err != nil {
 			return err
 		}
 		w, err = c.writeTarget(ctx, "ModifyTarget", key, old, &cur, false, user)
-		return err
+		return createdMeanwhile(old == nil, err)
 	})
 	if err != nil {
 		return out, err

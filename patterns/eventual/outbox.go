@@ -83,7 +83,11 @@ const (
 	propSetAside = "SetAside"
 )
 
-// NewOutbox returns the outbox of table t, sending through p.
+// NewOutbox returns the outbox of table t, sending through p. The outbox
+// keeps its intents in t, the caller's table, beside the entities they go
+// with, and has no storage of its own: it has no Provision method; create t
+// with t.Provision and p's queues with p.Provision (or both with
+// account.Provision).
 func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outbox[T], error) {
 	if p == nil {
 		return nil, &ConfigError{Field: "processor", Reason: ReasonNil}

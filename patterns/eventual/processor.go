@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/clock"
+	"github.com/tablekit/tablekit/internal/provision"
 	"github.com/tablekit/tablekit/patterns/eventual/internal/queueproc"
 )
 
@@ -30,7 +31,7 @@ type Queue struct {
 
 // QueuesOf returns the queues with the given names of the service, each
 // with its poison queue "<name>-poison". The queues are not created (see
-// Processor.CreateQueues).
+// Processor.Provision).
 func QueuesOf(svc *azqueue.ServiceClient, names ...string) []Queue {
 	qs := make([]Queue, len(names))
 	if svc == nil {
@@ -109,16 +110,40 @@ func queueName(q *azqueue.QueueClient) (string, error) {
 	return parts.QueueName, nil
 }
 
-// CreateQueues creates every queue and poison queue that does not exist.
+// CreateQueues creates every queue and poison queue that does not exist:
+// Provision without the blob container.
 func (p *Processor) CreateQueues(ctx context.Context) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
 	for _, q := range p.queues {
 		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
-			if _, err := c.Create(ctx, nil); err != nil && !queueproc.IsQueueExists(err) {
-				return fmt.Errorf("eventual: creating queue %s: %w", c.URL(), err)
+			if err := provision.Queue(ctx, c); err != nil {
+				return fmt.Errorf("eventual: provision: %w", err)
 			}
+		}
+	}
+	return nil
+}
+
+// Provision creates what the processor stores in, unless it exists: every
+// queue, its poison queue, and the blob container given to New, if any. It
+// returns nil only when all of them exist — created now, found existing, or
+// found by the resend of a create whose reply was lost — and asks again,
+// with backoff, while the service answers that a name is being deleted
+// (QueueBeingDeleted, ContainerBeingDeleted), until ctx ends; the error
+// then matches entity.ErrBeingDeleted and ctx's error
+// (TestProvisionEveryPattern and TestProvisionWhileBeingDeleted in package
+// account). The tables of an Outbox are the caller's: provision them with
+// their entity.Table. It is a package account Provisioner:
+// account.Provision(ctx, p, orders, …).
+func (p *Processor) Provision(ctx context.Context) error {
+	if err := p.CreateQueues(ctx); err != nil {
+		return err
+	}
+	if p.blobs != nil {
+		if err := provision.Container(ctx, p.blobs); err != nil {
+			return fmt.Errorf("eventual: provision: %w", err)
 		}
 	}
 	return nil

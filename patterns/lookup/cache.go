@@ -180,7 +180,9 @@ type flight[T any] struct {
 }
 
 // New returns a cache of the data cfg.Query selects in table t. Nothing
-// is read until the first lookup (or Reload).
+// is read until the first lookup (or Reload). The cache only reads t, a
+// table that other code writes: it has no Provision, and t's owner
+// creates it (t.Provision, or account.Provision with t).
 func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 	if t == nil {
 		return nil, &ConfigError{Field: "table", Reason: ReasonNil}

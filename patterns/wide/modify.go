@@ -7,7 +7,12 @@ import (
 	"maps"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/errline"
 )
+
+// defaultModifyAttempts is Modify's number of rounds when
+// opts.Retry.Attempts is 0, as entity.ModifyOptions documents.
+const defaultModifyAttempts = 40
 
 // errKeysChanged reports a change function that edited the keys: an
 // argument refused before the write, matching entity.ErrInvalid.
@@ -16,7 +21,8 @@ var errKeysChanged = fmt.Errorf("%w: the change edited PartitionKey or RowKey", 
 // Modify reads the logical entity, lets change edit it, and writes it back
 // with opts.Mode (0 means entity.Merge) on condition that nobody wrote it
 // in between; when somebody did, it starts again from a fresh read, with
-// backoff, at most opts.Retry.Attempts times (then entity.ErrContention).
+// backoff, at most opts.Retry.Attempts times (0 means 40, as for
+// entity.Table.Modify; then entity.ErrContention).
 // change may return an error to give up (returned as is, after one call,
 // even one matching entity.ErrPreconditionFailed:
 // TestModifyReturnsTheChangesErrorAsIs); a nil change is
@@ -24,6 +30,16 @@ var errKeysChanged = fmt.Errorf("%w: the change edited PartitionKey or RowKey", 
 // write, matching entity.ErrInvalid (TestInvalidInputRefusedBeforeSending,
 // TestModifyThatEditsTheKeysIsRefused). The written
 // entity is returned. It costs one read and one transaction per round.
+//
+// A missing logical entity is an error matching entity.ErrNotFound, unless
+// opts.Create: then change gets T's zero value with the keys set and no
+// ETag, and what it leaves is inserted (head and rows in one transaction);
+// when another writer inserts it first, the round starts again and changes
+// theirs, so racing creators each apply their change exactly once
+// (TestModifyCreateRacingCreators), and an entity deleted between a
+// round's read and its write is created again. An insert whose reply was
+// lost is settled by the version token in the head, as every write of
+// this package is: applied once, never twice (TestModifyCreateLostReply).
 //
 // Only the rows whose properties changed are written, with the head: a
 // change of a few values rewrites a few rows. With entity.Replace the
@@ -37,6 +53,9 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 	if mode == 0 {
 		mode = entity.Merge
 	}
+	if policy.Attempts <= 0 {
+		policy.Attempts = defaultModifyAttempts
+	}
 	if err := checkKeys(pk, id); err != nil {
 		return out, &Error{Op: "modify", PartitionKey: pk, ID: id, Err: err}
 	}
@@ -49,10 +68,17 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 	var given error // change's own error, returned as is
 	err := policy.Retry(ctx, func(ctx context.Context) error {
 		st, err := w.read(ctx, pk, id)
-		if err != nil {
+		var old *entity.DynamicEntity
+		var from *base // nil: insert
+		switch {
+		case opts.Create && errors.Is(err, entity.ErrNotFound):
+			// change gets T's zero value with the keys set and no ETag.
+			old = &entity.DynamicEntity{PartitionKey: pk, RowKey: id, Properties: map[string]any{}}
+		case err != nil:
 			return err
+		default:
+			old, from = st.bag(), st.base()
 		}
-		old := st.bag()
 		var v T
 		if err := entity.FromDynamic(old, &v); err != nil {
 			return err
@@ -72,8 +98,19 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 			maps.Copy(old.Properties, bag.Properties)
 			bag.Properties = old.Properties
 		}
-		res, err := w.commit(ctx, bag, st.base())
-		if err != nil {
+		res, err := w.commit(ctx, bag, from)
+		switch {
+		case err == nil:
+		case errors.Is(err, entity.ErrOutcomeUnknown):
+			return err
+		case opts.Create && from == nil && errors.Is(err, entity.ErrAlreadyExists):
+			// Created by another writer since the read (a refusal commit
+			// settled: not this write's own resent insert): change theirs.
+			return errline.Join(entity.ErrPreconditionFailed, err)
+		case opts.Create && from != nil && errors.Is(err, entity.ErrNotFound):
+			// Deleted since the read: create it again.
+			return errline.Join(entity.ErrPreconditionFailed, err)
+		default:
 			return err
 		}
 		out = v

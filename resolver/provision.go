@@ -1,0 +1,17 @@
+package resolver
+
+import "context"
+
+// Provision creates the table unless it exists, as entity.Table.Provision
+// does: nil only when it exists — created now, found existing, or found by
+// the resend of a create whose reply was lost — and, while the service
+// answers that the name is being deleted, asked again until ctx ends (an
+// error matching entity.ErrBeingDeleted then). It is a package account
+// Provisioner: account.Provision(ctx, hr, …) creates every resource of a
+// program in one call (TestProvisionEveryPattern in package account).
+func (t *Table) Provision(ctx context.Context) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	return t.bags.Provision(ctx)
+}

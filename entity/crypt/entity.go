@@ -1,0 +1,56 @@
+package crypt
+
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/internal/protect"
+)
+
+// Entity returns the table as an *entity.Table[T] that encrypts and
+// decrypts under this Table's policy at every call: Get, Insert, Upsert,
+// Update, UpdateAny, Modify, Query, QueryPage, QueryPartitions, BulkWrite,
+// its batches (NewBatch and Submit), the views entity.ViewAs makes of it
+// and WithWriteTokens, and its conversions (Unmarshal, ToDynamic,
+// FromDynamic, Seal, Open). Each call binds the policy to its own
+// context, which reaches the key-encryption key.
+//
+// It is how an encrypted table composes with everything that takes an
+// *entity.Table[T] — every pattern, package backup, package resolver —
+// with no second copy of the rows: whatever those write through it is
+// encrypted as this Table's own writes are, whatever they read is checked
+// and decrypted, and what the format cannot take is refused before any
+// request, as by this Table: Merge (ErrMerge), a filter on an encrypted
+// property without a beacon (ErrEncryptedFilter), an entity added to a
+// transaction by a view without the protection (entity.ErrInvalid).
+// entity.Table.Protected reports true for it, and Encrypts says which
+// properties it encrypts, for what takes a table and copies properties
+// out of it (a pattern that cannot keep a copy encrypted refuses such a
+// table at construction).
+//
+// A view made by entity.ViewAs encrypts the properties T's tags encrypt,
+// and those Config.Encrypt chooses, by name, whatever its own type: a
+// pattern's property bags of the table are written and read as T's.
+func (t *Table[T]) Entity() *entity.Table[T] { return t.ent }
+
+// guard is the Table's protection as entity binds it (protect.Guard).
+type guard[T any] struct{ t *Table[T] }
+
+func (g guard[T]) Bind(ctx context.Context, op string, beaconed bool) protect.Scheme {
+	c := g.t.core.bind(ctx)
+	c.op, c.beaconed = op, beaconed
+	return c
+}
+
+func (g guard[T]) Query(q any, partitions []string, fanOut bool) (any, bool, error) {
+	return g.t.query(q.(entity.Query), partitions, fanOut)
+}
+
+func (g guard[T]) Refuse(op string) error { return errMerge(op) }
+
+func (g guard[T]) Encrypts(property string) (always, maybe bool) {
+	if g.t.core.tags[property]&protect.Encrypt != 0 {
+		return true, true
+	}
+	return false, g.t.core.mayEncrypt(property)
+}

@@ -93,7 +93,10 @@ type batchOp struct {
 // added, as that table's Insert would, under a scheme bound to
 // context.Background() (a remote key-encryption key is asked without the
 // Submit's deadline: give Config.ContentKeyWrites of package crypt a
-// value above 1 so that few adds ask it); a merge is recorded as the
+// value above 1 so that few adds ask it). A merge is taken only when it
+// carries no property but the write token — a fence, which makes the
+// transaction conditional on another entity's ETag and leaves its
+// protected properties as they are; any other merge is recorded as the
 // error of package crypt that refuses it.
 func (t *Table[T]) NewBatch() *Batch {
 	if err := t.ok(); err != nil {
@@ -230,7 +233,11 @@ func (b *Batch) add(kind OpKind, rule etagRule, e any, s protect.Scheme) *Batch 
 	if s == nil {
 		s = b.scheme
 	}
-	if b.guard != nil && (kind == OpMerge || kind == OpUpsertMerge) {
+	switch {
+	case b.guard == nil:
+	case kind == OpMerge:
+		s = fenceScheme{b.guard} // a merge of nothing checks an ETag
+	case kind == OpUpsertMerge:
 		b.fail(len(b.ops), b.guard.Refuse("a transaction's "+kind.String()))
 	}
 	if err := op.bind(e, s); err != nil {

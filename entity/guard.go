@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity/internal/protect"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // A protected Table is what package crypt's Table.Entity returns: an
@@ -294,3 +295,30 @@ func (sizingWriter) Property(_ string, mode protect.Mode, _ uint8, text []byte, 
 
 func (sizingWriter) Finish() ([]protect.Property, error) { return nil, nil }
 func (sizingWriter) Close()                              {}
+
+// fenceScheme encodes a merge in a protected table's transaction: one that
+// carries no property but the write token (a fence, conditional on the
+// entity's ETag) leaves the entity's protected properties and their
+// metadata as they are, so it goes out as it is; any other is refused, as
+// every merge of a protected entity is.
+type fenceScheme struct{ g protect.Guard }
+
+func (s fenceScheme) Writer(string, string) (protect.Writer, error) { return fenceWriter(s), nil }
+func (fenceScheme) Reader([]byte, []byte, protect.Props) (protect.Reader, error) {
+	return clearReader{}, nil
+}
+func (fenceScheme) Reserved(string) bool { return false }
+
+type fenceWriter struct{ g protect.Guard }
+
+func (w fenceWriter) Mode(name string, _ protect.Mode) (protect.Mode, error) {
+	if name == wtoken.Property {
+		return 0, nil
+	}
+	return 0, w.g.Refuse("a transaction's merge of property " + name + " (a merge of no property but the write token, a fence, is taken)")
+}
+func (fenceWriter) Property(string, protect.Mode, uint8, []byte, any) ([]byte, error) {
+	return nil, nil
+}
+func (fenceWriter) Finish() ([]protect.Property, error) { return nil, nil }
+func (fenceWriter) Close()                              {}

@@ -244,7 +244,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old 
 	var curBag, oldBag *entity.DynamicEntity
 	if cur != nil {
 		var err error
-		if curBag, err = bagOf(cur, old, c.srcProps); err != nil {
+		if curBag, err = bagOf(c.srcBags, cur, old, c.srcProps); err != nil {
 			return "", err
 		}
 	}

@@ -52,16 +52,19 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 		if err != nil {
 			return err
 		}
-		old := st.bag()
+		old, err := w.open(ctx, st.bag()) // in clear: a merge below merges values
+		if err != nil {
+			return err
+		}
 		var v T
-		if err := entity.FromDynamic(old, &v); err != nil {
+		if err := w.codec.FromDynamic(old, &v); err != nil {
 			return err
 		}
 		if err := change(&v); err != nil {
 			given = err
 			return errGaveUp // not change's error, which Retry might take for a lost round
 		}
-		bag, err := entity.ToDynamic(&v)
+		bag, err := w.codec.ToDynamic(&v)
 		if err != nil {
 			return err
 		}
@@ -71,6 +74,9 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 		if mode == entity.Merge {
 			maps.Copy(old.Properties, bag.Properties)
 			bag.Properties = old.Properties
+		}
+		if bag, err = w.seal(ctx, bag); err != nil {
+			return err
 		}
 		res, err := w.commit(ctx, bag, st.base())
 		if err != nil {

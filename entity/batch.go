@@ -109,6 +109,47 @@ func (t *Table[T]) NewBatch() *Batch {
 	return b
 }
 
+// View is any *Table[T]: Batch.Through takes a view of the batch's table
+// whatever its entity type. Only this package's tables implement it.
+type View interface {
+	viewOf() (name string, g protect.Guard)
+}
+
+func (t *Table[T]) viewOf() (string, protect.Guard) {
+	if t == nil {
+		return "", nil
+	}
+	return t.name, t.guard
+}
+
+// Through makes the entities added to b from now on encoded through
+// view's protection (none for a view without): view is a table of the
+// batch's table, typically a view of another protected table of it
+// (package crypt's Table.Entity of another entity type, or ViewAs of one),
+// so that one transaction writes entities of several types each encrypted
+// as its own type says — a pattern writing its property bags of two types
+// in one transaction. A view of another table is recorded as b's error.
+// It returns b.
+func (b *Batch) Through(view View) *Batch {
+	if b == nil {
+		return nilBatch()
+	}
+	if view == nil {
+		b.fail(len(b.ops), &ValidationError{Rule: "batch", Limit: "a view of the batch's table", Value: "nil"})
+		return b
+	}
+	name, g := view.viewOf()
+	if name != b.table {
+		b.fail(len(b.ops), &ValidationError{Rule: "batch", Limit: "a view of the batch's table " + shorten(b.table), Value: shorten(name)})
+		return b
+	}
+	b.guard, b.scheme = g, nil
+	if g != nil {
+		b.scheme = g.Bind(context.Background(), "", false)
+	}
+	return b
+}
+
 // etagRule is how an operation's If-Match is chosen.
 type etagRule uint8
 

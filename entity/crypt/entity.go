@@ -2,6 +2,9 @@ package crypt
 
 import (
 	"context"
+	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/internal/protect"
@@ -53,4 +56,49 @@ func (g guard[T]) Encrypts(property string) (always, maybe bool) {
 		return true, true
 	}
 	return false, g.t.core.mayEncrypt(property)
+}
+
+// addTags records the modes the tags of T (its fields, list) and of the
+// other types of Config.Types give their properties.
+func (c *core) addTags(hooks *protect.Hooks, self reflect.Type, list []protect.Field, types []any) error {
+	add := func(t reflect.Type, fields []protect.Field) error {
+		for _, f := range fields {
+			if f.Mode == 0 {
+				continue
+			}
+			if c.tags == nil {
+				c.tags = map[string]protect.Mode{}
+			}
+			if m, ok := c.tags[f.Name]; ok && m != f.Mode {
+				return &ConfigError{Field: "Config.Types", Reason: "property " + f.Name + " is tagged " + modeName(f.Mode) + " in " + t.String() + " and " + modeName(m) + " in another type of the table"}
+			}
+			c.tags[f.Name] = f.Mode
+		}
+		return nil
+	}
+	if err := add(self, list); err != nil {
+		return err
+	}
+	for i, v := range types {
+		t := reflect.TypeOf(v)
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			return &ConfigError{Field: "Config.Types", Reason: "item " + strconv.Itoa(i) + " is not a struct value or a pointer to one"}
+		}
+		fields, err := hooks.Fields(t)
+		if err != nil {
+			return err
+		}
+		for _, f := range fields {
+			if strings.HasPrefix(f.Name, ReservedPrefix) {
+				return &entity.TypeError{Type: t, Field: f.Name, Reason: "property names starting with " + ReservedPrefix + " are reserved for encryption metadata"}
+			}
+		}
+		if err := add(t, fields); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -58,6 +58,17 @@ type Config struct {
 	// BeaconKey is the beacons' HMAC key, at least 32 bytes; required with
 	// Beacons. Keep it apart from the key-encryption key.
 	BeaconKey []byte
+	// Types lists the other entity types the table holds, a value (or
+	// pointer) of each: the properties their tags encrypt or sign are
+	// protected so in every view of this Table — its Entity's property
+	// bags (entity.ViewAs), and entities of T that happen to have a
+	// property of that name — as in the views of the other types' crypt
+	// Tables of the same table. Give it when several types share one table
+	// and a component reads or writes them together: package denormalize's
+	// sources and targets in one table (each crypt Table naming the other's
+	// type), package resolver's registered types. A name two types tag
+	// differently (encrypt and sign) is a *ConfigError.
+	Types []any
 	// Legacy reads, decrypt only, entities written by the .NET client's
 	// TableEncryptionPolicy (AES-CBC, no integrity), so they can be
 	// written back in this package's format. false refuses them.
@@ -166,13 +177,10 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 				return nil, &entity.TypeError{Type: reflect.TypeFor[T](), Field: f.Name, Reason: "property names starting with " + ReservedPrefix + ", and the .NET client's metadata names, are reserved for encryption metadata"}
 			}
 			t.fields[f.Name] = f
-			if f.Mode != 0 {
-				if c.tags == nil {
-					c.tags = map[string]protect.Mode{}
-				}
-				c.tags[f.Name] = f.Mode
-			}
 		}
+	}
+	if err := c.addTags(hooks, reflect.TypeFor[T](), list, cfg.Types); err != nil {
+		return nil, err
 	}
 	if cfg.Encryptable != nil && cfg.Encrypt != nil {
 		c.encryptable = make(map[string]bool, len(cfg.Encryptable))
@@ -193,7 +201,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
 				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
 			}
-			if f, ok := t.fields[b]; t.fields != nil && !c.mayEncrypt(b) && (!ok || f.Mode&protect.Encrypt == 0) {
+			if t.fields != nil && !c.mayEncrypt(b) && c.tags[b]&protect.Encrypt == 0 {
 				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
 			}
 			c.beacons[b] = true

@@ -118,7 +118,7 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], cfg Confi
 			}
 		}
 	}
-	if err := checkEncrypted(targets, sources, c.rels); err != nil {
+	if err := checkEncrypted(targets, sources, c.rels, tgtProps, srcProps); err != nil {
 		return nil, err
 	}
 	// Views of the tables given, so that a protected one (package crypt)

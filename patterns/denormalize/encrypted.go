@@ -1,11 +1,28 @@
 package denormalize
 
-import "github.com/tablekit/tablekit/entity"
+import (
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
+)
 
 // checkEncrypted refuses relations that would copy a property the sources'
 // table encrypts (package crypt) into a property the targets' table does
 // not always encrypt: the copy would hold the plaintext.
-func checkEncrypted[T, S any](targets *entity.Table[T], sources *entity.Table[S], rels []*relation[T, S]) error {
+//
+// Sources and targets in one table (SamePartition) are written in one
+// transaction and read by one scan, each through the other's view too: the
+// two tables must protect every property either type stores alike.
+func checkEncrypted[T, S any](targets *entity.Table[T], sources *entity.Table[S], rels []*relation[T, S], tgtProps, srcProps *entityfields.Stored) error {
+	if sources.Name() != "" && sources.Name() == targets.Name() && (sources.Protected() || targets.Protected()) {
+		for _, name := range append(srcProps.Names(), tgtProps.Names()...) {
+			sa, sm := sources.Encrypts(name)
+			ta, tm := targets.Encrypts(name)
+			if sa != ta || sm != tm {
+				return &ConfigError{Field: "tables", Reason: "share the table " + sources.Name() + " and protect property " + name + " differently: " +
+					"give each its own crypt Table over the table (package crypt), each naming the other's entity type in crypt.Config.Types, with the same Config.Encrypt"}
+			}
+		}
+	}
 	for i, r := range rels {
 		for _, f := range r.Fields {
 			_, maybe := sources.Encrypts(f.From)

@@ -541,7 +541,6 @@ func (o *ops) len() int {
 	return n
 }
 
-//
 // The source's operation (the first) goes through src's protection, the
 // targets' through tgt's (package crypt: each type encrypted as its own
 // table says); src and tgt are views of one table when there are targets.

@@ -541,8 +541,8 @@ func (o *ops) len() int {
 	return n
 }
 
-// The source's operation (the first) goes through src's protection, the
-// targets' through tgt's (package crypt: each type encrypted as its own
+// into adds the operations to b. The source's operation (the first) goes
+// through src's protection, the targets' through tgt's (package crypt: each type encrypted as its own
 // table says); src and tgt are views of one table when there are targets.
 func (o *ops) into(b *entity.Batch, src, tgt entity.View) {
 	b.Through(src)

@@ -50,6 +50,25 @@ func (t *Table[T]) Encrypts(property string) (always, maybe bool) {
 	return t.guard.Encrypts(property)
 }
 
+// Beacon returns the equality beacon t stores beside the encrypted
+// property's value (package crypt's Config.Beacons): a keyed hash of the
+// value, equal for equal values, which is what an index of an encrypted
+// property keys its entries by instead of the value, and what a lookup
+// computes from the value looked up before reading the candidates back
+// through t (which decrypts them, so that a lookup checks each against the
+// value). value is any value the codec takes for the property (an int is
+// an Int64, as stored). ok is false when t does not encrypt the property:
+// its value is stored in clear, to be indexed as it is. A property t
+// encrypts without a beacon, or encrypts for some entities only
+// (Config.Encrypt), is an error matching ErrInvalid: no index can find its
+// values.
+func (t *Table[T]) Beacon(property string, value any) (beacon []byte, ok bool, err error) {
+	if t == nil || t.guard == nil {
+		return nil, false, nil
+	}
+	return t.guard.Beacon(property, value)
+}
+
 // bind returns t bound to one call's protection: a copy whose shape goes
 // through the guard's scheme for ctx; t itself without a guard. A
 // Table[json.RawMessage] reads bodies as stored and keeps its shape.

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/internal/protect"
@@ -101,4 +104,54 @@ func (c *core) addTags(hooks *protect.Hooks, self reflect.Type, list []protect.F
 		}
 	}
 	return nil
+}
+
+func (g guard[T]) Beacon(property string, value any) ([]byte, bool, error) {
+	always, maybe := g.Encrypts(property)
+	switch {
+	case !maybe:
+		return nil, false, nil
+	case !always:
+		return nil, true, &BeaconError{Property: property, Reason: "Config.Encrypt encrypts it for some entities and not others: an index needs it encrypted in every entity (tag it encrypt) or in none (leave it out of Config.Encryptable)"}
+	case !g.t.core.beacons[property]:
+		return nil, true, &BeaconError{Property: property, Reason: "encrypted without a beacon: list it in Config.Beacons (which reveals equal values) to index it"}
+	}
+	d, err := entity.ToDynamic((&entity.DynamicEntity{PartitionKey: "k", RowKey: "k"}).Set(property, value))
+	if err != nil {
+		return nil, true, err
+	}
+	v := d.Properties[property]
+	edm := canonicalEDM(v)
+	if f, ok := g.t.fields[property]; ok && f.EDM != 0 && entity.EDMType(f.EDM) != edm {
+		return nil, true, &BeaconError{Property: property, Reason: "the property is " + entity.EDMType(f.EDM).String() + ", the value " + edm.String() + ": an equal value of another type never matches"}
+	}
+	b, err := g.t.core.beacon(nil, property, edm, v)
+	if err != nil {
+		return nil, true, &BeaconError{Property: property, Reason: err.Error()}
+	}
+	return b, true, nil
+}
+
+// canonicalEDM is the EDM type of a value of entity.DynamicEntity's
+// canonical Go types.
+func canonicalEDM(v any) entity.EDMType {
+	switch v.(type) {
+	case string:
+		return entity.EDMString
+	case int32:
+		return entity.EDMInt32
+	case int64:
+		return entity.EDMInt64
+	case float64:
+		return entity.EDMDouble
+	case bool:
+		return entity.EDMBoolean
+	case time.Time:
+		return entity.EDMDateTime
+	case uuid.UUID:
+		return entity.EDMGuid
+	case []byte:
+		return entity.EDMBinary
+	}
+	return 0
 }

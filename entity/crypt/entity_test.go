@@ -195,3 +195,49 @@ func TestValidateEncryptedType(t *testing.T) {
 		t.Errorf("a value whose ciphertext does not fit: %v, want ErrInvalid", err)
 	}
 }
+
+// TestBeacon: entity.Table.Beacon computes the beacon crypt stores beside
+// an encrypted value, the seam an index of encrypted values keys its
+// entries by; a property in clear is indexed as it is; one encrypted
+// without a beacon cannot be indexed.
+func TestBeacon(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ct, raw := onAzurite[device](t, env, crypt.Config{Beacons: []string{"APIKey"}, BeaconKey: bytes.Repeat([]byte{7}, 32)})
+	if err := ct.Insert(ctx, &device{PartitionKey: "p", RowKey: "r", APIKey: "beaconed"}); err != nil {
+		t.Fatal(err)
+	}
+	var stored []byte
+	for _, b := range rawBodies(t, raw) {
+		var d entity.DynamicEntity
+		if err := entity.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		stored, _ = entity.Prop[[]byte](&d, crypt.BeaconPrefix+"APIKey")
+	}
+	view, err := entity.ViewAs[entity.DynamicEntity](ct.Entity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tbl := range []interface {
+		Beacon(string, any) ([]byte, bool, error)
+	}{ct.Entity(), view} {
+		b, ok, err := tbl.Beacon("APIKey", "beaconed")
+		if err != nil || !ok || len(stored) == 0 || !bytes.Equal(b, stored) {
+			t.Errorf("Beacon: %x, %v, %v; stored %x", b, ok, err, stored)
+		}
+		if other, _, _ := tbl.Beacon("APIKey", "other"); bytes.Equal(other, stored) {
+			t.Error("two values have one beacon")
+		}
+		if _, ok, err := tbl.Beacon("Name", "n"); ok || err != nil {
+			t.Errorf("Beacon of a clear property: %v, %v", ok, err)
+		}
+	}
+	if _, _, err := ct.Entity().Beacon("APIKey", int64(3)); !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("a value of another type: %v, want ErrInvalid", err)
+	}
+	plain, _ := onAzurite[device](t, env, crypt.Config{})
+	if _, ok, err := plain.Entity().Beacon("APIKey", "x"); !ok || !errors.Is(err, entity.ErrInvalid) {
+		t.Errorf("an encrypted property without a beacon: %v, %v, want ErrInvalid", ok, err)
+	}
+}

@@ -134,6 +134,9 @@ type Guard interface {
 	// Encrypts reports whether the property is encrypted in every entity
 	// (always) or may be in some (maybe).
 	Encrypts(property string) (always, maybe bool)
+	// Beacon returns the equality beacon stored beside an encrypted
+	// property's value (see entity.Table.Beacon).
+	Beacon(property string, value any) (beacon []byte, ok bool, err error)
 }
 
 // Hooks is what package entity offers to the Scheme's package.

@@ -31,7 +31,9 @@ type DevicePlain struct {
 // in another process). /tablekit-shared shares a content key among up to
 // 1,024 writes (crypt.Config.ContentKeyWrites). /ratio interleaves the
 // three in rounds of appendRound appends and reports the CPU of each over
-// /raw's: the figures that hold on a loaded machine.
+// /raw's: the figures that hold on a loaded machine. Measured (four runs,
+// 2 shared cores): storage-tx/op 1.000 for both; tablekit/raw-cpu 1.07 to
+// 1.09, shared/raw-cpu 1.05 to 1.08; raw 260 to 375 cpu-µs/op.
 func BenchmarkEncryptedAppend(b *testing.B) {
 	ctx := context.Background()
 	meter := cost.NewMeter()

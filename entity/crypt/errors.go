@@ -93,7 +93,9 @@ func (e *BeaconError) Error() string {
 
 // Is makes errors.Is(err, ErrNoBeacon) and errors.Is(err, entity.ErrInvalid)
 // true.
-func (e *BeaconError) Is(target error) bool { return target == ErrNoBeacon || target == entity.ErrInvalid }
+func (e *BeaconError) Is(target error) bool {
+	return target == ErrNoBeacon || target == entity.ErrInvalid
+}
 
 // ReadError reports an entity that cannot be read: ErrTampered,
 // ErrMetadata, ErrUnknownKey, ErrUnwrap, ErrNotEncrypted or ErrPolicy, with

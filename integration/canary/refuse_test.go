@@ -62,8 +62,10 @@ func TestEncryptedTableRefusals(t *testing.T) {
 	clearDir := encrypted[EntryClear](t, env.TableService.NewClient("refusalsother"), crypt.Config{Key: key}).Entity()
 	_, err = denormalize.New(clearDir, emps, denormalize.Config{Processor: mustProcessor(t)}, denormalize.Relation[EntryClear, Employee]{
 		Name: "manager", Placement: denormalize.OtherPartition,
-		Fields:  []denormalize.Field{{From: "Phone", To: "ManagerPhone"}},
-		Source:  func(d *EntryClear) (denormalize.Key, bool) { return denormalize.Key{PartitionKey: d.RowKey, RowKey: d.Manager}, true },
+		Fields: []denormalize.Field{{From: "Phone", To: "ManagerPhone"}},
+		Source: func(d *EntryClear) (denormalize.Key, bool) {
+			return denormalize.Key{PartitionKey: d.RowKey, RowKey: d.Manager}, true
+		},
 		Targets: func(*Employee) denormalize.Targets { return denormalize.Targets{} },
 	})
 	add("denormalize copying an encrypted property into a clear one", err, "tag the target's field encrypt")

@@ -2,14 +2,12 @@ package canary_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/entity"
@@ -533,22 +531,6 @@ func (r *run) refusals(devicesName, key string) {
 	_, err = dev.Submit(r.ctx, pb)
 	r.refused("an entity added by a view without the protection", err, entity.ErrInvalid)
 }
-
-// gunzip returns the content of a gzip stream, for tests of the scan.
-func gunzip(t testing.TB, b []byte) []byte {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-var _ = time.Second
 
 // Filler is a payload too large for a queue message.
 type Filler struct{ Text string }

@@ -343,6 +343,9 @@ func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w i
 	if tbl == nil || w == nil {
 		return &ConfigError{Field: "table or writer", Reason: ReasonNil}
 	}
+	if tbl.Protected() {
+		return errEncrypted("")
+	}
 	if _, err := f.Build(); err != nil {
 		return &ConfigError{Field: "filter", Reason: err.Error()}
 	}

@@ -187,6 +187,16 @@
 // Import does, with the same checkpoints and outcomes (the crash and
 // lost-reply tests above run it too).
 //
+// # Encrypted tables
+//
+// An encrypted table (package crypt's Table.Entity) is exported in clear
+// only with ExportOptions.Decrypted, and never by ExportCSV: export the
+// table through a plain entity.Table of the same client for the
+// ciphertexts, and import them through a plain table; a crypt Table of the
+// original table's name (crypt.Config.Table) reads them, with the keys
+// that wrote them. Import through an encrypted table encrypts what it
+// writes.
+//
 // # Azurite and Cosmos DB
 //
 // All tests run on Azurite. Under the Cosmos DB profile of package

@@ -122,3 +122,17 @@ func (e *EntityError) Unwrap() error {
 	}
 	return e.Err
 }
+
+// errEncrypted refuses to export an encrypted table (package crypt's
+// Table.Entity) in clear unless asked to by the option named (none:
+// ExportCSV has no such option).
+func errEncrypted(option string) error {
+	reason := "is encrypted (package crypt's Table.Entity), and its export would hold every encrypted property in clear: " +
+		"export the table through a plain entity.Table of the same client for a backup of the ciphertexts"
+	if option != "" {
+		reason += ", or set " + option + " to export the plaintext on purpose"
+	} else {
+		reason += ", or use Export with ExportOptions.Decrypted to export the plaintext on purpose"
+	}
+	return &ConfigError{Field: "table", Reason: reason}
+}

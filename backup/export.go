@@ -44,6 +44,16 @@ type ExportOptions struct {
 	Checkpoint func(Checkpoint) error
 	// Progress, if set, is called after each segment.
 	Progress func(Progress)
+	// Decrypted exports an encrypted table (package crypt's Table.Entity)
+	// in clear: every property the table decrypts is written to the backup
+	// as plaintext. Without it such a table is refused before any request
+	// (a *ConfigError matching entity.ErrInvalid): export the table through
+	// a plain entity.Table of the same client instead, and the backup
+	// holds the ciphertexts and their metadata as stored — it imports
+	// (through a plain table) into a table of the same name, whose crypt
+	// Table reads it with the keys that wrote it (see crypt's Rotate for
+	// how long those must be kept).
+	Decrypted bool
 }
 
 // Checkpoint is a point an export can resume from.
@@ -128,6 +138,9 @@ func below(from, to string) bool { return to == "" || keys.Compare(from, to) < 0
 func prepare(tbl *entity.Table[entity.DynamicEntity], opts ExportOptions) (ExportOptions, position, error) {
 	if tbl == nil {
 		return opts, position{}, &ConfigError{Field: "table", Reason: ReasonNil}
+	}
+	if tbl.Protected() && !opts.Decrypted {
+		return opts, position{}, errEncrypted("ExportOptions.Decrypted")
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {

@@ -70,6 +70,10 @@ type Batch struct {
 	made  bool   // made by Table.NewBatch
 	ops   []batchOp
 	err   error
+	// guard and scheme: made by a protected table, whose scheme encodes
+	// every entity added (see guard.go).
+	guard  protect.Guard
+	scheme protect.Scheme
 }
 
 type batchOp struct {
@@ -79,15 +83,71 @@ type batchOp struct {
 	pk, rk string
 	etag   string
 	body   []byte
+	sealed bool // body encoded through a protection scheme
 }
 
 // NewBatch returns an empty entity group transaction on t's table, to be
 // run by t.Submit (or the Submit of another view of the same table).
+//
+// A protected table's batch (Table.Protected) encrypts each entity as it is
+// added, as that table's Insert would, under a scheme bound to
+// context.Background() (a remote key-encryption key is asked without the
+// Submit's deadline: give Config.ContentKeyWrites of package crypt a
+// value above 1 so that few adds ask it). A merge is taken only when it
+// carries no property but the write token — a fence, which makes the
+// transaction conditional on another entity's ETag and leaves its
+// protected properties as they are; any other merge is recorded as the
+// error of package crypt that refuses it.
 func (t *Table[T]) NewBatch() *Batch {
 	if err := t.ok(); err != nil {
 		return &Batch{err: &BatchError{Index: -1, Err: err}}
 	}
-	return &Batch{table: t.name, made: true}
+	b := &Batch{table: t.name, made: true}
+	if t.guard != nil {
+		b.guard, b.scheme = t.guard, t.guard.Bind(context.Background(), "", false)
+	}
+	return b
+}
+
+// View is any *Table[T]: Batch.Through takes a view of the batch's table
+// whatever its entity type. Only this package's tables implement it.
+type View interface {
+	viewOf() (name string, g protect.Guard)
+}
+
+func (t *Table[T]) viewOf() (string, protect.Guard) {
+	if t == nil {
+		return "", nil
+	}
+	return t.name, t.guard
+}
+
+// Through makes the entities added to b from now on encoded through
+// view's protection (none for a view without): view is a table of the
+// batch's table, typically a view of another protected table of it
+// (package crypt's Table.Entity of another entity type, or ViewAs of one),
+// so that one transaction writes entities of several types each encrypted
+// as its own type says — a pattern writing its property bags of two types
+// in one transaction. A view of another table is recorded as b's error.
+// It returns b.
+func (b *Batch) Through(view View) *Batch {
+	if b == nil {
+		return nilBatch()
+	}
+	if view == nil {
+		b.fail(len(b.ops), &ValidationError{Rule: "batch", Limit: "a view of the batch's table", Value: "nil"})
+		return b
+	}
+	name, g := view.viewOf()
+	if name != b.table {
+		b.fail(len(b.ops), &ValidationError{Rule: "batch", Limit: "a view of the batch's table " + shorten(b.table), Value: shorten(name)})
+		return b
+	}
+	b.guard, b.scheme = g, nil
+	if g != nil {
+		b.scheme = g.Bind(context.Background(), "", false)
+	}
+	return b
 }
 
 // etagRule is how an operation's If-Match is chosen.
@@ -211,6 +271,16 @@ func (b *Batch) add(kind OpKind, rule etagRule, e any, s protect.Scheme) *Batch 
 		return nilBatch()
 	}
 	op := batchOp{kind: kind}
+	if s == nil {
+		s = b.scheme
+	}
+	switch {
+	case b.guard == nil:
+	case kind == OpMerge:
+		s = fenceScheme{b.guard} // a merge of nothing checks an ETag
+	case kind == OpUpsertMerge:
+		b.fail(len(b.ops), b.guard.Refuse("a transaction's "+kind.String()))
+	}
 	if err := op.bind(e, s); err != nil {
 		if op.shape != nil { // the keys were read: name them
 			b.failOp(len(b.ops), &op, err)
@@ -240,6 +310,7 @@ func (op *batchOp) bind(e any, s protect.Scheme) error {
 	}
 	if s != nil {
 		sh = protectedShape{sh, s}
+		op.sealed = true
 	}
 	op.target, op.shape = rv, sh
 	op.pk, op.rk = sh.keyValues(op.target)
@@ -694,6 +765,15 @@ func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 	}
 	if b.table != t.name {
 		return nil, &BatchError{Index: -1, Err: &ValidationError{Rule: "batch", Limit: "run by the table that made it: " + shorten(b.table), Value: shorten(t.name)}}
+	}
+	if t.guard != nil {
+		// Every entity a protected table writes is encrypted: one added to
+		// a batch of a view without the protection would go out in clear.
+		for i := range b.ops {
+			if op := &b.ops[i]; op.kind != OpDelete && !op.sealed {
+				return nil, op.batchError(i, &ValidationError{Rule: "batch", Limit: "entities encoded by the protected table that runs the transaction (make the batch with its NewBatch, or a view's of ViewAs)", Value: "an entity added to a batch of a table without protection"})
+			}
+		}
 	}
 	return t.conn.submitOps(ctx, t.name, b.ops, t.tokens)
 }

@@ -80,10 +80,14 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 	if err := t.okWrite(); err != nil {
 		return nil, err
 	}
+	if t.guard != nil && (opts.Mode == OpUpsertMerge || opts.Mode == OpMerge) {
+		return nil, t.guard.Refuse("BulkWrite with " + opts.Mode.String())
+	}
 	opts = opts.withDefaults()
 	if m := opts.Mode; m != OpInsert && m != OpUpsertMerge && m != OpUpsertReplace {
 		return nil, &ValidationError{Rule: "bulk mode", Limit: "insert, upsert-merge or upsert-replace", Value: m.String()}
 	}
+	t = t.bind(ctx, "", false)
 	outcomes := make([]Outcome, len(entities))
 	order, groups := t.encodeBulk(entities, opts.Mode, outcomes)
 	runEach(order, opts.Concurrency, func(pk string) {

@@ -315,6 +315,9 @@ func (p *structCodec) decodeWith(data []byte, rv reflect.Value, s protect.Scheme
 					at = storedType(at, typed, pr)
 				} else if p.extra != nil && !bytes.HasPrefix(name, []byte("odata.")) {
 					if err := p.decodeExtra(rv, string(name), storedType(at, typed, pr), pr); err != nil {
+						if pr == &opened {
+							return withheld(err)
+						}
 						return err
 					}
 					continue
@@ -325,6 +328,9 @@ func (p *structCodec) decodeWith(data []byte, rv reflect.Value, s protect.Scheme
 			}
 			fv := fieldValueAlloc(rv, f.path)
 			if err := decodeField(f, fv, at, pr); err != nil {
+				if pr == &opened {
+					return withheld(err) // a decrypted value stays out of errors
+				}
 				return err
 			}
 		}

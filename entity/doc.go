@@ -87,6 +87,21 @@
 // Provision runs the Provision of several tables, queues and containers
 // at once.
 //
+// # Protected tables
+//
+// crypt's Table.Entity returns a protected Table (Protected reports it):
+// every call encrypts and decrypts under the crypt policy, bound to the
+// call's context, so whatever takes a Table[T] takes an encrypted one.
+// What a component needs beside the calls keeps the protection: ViewAs
+// makes a view of the same table as another type (property bags, rows as
+// sent); Unmarshal, ToDynamic and FromDynamic convert through it; Seal and
+// Open give a logical entity's stored form; Batch.Through encodes a
+// transaction's entities through another view's protection; Encrypts and
+// Beacon tell a component what it may copy out of an entity. Validate
+// checks a type with encrypted fields as it is stored, and an error about
+// an encrypted value withholds the value. A view of the table made by
+// NewTable on its Client has no protection: use ViewAs.
+//
 // # Conventions
 //
 // The API of tablekit keeps to these rules, in this package, in package

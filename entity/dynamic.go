@@ -160,6 +160,9 @@ func (d *DynamicEntity) decodeWith(data []byte, s protect.Scheme) error {
 			}
 			val, err := dynamicValue(name, at, pr)
 			if err != nil {
+				if pr == &opened {
+					return withheld(err) // a decrypted value stays out of errors
+				}
 				return err
 			}
 			if d.Properties == nil {

@@ -42,9 +42,20 @@ func Marshal(v any) ([]byte, error) {
 
 // Validate checks v against every limit Marshal enforces, without keeping the
 // encoded body.
+//
+// A type with fields tagged encrypt or sign, which Marshal refuses (write
+// it through package crypt), is checked too, as package crypt would store
+// it: each value as the codec checks it (an error about an encrypted
+// field withholds its value), an encrypted value counted at the size of
+// its ciphertext; the metadata property crypt adds is checked when the
+// entity is written.
 func Validate(v any) error {
 	bp := bufPool.Get().(*[]byte)
 	b, err := appendEntity((*bp)[:0], v)
+	if _, ok := err.(*TypeError); ok && isProtectedType(v) {
+		b, err = encoder{b: (*bp)[:0], prot: sizingWriter{}}.entity(v)
+	}
+	clear(b) // it may hold values in clear
 	if cap(b) <= 1<<20 {
 		*bp = b
 		bufPool.Put(bp)

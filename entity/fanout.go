@@ -44,6 +44,10 @@ type FanOutOptions struct {
 // that cannot be decoded, with q.ContinueOnRowError: see Query); stopping
 // early cancels the queries still running.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Query, opts FanOutOptions) iter.Seq2[T, error] {
+	t, q, err := t.bindQuery(ctx, "QueryPartitions", q, partitions, true)
+	if err != nil {
+		return failed[T](err)
+	}
 	return func(yield func(T, error) bool) {
 		opts = opts.withDefaults()
 		var zero T

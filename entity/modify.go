@@ -76,7 +76,8 @@ var ErrContention = errors.New("entity: too many concurrent writers")
 
 // ModifyOptions tunes Modify.
 type ModifyOptions struct {
-	// Mode is how the changed entity is written; 0 means Merge.
+	// Mode is how the changed entity is written; 0 means Merge, and
+	// Replace on a protected table (Table.Protected), which refuses Merge.
 	Mode UpdateMode
 	// Retry bounds the read-modify-write rounds; the zero value means
 	// RetryPolicy's defaults, with 40 Attempts.
@@ -217,6 +218,15 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	if !t.shape.hasETag() {
 		return out, &TypeError{Type: t.shape.goType(), Reason: "Modify needs an etag field"}
+	}
+	if t.guard != nil {
+		if opts.Mode == 0 {
+			opts.Mode = Replace // a protected entity is written whole
+		}
+		if err := t.refuseMerge("Modify", opts.Mode); err != nil {
+			return out, err
+		}
+		t = t.bind(ctx, "Modify", false)
 	}
 	opts = opts.withDefaults()
 	mode, policy := opts.Mode, opts.Retry

@@ -25,10 +25,10 @@ import (
 
 func init() {
 	protect.Register(protect.Hooks{
-		Fields: protectFields,
-		View: func(table any, s protect.Scheme) any {
-			return table.(interface{ protectedView(protect.Scheme) any }).protectedView(s)
+		Guarded: func(table any, g protect.Guard) any {
+			return table.(interface{ guardedCopy(protect.Guard) any }).guardedCopy(g)
 		},
+		Fields: protectFields,
 		BatchAdd: func(b any, kind uint8, unconditional bool, e any, s protect.Scheme) {
 			rule := etagNone
 			switch OpKind(kind) {
@@ -100,14 +100,20 @@ type protectedShape struct {
 }
 
 func (ps protectedShape) encode(dst []byte, rv reflect.Value) ([]byte, error) {
-	pk, rk := ps.keyValues(rv)
-	w, err := ps.s.Writer(pk, rk)
+	return encodeWith(dst, ps.shape, rv, ps.s, false)
+}
+
+// encodeWith encodes an entity of shape sh through the scheme s; logical
+// skips the limits of one stored entity (ToDynamic).
+func encodeWith(dst []byte, sh shape, rv reflect.Value, s protect.Scheme, logical bool) ([]byte, error) {
+	pk, rk := sh.keyValues(rv)
+	w, err := s.Writer(pk, rk)
 	if err != nil {
 		return dst, err
 	}
 	defer w.Close()
-	e := encoder{b: dst, prot: w}
-	if p, ok := ps.shape.(*structCodec); ok {
+	e := encoder{b: dst, prot: w, logical: logical}
+	if p, ok := sh.(*structCodec); ok {
 		return p.appendStructWith(e, rv)
 	}
 	return asDynamic(rv).appendWith(e)
@@ -127,14 +133,6 @@ func (ps protectedShape) selectable(name string) bool {
 // The scheme needs every annotation: signed values are checked by type.
 func (ps protectedShape) readFormat() aztables.MetadataFormat {
 	return aztables.MetadataFormatMinimal
-}
-
-// protectedView is the hook's way to a copy of t bound to a scheme.
-func (t *Table[T]) protectedView(s protect.Scheme) any {
-	v := *t
-	v.shape = protectedShape{t.shape, s}
-	v.readFormat = aztables.MetadataFormatMinimal
-	return &v
 }
 
 func protectedMarshal(v any, s protect.Scheme) ([]byte, error) {
@@ -191,7 +189,7 @@ func (e *encoder) protectedField(f *field, fv reflect.Value) error {
 func (e *encoder) encryptField(f *field, fv reflect.Value, mode protect.Mode) error {
 	start, size, count := len(e.b), e.size, e.count
 	if err := e.field(f, fv); err != nil {
-		return err
+		return withheld(err)
 	}
 	if len(e.b) == start {
 		return nil
@@ -236,6 +234,9 @@ func (e *encoder) property(name string, val any) error {
 func (e *encoder) protectWrite(name string, nameUnits int, mode protect.Mode, write func() error) error {
 	start, size, count := len(e.b), e.size, e.count
 	if err := write(); err != nil {
+		if mode&protect.Encrypt != 0 {
+			return withheld(err)
+		}
 		return err
 	}
 	if len(e.b) == start { // a nil value: absent
@@ -345,6 +346,36 @@ func splitMember(m []byte, wantValue bool) (EDMType, []byte, any, error) {
 		}
 	}
 	return edm, text, value, nil
+}
+
+// withheldValue stands for the value of an encrypted property in an
+// error: errors are logged and shown, and the value's plaintext must not
+// reach them.
+const withheldValue = "(withheld: the property is encrypted)"
+
+// withheld returns err, an error about the value of an encrypted property,
+// without the value: a *ValidationError's Value and cause, a
+// *DecodeError's Reason and cause. Other errors carry no value.
+func withheld(err error) error {
+	switch e := err.(type) {
+	case *ValidationError:
+		c := *e
+		if c.Value != "" {
+			c.Value = withheldValue
+		}
+		c.Err = nil
+		return &c
+	case *DecodeError:
+		return &DecodeError{Property: e.Property, Stored: e.Stored, Type: e.Type, Reason: "the decrypted value does not fit " + typeName(e.Type) + " " + withheldValue}
+	}
+	return err
+}
+
+func typeName(t reflect.Type) string {
+	if t == nil {
+		return "the property bag"
+	}
+	return "the " + t.String() + " field"
 }
 
 // --- decoding ---

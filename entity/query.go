@@ -127,6 +127,10 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 // q.ContinueOnRowError, a row that cannot be decoded: its *RowError is
 // yielded in its place and the sequence goes on.
 func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
+	t, q, err := t.bindQuery(ctx, "Query", q, nil, false)
+	if err != nil {
+		return failed[T](err)
+	}
 	return iterate(ctx, t, q, t.fetch)
 }
 
@@ -139,6 +143,10 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 // PartitionKey or RowKey is kept as such, so the next page starts exactly
 // there.
 func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T], error) {
+	t, q, err := t.bindQuery(ctx, "QueryPage", q, nil, false)
+	if err != nil {
+		return Page[T]{}, err
+	}
 	return page(ctx, t, q, token, t.fetch)
 }
 

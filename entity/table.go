@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/entity/internal/protect"
 	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/connstr"
 	"github.com/tablekit/tablekit/internal/pipeline"
@@ -76,6 +77,10 @@ type Table[T any] struct {
 	// readFormat is the metadata level asked for on reads: none when T needs
 	// no annotations and no ETag (smaller, faster bodies), else minimal.
 	readFormat aztables.MetadataFormat
+	// guard, when set, protects every call (package crypt's Table.Entity;
+	// see guard.go). A view bound to one call has its shape protected and
+	// guard nil.
+	guard protect.Guard
 }
 
 // NewTable returns a typed view of the table client's table. It fails with a
@@ -434,6 +439,7 @@ func TimestampFromETag(etag string) (time.Time, bool) {
 // context), which unwraps to the cause.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
 	var out T
+	t = t.bind(ctx, "Get", false)
 	body, etag, err := t.getRaw(ctx, "Get", partitionKey, rowKey)
 	if err != nil {
 		return out, err
@@ -539,6 +545,7 @@ func (t *Table[T]) Insert(ctx context.Context, e *T) error {
 	if err := t.okWrite(); err != nil {
 		return err
 	}
+	t = t.bind(ctx, "", false)
 	return t.withBody("Insert", e, func(body []byte, pk, rk string) error {
 		w := &write{op: "Insert", kind: wInsert, pk: pk, rk: rk}
 		return t.send(ctx, w, body, func(ctx context.Context, body []byte) (string, error) {
@@ -606,6 +613,10 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 	if _, err := mode.sdk(); err != nil {
 		return err
 	}
+	if err := t.refuseMerge("Upsert", mode); err != nil {
+		return err
+	}
+	t = t.bind(ctx, "", false)
 	kind := OpUpsertReplace
 	if mode == Merge {
 		kind = OpUpsertMerge
@@ -667,6 +678,10 @@ func (t *Table[T]) update(ctx context.Context, op string, e *T, mode UpdateMode,
 	if _, err := mode.sdk(); err != nil {
 		return err
 	}
+	if err := t.refuseMerge(op, mode); err != nil {
+		return err
+	}
+	t = t.bind(ctx, "", false)
 	kind := OpReplace
 	if mode == Merge {
 		kind = OpMerge

@@ -50,6 +50,18 @@
 // filter.RowKeyRange; §4's client-side encryption is package entity/crypt and
 // §7's shared access signatures are package entity/sas.
 //
+// # Encrypted tables
+//
+// Every package that takes an *entity.Table[T] takes an encrypted one,
+// crypt's Table.Entity, through that one type: whatever it writes is
+// encrypted, whatever it reads is checked and decrypted, and what it copies
+// out of an entity stays encrypted. Where it cannot, New refuses with an
+// error matching entity.ErrInvalid: bucket's upsert-merge, large's blob
+// fields that the crypt policy may choose, denormalize's copies into a
+// property the targets' table does not encrypt, eventual.Move into a table
+// without encryption (entity/crypt's doc lists each pattern; the canary in
+// integration/canary proves no plaintext leaves).
+//
 // # Choosing an index
 //
 // Storage transactions per write and per lookup (lookups measured with the

@@ -55,16 +55,21 @@ type Props struct {
 
 type lazyRow struct {
 	body    []byte
+	un      unmarshal
 	bag     *entity.DynamicEntity
 	err     error
 	decoded bool
 }
 
+// unmarshal decodes a row's body: entity.Unmarshal, or a protected table's
+// (package crypt), which decrypts and checks it.
+type unmarshal func(body []byte, v any) error
+
 func (r *lazyRow) decode() (*entity.DynamicEntity, error) {
 	if !r.decoded {
 		r.decoded = true
 		r.bag = &entity.DynamicEntity{}
-		r.err = entity.Unmarshal(r.body, r.bag)
+		r.err = r.un(r.body, r.bag)
 	}
 	return r.bag, r.err
 }
@@ -110,12 +115,12 @@ func (s *Schema) Decode(body []byte) (any, error) {
 	if s == nil {
 		return nil, errNilSchema
 	}
-	v, _, err := s.decode(body)
+	v, _, err := s.decode(body, entity.Unmarshal)
 	return v, err
 }
 
-func (s *Schema) decode(body []byte) (any, readInfo, error) {
-	e, lazy, typeName, err := s.resolve(body)
+func (s *Schema) decode(body []byte, un unmarshal) (any, readInfo, error) {
+	e, lazy, typeName, err := s.resolve(body, un)
 	if err != nil {
 		return nil, readInfo{}, s.rowError(body, typeName, err)
 	}
@@ -128,7 +133,7 @@ func (s *Schema) decode(body []byte) (any, readInfo, error) {
 			bag, err = lazy.decode()
 		} else {
 			bag = &entity.DynamicEntity{}
-			err = entity.Unmarshal(body, bag)
+			err = un(body, bag)
 		}
 		if err != nil {
 			return nil, readInfo{}, s.rowError(body, typeName, err)
@@ -136,7 +141,7 @@ func (s *Schema) decode(body []byte) (any, readInfo, error) {
 		return bag, readInfo{}, nil
 	}
 	pv := reflect.New(e.typ)
-	if err := entity.Unmarshal(body, pv.Interface()); err != nil {
+	if err := un(body, pv.Interface()); err != nil {
 		return nil, readInfo{}, s.rowError(body, e.name, err)
 	}
 	if s.disc.mode == modePrefix {
@@ -196,7 +201,7 @@ func (s *Schema) upgrade(e *entry, old any, body []byte) (any, error) {
 // resolve finds the registered entry of a row: nil for an unknown type,
 // with the type name the row has, if any. In function mode the lazily
 // decoded row is returned so that an unknown row is decoded once.
-func (s *Schema) resolve(body []byte) (e *entry, lazy *lazyRow, typeName string, err error) {
+func (s *Schema) resolve(body []byte, un unmarshal) (e *entry, lazy *lazyRow, typeName string, err error) {
 	d := &s.disc
 	switch d.mode {
 	case modeProperty:
@@ -261,7 +266,7 @@ func (s *Schema) resolve(body []byte) (e *entry, lazy *lazyRow, typeName string,
 		}
 		pk, _ := h.pk.text()
 		rk, _ := h.rk.text()
-		lazy := &lazyRow{body: body}
+		lazy := &lazyRow{body: body, un: un}
 		name := d.resolve(pk, rk, Props{row: lazy})
 		return s.byName[name], lazy, name, nil
 	}

@@ -110,6 +110,14 @@
 // function change it (add one to EmployeeCount) and merges it back, starting
 // again when another writer got there first.
 //
+// # Encrypted tables
+//
+// NewTableOf takes a table of property bags, an encrypted one included
+// (package crypt's Table.Entity of entity.DynamicEntity, whose
+// Config.Encrypt chooses the properties): every write encrypts, every read
+// decrypts and checks. A table that may encrypt the discriminator
+// property is refused.
+//
 // # Azurite and Cosmos DB
 //
 // All tests run on Azurite. Under the Cosmos DB profile of package

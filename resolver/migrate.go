@@ -326,7 +326,7 @@ func (t *Table) migratePage(ctx context.Context, bodies []json.RawMessage, opts 
 	var order []string
 	for _, body := range bodies {
 		rep.Read++
-		p, outcome, fail := t.classify(body)
+		p, outcome, fail := t.classify(ctx, body)
 		switch {
 		case fail != nil:
 			rep.Failed = append(rep.Failed, *fail)
@@ -405,14 +405,14 @@ const (
 
 // classify decodes one row: current, unknown, or an upgrade to write. An
 // upgrade or stamp function that panics fails its row alone.
-func (t *Table) classify(body []byte) (p pending, out outcome, fail *MigrateFailure) {
+func (t *Table) classify(ctx context.Context, body []byte) (p pending, out outcome, fail *MigrateFailure) {
 	defer func() {
 		if r := recover(); r != nil {
 			pk, rk := keysOf(body)
 			p, out, fail = pending{}, 0, &MigrateFailure{PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("%w: panic: %v", ErrUpgrade, r)}
 		}
 	}()
-	v, info, err := t.s.decode(body)
+	v, info, err := t.s.decode(body, t.unmarshal(ctx))
 	if errors.Is(err, ErrUnknownType) {
 		// A Strict schema's refusal: left alone, as in a lenient one.
 		return pending{}, outcomeUnknown, nil
@@ -444,9 +444,9 @@ func (t *Table) classify(body []byte) (p pending, out outcome, fail *MigrateFail
 
 // sameUpgrade reports whether the stored row body holds exactly the
 // properties of want, the upgrade this run wrote.
-func sameUpgrade(body []byte, want *entity.DynamicEntity) bool {
+func sameUpgrade(body []byte, want *entity.DynamicEntity, un unmarshal) bool {
 	var got entity.DynamicEntity
-	return entity.Unmarshal(body, &got) == nil && got.SameContent(*want)
+	return un(body, &got) == nil && got.SameContent(*want)
 }
 
 func keysOf(body []byte) (pk, rk string) {
@@ -545,12 +545,12 @@ func (t *Table) writeRow(ctx context.Context, want *entity.DynamicEntity, opts M
 		if err != nil {
 			return MigrateFailure{PartitionKey: pk, RowKey: rk, Err: fmt.Errorf("read again: %w", err)}
 		}
-		p, out, fail := t.classify(body)
+		p, out, fail := t.classify(ctx, body)
 		switch {
 		case fail != nil:
 			rep.Failed = append(rep.Failed, *fail)
 			return nil
-		case out == outcomeCurrent && sameUpgrade(body, want):
+		case out == outcomeCurrent && sameUpgrade(body, want, t.unmarshal(ctx)):
 			// What this run wrote is there: its write landed, and the
 			// answer to it was lost (or the resend was refused).
 			rep.Upgraded++

@@ -45,6 +45,44 @@ func NewTable(client *aztables.Client, s *Schema) (*Table, error) {
 	return &Table{s: s, bags: bags, raw: raw}, nil
 }
 
+// NewTableOf returns a view of tbl's table through s: NewTable for a table
+// already made, and the way to an encrypted one — tbl from package crypt's
+// Table.Entity (a crypt.Table of entity.DynamicEntity whose Config.Encrypt
+// chooses the properties to encrypt). Every write then encrypts, every
+// read decrypts and checks, through tbl's protection. The discriminator
+// property is read before a row is decoded, so a table that may encrypt
+// it is refused (an error matching entity.ErrInvalid), as are, at
+// their writes, registered types with fields tagged encrypt or sign
+// (their bags are written under tbl's policy, not their tags: mark such
+// properties with Config.Encrypt).
+func NewTableOf(tbl *entity.Table[entity.DynamicEntity], s *Schema) (*Table, error) {
+	if s == nil {
+		return nil, errNilSchema
+	}
+	if tbl == nil {
+		return nil, invalidArg("resolver: NewTableOf: nil *entity.Table")
+	}
+	if p := s.disc.property; p != "" && s.disc.mode != modeFunc {
+		if _, maybe := tbl.Encrypts(p); maybe {
+			return nil, invalidArg("resolver: NewTableOf: the table may encrypt the discriminator property " + p + " (package crypt's Config.Encrypt), which rows are told apart by before they are decoded: leave it out of Config.Encryptable")
+		}
+	}
+	raw, err := entity.ViewAs[json.RawMessage](tbl)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{s: s, bags: tbl, raw: raw}, nil
+}
+
+// unmarshal is the decoder of rows read from the table: through its
+// protection, when it has one.
+func (t *Table) unmarshal(ctx context.Context) unmarshal {
+	if !t.bags.Protected() {
+		return entity.Unmarshal
+	}
+	return func(body []byte, v any) error { return t.bags.Unmarshal(ctx, body, v) }
+}
+
 // errNilTable is returned by every method of a nil or zero *Table.
 var errNilTable = invalidArg("resolver: nil or zero *resolver.Table (make one with resolver.NewTable)")
 
@@ -216,7 +254,7 @@ func (t *Table) get(ctx context.Context, partitionKey, rowKey string) (any, stri
 // complete, writes an upgraded row back. For an upgraded row it returns the
 // ETag the entity has now; otherwise "".
 func (t *Table) read(ctx context.Context, body []byte, complete bool) (any, string, error) {
-	v, info, err := t.s.decode(body)
+	v, info, err := t.s.decode(body, t.unmarshal(ctx))
 	if err != nil {
 		return nil, "", err
 	}

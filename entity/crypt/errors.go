@@ -45,6 +45,9 @@ var (
 	// encrypt for some of the entities the filter can match (see the
 	// package doc's Filters).
 	ErrEncryptedFilter = errors.New("crypt: filter on an encrypted property")
+	// ErrNoBeacon: entity.Table.Beacon of a property whose values cannot
+	// be matched by a beacon (see BeaconError).
+	ErrNoBeacon = errors.New("crypt: no beacon")
 	// ErrNoKey: a write on a Table without Config.Key (read-only).
 	ErrNoKey = errors.New("crypt: no key-encryption key to write with")
 	// ErrInvalidConfig: a Config, or an argument of New or NewLocalKey,
@@ -72,6 +75,26 @@ func (e *ConfigError) Error() string {
 // entity.ErrInvalid) true.
 func (e *ConfigError) Is(target error) bool {
 	return target == ErrInvalidConfig || target == entity.ErrInvalid
+}
+
+// BeaconError reports a property entity.Table.Beacon cannot compute a
+// beacon of, and why: encrypted without one (Config.Beacons), encrypted
+// for some entities only (Config.Encrypt), or a value of another type than
+// the property's. Its text reads "crypt: no beacon of property <p>:
+// <reason>"; it matches ErrNoBeacon and entity.ErrInvalid.
+type BeaconError struct {
+	Property string
+	Reason   string
+}
+
+func (e *BeaconError) Error() string {
+	return ErrNoBeacon.Error() + " of property " + e.Property + ": " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrNoBeacon) and errors.Is(err, entity.ErrInvalid)
+// true.
+func (e *BeaconError) Is(target error) bool {
+	return target == ErrNoBeacon || target == entity.ErrInvalid
 }
 
 // ReadError reports an entity that cannot be read: ErrTampered,

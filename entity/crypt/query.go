@@ -2,6 +2,8 @@ package crypt
 
 import (
 	"encoding/hex"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,13 +37,14 @@ func (t *Table[T]) query(q entity.Query, partitions []string, fanOut bool) (_ en
 			return q, false, &entity.ValidationError{Rule: "select", Limit: "no $select when Config.Encrypt or Config.Sign choose protected properties per entity: the signature needs all of them"}
 		}
 		sel := append([]string(nil), q.Select...)
-		for name, f := range t.fields {
-			if f.Mode != 0 && !contains(sel, name) {
+		// In a fixed order: the select is part of a page token's query.
+		for _, name := range slices.Sorted(maps.Keys(t.core.tags)) {
+			if !contains(sel, name) {
 				sel = append(sel, name)
 			}
 		}
 		sel = append(sel, MetadataProperty)
-		for b := range t.core.beacons {
+		for _, b := range slices.Sorted(maps.Keys(t.core.beacons)) {
 			sel = append(sel, BeaconPrefix+b)
 		}
 		if t.core.legacy {
@@ -115,10 +118,10 @@ func (t *Table[T]) comparison(at []point, c filter.Comparison) (filter.Expr, boo
 	if systemProperty(name) {
 		return filter.Compare(name, c.Op, c.Value), false, nil
 	}
-	var tagged protect.Mode
+	tagged := t.core.tags[name] // T's tags and Config.Types'
 	var edm entity.EDMType
 	if f, ok := t.fields[name]; ok {
-		tagged, edm = f.Mode, entity.EDMType(f.EDM)
+		edm = entity.EDMType(f.EDM)
 	}
 	encrypted := tagged&protect.Encrypt != 0
 	if !encrypted && t.core.mayEncrypt(name) {

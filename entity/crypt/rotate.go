@@ -310,7 +310,7 @@ func (t *Table[T]) mergeEnvelope(ctx context.Context, dyn *entity.Table[entity.D
 // reencrypt rewrites one legacy or plaintext entity in this package's
 // format, under its ETag.
 func (t *Table[T]) reencrypt(ctx context.Context, d *entity.DynamicEntity, res *RotateResult) error {
-	v := t.view(ctx)
+	v := t.ent
 	e, err := v.Get(ctx, d.PartitionKey, d.RowKey)
 	if errors.Is(err, entity.ErrNotFound) {
 		res.Gone++

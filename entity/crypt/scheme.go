@@ -20,6 +20,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/internal/protect"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // core is the part of a Table that does not depend on its entity type.
@@ -34,10 +35,14 @@ type core struct {
 	beacons     map[string]bool
 	beaconKey   []byte
 	beaconMAC   sync.Pool // of hash.Hash: HMAC-SHA256 under beaconKey
-	legacy      bool
-	plaintext   bool
-	cache       *keyCache // nil when Config.KeyCache is negative
-	sharing     *sharing  // nil unless Config.ContentKeyWrites > 1
+	// tags: the modes the entity type's tags give its properties, by name,
+	// so that a view of another type (entity.ViewAs: a pattern's property
+	// bags) protects them as the entity type does.
+	tags      map[string]protect.Mode
+	legacy    bool
+	plaintext bool
+	cache     *keyCache // nil when Config.KeyCache is negative
+	sharing   *sharing  // nil unless Config.ContentKeyWrites > 1
 	// random, when set (by tests, for the documented example of the wire
 	// format), replaces crypto/rand as the source of content keys and
 	// nonces.
@@ -87,7 +92,12 @@ func (c *call) Reserved(name string) bool {
 
 // marked is the protection the entity type and the Config ask for.
 func (c *core) marked(pk, rk, name string, tagged protect.Mode) protect.Mode {
-	m := tagged
+	m := tagged | c.tags[name]
+	if name == wtoken.Property {
+		// The write token is added to the body after it is encoded, in
+		// clear, whatever Config says.
+		return m
+	}
 	if c.encrypt != nil && c.encrypt(pk, rk, name) {
 		m |= protect.Encrypt
 	}
@@ -103,7 +113,7 @@ func (c *core) marked(pk, rk, name string, tagged protect.Mode) protect.Mode {
 // mayEncrypt reports whether Config.Encrypt may mark the property for
 // some keys.
 func (c *core) mayEncrypt(name string) bool {
-	return c.encrypt != nil && !systemProperty(name) && (c.encryptable == nil || c.encryptable[name])
+	return c.encrypt != nil && !systemProperty(name) && name != wtoken.Property && (c.encryptable == nil || c.encryptable[name])
 }
 
 // entityAAD appends the label and the entity's identity: the start of a
@@ -221,7 +231,7 @@ func (w *writer) Mode(name string, tagged protect.Mode) (protect.Mode, error) {
 		return 0, &entity.ValidationError{Property: name, Rule: entity.RuleReservedName, Limit: "names starting with " + ReservedPrefix + " are written by package crypt"}
 	}
 	m := w.c.marked(w.pk, w.rk, name, tagged)
-	if m&protect.Encrypt != 0 && tagged&protect.Encrypt == 0 && !w.c.mayEncrypt(name) {
+	if m&protect.Encrypt != 0 && (tagged|w.c.tags[name])&protect.Encrypt == 0 && !w.c.mayEncrypt(name) {
 		// Config.Encrypt marked a property Config.Encryptable leaves out:
 		// stored encrypted, it would be filtered in clear.
 		return 0, &WriteError{Property: name, Kind: ErrInvalidConfig, Reason: "Config.Encrypt marks it for entity (" + quote(w.pk) + ", " + quote(w.rk) + ") and Config.Encryptable does not list it"}
@@ -604,12 +614,12 @@ func (r *reader) Mode(name []byte, tagged protect.Mode) (protect.Mode, error) {
 		return protect.Reserved, nil
 	}
 	if r.legacy != nil {
-		return r.legacy.mode(name, tagged)
+		return r.legacy.mode(name, tagged|r.c.tags[string(name)])
 	}
-	marked := tagged
+	marked := tagged | r.c.tags[string(name)]
 	if r.c.encrypt != nil || r.c.sign != nil {
 		pk, rk := r.strings()
-		marked = r.c.marked(pk, rk, string(name), tagged)
+		marked = r.c.marked(pk, rk, string(name), marked)
 	}
 	if marked&protect.Encrypt != 0 {
 		marked &^= protect.Sign

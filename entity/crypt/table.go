@@ -58,6 +58,17 @@ type Config struct {
 	// BeaconKey is the beacons' HMAC key, at least 32 bytes; required with
 	// Beacons. Keep it apart from the key-encryption key.
 	BeaconKey []byte
+	// Types lists the other entity types the table holds, a value (or
+	// pointer) of each: the properties their tags encrypt or sign are
+	// protected so in every view of this Table — its Entity's property
+	// bags (entity.ViewAs), and entities of T that happen to have a
+	// property of that name — as in the views of the other types' crypt
+	// Tables of the same table. Give it when several types share one table
+	// and a component reads or writes them together: package denormalize's
+	// sources and targets in one table (each crypt Table naming the other's
+	// type), package resolver's registered types. A name two types tag
+	// differently (encrypt and sign) is a *ConfigError.
+	Types []any
 	// Legacy reads, decrypt only, entities written by the .NET client's
 	// TableEncryptionPolicy (AES-CBC, no integrity), so they can be
 	// written back in this package's format. false refuses them.
@@ -110,6 +121,7 @@ func (c Config) withDefaults() Config {
 // refused (ErrMerge). It is safe for concurrent use.
 type Table[T any] struct {
 	base   *entity.Table[T]
+	ent    *entity.Table[T] // base, protected at every call (Entity)
 	core   *core
 	hooks  *protect.Hooks
 	fields map[string]protect.Field // nil for entity.DynamicEntity
@@ -167,6 +179,9 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 			t.fields[f.Name] = f
 		}
 	}
+	if err := c.addTags(hooks, reflect.TypeFor[T](), list, cfg.Types); err != nil {
+		return nil, err
+	}
 	if cfg.Encryptable != nil && cfg.Encrypt != nil {
 		c.encryptable = make(map[string]bool, len(cfg.Encryptable))
 		for _, n := range cfg.Encryptable {
@@ -186,39 +201,14 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 			if keys.UTF16Len(BeaconPrefix+b) > entity.MaxPropertyNameLength {
 				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + ": the name is too long for its beacon " + BeaconPrefix + b + " (255 characters)"}
 			}
-			if f, ok := t.fields[b]; t.fields != nil && !c.mayEncrypt(b) && (!ok || f.Mode&protect.Encrypt == 0) {
+			if t.fields != nil && !c.mayEncrypt(b) && c.tags[b]&protect.Encrypt == 0 {
 				return nil, &ConfigError{Field: "Config.Beacons", Reason: "property " + b + " is not a field tagged encrypt, nor one Config.Encrypt may mark"}
 			}
 			c.beacons[b] = true
 		}
 	}
+	t.ent = hooks.Guarded(tbl, guard[T]{t}).(*entity.Table[T])
 	return t, nil
-}
-
-// view is the entity table bound to this call's protection scheme.
-func (t *Table[T]) view(ctx context.Context) *entity.Table[T] {
-	return t.hooks.View(t.base, t.core.bind(ctx)).(*entity.Table[T])
-}
-
-// readView is view for a read whose *ReadError names the operation op.
-func (t *Table[T]) readView(ctx context.Context, op string) *entity.Table[T] {
-	c := t.core.bind(ctx)
-	c.op = op
-	return t.hooks.View(t.base, c).(*entity.Table[T])
-}
-
-// queryView is view for a query, and the query as the service gets it.
-// partitions and fanOut are QueryPartitions' (see query).
-// op names the operation in a *ReadError's text.
-func (t *Table[T]) queryView(ctx context.Context, op string, q entity.Query, partitions []string, fanOut bool) (*entity.Table[T], entity.Query, error) {
-	q, beaconed, err := t.query(q, partitions, fanOut)
-	if err != nil {
-		return nil, q, err
-	}
-	c := t.core.bind(ctx)
-	c.op = op
-	c.beaconed = beaconed
-	return t.hooks.View(t.base, c).(*entity.Table[T]), q, nil
 }
 
 func errMerge(op string) error {
@@ -246,7 +236,7 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 // partly filled one (whose keys and ETag would invite a conditional
 // overwrite).
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
-	return zeroOnError(t.readView(ctx, "Get").Get(ctx, partitionKey, rowKey))
+	return zeroOnError(t.ent.Get(ctx, partitionKey, rowKey))
 }
 
 // zeroOnError returns the zero value with an error: the codec fills a value
@@ -273,7 +263,7 @@ func zeroRowsOnError[T any](seq iter.Seq2[T, error]) iter.Seq2[T, error] {
 
 // Insert encrypts and adds e; see entity.Table.Insert.
 func (t *Table[T]) Insert(ctx context.Context, e *T) error {
-	return t.view(ctx).Insert(ctx, e)
+	return t.ent.Insert(ctx, e)
 }
 
 // Upsert encrypts e and inserts or replaces it (InsertOrReplace); mode
@@ -282,7 +272,7 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) err
 	if err := checkMode("Upsert", mode); err != nil {
 		return err
 	}
-	return t.view(ctx).Upsert(ctx, e, mode)
+	return t.ent.Upsert(ctx, e, mode)
 }
 
 // Update encrypts e and replaces the stored entity on condition that its
@@ -291,7 +281,7 @@ func (t *Table[T]) Update(ctx context.Context, e *T, mode entity.UpdateMode) err
 	if err := checkMode("Update", mode); err != nil {
 		return err
 	}
-	return t.view(ctx).Update(ctx, e, mode)
+	return t.ent.Update(ctx, e, mode)
 }
 
 // UpdateAny is Update whatever the stored ETag.
@@ -299,7 +289,7 @@ func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode entity.UpdateMode) 
 	if err := checkMode("UpdateAny", mode); err != nil {
 		return err
 	}
-	return t.view(ctx).UpdateAny(ctx, e, mode)
+	return t.ent.UpdateAny(ctx, e, mode)
 }
 
 // Modify reads, decrypts, changes, encrypts and replaces one entity under
@@ -314,7 +304,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		var zero T
 		return zero, err
 	}
-	return zeroOnError(t.view(ctx).Modify(ctx, partitionKey, rowKey, change, opts))
+	return zeroOnError(t.ent.Modify(ctx, partitionKey, rowKey, change, opts))
 }
 
 // Delete removes the entity with these keys if its ETag is still etag.
@@ -334,23 +324,12 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 // then run on the beacon. $select always brings back the protected
 // properties and the metadata, which the signature needs.
 func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, "Query", q, nil, false)
-	if err != nil {
-		return func(yield func(T, error) bool) {
-			var zero T
-			yield(zero, err)
-		}
-	}
-	return zeroRowsOnError(v.Query(ctx, q))
+	return zeroRowsOnError(t.ent.Query(ctx, q))
 }
 
 // QueryPage reads one page of q; see entity.Table.QueryPage and Query.
 func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[T], error) {
-	v, q, err := t.queryView(ctx, "QueryPage", q, nil, false)
-	if err != nil {
-		return entity.Page[T]{}, err
-	}
-	p, err := v.QueryPage(ctx, q, token)
+	p, err := t.ent.QueryPage(ctx, q, token)
 	if err != nil {
 		return entity.Page[T]{}, err
 	}
@@ -360,14 +339,7 @@ func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) 
 // QueryPartitions runs q in each partition concurrently; see
 // entity.Table.QueryPartitions and Query.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q entity.Query, opts entity.FanOutOptions) iter.Seq2[T, error] {
-	v, q, err := t.queryView(ctx, "QueryPartitions", q, partitions, true)
-	if err != nil {
-		return func(yield func(T, error) bool) {
-			var zero T
-			yield(zero, err)
-		}
-	}
-	return zeroRowsOnError(v.QueryPartitions(ctx, partitions, q, opts))
+	return zeroRowsOnError(t.ent.QueryPartitions(ctx, partitions, q, opts))
 }
 
 // BulkWrite encrypts and writes many entities, grouped into transactions by
@@ -376,7 +348,7 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts entity.Bulk
 	if opts.Mode == entity.OpUpsertMerge || opts.Mode == entity.OpMerge {
 		return nil, errMerge("BulkWrite with " + opts.Mode.String())
 	}
-	return t.view(ctx).BulkWrite(ctx, entities, opts)
+	return t.ent.BulkWrite(ctx, entities, opts)
 }
 
 // Marshal returns the encrypted JSON body of e, as Insert would send it:

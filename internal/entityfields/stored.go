@@ -38,6 +38,17 @@ func Open() *Stored { return &Stored{open: true} }
 // stores it, or keeps any property.
 func (st *Stored) Models(name string) bool { return st.open || st.names[name] }
 
+// Names returns the stored names, sorted (none for a type that keeps any
+// property beyond them).
+func (st *Stored) Names() []string {
+	out := make([]string, 0, len(st.names))
+	for n := range st.names {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Resolve returns the stored name that name (a stored name or a field's
 // Go path) stands for, or, when there is none, why: a sentence naming the
 // stored properties name is the start of, if any.

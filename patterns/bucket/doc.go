@@ -90,6 +90,11 @@
 // second run names the entries already stored (entity.ErrAlreadyExists),
 // which a handler counts as done (TestWriteSurvivesACrashAtEveryRequest).
 //
+// # Encrypted tables
+//
+// Over an encrypted table (package crypt's Table.Entity) Config.Mode
+// upsert-merge is refused by New: encrypted entities are written whole.
+//
 // # Azurite and Cosmos DB
 //
 // Azurite sorts within a partition as the service does and accepts the same

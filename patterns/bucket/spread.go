@@ -68,6 +68,9 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Spread[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Mode == entity.OpUpsertMerge && tbl.Protected() {
+		return nil, &ConfigError{Field: "Config.Mode", Reason: "is upsert-merge, and the table is encrypted (package crypt), whose entities are written whole: use entity.OpUpsertReplace or entity.OpInsert"}
+	}
 	return &Spread[T]{tbl: tbl, cfg: cfg, ids: slices.Collect(keys.Buckets(cfg.Buckets))}, nil
 }
 

@@ -172,7 +172,9 @@ func (s *Series) apply(e *entity.DynamicEntity, slot int, d int64) (int64, error
 func (s *Series) addTo(ctx context.Context, pk, erk string, deltas map[int]int64, vals map[int]int64) error {
 	var wrote map[int]int64 // by the last call of change
 	change := func(e *entity.DynamicEntity) error {
-		// Send only the changed slots: a merge leaves the others as they are.
+		// Send only the changed slots: a merge leaves the others as they
+		// are. An encrypted table's entity is written whole (a replace,
+		// under the same ETag: nothing another writer wrote is undone).
 		wrote = make(map[int]int64, len(deltas))
 		changed := make(map[string]any, len(deltas))
 		for slot, d := range deltas {
@@ -183,13 +185,17 @@ func (s *Series) addTo(ctx context.Context, pk, erk string, deltas map[int]int64
 			wrote[slot] = v
 			changed[s.Property(slot)] = v
 		}
-		e.Properties = changed
+		if s.mode == entity.Replace {
+			maps.Copy(e.Properties, changed)
+		} else {
+			e.Properties = changed
+		}
 		return nil
 	}
 	// Create: the first increment of an entity inserts it, and one that
 	// another program deleted meanwhile is created again, within
 	// Config.Retry's rounds (then entity.ErrContention).
-	_, err := s.tbl.Modify(ctx, pk, erk, change, entity.ModifyOptions{Retry: s.cfg.Retry, Create: true})
+	_, err := s.tbl.Modify(ctx, pk, erk, change, entity.ModifyOptions{Mode: s.mode, Retry: s.cfg.Retry, Create: true})
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,15 @@
 // partition: the Once marker and a merge of the slot conditional on the
 // entity's ETag, in one transaction (TestOncePerMessage).
 //
+// # Encrypted tables
+//
+// Over an encrypted table (package crypt's Table.Entity, whose
+// Config.Encrypt chooses the properties of a series entity to encrypt), an
+// increment writes the entity whole — a replace under the ETag it read,
+// as ETag-guarded as the merge, so nothing another writer wrote is undone —
+// since an encrypted entity cannot be merged
+// (TestNoPlaintextLeaves in integration/canary).
+//
 // # Azurite and Cosmos DB
 //
 // Azurite honours If-Match as the service does; all tests run on it. The

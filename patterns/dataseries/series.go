@@ -74,6 +74,7 @@ func (c Config) withDefaults() (Config, error) {
 // guide §6.9). It is safe for concurrent use.
 type Series struct {
 	tbl   *entity.Table[entity.DynamicEntity]
+	mode  entity.UpdateMode // Merge; Replace for an encrypted table, which refuses merges
 	cfg   Config
 	width int // digits of a slot number
 	chunk int // digits of a chunk number; 0 when a series is one entity
@@ -90,7 +91,10 @@ func New(tbl *entity.Table[entity.DynamicEntity], cfg Config) (*Series, error) {
 	}
 	// Write tokens make every increment exactly-once when a reply is lost:
 	// Modify then tells its own applied write from another writer's.
-	s := &Series{tbl: tbl.WithWriteTokens(), cfg: cfg, width: digits(cfg.Slots - 1)}
+	s := &Series{tbl: tbl.WithWriteTokens(), mode: entity.Merge, cfg: cfg, width: digits(cfg.Slots - 1)}
+	if tbl.Protected() {
+		s.mode = entity.Replace
+	}
 	if n := s.chunks(); n > 1 {
 		s.chunk = digits(n - 1)
 	}

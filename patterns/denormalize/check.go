@@ -93,7 +93,7 @@ func (c *Copies[T, S]) check(ctx context.Context, opts CheckOptions, sum *drift.
 			here := tok.String()
 			sources := map[Key]*doc[S]{}
 			for _, raw := range page.Items {
-				t, err := decode[T](raw)
+				t, err := decode[T](ctx, c.tgtRaw, raw)
 				if k, ok := badRow(err); ok && isIntent(k, c.intents) || err == nil && isIntent(t.key, c.intents) {
 					continue // an outbox intent, waiting to be sent: not a target
 				}

@@ -118,19 +118,24 @@ func New[T, S any](targets *entity.Table[T], sources *entity.Table[S], cfg Confi
 			}
 		}
 	}
-	src, err := entity.NewTable[entity.DynamicEntity](sources.Client())
+	if err := checkEncrypted(targets, sources, c.rels, tgtProps, srcProps); err != nil {
+		return nil, err
+	}
+	// Views of the tables given, so that a protected one (package crypt)
+	// encrypts what the Copies write and decrypts what they read.
+	src, err := entity.ViewAs[entity.DynamicEntity](sources)
 	if err != nil {
 		return nil, err
 	}
-	tgt, err := entity.NewTable[entity.DynamicEntity](targets.Client())
+	tgt, err := entity.ViewAs[entity.DynamicEntity](targets)
 	if err != nil {
 		return nil, err
 	}
 	c.srcBags, c.tgtBags = src.WithWriteTokens(), tgt.WithWriteTokens()
-	if c.srcRaw, err = entity.NewTable[json.RawMessage](sources.Client()); err != nil {
+	if c.srcRaw, err = entity.ViewAs[json.RawMessage](sources); err != nil {
 		return nil, err
 	}
-	if c.tgtRaw, err = entity.NewTable[json.RawMessage](targets.Client()); err != nil {
+	if c.tgtRaw, err = entity.ViewAs[json.RawMessage](targets); err != nil {
 		return nil, err
 	}
 	c.same = sources.Name() != "" && sources.Name() == targets.Name()
@@ -280,22 +285,32 @@ type doc[V any] struct {
 	val  V
 	bag  entity.DynamicEntity
 	raw  []byte
+	dec  func(raw []byte, v any) error // raw's table's decoder (decode)
 }
 
 // fresh decodes another copy of d's value, for a change function to edit.
 func (d *doc[V]) fresh() (V, error) {
 	var v V
-	err := entity.Unmarshal(d.raw, &v)
+	err := d.dec(d.raw, &v)
 	return v, err
 }
 
-func decode[V any](raw []byte) (*doc[V], error) {
-	d := &doc[V]{raw: raw}
-	if err := entity.Unmarshal(raw, &d.bag); err != nil {
+// decode decodes an entity read from rows' table, through its protection
+// when it has one (package crypt): in clear, checked.
+func decode[V any](ctx context.Context, rows *entity.Table[json.RawMessage], raw []byte) (*doc[V], error) {
+	d := &doc[V]{raw: raw, dec: func(raw []byte, v any) error { return rows.Unmarshal(ctx, raw, v) }}
+	if err := d.dec(raw, &d.bag); err != nil {
+		if rows.Protected() {
+			// A row that fails authentication or decryption is that
+			// row's failure: named by its keys, the others go on.
+			if k, ok := rawKeys(raw); ok {
+				return nil, &rowError{key: k, err: err}
+			}
+		}
 		return nil, err
 	}
 	d.key = Key{d.bag.PartitionKey, d.bag.RowKey}
-	if err := entity.Unmarshal(raw, &d.val); err != nil {
+	if err := d.dec(raw, &d.val); err != nil {
 		return nil, &rowError{key: d.key, err: err}
 	}
 	d.etag = d.bag.ETag
@@ -367,7 +382,7 @@ func read[V any](ctx context.Context, rows *entity.Table[json.RawMessage], k Key
 	if err != nil {
 		return nil, err
 	}
-	return decode[V](raw)
+	return decode[V](ctx, rows, raw)
 }
 
 // queryRange reads the entities of r, but for outbox intents (RowKeys
@@ -380,7 +395,7 @@ func queryRange[V any](ctx context.Context, rows *entity.Table[json.RawMessage],
 		if err != nil {
 			return err
 		}
-		d, err := decode[V](raw)
+		d, err := decode[V](ctx, rows, raw)
 		if k, ok := badRow(err); ok && isIntent(k, intents) {
 			continue
 		}
@@ -421,8 +436,11 @@ func isIntent(k Key, prefix string) bool {
 // so that what V models and the change cleared is removed, but it never
 // removes another writer's properties V cannot see
 // (TestWritesKeepPropertiesTheTypeDoesNotModel).
-func bagOf[V any](v *V, base *doc[V], st *entityfields.Stored) (*entity.DynamicEntity, error) {
-	bag, err := entity.ToDynamic(v)
+//
+// conv is the bags' view of v's table: a protected one converts the
+// fields it encrypts too (in clear, for its write to encrypt).
+func bagOf[V any](conv *entity.Table[entity.DynamicEntity], v *V, base *doc[V], st *entityfields.Stored) (*entity.DynamicEntity, error) {
+	bag, err := conv.ToDynamic(v)
 	if err != nil {
 		return nil, err
 	}

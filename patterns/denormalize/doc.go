@@ -240,6 +240,19 @@
 //     copy) is written through one of them and Pushed or Refreshed through
 //     the other.
 //
+// # Encrypted tables
+//
+// Sources and targets may be encrypted tables (package crypt's
+// Table.Entity): a source is read decrypted and its copies are encrypted
+// as the targets' table encrypts them, each entity of a transaction under
+// its own table's protection. New refuses a relation that copies a
+// property the sources' table may encrypt into one the targets' table
+// does not always encrypt, and sources and targets in one table whose
+// crypt Tables protect a property differently (each must name the other's
+// type in crypt.Config.Types) (TestEncryptedTableRefusals,
+// TestNoPlaintextLeaves and TestRotationAcrossPatterns in
+// integration/canary).
+//
 // # Azurite and Cosmos DB
 //
 // Azurite applies a transaction's operations one after another and rolls

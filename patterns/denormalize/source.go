@@ -252,7 +252,7 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old 
 	var curBag, oldBag *entity.DynamicEntity
 	if cur != nil {
 		var err error
-		if curBag, err = bagOf(cur, old, c.srcProps); err != nil {
+		if curBag, err = bagOf(c.srcBags, cur, old, c.srcProps); err != nil {
 			return "", err
 		}
 	}
@@ -368,12 +368,12 @@ func (c *Copies[T, S]) writeSource(ctx context.Context, op string, key Key, old 
 	var err error
 	if len(msgs) > 0 {
 		err = c.outbox.Submit(ctx, key.PartitionKey, func(b *entity.Batch) error {
-			ops.into(b)
+			ops.into(b, c.srcBags, c.tgtBags)
 			return nil
 		}, msgs...)
 	} else {
 		b := c.srcBags.NewBatch()
-		ops.into(b)
+		ops.into(b, c.srcBags, c.tgtBags)
 		_, err = c.srcBags.Submit(ctx, b)
 	}
 	if err != nil {
@@ -549,11 +549,18 @@ func (o *ops) len() int {
 	return n
 }
 
-func (o *ops) into(b *entity.Batch) {
+// into adds the operations to b. The source's operation (the first) goes
+// through src's protection, the targets' through tgt's (package crypt: each type encrypted as its own
+// table says); src and tgt are views of one table when there are targets.
+func (o *ops) into(b *entity.Batch, src, tgt entity.View) {
+	b.Through(src)
 	if o.del != nil {
 		b.Delete(o.del.PartitionKey, o.del.RowKey, o.delETag)
 	}
 	for i, k := range o.kinds {
+		if i == 1 || i == 0 && o.del != nil {
+			b.Through(tgt) // the targets of SamePartition relations
+		}
 		switch k {
 		case entity.OpInsert:
 			b.Insert(o.bags[i])

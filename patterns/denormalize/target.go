@@ -52,7 +52,7 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 	if err != nil {
 		return err
 	}
-	if err := w.result(t, key); err != nil {
+	if err := w.result(c.tgtBags, t, key); err != nil {
 		return err
 	}
 	return c.settle(ctx, key, w, c.cfg.Retry)
@@ -127,7 +127,7 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 	if err != nil {
 		return out, err
 	}
-	if err := w.result(&out, key); err != nil {
+	if err := w.result(c.tgtBags, &out, key); err != nil {
 		return out, err
 	}
 	return out, c.settle(ctx, key, w, c.retry(opts.Retry))
@@ -156,7 +156,7 @@ func (c *Copies[T, S]) Refresh(ctx context.Context, pk, rk string) (T, error) {
 	if w == nil {
 		return out, &StepError{Step: "read target", Key: key, Err: entity.ErrNotFound}
 	}
-	return out, w.result(&out, key)
+	return out, w.result(c.tgtBags, &out, key)
 }
 
 // targetWrite is what one round of a target's write did.
@@ -167,8 +167,8 @@ type targetWrite[S any] struct {
 	written bool                  // the target was written
 }
 
-func (w *targetWrite[S]) result(v any, key Key) error {
-	if err := entity.FromDynamic(w.bag, v); err != nil {
+func (w *targetWrite[S]) result(conv *entity.Table[entity.DynamicEntity], v any, key Key) error {
+	if err := conv.FromDynamic(w.bag, v); err != nil {
 		return err
 	}
 	if w.bag.ETag == "" {
@@ -187,7 +187,7 @@ func (c *Copies[T, S]) writeTarget(ctx context.Context, op string, key Key, old 
 		nb = clone(&old.bag)
 	} else {
 		var err error
-		if nb, err = bagOf(cur, old, c.tgtProps); err != nil {
+		if nb, err = bagOf(c.tgtBags, cur, old, c.tgtProps); err != nil {
 			return nil, err
 		}
 	}

@@ -273,6 +273,15 @@
 //	{"PartitionKey":"Sales","RowKey":"tablekit.outbox_7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Kind":"RaiseRecorded.v1","ID":"7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Created@odata.type":"Edm.DateTime","Created":"2024-05-01T10:00:00.1234567Z","Payload@odata.type":"Edm.Binary","Payload":"eyJkZXBhcnRtZW50IjoiU2FsZXMifQ==","Attempt":"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"}
 //	{"PartitionKey":"Sales","RowKey":"tablekit.unsendable_bad-1","Kind":"Bad Kind","ID":"bad-1","Created@odata.type":"Edm.DateTime","Created":"2024-05-01T10:00:00.0000000Z","Payload@odata.type":"Edm.Binary","Payload":"e30=","Attempt":"by-hand","Reason":"eventual: message \"bad-1\" of kind \"Bad Kind\": the kind is empty, longer than 128 bytes, or has characters other than letters, digits, '.', '_', '-'","SetAside@odata.type":"Edm.DateTime","SetAside":"2024-05-01T10:00:00.1234567Z"}
 //
+// # Encrypted tables
+//
+// The steps and the Outbox take encrypted tables (package crypt's
+// Table.Entity) unchanged: Once's markers and the outbox's intents are
+// entities of the table, written in its transactions and read through its
+// protection. Move from an encrypted table into one without is refused, as
+// it would write the entity in clear (TestEncryptedTableRefusals,
+// TestNoPlaintextLeaves in integration/canary).
+//
 // # Azurite and Cosmos DB
 //
 // Azurite answers a delete or update with a stale pop receipt with 400

@@ -116,11 +116,13 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 	if strings.HasPrefix(cfg.Prefix, cfg.UnsendablePrefix) || strings.HasPrefix(cfg.UnsendablePrefix, cfg.Prefix) {
 		return nil, &ConfigError{Field: "OutboxConfig.UnsendablePrefix", Reason: fmt.Sprintf("%q and the intents' prefix %q start one another", cfg.UnsendablePrefix, cfg.Prefix)}
 	}
-	rows, err := entity.NewTable[intent](t.Client())
+	// Views of t: intents are written in t's transactions, so through t's
+	// protection when it has one (package crypt), and read through it.
+	rows, err := entity.ViewAs[intent](t)
 	if err != nil {
 		return nil, err
 	}
-	bags, err := entity.NewTable[entity.DynamicEntity](t.Client())
+	bags, err := entity.ViewAs[entity.DynamicEntity](t)
 	if err != nil {
 		return nil, err
 	}

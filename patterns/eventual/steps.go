@@ -112,6 +112,9 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 		return nilArg("from")
 	case to == nil:
 		return nilArg("to")
+	case from.Protected() && !to.Protected():
+		// The entity read in clear would be written in clear.
+		return &ConfigError{Field: "to", Reason: "is not encrypted and from is (package crypt): move into a table of crypt's Table.Entity"}
 	}
 	err := entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
 		e, err := from.Get(ctx, partitionKey, rowKey)
@@ -291,7 +294,9 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 	if err := keys.Validate(partitionKey); err != nil {
 		return false, fmt.Errorf("eventual: Once: %w", err)
 	}
-	markers, err := entity.NewTable[onceMarker](t.Client())
+	// A view of t: the marker is written in t's transaction, so through
+	// t's protection when t has one, and read back through it.
+	markers, err := entity.ViewAs[onceMarker](t)
 	if err != nil {
 		return false, err
 	}
@@ -359,13 +364,16 @@ func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time,
 	if err := checkPartitions(partitions); err != nil {
 		return 0, err
 	}
-	markers, err := entity.NewTable[onceMarker](t.Client())
+	markers, err := entity.ViewAs[onceMarker](t)
 	if err != nil {
 		return 0, err
 	}
 	q := entity.Query{
 		Filter: filter.RowKeyPrefix(MarkerPrefix).And(filter.Lt("Expires", now.UTC())),
 		Select: []string{"Expires"},
+	}
+	if t.Protected() {
+		q.Select = nil // an encrypted marker is read whole: its signature covers it
 	}
 	var found func(yield func(onceMarker, error) bool)
 	if len(partitions) == 0 {

@@ -208,7 +208,7 @@ func (t *Table[T]) holdings(ctx context.Context, pk, lo, hi string) (map[string]
 	}
 	q := entity.Query{Filter: filter.And(filter.PK(pk), rows), Select: t.props}
 	out := map[string]*holding{}
-	for d, err := range t.rows.Query(ctx, q) {
+	for d, err := range t.refs.Query(ctx, q) {
 		if err != nil {
 			return nil, fmt.Errorf("large: reading the references of partition %q: %w", pk, err)
 		}

@@ -328,6 +328,15 @@
 //	message   kind: tablekit.large.v1.<container>.<hash>
 //	          payload: {"blobs":["employees/Sales/~C3~9C~271/Photo/<version>"],"entity":{"pk":"Sales","rk":"Ü'1"}}
 //
+// # Encrypted tables
+//
+// Over an encrypted table (package crypt's Table.Entity) the entity's
+// fields are encrypted as crypt's Table encrypts them; blob values are
+// stored in clear, so New refuses a table whose Config.Encrypt may choose
+// a blob field's property (list the others in Config.Encryptable), and a
+// blob field cannot be tagged encrypt (TestEncryptedTableRefusals,
+// TestNoPlaintextLeaves in integration/canary).
+//
 // # Azurite and Cosmos DB differences
 //
 // Azurite stores blobs in memory (with --inMemoryPersistence) and reports

@@ -139,7 +139,7 @@ func (t *Table[T]) decode(d *entity.DynamicEntity, out *T) ([]Ref, error) {
 		delete(d.Properties, p)
 	}
 	delete(d.Properties, wtoken.Property) // this package's own bookkeeping
-	if err := entity.FromDynamic(d, out); err != nil {
+	if err := t.codec.FromDynamic(d, out); err != nil {
 		return nil, err
 	}
 	return refs, nil

@@ -144,7 +144,11 @@ func (c Config) withDefaults() (Config, error) {
 // Table stores entities of type T whose fields tagged blob live in blob
 // storage (design guide §6.11). It is safe for concurrent use.
 type Table[T any] struct {
-	rows   *entity.Table[entity.DynamicEntity]
+	rows *entity.Table[entity.DynamicEntity] // through table's protection, if any
+	refs *entity.Table[entity.DynamicEntity] // without it: reads of references only
+	// codec converts T: the table given to New, which converts the fields
+	// it encrypts (package crypt) too, for rows to encrypt them.
+	codec  *entity.Table[T]
 	blobs  *container.Client
 	proc   *eventual.Processor // nil: Sweep alone disposes of blobs
 	kind   eventual.Kind[disposal]
@@ -183,13 +187,28 @@ func New[T any](table *entity.Table[T], blobs *container.Client, cfg Config) (*T
 		}
 		prefix = table.Name() + "/"
 	}
-	rows, err := entity.NewTable[entity.DynamicEntity](table.Client())
+	for _, f := range fields {
+		if _, maybe := table.Encrypts(f.Name); maybe {
+			return nil, &ConfigError{Field: "table", Reason: "may encrypt property " + f.Name + " (package crypt's Config.Encrypt), which holds the reference of blob field " + f.GoName +
+				": this package stores blob values in clear, so a value meant to be encrypted would not be; list the properties Config.Encrypt may choose in Config.Encryptable, without the blob fields, or keep the value in an encrypted property of the entity"}
+		}
+	}
+	// A protected table's view encrypts what it writes and decrypts what
+	// it reads; the references are never encrypted (checked above), so
+	// the disposal's reads of them need no key.
+	rows, err := entity.ViewAs[entity.DynamicEntity](table)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := entity.NewTable[entity.DynamicEntity](table.Client())
 	if err != nil {
 		return nil, err
 	}
 	t := &Table[T]{
 		// Write tokens settle a conditional write whose reply was lost.
 		rows:   rows.WithWriteTokens(),
+		refs:   refs,
+		codec:  table,
 		blobs:  blobs,
 		proc:   cfg.Processor,
 		kind:   eventual.NewKind[disposal](kindName(blobs.URL(), prefix)),

@@ -61,7 +61,7 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 	if e == nil {
 		return &Error{Op: op, Err: invalid("nil entity")}
 	}
-	d, err := entity.ToDynamic(e)
+	d, err := t.codec.ToDynamic(e)
 	if err != nil {
 		return &Error{Op: op, Err: err}
 	}

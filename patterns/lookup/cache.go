@@ -165,8 +165,11 @@ func (s *Snapshot[T]) All() iter.Seq[T] {
 // no lock.
 type Cache[T any] struct {
 	rows *entity.Table[json.RawMessage] // the table, each entity read as sent
-	cfg  Config
-	snap atomic.Pointer[Snapshot[T]]
+	// codec decodes the entities: the table given to New, which decrypts
+	// and checks them when it is protected (package crypt).
+	codec *entity.Table[T]
+	cfg   Config
+	snap  atomic.Pointer[Snapshot[T]]
 
 	mu     sync.Mutex
 	flight *flight[T] // the last load started; loads run one at a time
@@ -193,7 +196,8 @@ func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 	if _, err := cfg.Query.Filter.Build(); err != nil {
 		return nil, &ConfigError{Field: "Config.Query", Reason: err.Error()}
 	}
-	rows, err := entity.NewTable[json.RawMessage](t.Client())
+	rows, err := entity.ViewAs[json.RawMessage](t) // a protected table's filters are checked
+
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +205,7 @@ func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 	if _, err := entity.SystemOf(&probe); err != nil {
 		return nil, &ConfigError{Field: "type T", Reason: err.Error()}
 	}
-	return &Cache[T]{rows: rows, cfg: cfg.withDefaults()}, nil
+	return &Cache[T]{rows: rows, codec: t, cfg: cfg.withDefaults()}, nil
 }
 
 // Get returns the entity with keys pk, rk from the cache, loading or
@@ -371,7 +375,7 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 			return nil, &LoadError{Full: full, Err: err}
 		}
 		var v T
-		verr := entity.Unmarshal(raw, &v)
+		verr := c.codec.Unmarshal(ctx, raw, &v)
 		if !copied {
 			next.items = make(map[key]T, len(old.items)+1)
 			for k, v := range old.items {

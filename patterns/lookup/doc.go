@@ -78,6 +78,14 @@
 // stamps every entity with its one process's clock, in milliseconds, and
 // compares DateTime filters to the millisecond.
 //
+// # Encrypted tables
+//
+// Over an encrypted table (package crypt's Table.Entity) a load reads the
+// rows as stored and decrypts each through the table (a row that does not
+// authenticate fails alone, as one that does not decode); Config.Query's
+// filter is checked as the table checks filters. The snapshots hold the
+// decrypted values in memory.
+//
 // # Azurite and Cosmos DB
 //
 // Both evaluate the Timestamp filter; on the Cosmos DB Table API a query by

@@ -186,6 +186,16 @@
 //	{"PartitionKey":"Sales","RowKey":"emp1 00","WideBorn":"<s>","WideBorn@odata.type":"Edm.Int64","WideH<s mod 16>":"<t>","WideManifest":"<t>","WideRows":1,"WideSeq":"<s>","WideSeq@odata.type":"Edm.Int64","WideVersion":"<t>"}
 //	{"Age":41,"Name":"Jones","PartitionKey":"Sales","RowKey":"emp1 01","WideVersion":"<t>"}
 //
+// # Encrypted tables
+//
+// Over an encrypted table (package crypt's Table.Entity) a logical entity
+// is sealed as a whole before its properties are spread over rows
+// (entity.Table.Seal: ciphertexts bound to the logical entity's keys, one
+// metadata property among them) and opened once its rows are assembled,
+// so no row holds a plaintext and a row moved to another entity does not
+// decrypt there (TestNoPlaintextLeaves, TestRotationAcrossPatterns in
+// integration/canary).
+//
 // # Azurite and Cosmos DB
 //
 // Azurite enforces none of the limits this package splits by (252

@@ -22,7 +22,7 @@ func (w *Table[T]) Get(ctx context.Context, pk, id string) (T, error) {
 	}
 	st, err := w.read(ctx, pk, id)
 	if err == nil {
-		err = entity.FromDynamic(st.bag(), &v)
+		err = w.fromBag(ctx, st.bag(), &v)
 	}
 	if err != nil {
 		return v, &Error{Op: "get", PartitionKey: pk, ID: id, Err: err}

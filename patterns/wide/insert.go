@@ -17,7 +17,7 @@ import (
 // properties, or over 4 MiB) is refused with a *TooLargeError before any
 // request.
 func (w *Table[T]) Insert(ctx context.Context, v *T) error {
-	bag, err := toBag(v)
+	bag, err := w.toBag(ctx, v)
 	if err != nil {
 		return opError("insert", v, err)
 	}
@@ -29,15 +29,47 @@ func (w *Table[T]) Insert(ctx context.Context, v *T) error {
 }
 
 // toBag converts v for writing, and checks its keys.
-func toBag[T any](v *T) (*entity.DynamicEntity, error) {
+func (w *Table[T]) toBag(ctx context.Context, v *T) (*entity.DynamicEntity, error) {
 	if v == nil {
 		return nil, &entity.ValidationError{Rule: "entity", Limit: "a non-nil pointer", Value: "nil"}
 	}
-	bag, err := entity.ToDynamic(v)
+	bag, err := w.codec.ToDynamic(v)
 	if err != nil {
 		return nil, err
 	}
-	return bag, checkKeys(bag.PartitionKey, bag.RowKey)
+	if err := checkKeys(bag.PartitionKey, bag.RowKey); err != nil {
+		return nil, err
+	}
+	return w.seal(ctx, bag)
+}
+
+// seal returns the logical entity bag as its rows store it: itself, or,
+// in a protected table, its encrypted properties as ciphertexts and the
+// encryption's metadata, bound to the logical entity's keys — so that
+// every row holds ciphertext and a row moved to another entity does not
+// decrypt there.
+func (w *Table[T]) seal(ctx context.Context, bag *entity.DynamicEntity) (*entity.DynamicEntity, error) {
+	if !w.codec.Protected() {
+		return bag, nil
+	}
+	return w.codec.Seal(ctx, bag)
+}
+
+// open reverses seal: the logical entity in clear, decrypted and checked.
+func (w *Table[T]) open(ctx context.Context, bag *entity.DynamicEntity) (*entity.DynamicEntity, error) {
+	if !w.codec.Protected() {
+		return bag, nil
+	}
+	return w.codec.Open(ctx, bag)
+}
+
+// fromBag stores the logical entity bag, as its rows store it, into v.
+func (w *Table[T]) fromBag(ctx context.Context, bag *entity.DynamicEntity, v *T) error {
+	plain, err := w.open(ctx, bag)
+	if err != nil {
+		return err
+	}
+	return w.codec.FromDynamic(plain, v)
 }
 
 // setWritten stores a committed version's ETag and Timestamp into v.

@@ -77,17 +77,21 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 		case err != nil:
 			return err
 		default:
-			old, from = st.bag(), st.base()
+			// In clear: a merge below merges values.
+			if old, err = w.open(ctx, st.bag()); err != nil {
+				return err
+			}
+			from = st.base()
 		}
 		var v T
-		if err := entity.FromDynamic(old, &v); err != nil {
+		if err := w.codec.FromDynamic(old, &v); err != nil {
 			return err
 		}
 		if err := change(&v); err != nil {
 			given = err
 			return errGaveUp // not change's error, which Retry might take for a lost round
 		}
-		bag, err := entity.ToDynamic(&v)
+		bag, err := w.codec.ToDynamic(&v)
 		if err != nil {
 			return err
 		}
@@ -97,6 +101,9 @@ func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) er
 		if mode == entity.Merge {
 			maps.Copy(old.Properties, bag.Properties)
 			bag.Properties = old.Properties
+		}
+		if bag, err = w.seal(ctx, bag); err != nil {
+			return err
 		}
 		res, err := w.commit(ctx, bag, from)
 		switch {

@@ -18,7 +18,7 @@ import (
 // ErrInvalidETag (use Upsert to write whatever the version). The new ETag
 // is stored into v.
 func (w *Table[T]) Replace(ctx context.Context, v *T) error {
-	bag, err := toBag(v)
+	bag, err := w.toBag(ctx, v)
 	if err != nil {
 		return opError("replace", v, err)
 	}

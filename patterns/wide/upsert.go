@@ -20,7 +20,7 @@ import (
 // first try was applied before the delete cannot be told, and its result
 // is the same either way.
 func (w *Table[T]) Upsert(ctx context.Context, v *T) error {
-	bag, err := toBag(v)
+	bag, err := w.toBag(ctx, v)
 	if err != nil {
 		return opError("upsert", v, err)
 	}

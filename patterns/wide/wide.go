@@ -38,7 +38,11 @@ func (c Config) withDefaults() Config {
 // partition (design guide §6.10). It is safe for concurrent use.
 type Table[T any] struct {
 	rows *entity.Table[entity.DynamicEntity] // the physical rows, any shape
-	cfg  Config
+	// codec converts logical entities: the table given to New, which
+	// seals (encrypts) a logical entity as a whole when it is protected
+	// (package crypt), before its properties are spread over rows.
+	codec *entity.Table[T]
+	cfg   Config
 }
 
 // New returns a Table storing T's logical entities in table's table.
@@ -61,5 +65,5 @@ func New[T any](table *entity.Table[T], cfg Config) (*Table[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Table[T]{rows: rows, cfg: cfg.withDefaults()}, nil
+	return &Table[T]{rows: rows, codec: table, cfg: cfg.withDefaults()}, nil
 }

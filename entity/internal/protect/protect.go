@@ -10,7 +10,10 @@
 // internal describes the layers).
 package protect
 
-import "reflect"
+import (
+	"context"
+	"reflect"
+)
 
 // Mode says how a property is protected. The zero Mode is plaintext.
 type Mode uint8
@@ -109,14 +112,41 @@ type Field struct {
 	EDM  uint8 // the stored EDM type; 0 when decided per value (PropertyMarshaler)
 }
 
+// Guard is the protection of a whole table view (package entity/crypt's
+// Table.Entity): an entity.Table that holds one binds it at every call, so
+// that each call's scheme reaches the key-encryption key with that call's
+// context, and lets it check what the call sends besides entities.
+type Guard interface {
+	// Bind returns the scheme of one call: ctx reaches the key-encryption
+	// key; op names the operation in read errors ("" for a write);
+	// beaconed says that the call's filter matched beacons (see Query).
+	Bind(ctx context.Context, op string, beaconed bool) Scheme
+	// Query checks and translates a query (an entity.Query) for the
+	// service: a filter on an encrypted property becomes a beacon match or
+	// is refused, and a $select asks for what the scheme needs. partitions
+	// and fanOut are those of entity.Table.QueryPartitions. It returns the
+	// query to send (an entity.Query) and whether it matches beacons.
+	Query(q any, partitions []string, fanOut bool) (any, bool, error)
+	// Refuse returns the error that refuses a write the format cannot take
+	// (a merge: the entity's signature covers its protected properties as
+	// a whole); op names it.
+	Refuse(op string) error
+	// Encrypts reports whether the property is encrypted in every entity
+	// (always) or may be in some (maybe).
+	Encrypts(property string) (always, maybe bool)
+	// Beacon returns the equality beacon stored beside an encrypted
+	// property's value (see entity.Table.Beacon).
+	Beacon(property string, value any) (beacon []byte, ok bool, err error)
+}
+
 // Hooks is what package entity offers to the Scheme's package.
 type Hooks struct {
+	// Guarded returns a copy of table (an *entity.Table[T]) that binds g at
+	// every call (see Guard).
+	Guarded func(table any, g Guard) any
 	// Fields lists the properties of an entity type (a tagged struct
 	// type); nil for DynamicEntity, whose properties are known per value.
 	Fields func(t reflect.Type) ([]Field, error)
-	// View returns a copy of table (an *entity.Table[T]) whose every write
-	// and read goes through s.
-	View func(table any, s Scheme) any
 	// BatchAdd adds one operation (an entity.OpKind) on e to batch (an
 	// *entity.Batch), encoding e through s; a merge, replace or delete is
 	// conditional on e's ETag unless unconditional.

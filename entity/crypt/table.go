@@ -230,6 +230,13 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 	return t.base.CreateTableIfNotExists(ctx)
 }
 
+// Provision creates the table when it is missing, as entity.Table's
+// Provision does (a lost reply, a name still being deleted), so that
+// account.Provision takes an encrypted table beside the others.
+func (t *Table[T]) Provision(ctx context.Context) error {
+	return t.base.Provision(ctx)
+}
+
 // Get reads and decrypts one entity; see entity.Table.Get. An entity that
 // fails authentication is a *ReadError matching ErrTampered (and
 // entity.ErrDecode). Every failing read returns the zero value, never a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -89,6 +90,25 @@ func (s *Set[T]) rows(ix *index[T]) *entity.Table[entity.DynamicEntity] {
 		return s.core.Entries
 	}
 	return s.core.Bags
+}
+
+// Provision creates what the Set needs, where it does not exist yet: the
+// primaries' table, Config.Entries, the queues of Config.Processor and
+// the container Config.Blobs. "Already exists" is success, also for a
+// create whose reply was lost and whose resend met what the first try
+// made (TestProvision), so Provision may run at every start of a service,
+// and again after any error.
+func (s *Set[T]) Provision(ctx context.Context) error {
+	if s.blobs == nil {
+		return s.core.Provision(ctx)
+	}
+	return s.core.Provision(ctx, func(ctx context.Context) error {
+		_, err := s.blobs.Create(ctx, nil)
+		if bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
+			return nil
+		}
+		return err
+	})
 }
 
 // version is one stored or intended version of a primary.

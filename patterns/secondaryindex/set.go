@@ -101,6 +101,13 @@ func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	return s.core.Relay(ctx, partitions...)
 }
 
+// Provision creates what the Set needs, where it does not exist yet: the
+// primaries' table, Config.Entries, and the queues of Config.Processor.
+// "Already exists" is success, also for a create whose reply was lost and
+// whose resend met what the first try made (TestProvision), so Provision
+// may run at every start of a service, and again after any error.
+func (s *Set[T]) Provision(ctx context.Context) error { return s.core.Provision(ctx) }
+
 // version is one stored or intended version of a primary.
 type version[T any] = indexset.Version[T]
 

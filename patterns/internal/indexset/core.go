@@ -302,3 +302,29 @@ func (c *Core[P, T, X]) MoveTo(ctx context.Context, pk, rk string, dst *entity.T
 		Delete: func(ctx context.Context, etag string) error { return c.Delete(ctx, pk, rk, etag) },
 	})
 }
+
+// Provision creates what the Set stores into and sends through, as far
+// as it does not exist: the primaries' table (which holds the outbox's
+// intents and the SamePartition rows), Config.Entries, the processor's
+// work and poison queues (its Provision, or CreateQueues), and what more
+// the package names (a container of blobs). "Already exists" is success,
+// also when a create whose reply was lost is resent and meets what its
+// first try made (entity.Table.CreateTableIfNotExists), so Provision can
+// run at every start, and again after any failure.
+func (c *Core[P, T, X]) Provision(ctx context.Context, more ...func(context.Context) error) error {
+	steps := []func(context.Context) error{c.Bags.CreateTableIfNotExists}
+	if c.Other {
+		steps = append(steps, c.Entries.CreateTableIfNotExists)
+	}
+	if p, ok := any(c.Proc).(interface{ Provision(context.Context) error }); ok && c.Proc != nil {
+		steps = append(steps, p.Provision) // the processor's own, where it has one
+	} else if c.Proc != nil {
+		steps = append(steps, c.Proc.CreateQueues)
+	}
+	for _, step := range append(steps, more...) {
+		if err := step(ctx); err != nil {
+			return &StepError[P]{Step: "provision", Err: err}
+		}
+	}
+	return nil
+}

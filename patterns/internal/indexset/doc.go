@@ -11,7 +11,8 @@
 //     its declared indexes (names checked, SamePartition ones apart from
 //     those its messages keep), the outbox of the primaries' table, and
 //     the message kind of its remote indexes, registered on the processor
-//     with the package's handler.
+//     with the package's handler. [Core.Provision] creates the tables,
+//     queues (and what more the package names), idempotently.
 //   - [Primaries], the seam every primary row goes through: a write's
 //     read, a worker's, a check's scan and a lookup's point reads come
 //     from its Get and Query and are decoded by its Decode; every primary

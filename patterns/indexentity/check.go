@@ -1,9 +1,7 @@
 package indexentity
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"iter"
 	"slices"
@@ -93,31 +91,20 @@ type scanned[T any] struct {
 // only its keys otherwise.
 func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
 	var sc scanned[T]
-	var e T
-	if err := entity.Unmarshal(raw, &e); err == nil {
-		sys, err := entity.SystemOf(&e)
+	var h head
+	if err := entity.Unmarshal(raw, &h); err != nil {
+		return sc, err
+	}
+	sc.pk, sc.rk, sc.etag = h.PartitionKey, h.RowKey, h.ETag
+	if s.isPrimary(sc.rk) {
+		e, _, err := s.core.Rows.Decode(raw)
 		if err != nil {
-			return sc, err
-		}
-		sc.pk, sc.rk, sc.etag = sys.PartitionKey, sys.RowKey, sys.ETag
-		if s.isPrimary(sc.rk) {
-			if sc.etag == "" {
-				sc.etag = etagOf(raw)
-			}
-			sc.e = &e
-			return sc, nil
-		}
-	} else {
-		var h head
-		if err := entity.Unmarshal(raw, &h); err != nil {
-			return sc, err
-		}
-		sc.pk, sc.rk, sc.etag = h.PartitionKey, h.RowKey, h.ETag
-		if s.isPrimary(sc.rk) {
 			// One bad row: reported, and the scan goes on.
 			sc.bad = &StepError{Step: "check: decode primary", PartitionKey: sc.pk, RowKey: sc.rk, Err: err}
-			return sc, nil
+		} else {
+			sc.e = &e
 		}
+		return sc, nil
 	}
 	ix := s.entryIndex(sc.rk)
 	if ix != nil && s.misplacedIn(ix, sc.pk) {
@@ -134,23 +121,6 @@ func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
 	return sc, nil
 }
 
-// etagOf finds the odata.etag annotation of an entity body: a property
-// name cannot hold a '.', and a quote inside a string value is escaped,
-// so the first `"odata.etag":"` is the annotation.
-func etagOf(raw []byte) string {
-	const key = `"odata.etag":`
-	i := bytes.Index(raw, []byte(key))
-	if i < 0 {
-		return ""
-	}
-	var etag string
-	d := json.NewDecoder(bytes.NewReader(raw[i+len(key):]))
-	if d.Decode(&etag) != nil {
-		return ""
-	}
-	return etag
-}
-
 // add files one entity of the primaries' partition: a primary, or an
 // index entity of a SamePartition index.
 func (s *Set[T]) add(p *partition, sc scanned[T]) {
@@ -159,8 +129,8 @@ func (s *Set[T]) add(p *partition, sc scanned[T]) {
 		return
 	}
 	if sc.e != nil {
-		st := &primaryState{etag: sc.etag, values: make([]string, len(s.indexes)), has: make([]bool, len(s.indexes))}
-		for i, ix := range s.indexes {
+		st := &primaryState{etag: sc.etag, values: make([]string, len(s.core.Indexes)), has: make([]bool, len(s.core.Indexes))}
+		for i, ix := range s.core.Indexes {
 			v, has, err := ix.valueOf(sc.e, p.pk)
 			st.values[i], st.has[i] = v, has && err == nil
 		}
@@ -201,7 +171,7 @@ func (s *Set[T]) add(p *partition, sc scanned[T]) {
 // SamePartition ones from what the partition scan collected, the others
 // with a query of their partition or a listing of their blobs.
 func (s *Set[T]) readLists(ctx context.Context, p *partition, only *index[T], cache wideCache) error {
-	for _, ix := range s.indexes {
+	for _, ix := range s.core.Indexes {
 		if only != nil && ix != only {
 			continue
 		}
@@ -262,8 +232,8 @@ func (s *Set[T]) tableOf(ix *index[T]) string {
 	switch {
 	case ix.Placement == Blob:
 		return containerName(s.blobs)
-	case (ix.Placement == OtherPartition || ix.Placement == TableWide) && s.entries != s.bags:
-		return s.entries.Name()
+	case (ix.Placement == OtherPartition || ix.Placement == TableWide) && s.core.Entries != s.core.Bags:
+		return s.core.Entries.Name()
 	}
 	return ""
 }
@@ -322,7 +292,7 @@ func (s *Set[T]) compare(p *partition, resume string) []drift.Finding {
 		rks = append(rks, rk)
 	}
 	slices.SortFunc(rks, keys.Compare)
-	for i, ix := range s.indexes {
+	for i, ix := range s.core.Indexes {
 		lists, checked := p.lists[ix.Name]
 		if !checked {
 			continue
@@ -426,7 +396,7 @@ func quote(v string) string { return "\"" + indexset.Shorten(v) + "\"" }
 // SamePartition index entities): one partition scan.
 func (s *Set[T]) readPartition(ctx context.Context, pk string) (*partition, error) {
 	p := newPartition(pk)
-	for raw, err := range s.raw.Query(ctx, entity.Query{Filter: filter.PK(pk)}) {
+	for raw, err := range s.core.Rows.Query(ctx, entity.Query{Filter: filter.PK(pk)}) {
 		if err != nil {
 			return nil, &StepError{Step: "check: read partition", PartitionKey: pk, Err: err}
 		}
@@ -467,7 +437,7 @@ func (s *Set[T]) partitions(ctx context.Context, given []string, t token) iter.S
 			}
 		}
 		var cur *partition
-		for raw, err := range s.raw.Query(ctx, q) {
+		for raw, err := range s.core.Rows.Query(ctx, q) {
 			if err != nil {
 				yield(nil, &StepError{Step: "check: scan table", Err: err})
 				return
@@ -510,7 +480,7 @@ func (s *Set[T]) misplacedIn(ix *index[T], pk string) bool {
 	switch {
 	case ix.Placement == SamePartition:
 		return false
-	case ix.Placement == Blob, s.entries != s.bags:
+	case ix.Placement == Blob, s.core.Entries != s.core.Bags:
 		return true
 	}
 	return !strings.HasPrefix(pk, ix.prefix)
@@ -573,9 +543,9 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 		}
 		t = token{Phase: 1}
 	}
-	for i := t.Index; t.Phase == 1 && i < len(s.indexes); i++ {
-		ix := s.indexes[i]
-		if !ix.remote() {
+	for i := t.Index; t.Phase == 1 && i < len(s.core.Indexes); i++ {
+		ix := s.core.Indexes[i]
+		if !ix.Remote() {
 			continue
 		}
 		from := token{Phase: 1, Index: i}
@@ -625,15 +595,15 @@ func (s *Set[T]) scan(ctx context.Context, opts CheckOptions, visit func(c *chec
 		t = token{Phase: 2}
 	}
 	for ; t.Phase <= 3; t = (token{Phase: t.Phase + 1}) {
-		for i := t.Index; i < len(s.indexes); i++ {
-			ix := s.indexes[i]
+		for i := t.Index; i < len(s.core.Indexes); i++ {
+			ix := s.core.Indexes[i]
 			from := token{Phase: t.Phase, Index: i}
 			if i == t.Index {
 				from = t
 			}
 			more, err := true, error(nil)
 			switch {
-			case t.Phase == 2 && s.entries != s.bags && (ix.Placement == SamePartition || ix.Placement == Blob):
+			case t.Phase == 2 && s.core.Entries != s.core.Bags && (ix.Placement == SamePartition || ix.Placement == Blob):
 				more, err = s.misplacedRows(ctx, i, ix, from, visit)
 			case t.Phase == 3 && s.blobs != nil && ix.Placement != Blob:
 				more, err = s.misplacedBlobs(ctx, i, ix, from, visit)
@@ -664,7 +634,7 @@ func (s *Set[T]) misplacedRows(ctx context.Context, i int, ix *index[T], t token
 		f = f.And(filter.Ge("PartitionKey", t.PK))
 	}
 	var c *checked
-	for e, err := range s.entries.Query(ctx, entity.Query{Filter: f, Select: []string{"RowKey"}}) {
+	for e, err := range s.core.Entries.Query(ctx, entity.Query{Filter: f, Select: []string{"RowKey"}}) {
 		if err != nil {
 			return false, &StepError{Step: "check: list index entities", Index: ix.Name, Err: err}
 		}
@@ -678,7 +648,7 @@ func (s *Set[T]) misplacedRows(ctx context.Context, i int, ix *index[T], t token
 			c = &checked{p: newPartition(e.PartitionKey), next: token{Phase: 2, Index: i, PK: e.PartitionKey, After: true}, alone: true}
 		}
 		resume := token{Phase: 2, Index: i, PK: e.PartitionKey}.String()
-		c.findings = append(c.findings, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: s.entries.Name(), PartitionKey: e.PartitionKey, RowKey: e.RowKey}, Detail: misplacedDetail, Resume: resume})
+		c.findings = append(c.findings, drift.Finding{Kind: drift.Stale, Index: ix.Name, Entry: drift.Key{Table: s.core.Entries.Name(), PartitionKey: e.PartitionKey, RowKey: e.RowKey}, Detail: misplacedDetail, Resume: resume})
 	}
 	return c == nil || visit(c), nil
 }
@@ -718,7 +688,7 @@ func (s *Set[T]) misplacedBlobs(ctx context.Context, i int, ix *index[T], t toke
 // pk: it holds a primary or a SamePartition index entity.
 func (s *Set[T]) visited(ctx context.Context, pk string) (bool, error) {
 	q := entity.Query{Filter: filter.PK(pk), Select: []string{"RowKey"}}
-	for e, err := range s.bags.Query(ctx, q) {
+	for e, err := range s.core.Bags.Query(ctx, q) {
 		if err != nil {
 			return false, &StepError{Step: "check: read partition", PartitionKey: pk, Err: err}
 		}
@@ -764,7 +734,7 @@ func (s *Set[T]) listPartitions(ctx context.Context, ix *index[T], t token) iter
 				f = f.And(filter.Lt("PartitionKey", to))
 			}
 			q := entity.Query{Filter: f, Select: []string{"PartitionKey"}}
-			for e, err := range s.entries.Query(ctx, q) {
+			for e, err := range s.core.Entries.Query(ctx, q) {
 				if err != nil {
 					yield("", &StepError{Step: "check: list index partitions", Index: ix.Name, Err: err})
 					return

@@ -40,6 +40,7 @@
 //		indexentity.Index[Employee]{Name: "lastname", Value: func(e *Employee) (string, bool) {
 //			return e.LastName, e.LastName != ""
 //		}})
+//	err = byName.Provision(ctx) // its tables, queues and container, where missing
 //	err = byName.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000152", LastName: "Jones"})
 //	e, err := byName.Modify(ctx, "Sales", "000152", func(e *Employee) error { e.LastName = "Smith"; return nil },
 //		entity.ModifyOptions{}) // Mode 0 means Replace: the primary is written whole

@@ -173,16 +173,3 @@ func FuzzKeys(f *testing.F) {
 		}
 	})
 }
-
-func TestEtagOf(t *testing.T) {
-	for body, want := range map[string]string{
-		`{"odata.etag":"W/\"datetime'2024-05-01T10%3A00%3A00.1234567Z'\"","PartitionKey":"a","RowKey":"b"}`: `W/"datetime'2024-05-01T10%3A00%3A00.1234567Z'"`,
-		`{"PartitionKey":"a","RowKey":"b","x":"\"odata.etag\":\"no\"","odata.etag":"yes"}`:                  "yes",
-		`{"PartitionKey":"a","RowKey":"b"}`: "",
-		`{"odata.etag":12}`:                 "",
-	} {
-		if got := etagOf([]byte(body)); got != want {
-			t.Errorf("etagOf(%s) = %q, want %q", body, got, want)
-		}
-	}
-}

@@ -123,8 +123,11 @@ func compile[T any](i int, d Index[T]) (*index[T], error) {
 	return &index[T]{Index: d, pos: i, prefix: d.Name + "_"}, nil
 }
 
-// remote reports an index kept by patterns/eventual.
-func (ix *index[T]) remote() bool { return ix.Placement != SamePartition }
+// Remote reports an index kept by patterns/eventual.
+func (ix *index[T]) Remote() bool { return ix.Placement != SamePartition }
+
+// IndexName is the index's Name.
+func (ix *index[T]) IndexName() string { return ix.Name }
 
 // entryPK is the PartitionKey of the index entities of primaries in
 // partition pk (not for Blob indexes).
@@ -139,8 +142,12 @@ func (ix *index[T]) entryPK(pk string) string {
 func wideMember(pk, rk string) string { return keys.Compound(pk, rk) }
 
 // splitMember is the inverse of wideMember.
-func splitMember(m string) (pk, rk string, ok bool) {
-	parts, err := keys.SplitCompound(m)
+func splitMember(m string) (pk, rk string, ok bool) { return split2(m) }
+
+// split2 splits a compound of two parts (keys.Compound); ok is false for
+// anything else.
+func split2(s string) (a, b string, ok bool) {
+	parts, err := keys.SplitCompound(s)
 	if err != nil || len(parts) != 2 {
 		return "", "", false
 	}
@@ -165,11 +172,7 @@ func (ix *index[T]) parseWidePK(epk string) (value, b string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	parts, err := keys.SplitCompound(rest)
-	if err != nil || len(parts) != 2 {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
+	return split2(rest)
 }
 
 // ownerPartition is the inverse of entryPK.
@@ -243,11 +246,7 @@ func (ix *index[T]) parseBlobName(name string) (pk, value string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	parts, err := keys.SplitCompound(rest)
-	if err != nil || len(parts) != 2 {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
+	return split2(rest)
 }
 
 // checkValue reports a value that makes no valid key for partition pk:

@@ -63,6 +63,8 @@ func (x suiteSet) InsertWith(ctx context.Context, e *entity.DynamicEntity, msgs 
 	return x.s.Insert(ctx, e, indexentity.WriteOptions{Messages: msgs})
 }
 
+func (x suiteSet) Provision(ctx context.Context) error { return x.s.Provision(ctx) }
+
 func (x suiteSet) Delete(ctx context.Context, pk, rk string) error {
 	return x.s.Delete(ctx, pk, rk, "")
 }
@@ -140,4 +142,12 @@ func TestTooManyMessages(t *testing.T) {
 func TestModifyCreate(t *testing.T) {
 	t.Parallel()
 	indextest.CreateRace(t, suite())
+}
+
+// TestProvision runs indextest.Provision: Provision creates the Set's
+// tables, queues (and container), twice and with every create's reply
+// lost, and the Set then works.
+func TestProvision(t *testing.T) {
+	t.Parallel()
+	indextest.Provision(t, suite())
 }

@@ -54,39 +54,53 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 			yield(zero, err)
 			return
 		}
-		var stale []string
-		n := 0
-		for r := range s.fetch(ctx, pk, ms) {
-			if r.err != nil && !errors.Is(r.err, entity.ErrNotFound) {
-				err := &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: pk, RowKey: r.rk, Err: r.err}
-				if !errors.Is(r.err, entity.ErrDecode) {
-					yield(zero, err)
-					return
-				}
-				// One member that does not decode: its error, and the
-				// lookup goes on if the caller does.
-				if !yield(zero, err) {
-					return
-				}
-				continue
-			}
-			if v, has := ix.Value(&r.e); r.err != nil || !has || v != value {
-				stale = append(stale, r.rk)
-				continue
-			}
-			if !yield(r.e, nil) {
+		ks := make([]drift.Key, len(ms))
+		for i, rk := range ms {
+			ks[i] = drift.Key{PartitionKey: pk, RowKey: rk}
+		}
+		s.yieldHolders(ctx, ix, value, ks, opts, yield)
+	}
+}
+
+// yieldHolders reads the primaries ks a lookup of value in ix found
+// listed (fetchKeys) and yields, in that order, those holding value, at
+// most opts.Limit. A member gone or holding another value is skipped
+// (and resynced with opts.Repair); one that does not decode is yielded as
+// a *StepError and the lookup goes on; another failed read ends it.
+func (s *Set[T]) yieldHolders(ctx context.Context, ix *index[T], value string, ks []drift.Key, opts LookupOptions, yield func(T, error) bool) {
+	var zero T
+	var stale []drift.Key
+	n := 0
+	for r := range s.fetchKeys(ctx, ks) {
+		if r.err != nil && !errors.Is(r.err, entity.ErrNotFound) {
+			err := &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: r.pk, RowKey: r.rk, Err: r.err}
+			if !errors.Is(r.err, entity.ErrDecode) {
+				yield(zero, err)
 				return
 			}
-			if n++; opts.Limit > 0 && n >= opts.Limit {
-				break
+			// One member that does not decode: its error, and the
+			// lookup goes on if the caller does.
+			if !yield(zero, err) {
+				return
 			}
+			continue
 		}
-		if opts.Repair {
-			for _, rk := range stale {
-				if err := s.resync(ctx, ix, pk, rk, value); err != nil {
-					yield(zero, err)
-					return
-				}
+		if v, has := ix.Value(&r.e); r.err != nil || !has || v != value {
+			stale = append(stale, drift.Key{PartitionKey: r.pk, RowKey: r.rk})
+			continue
+		}
+		if !yield(r.e, nil) {
+			return
+		}
+		if n++; opts.Limit > 0 && n >= opts.Limit {
+			break
+		}
+	}
+	if opts.Repair {
+		for _, k := range stale {
+			if err := s.resync(ctx, ix, k.PartitionKey, k.RowKey, value); err != nil {
+				yield(zero, err)
+				return
 			}
 		}
 	}
@@ -94,7 +108,7 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 
 // resync repairs primary pk/rk's membership of value's list in ix.
 func (s *Set[T]) resync(ctx context.Context, ix *index[T], pk, rk, value string) error {
-	if ix.remote() {
+	if ix.Remote() {
 		return s.sync(ctx, pk, rk, map[string][]string{ix.Name: {value}}, true)
 	}
 	return s.repairLocal(ctx, ix, pk, rk, value)
@@ -108,20 +122,11 @@ type fetched[T any] struct {
 	err error
 }
 
-// fetch reads the primaries pk/rks, Config.Concurrency at once, and
-// yields them in rks's order. At most Concurrency reads run or wait to be
+// fetchKeys reads the primaries ks, Config.Concurrency at once, and
+// yields them in ks's order. At most Concurrency reads run or wait to be
 // yielded, so a long list costs no more memory than a short one; stopping
 // early cancels the reads under way, and every read has ended when the
 // sequence returns.
-func (s *Set[T]) fetch(ctx context.Context, pk string, rks []string) iter.Seq[fetched[T]] {
-	ks := make([]drift.Key, len(rks))
-	for i, rk := range rks {
-		ks[i] = drift.Key{PartitionKey: pk, RowKey: rk}
-	}
-	return s.fetchKeys(ctx, ks)
-}
-
-// fetchKeys is fetch of primaries in any partitions.
 func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched[T]] {
 	return func(yield func(fetched[T]) bool) {
 		if len(ks) == 0 {
@@ -149,7 +154,7 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					e, err := s.primary.Get(ctx, k.PartitionKey, k.RowKey)
+					e, err := s.core.Get(ctx, k.PartitionKey, k.RowKey)
 					slot <- fetched[T]{pk: k.PartitionKey, rk: k.RowKey, e: e, err: err}
 				}()
 			}
@@ -231,38 +236,6 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 				ks = append(ks, drift.Key{PartitionKey: pk, RowKey: rk})
 			}
 		}
-		var stale []drift.Key
-		n := 0
-		for r := range s.fetchKeys(ctx, ks) {
-			if r.err != nil && !errors.Is(r.err, entity.ErrNotFound) {
-				err := &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: r.pk, RowKey: r.rk, Err: r.err}
-				if !errors.Is(r.err, entity.ErrDecode) {
-					yield(zero, err)
-					return
-				}
-				if !yield(zero, err) {
-					return
-				}
-				continue
-			}
-			if v, has := ix.Value(&r.e); r.err != nil || !has || v != value {
-				stale = append(stale, drift.Key{PartitionKey: r.pk, RowKey: r.rk})
-				continue
-			}
-			if !yield(r.e, nil) {
-				return
-			}
-			if n++; opts.Limit > 0 && n >= opts.Limit {
-				break
-			}
-		}
-		if opts.Repair {
-			for _, k := range stale {
-				if err := s.resync(ctx, ix, k.PartitionKey, k.RowKey, value); err != nil {
-					yield(zero, err)
-					return
-				}
-			}
-		}
+		s.yieldHolders(ctx, ix, value, ks, opts, yield)
 	}
 }

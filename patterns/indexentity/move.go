@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // MoveTo moves the primary pk/rk to table dst (an archive): it copies the
@@ -27,25 +26,5 @@ import (
 // the Set's. dst must not be the primaries' table (a *ConfigError before
 // any request).
 func (s *Set[T]) MoveTo(ctx context.Context, pk, rk string, dst *entity.Table[T]) error {
-	if err := indexset.MoveDestination[pkg](dst, s.primary.Name()); err != nil {
-		return err
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	return indexset.Move[pkg](ctx, pk, rk, dst.Name(), s.cfg.Retry, indexset.Mover[T]{
-		Read: func(ctx context.Context) (T, string, bool, error) {
-			var e T
-			v, found, err := s.read(ctx, pk, rk)
-			if err != nil || !found {
-				return e, "", found, err
-			}
-			if e, err = v.copyEntity(); err != nil {
-				return e, "", false, &StepError{Step: "move: decode primary", PartitionKey: pk, RowKey: rk, Err: err}
-			}
-			return e, v.etag, true, nil
-		},
-		Copy:   func(ctx context.Context, e *T) error { return dst.Upsert(ctx, e, entity.Replace) },
-		Delete: func(ctx context.Context, etag string) error { return s.Delete(ctx, pk, rk, etag) },
-	})
+	return s.core.MoveTo(ctx, pk, rk, dst)
 }

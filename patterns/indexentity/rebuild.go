@@ -37,10 +37,10 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], pk, rk, value st
 		}
 		w := s.newWrite(pk, rk)
 		w.touch, w.only, w.fix = true, ix, value
-		if found {
-			w.old, w.cur = &p, &p
+		if !found {
+			return w.Round(ctx, nil, nil)
 		}
-		return w.round(ctx)
+		return w.Round(ctx, &p, &p)
 	})
 }
 
@@ -171,9 +171,9 @@ func (s *Set[T]) placed(ix *index[T], k drift.Key) bool {
 	case ix.Placement == Blob || blob:
 		return ix.Placement == Blob && blob
 	case ix.Placement == SamePartition:
-		return s.tableNamed(k.Table) == s.bags
+		return s.tableNamed(k.Table) == s.core.Bags
 	}
-	return s.tableNamed(k.Table) == s.entries && strings.HasPrefix(k.PartitionKey, ix.prefix)
+	return s.tableNamed(k.Table) == s.core.Entries && strings.HasPrefix(k.PartitionKey, ix.prefix)
 }
 
 // tableNamed is the table a finding's Entry.Table names: the primaries'
@@ -181,9 +181,9 @@ func (s *Set[T]) placed(ix *index[T], k drift.Key) bool {
 func (s *Set[T]) tableNamed(name string) *entity.Table[entity.DynamicEntity] {
 	switch {
 	case name == "":
-		return s.bags
-	case s.entries != s.bags && name == s.entries.Name():
-		return s.entries
+		return s.core.Bags
+	case s.core.Entries != s.core.Bags && name == s.core.Entries.Name():
+		return s.core.Entries
 	}
 	return nil
 }
@@ -516,7 +516,7 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 		if f.Kind == drift.Stale {
 			continue
 		}
-		ix := s.byName[f.Index]
+		ix := s.core.ByName[f.Index]
 		v, ok := s.entryValue(ix, f.Entry)
 		if !ok {
 			continue
@@ -536,7 +536,7 @@ func (s *Set[T]) repairPartition(ctx context.Context, c *checked, sum *drift.Sum
 	var fence []fenced
 	for _, k := range order {
 		fs := groups[k]
-		ix := s.byName[k.ix]
+		ix := s.core.ByName[k.ix]
 		if len(fs) > bulkFindings && ix.Placement != TableWide {
 			if err := s.bulk(ctx, ix, c.p, k.value, fs); err == nil {
 				repaired += len(fs)
@@ -596,7 +596,7 @@ func (s *Set[T]) recheck(ctx context.Context, c *checked) ([]drift.Finding, erro
 	var only *index[T]
 	if len(c.p.lists) == 1 {
 		for name := range c.p.lists {
-			only = s.byName[name]
+			only = s.core.ByName[name]
 		}
 	}
 	if err := s.readLists(ctx, p, only, nil); err != nil {

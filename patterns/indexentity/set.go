@@ -2,12 +2,11 @@ package indexentity
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/argerr"
-	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
@@ -15,23 +14,17 @@ import (
 // indexes: it writes a primary and its lists together, looks entities up
 // by a value, and checks and rebuilds the lists. It is safe for
 // concurrent use.
+//
+// Its engine is indexset.Core, which patterns/secondaryindex's Set
+// shares: the tables, the declared indexes, the outbox, the round driver
+// of the writes and the loop of the index messages' handler. What is this
+// package's is how a list is laid out and changed (rows.go, lists.go,
+// blobs.go, format.go), how a write builds its transaction (write.go),
+// and the lookups, checks and rebuilds.
 type Set[T any] struct {
-	primary *entity.Table[T]                    // with write tokens
-	bags    *entity.Table[entity.DynamicEntity] // the primary's table, with write tokens
-	entries *entity.Table[entity.DynamicEntity] // OtherPartition index entities' table, with write tokens
-	raw     *entity.Table[json.RawMessage]      // the primary's table, read as sent
-	blobs   *container.Client
-
-	indexes []*index[T]
-	byName  map[string]*index[T]
-	names   *indexset.Names[pkg]
-	local   []*index[T] // SamePartition
-	remote  []*index[T] // OtherPartition and Blob
-
-	proc   *eventual.Processor
-	outbox *eventual.Outbox[entity.DynamicEntity]
-	kind   eventual.Kind[syncMessage]
-	cfg    Config
+	core  *indexset.Core[pkg, T, *index[T]]
+	blobs *container.Client
+	cfg   Config
 }
 
 // New returns the Set of primary's entities with the given indexes.
@@ -44,112 +37,82 @@ type Set[T any] struct {
 // tablekit's constructors and integration.Env do), so that a lost reply
 // is never misreported.
 func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set[T], error) {
-	if primary == nil {
-		return nil, &ConfigError{Field: "primary", Reason: argerr.Nil}
-	}
-	p := cfg.Processor
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	if len(indexes) == 0 {
-		return nil, &ConfigError{Field: "indexes", Reason: "are none"}
+	s := &Set[T]{blobs: cfg.Blobs, cfg: cfg}
+	var err error
+	s.core, err = indexset.NewCore[pkg, T, *index[T]](primary, indexset.Config{Processor: cfg.Processor, Entries: cfg.Entries, PrimaryPrefix: cfg.PrimaryPrefix, Retry: cfg.Retry, Kind: cfg.Kind, Outbox: cfg.Outbox}, indexset.Hooks[T]{
+		Writer:     s.newWriter,
+		Valid:      s.valid,
+		Named:      func(err error) bool { var ce *CorruptError; return errors.As(err, &ce) },
+		UpdateHint: "Get or LookupAll",
+		Remote:     "OtherPartition, TableWide and Blob indexes",
+	})
+	if err != nil {
+		return nil, err
 	}
-	s := &Set[T]{primary: primary.WithWriteTokens(), byName: map[string]*index[T]{}, names: indexset.NewNames[pkg](cfg.PrimaryPrefix), proc: p, blobs: cfg.Blobs, cfg: cfg}
 	for i, d := range indexes {
 		ix, err := compile(i, d)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.names.Add(i, ix.Name); err != nil {
-			return nil, err
-		}
 		if ix.Placement == Blob && cfg.Blobs == nil {
 			return nil, &DeclarationError{Index: ix.Name, Position: i, Field: "Placement", Reason: "is Blob, and Config.Blobs is nil"}
 		}
-		s.byName[ix.Name] = ix
-		s.indexes = append(s.indexes, ix)
-		if ix.remote() {
-			s.remote = append(s.remote, ix)
-		} else {
-			s.local = append(s.local, ix)
+		if err := s.core.Declare(i, ix); err != nil {
+			return nil, err
 		}
 	}
-	bags, err := entity.NewTable[entity.DynamicEntity](primary.Client())
-	if err != nil {
-		return nil, err
-	}
-	s.bags = bags.WithWriteTokens()
-	s.entries = s.bags
-	if s.raw, err = entity.NewTable[json.RawMessage](primary.Client()); err != nil {
-		return nil, err
-	}
-	if cfg.Entries != nil && cfg.Entries.Name() != primary.Name() {
-		s.entries = cfg.Entries.WithWriteTokens()
-	}
-	if len(s.remote) == 0 {
-		if p != nil {
-			// The caller's own messages (WriteOptions.Messages) go
-			// through an outbox of the primaries' table.
-			if s.outbox, err = eventual.NewOutbox(p, s.bags, cfg.Outbox); err != nil {
-				return nil, err
-			}
-		}
-		return s, nil
-	}
-	if p == nil {
-		return nil, &ConfigError{Field: "Config.Processor", Reason: argerr.Nil + ", and OtherPartition, TableWide and Blob indexes need one"}
-	}
-	if s.kind, s.outbox, err = indexset.Register[pkg](p, s.bags, cfg.Outbox, cfg.Kind, primary.Name(), s.handle); err != nil {
+	if err := s.core.Open(s.handle); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // Indexes returns the names of the Set's indexes, in declaration order.
-func (s *Set[T]) Indexes() []string {
-	names := make([]string, len(s.indexes))
-	for i, ix := range s.indexes {
-		names[i] = ix.Name
-	}
-	return names
-}
+func (s *Set[T]) Indexes() []string { return s.core.IndexNames() }
 
 // Relay sends the index messages of primary writes whose process died
 // between the write and the send (the outbox's intents), in the given
 // partitions or the whole table; see eventual.Outbox.Relay. Run it now and
 // then where OtherPartition or Blob indexes are kept.
 func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
-	if s.outbox == nil {
-		return 0, nil
-	}
-	return s.outbox.Relay(ctx, partitions...)
+	return s.core.Relay(ctx, partitions...)
 }
 
-func (s *Set[T]) index(name string) (*index[T], error) {
-	ix, ok := s.byName[name]
-	if !ok {
-		return nil, &StepError{Step: "lookup", Index: name, Err: ErrUnknownIndex}
-	}
-	return ix, nil
-}
+func (s *Set[T]) index(name string) (*index[T], error) { return s.core.Index(name, ErrUnknownIndex) }
 
 // rows is the table of ix's index entities.
 func (s *Set[T]) rows(ix *index[T]) *entity.Table[entity.DynamicEntity] {
 	if ix.Placement == OtherPartition || ix.Placement == TableWide {
-		return s.entries
+		return s.core.Entries
 	}
-	return s.bags
+	return s.core.Bags
+}
+
+// Provision creates what the Set needs, where it does not exist yet: the
+// primaries' table, Config.Entries, the queues of Config.Processor and
+// the container Config.Blobs. "Already exists" is success, also for a
+// create whose reply was lost and whose resend met what the first try
+// made (TestProvision), so Provision may run at every start of a service,
+// and again after any error.
+func (s *Set[T]) Provision(ctx context.Context) error {
+	if s.blobs == nil {
+		return s.core.Provision(ctx)
+	}
+	return s.core.Provision(ctx, func(ctx context.Context) error {
+		_, err := s.blobs.Create(ctx, nil)
+		if bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
+			return nil
+		}
+		return err
+	})
 }
 
 // version is one stored or intended version of a primary.
-type version[T any] struct {
-	e     T
-	props map[string]any // its properties, TkWrite aside
-	chain any            // the TkWrite it was read with, nil for none
-	etag  string
-	raw   []byte // the body read, nil for an intended version
-}
+type version[T any] = indexset.Version[T]
 
 // head is the primary's metadata, decoded before the rest.
 type head struct {
@@ -159,47 +122,32 @@ type head struct {
 }
 
 // read reads the primary pk/rk; found is false when there is none.
-func (s *Set[T]) read(ctx context.Context, pk, rk string) (v version[T], found bool, err error) {
-	raw, found, err := indexset.Read(ctx, s.raw, pk, rk)
-	if err != nil || !found {
-		return v, false, err
-	}
-	return v, true, v.decode(raw)
+func (s *Set[T]) read(ctx context.Context, pk, rk string) (version[T], bool, error) {
+	return s.core.Read(ctx, pk, rk)
 }
 
-func (v *version[T]) decode(raw []byte) error {
-	e, bag, chain, err := indexset.Decode[T](raw)
-	if err != nil {
-		return err
+// valid checks, before any request, that e's values make valid keys for
+// their lists.
+func (s *Set[T]) valid(e *T, pk, _ string) error {
+	for _, ix := range s.core.Indexes {
+		if _, _, err := ix.valueOf(e, pk); err != nil {
+			return err
+		}
 	}
-	v.e, v.raw, v.etag, v.chain, v.props = e, raw, bag.ETag, chain, bag.Properties
 	return nil
-}
-
-// intend is the version e would be once written (indexset.Intend).
-func intend[T any](e *T) (version[T], error) {
-	v := version[T]{e: *e}
-	bag, err := indexset.Intend(e)
-	if err != nil {
-		return v, err
-	}
-	v.props = bag.Properties
-	return v, nil
 }
 
 // validKeys refuses a primary whose keys are invalid or whose RowKey the
 // Set could not tell from its index entities'.
-func (s *Set[T]) validKeys(pk, rk string) error { return s.names.CheckKeys(pk, rk) }
+func (s *Set[T]) validKeys(pk, rk string) error { return s.core.ValidKeys(pk, rk) }
 
 // isPrimary reports whether an entity of a primaries' partition with
 // RowKey rk is a primary.
-func (s *Set[T]) isPrimary(rk string) bool { return s.names.CheckRowKey(rk) == nil }
+func (s *Set[T]) isPrimary(rk string) bool { return s.core.IsPrimary(rk) }
 
 // entryIndex returns the index whose entities' RowKeys rk has the prefix
 // of, or nil.
 func (s *Set[T]) entryIndex(rk string) *index[T] {
-	if i := s.names.Of(rk); i >= 0 {
-		return s.indexes[i]
-	}
-	return nil
+	ix, _ := s.core.IndexOf(rk)
+	return ix
 }

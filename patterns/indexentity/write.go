@@ -3,11 +3,9 @@ package indexentity
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -40,19 +38,21 @@ type write[T any] struct {
 
 func (s *Set[T]) newWrite(pk, rk string) *write[T] { return &write[T]{s: s, pk: pk, rk: rk} }
 
-func (v *version[T]) entity() *T {
-	if v == nil {
-		return nil
-	}
-	return &v.e
+// newWriter is the Writer of the Set's engine (indexset.Core): a write
+// carrying the caller's msgs.
+func (s *Set[T]) newWriter(pk, rk string, msgs []eventual.Message) indexset.Writer[T] {
+	w := s.newWrite(pk, rk)
+	w.user = msgs
+	return w
 }
 
-// round reads the lists the change touches, builds the transaction and
-// submits it once. A refused index entity operation is errChanged (the
-// caller's retry loop reads again); a refused primary operation is the
+// Round reads the lists the change from old to cur touches, builds the
+// transaction and submits it once. A refused index entity operation is
+// errChanged (the driver reads again); a refused primary operation is the
 // service's error.
-func (w *write[T]) round(ctx context.Context) error {
+func (w *write[T]) Round(ctx context.Context, old, cur *version[T]) error {
 	s := w.s
+	w.old, w.cur = old, cur
 	msg, err := w.message()
 	if err != nil {
 		return err
@@ -65,18 +65,7 @@ func (w *write[T]) round(ctx context.Context) error {
 	if msg != nil {
 		msgs = append(slices.Clip(msgs), *msg)
 	}
-	if len(msgs) == 0 {
-		b := s.bags.NewBatch()
-		if err := build(b); err != nil {
-			return err
-		}
-		if b.Len() == 0 {
-			return nil
-		}
-		_, err = s.bags.Submit(ctx, b)
-	} else {
-		err = s.outbox.Submit(ctx, w.pk, build, msgs...)
-	}
+	err = s.core.Submit(ctx, w.pk, build, msgs)
 	if err == nil {
 		return nil
 	}
@@ -100,12 +89,12 @@ func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 			return err
 		}
 	}
-	for _, ix := range w.s.local {
+	for _, ix := range w.s.core.Local {
 		if w.touch {
 			break
 		}
 		oldV, oldHas := w.oldValue(ix)
-		newV, newHas, err := ix.valueOf(w.cur.entity(), w.pk)
+		newV, newHas, err := ix.valueOf(w.cur.Entity(), w.pk)
 		if err != nil {
 			return err
 		}
@@ -129,30 +118,14 @@ func (w *write[T]) build(ctx context.Context, b *entity.Batch) error {
 		}
 	}
 	switch {
-	case w.old == nil && w.cur == nil:
+	case w.touch && w.old == nil:
 		// A repair of a primary that is gone: the lists alone.
-	case w.cur == nil:
-		b.Delete(w.pk, w.rk, w.old.etag)
-	case w.old == nil:
-		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, Properties: w.cur.props}
-		b.Insert(w.primary)
+	case w.touch:
+		// A repair's transaction is conditional on the version it read.
+		w.primary = indexset.Fence(w.pk, w.rk, w.old)
+		b.Update(w.primary, entity.Merge)
 	default:
-		props := w.cur.props
-		if w.touch {
-			props = map[string]any{}
-		}
-		if w.old.chain != nil {
-			// The chain read lets entity prove this write's outcome after
-			// a lost reply; it replaces it with the write's own.
-			props = maps.Clone(props)
-			props[propWriteToken] = w.old.chain
-		}
-		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, ETag: w.old.etag, Properties: props}
-		if w.touch {
-			b.Update(w.primary, entity.Merge)
-		} else {
-			b.Update(w.primary, entity.Replace)
-		}
+		w.primary = indexset.PrimaryOp(b, w.pk, w.rk, w.old, w.cur)
 	}
 	return nil
 }
@@ -168,7 +141,7 @@ func (w *write[T]) repairOps(ctx context.Context, b *entity.Batch) error {
 // oldValue is the stored version's value in ix; a value that makes no
 // valid key has no list.
 func (w *write[T]) oldValue(ix *index[T]) (string, bool) {
-	v, has, err := ix.valueOf(w.old.entity(), w.pk)
+	v, has, err := ix.valueOf(w.old.Entity(), w.pk)
 	return v, has && err == nil
 }
 
@@ -194,9 +167,9 @@ func (w *write[T]) message() (*eventual.Message, error) {
 		return nil, nil
 	}
 	values := map[string][]string{}
-	for _, ix := range w.s.remote {
+	for _, ix := range w.s.core.Remote {
 		oldV, oldHas := w.oldValue(ix)
-		newV, newHas, err := ix.valueOf(w.cur.entity(), w.pk)
+		newV, newHas, err := ix.valueOf(w.cur.Entity(), w.pk)
 		if err != nil {
 			return nil, err
 		}
@@ -213,60 +186,27 @@ func (w *write[T]) message() (*eventual.Message, error) {
 	if len(values) == 0 {
 		return nil, nil
 	}
-	m, err := w.s.message(w.pk, w.rk, values)
+	m, err := w.s.core.Message(w.pk, w.rk, values)
 	return &m, err
 }
 
-// finish reports the applied write's new ETag into e (none when the
-// transaction was found applied after a lost reply: read it again before
-// a conditional write).
-func (w *write[T]) finish(e *T) {
-	if e == nil {
-		return
+// Written is the ETag the applied round gave the primary.
+func (w *write[T]) Written() string {
+	if w.primary == nil {
+		return ""
 	}
-	if w.primary != nil && w.primary.ETag != "" && (w.old == nil || w.primary.ETag != w.old.etag) {
-		_ = entityfields.SetWritten(e, w.primary.ETag)
-		return
-	}
-	if sys, err := entity.SystemOf(e); err == nil {
-		sys.ETag = ""
-		_ = entityfields.SetSystem(e, entityfields.System(sys))
-	}
+	return w.primary.ETag
 }
 
-func dedupe(vs []string) []string {
-	if len(vs) < 2 {
-		return vs
-	}
-	vs = slices.Clone(vs)
-	slices.Sort(vs)
-	return slices.Compact(vs)
-}
+// End returns the write's error: an index-entity write reserves nothing.
+func (w *write[T]) End(_ context.Context, err error) error { return err }
 
-// stop carries an error out of entity.RetryPolicy.Retry without another
-// round: the caller's condition failed (its ETag is stale), which a fresh
-// read cannot fix.
-type stop struct{ err error }
-
-func (e *stop) Error() string { return e.err.Error() }
-
-func unstop(err error) error {
-	var st *stop
-	if errors.As(err, &st) {
-		return st.err
-	}
-	return err
-}
-
-// opError names the operation and the primary's keys in an error that
-// does not come from this package (entity's answer to the transaction, a
-// cancelled context); the Set's own errors (a *CorruptError names its
-// index entity) name them already.
-func opError(op, pk, rk string, err error) error {
-	return indexset.OpError[pkg](op, pk, rk, err, func(err error) bool {
-		var ce *CorruptError
-		return errors.As(err, &ce)
-	})
+// PrimaryRefused reports a transaction the service refused at the
+// primary's operation (after the index entities'), with an error matching
+// target.
+func (w *write[T]) PrimaryRefused(err, target error) bool {
+	var te *entity.TransactionError
+	return errors.As(err, &te) && errors.Is(te, target) && te.Index-w.offset == w.rowOps
 }
 
 // Insert adds e and its lists: the SamePartition lists in one entity
@@ -279,41 +219,7 @@ func opError(op, pk, rk string, err error) error {
 // opts (at most one; also on Update, Modify and Delete) commits the
 // caller's own messages in the same transaction: see WriteOptions.
 func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
-	if e == nil {
-		return indexset.NilEntity()
-	}
-	pk, rk, err := indexset.KeyOf(e)
-	if err != nil {
-		return err
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	cur, err := s.intend(e, pk)
-	if err != nil {
-		return err
-	}
-	user, err := s.messages("Insert", opts)
-	if err != nil {
-		return err
-	}
-	w := s.newWrite(pk, rk)
-	w.cur, w.user = &cur, user
-	if err := s.cfg.Retry.Retry(ctx, w.round); err != nil {
-		return opError("insert", pk, rk, err)
-	}
-	w.finish(e)
-	return nil
-}
-
-// intend is the version e would be once written, its values checked.
-func (s *Set[T]) intend(e *T, pk string) (version[T], error) {
-	for _, ix := range s.indexes {
-		if _, _, err := ix.valueOf(e, pk); err != nil {
-			return version[T]{}, err
-		}
-	}
-	return intend(e)
+	return s.core.Insert(ctx, e, opts)
 }
 
 // Update replaces the stored entity by e, and moves it between lists
@@ -325,53 +231,7 @@ func (s *Set[T]) intend(e *T, pk string) (version[T], error) {
 // before any request. A concurrent writer of a list makes it start
 // again from the reads.
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
-	if e == nil {
-		return indexset.NilEntity()
-	}
-	sys, err := entity.SystemOf(e)
-	if err != nil {
-		return err
-	}
-	pk, rk := sys.PartitionKey, sys.RowKey
-	if sys.ETag == "" {
-		return indexset.NoETag[pkg](pk, rk, "Get or LookupAll")
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	cur, err := s.intend(e, pk)
-	if err != nil {
-		return err
-	}
-	user, err := s.messages("Update", opts)
-	if err != nil {
-		return err
-	}
-	w := s.newWrite(pk, rk)
-	w.cur, w.user = &cur, user
-	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		old, found, err := s.read(ctx, pk, rk)
-		if err != nil {
-			return indexset.ReadPrimary[pkg]("update", pk, rk, err)
-		}
-		if !found {
-			return &stop{indexset.NotFound[pkg]("update", pk, rk)}
-		}
-		if old.etag != sys.ETag {
-			return &stop{indexset.Stale[pkg]("update", pk, rk, old.etag, sys.ETag)}
-		}
-		w.old = &old
-		err = w.round(ctx)
-		if err != nil && !errors.Is(err, errChanged) && errors.Is(err, entity.ErrPreconditionFailed) {
-			return &stop{err} // the primary changed since e was read
-		}
-		return err
-	})
-	if err != nil {
-		return opError("update", pk, rk, unstop(err))
-	}
-	w.finish(e)
-	return nil
+	return s.core.Update(ctx, e, opts)
 }
 
 // Modify reads the entity with keys pk, rk, lets change edit it, and
@@ -401,74 +261,7 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 // entity.Table.WithWriteTokens); when that cannot tell, the error
 // matches entity.ErrOutcomeUnknown.
 func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
-	var out T
-	if err := indexset.CheckMode[pkg]("Modify", opts.Mode); err != nil {
-		return out, err
-	}
-	if change == nil {
-		return out, indexset.NilChange()
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return out, err
-	}
-	user, err := s.messages("Modify", wopts)
-	if err != nil {
-		return out, err
-	}
-	w := s.newWrite(pk, rk)
-	w.user = user
-	err = indexset.Retry(opts.Retry, s.cfg.Retry).Retry(ctx, func(ctx context.Context) error {
-		old, found, err := s.read(ctx, pk, rk)
-		if err != nil {
-			return indexset.ReadPrimary[pkg]("modify", pk, rk, err)
-		}
-		if !found && !opts.Create {
-			return &stop{indexset.NotFound[pkg]("modify", pk, rk)}
-		}
-		// change gets its own copy: old's values are computed from old.e,
-		// which a change of shared slices or maps must not touch.
-		var e T
-		if found {
-			e, err = old.copyEntity()
-		} else {
-			e, err = indexset.Fresh[T](pk, rk)
-		}
-		if err != nil {
-			return err
-		}
-		if err := change(&e); err != nil {
-			return &stop{&indexset.Given{Err: err}}
-		}
-		if err := indexset.ChangedKeys(&e, pk, rk); err != nil {
-			return &stop{err}
-		}
-		cur, err := s.intend(&e, pk)
-		if err != nil {
-			return &stop{err}
-		}
-		w.old, w.cur = &old, &cur
-		if !found {
-			w.old = nil // an insert, with its lists
-		}
-		if err := w.round(ctx); err != nil {
-			if opts.Create && (!found && w.primaryRefused(err, entity.ErrAlreadyExists) || found && w.primaryRefused(err, entity.ErrNotFound)) {
-				return indexset.ErrLostCreate // another creator won, or a deleter: read again
-			}
-			return err
-		}
-		out = e
-		return nil
-	})
-	if err != nil {
-		err = unstop(err)
-		var g *indexset.Given
-		if errors.As(err, &g) {
-			return out, g.Err // change's own error, as is
-		}
-		return out, opError("modify", pk, rk, err)
-	}
-	w.finish(&out)
-	return out, nil
+	return s.core.Modify(ctx, pk, rk, change, opts, wopts)
 }
 
 // Delete removes the entity with keys pk, rk and takes it off its lists,
@@ -485,60 +278,5 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 // entity.ErrOutcomeUnknown: Delete neither reports it refused nor deletes
 // the other process's version (TestLostReplyBesideWriter).
 func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteOptions) error {
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	user, err := s.messages("Delete", opts)
-	if err != nil {
-		return err
-	}
-	anyVersion := etag == "" || etag == entity.AnyETag
-	w := s.newWrite(pk, rk)
-	w.user = user
-	var unknown error // the answer of a delete of version tried whose outcome is unknown
-	var tried string
-	err = s.cfg.Retry.Retry(ctx, func(ctx context.Context) error {
-		for {
-			old, found, err := s.read(ctx, pk, rk)
-			if err != nil {
-				return indexset.ReadPrimary[pkg]("delete", pk, rk, err)
-			}
-			if !found {
-				if unknown != nil {
-					return nil // the transaction whose outcome was unknown was applied
-				}
-				return &stop{indexset.NotFound[pkg]("delete", pk, rk)}
-			}
-			if unknown != nil && old.etag != tried {
-				return &stop{unknown} // applied and written again, or overtaken: no read tells
-			}
-			if !anyVersion && old.etag != etag {
-				return &stop{indexset.Stale[pkg]("delete", pk, rk, old.etag, etag)}
-			}
-			w.old, w.cur = &old, nil
-			err = w.round(ctx)
-			if errors.Is(err, entity.ErrOutcomeUnknown) && unknown == nil {
-				// The next read tells, where entity could not.
-				unknown, tried = err, old.etag
-				continue
-			}
-			return err
-		}
-	})
-	return opError("delete", pk, rk, unstop(err))
-}
-
-// primaryRefused reports a transaction the service refused at the
-// primary's operation (after the index entities'), with an error matching
-// target.
-func (w *write[T]) primaryRefused(err, target error) bool {
-	var te *entity.TransactionError
-	return errors.As(err, &te) && errors.Is(te, target) && te.Index-w.offset == w.rowOps
-}
-
-// copyEntity decodes a fresh copy of the version read.
-func (v *version[T]) copyEntity() (T, error) {
-	var e T
-	err := entity.Unmarshal(v.raw, &e)
-	return e, err
+	return s.core.Delete(ctx, pk, rk, etag, opts...)
 }

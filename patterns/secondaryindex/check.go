@@ -63,7 +63,7 @@ func (s *Set[T]) check(ctx context.Context, opts CheckOptions, sum *drift.Summar
 		if tok.Phase == 0 && !c.primaries(tok) {
 			return
 		}
-		if tok.Phase <= 1 && s.other && !c.strays(tok) {
+		if tok.Phase <= 1 && s.core.Other && !c.strays(tok) {
 			return
 		}
 		c.buckets(tok)
@@ -178,7 +178,7 @@ func (c *checker[T]) primaries(tok token) bool {
 		q.Filter = filter.Ge(filter.PartitionKeyProperty, tok.PK)
 	}
 	started := false
-	for it, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[json.RawMessage, error] { return c.s.raw.Query(ctx, q) }) {
+	for it, err := range prefetch(c.ctx, func(ctx context.Context) iter.Seq2[json.RawMessage, error] { return c.s.core.Rows.Query(ctx, q) }) {
 		if err != nil {
 			return c.fail(err)
 		}
@@ -210,7 +210,7 @@ func (c *checker[T]) listed(tok token) {
 			continue
 		}
 		c.begin(pk)
-		for raw, err := range c.s.raw.Query(c.ctx, entity.Query{Filter: filter.PK(pk)}) {
+		for raw, err := range c.s.core.Rows.Query(c.ctx, entity.Query{Filter: filter.PK(pk)}) {
 			if err != nil {
 				c.fail(err)
 				return
@@ -246,7 +246,7 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 			return true // not an entry: another type's entity
 		}
 		switch {
-		case ix.remote() && s.other:
+		case ix.Remote() && s.core.Other:
 			// Its entries live in Config.Entries: one here is left by
 			// another layout (Placement, Config.Entries).
 			return c.misplaced(ix, "", d.PartitionKey, rk, opk, ork)
@@ -266,14 +266,14 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		return true
 	}
 	c.g.primaries++
-	var v version[T]
-	if err := entity.Unmarshal(raw, &v.e); err != nil {
+	e, _, err := s.core.Rows.Decode(raw)
+	if err != nil {
 		c.g.bad[rk] = true
 		return c.row(&StepError{Step: "check: decode primary", PartitionKey: d.PartitionKey, RowKey: rk, Err: err})
 	}
 	delete(d.Properties, propWriteToken)
-	for _, ix := range s.indexes {
-		_, erk, value, has, err := ix.entryKeys(&v.e, d.PartitionKey, rk)
+	for _, ix := range s.core.Indexes {
+		_, erk, value, has, err := ix.entryKeys(&e, d.PartitionKey, rk)
 		if err != nil {
 			// No entry can hold the value: entries naming the primary
 			// in this index are orphans.
@@ -313,7 +313,7 @@ func (c *checker[T]) end() bool {
 	}
 	c.owners[g.pk] = g.primaries > 0
 	if g.primaries > 0 {
-		for _, ix := range c.s.remote {
+		for _, ix := range c.s.core.Remote {
 			if ix.Placement == OtherPartition && !c.remote(ix, g.pk, g.remote[ix.Name]) {
 				return false
 			}
@@ -338,7 +338,7 @@ func (c *checker[T]) remote(ix *index[T], pk string, want map[string][]expect) b
 	from, to := keys.PrefixRange(ix.prefix)
 	got := map[string]stored{}
 	q := entity.Query{Filter: filter.PK(epk).And(filter.RowKeyRange(from, to))}
-	for d, err := range c.s.entries.Query(c.ctx, q) {
+	for d, err := range c.s.core.Entries.Query(c.ctx, q) {
 		if err != nil {
 			return c.fail(err)
 		}
@@ -371,8 +371,8 @@ func (c *checker[T]) diff(ix *index[T], epk string, want map[string][]expect, go
 	var rows []row
 	entry := func(rk string) drift.Key {
 		k := drift.Key{PartitionKey: epk, RowKey: rk}
-		if ix != nil && c.s.other {
-			k.Table = c.s.entries.Name()
+		if ix != nil && c.s.core.Other {
+			k.Table = c.s.core.Entries.Name()
 		}
 		return k
 	}
@@ -469,7 +469,7 @@ func (c *checker[T]) hasPrimaries(pk string) (bool, error) {
 		q.Filter = q.Filter.And(filter.RowKeyRange(from, to))
 	}
 	has := false
-	for d, err := range c.s.bags.Query(c.ctx, q) {
+	for d, err := range c.s.core.Bags.Query(c.ctx, q) {
 		if err != nil {
 			return false, err
 		}
@@ -486,7 +486,7 @@ func (c *checker[T]) hasPrimaries(pk string) (bool, error) {
 // primary could hold it: its primaries' partition has none. (Entries of
 // a partition with primaries are compared by that partition's check.)
 func (c *checker[T]) stray(st stray, epk string) bool {
-	ix := c.s.byName[st.ix]
+	ix := c.s.core.ByName[st.ix]
 	owners, ok := ix.ownerPartition(epk)
 	if ok {
 		has, err := c.hasPrimaries(owners)
@@ -498,8 +498,8 @@ func (c *checker[T]) stray(st stray, epk string) bool {
 		}
 	}
 	k := drift.Key{PartitionKey: epk, RowKey: st.rk}
-	if c.s.other {
-		k.Table = c.s.entries.Name()
+	if c.s.core.Other {
+		k.Table = c.s.core.Entries.Name()
 	}
 	return c.emit(drift.Finding{Kind: drift.Orphan, Index: st.ix, Primary: keyOfDrift(st.opk, st.ork), Entry: k, Detail: "no primary in the entries' partition's primaries' partition"})
 }
@@ -520,7 +520,7 @@ func (c *checker[T]) strays(tok token) bool {
 	page := tok.Page
 	for {
 		resume := token{Phase: 1, Page: page}.String()
-		p, err := c.s.entries.QueryPage(c.ctx, q, page)
+		p, err := c.s.core.Entries.QueryPage(c.ctx, q, page)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -541,7 +541,7 @@ func (c *checker[T]) strays(tok token) bool {
 			case ix.Placement == TableWide && strings.HasPrefix(d.PartitionKey, ix.prefix):
 				more = true // judged by the scan of the index's partitions
 			default:
-				more = c.misplaced(ix, c.s.entries.Name(), d.PartitionKey, d.RowKey, opk, ork)
+				more = c.misplaced(ix, c.s.core.Entries.Name(), d.PartitionKey, d.RowKey, opk, ork)
 			}
 			if !more {
 				return false

@@ -1,12 +1,6 @@
 package secondaryindex
 
-import (
-	"context"
-	"errors"
-
-	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/patterns/internal/indexset"
-)
+import "context"
 
 // Delete removes the entity with keys pk, rk and its entries, if its ETag
 // is still etag (entity.ErrPreconditionFailed otherwise); "" or
@@ -25,57 +19,5 @@ import (
 // opts may carry the caller's messages, committed with the delete
 // (WriteOptions); a Delete that finds nothing to delete sends none.
 func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteOptions) error {
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	msgs, err := s.writeMessages("Delete", opts)
-	if err != nil {
-		return err
-	}
-	anyVersion := etag == "" || etag == entity.AnyETag
-	w := s.newWrite(pk, rk)
-	w.msgs = msgs
-	var unknown error // the answer of a delete of version tried whose outcome is unknown
-	var tried string
-	attempt := func(ctx context.Context) error {
-		for n := 0; ; n++ {
-			old, found, err := s.read(ctx, pk, rk)
-			if err != nil {
-				return indexset.ReadPrimary[pkg]("delete", pk, rk, err)
-			}
-			if !found {
-				if unknown != nil {
-					return nil // the transaction whose outcome was unknown was applied
-				}
-				return indexset.NotFound[pkg]("delete", pk, rk)
-			}
-			if unknown != nil && old.etag != tried {
-				return unknown // applied and written again, or overtaken: no read tells
-			}
-			if !anyVersion && old.etag != etag {
-				return indexset.Stale[pkg]("delete", pk, rk, old.etag, etag)
-			}
-			w.old, w.cur = &old, nil
-			err = w.round(ctx)
-			switch {
-			case err == nil:
-				return nil
-			case errors.Is(err, entity.ErrOutcomeUnknown) && unknown == nil:
-				// Deletes carry no write token: the next read tells.
-				unknown, tried = err, old.etag
-				continue
-			case !errors.Is(err, errAgain):
-				return err
-			}
-			if n >= s.maxBuilds() {
-				return &StepError{Step: "delete: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
-			}
-		}
-	}
-	if anyVersion {
-		err = s.cfg.Retry.Retry(ctx, attempt)
-	} else {
-		err = attempt(ctx)
-	}
-	return opError("delete", pk, rk, err)
+	return s.core.Delete(ctx, pk, rk, etag, opts...)
 }

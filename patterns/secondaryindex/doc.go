@@ -35,6 +35,7 @@
 //		secondaryindex.Index[Employee]{Name: "name", Properties: []string{"FirstName", "LastName"},
 //			Key: func(e *Employee) (string, bool) { return e.LastName, true }},
 //	)
+//	err = set.Provision(ctx)                                    // its tables and queues, where missing
 //	err = set.Insert(ctx, &e)                                   // one transaction: e and its two entries
 //	e, err = set.Modify(ctx, "Sales", "empid_000123", func(e *Employee) error { e.Email = "j@contoso.com"; return nil },
 //		entity.ModifyOptions{}) // Mode 0 means Replace: the primary is written whole

@@ -263,8 +263,11 @@ func (ix *index[T]) parseEntryRK(erk string) (value, pk, rk string, ok bool) {
 	return "", "", "", false
 }
 
-// remote reports an index kept through the outbox and patterns/eventual.
-func (ix *index[T]) remote() bool { return ix.Placement != SamePartition }
+// Remote reports an index kept through the outbox and patterns/eventual.
+func (ix *index[T]) Remote() bool { return ix.Placement != SamePartition }
+
+// IndexName is the index's Name.
+func (ix *index[T]) IndexName() string { return ix.Name }
 
 // exactRange is the RowKey range of the entries of a non-unique index
 // holding value (a unique index's entry is read by a point query).

@@ -9,6 +9,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 type emp struct {
@@ -139,11 +140,11 @@ func TestCopiesAndFingerprints(t *testing.T) {
 	open := entityfields.Open()
 	name, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}}, open)
 	all, _ := compile(1, Index[emp]{Name: "email", Key: byEmail}, open)
-	v, err := intend(&emp{PartitionKey: "Sales", RowKey: "empid_1", Email: "a@b", LastName: "Jones", Age: 3})
+	v, err := indexset.IntendVersion[emp](&indexset.TablePrimaries[emp]{}, &emp{PartitionKey: "Sales", RowKey: "empid_1", Email: "a@b", LastName: "Jones", Age: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.bag.Properties[propWriteToken] = "never copied"
+	v.Props[propWriteToken] = "never copied"
 	c := name.copyOf(&v, "Sales", "name_x", "Sales", "empid_1")
 	if len(c.Properties) != 3 || c.Properties["LastName"] != "Jones" || c.Properties[PropPrimaryRK] != "empid_1" {
 		t.Errorf("subset copy: %v", c.Properties)

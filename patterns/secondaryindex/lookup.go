@@ -35,7 +35,7 @@ type entryMeta struct {
 }
 
 func (s *Set[T]) index(name string) (*index[T], error) {
-	ix, ok := s.byName[name]
+	ix, ok := s.core.ByName[name]
 	if !ok {
 		return nil, &StepError{Step: "lookup", Index: name, Err: ErrUnknownIndex}
 	}
@@ -44,7 +44,7 @@ func (s *Set[T]) index(name string) (*index[T], error) {
 
 // readers returns the table an index's entries are read from.
 func (s *Set[T]) readers(ix *index[T]) *entity.Table[json.RawMessage] {
-	if ix.remote() {
+	if ix.Remote() {
 		return s.copies
 	}
 	return s.raw
@@ -568,7 +568,7 @@ func (s *Set[T]) verify(ctx context.Context, ix *index[T], h *hit[T], opts Looku
 		return zero, false, &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: h.pk, RowKey: h.rk, Err: err}
 	}
 	if found && s.holds(ix, &p, h.pk, h.rk, h.epk, h.erk) {
-		return p.e, true, nil
+		return p.E, true, nil
 	}
 	if opts.Repair {
 		f := drift.Finding{Kind: drift.Orphan, Index: ix.Name, Primary: keyOfDrift(h.pk, h.rk), Entry: s.entryKey(ix, h.epk, h.erk)}
@@ -582,8 +582,8 @@ func (s *Set[T]) verify(ctx context.Context, ix *index[T], h *hit[T], opts Looku
 // entryKey is the drift.Key of an entry of ix.
 func (s *Set[T]) entryKey(ix *index[T], epk, erk string) drift.Key {
 	k := drift.Key{PartitionKey: epk, RowKey: erk}
-	if ix.remote() && s.other {
-		k.Table = s.entries.Name()
+	if ix.Remote() && s.core.Other {
+		k.Table = s.core.Entries.Name()
 	}
 	return k
 }

@@ -1,37 +1,33 @@
 package secondaryindex
 
-import (
-	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/internal/indexset"
-)
+import "github.com/tablekit/tablekit/patterns/internal/indexset"
 
 // WriteOptions are the options of one write (Insert, Update, Modify,
-// Delete), its last, variadic argument: at most one.
-type WriteOptions struct {
-	// Messages are the caller's own messages of package eventual (an
-	// audit record, a follow-up in another table), committed as outbox
-	// intents in the write's entity group transaction, with the change
-	// and its index intents: they are sent exactly when the change
-	// committed, never when it did not (TestUserMessageCrash). It is the
-	// shape of patterns/denormalize's WriteOptions.
-	//
-	// Config.Processor sends them and runs their handlers; a
-	// Set made without one refuses Messages with a *ConfigError (Field
-	// "WriteOptions.Messages"), before any request. With SamePartition
-	// indexes only, the messages' intents go in the primary's partition as
-	// they do for the other placements.
-	//
-	// Each must be a message the processor can send (see
-	// eventual.Processor.CheckSendable) with a payload of 64 KiB at most,
-	// and distinct IDs; they, the index intent and the change's own
-	// operations share the transaction's 100 operations. A message that
-	// breaks these is refused with an *eventual.MessageError or a
-	// *ConfigError before any request: nothing is written. Give each an ID
-	// derived from the change when the call may be repeated (after
-	// entity.ErrOutcomeUnknown): handlers' eventual.Once steps are keyed
-	// by it. The outbox sends at once: a message's Delay is not kept.
-	Messages []eventual.Message
-}
+// Delete), its last, variadic argument: at most one. Its one field,
+// Messages, holds the caller's own messages of package eventual (an
+// audit record, a follow-up in another table), committed as outbox
+// intents in the write's entity group transaction, with the change and
+// its index intents: they are sent exactly when the change committed,
+// never when it did not (TestUserMessageCrash). It is the shape of
+// patterns/denormalize's WriteOptions, and patterns/indexentity's.
+//
+// Config.Processor sends them and runs their handlers; a Set made
+// without one refuses Messages with a *ConfigError (Field
+// "WriteOptions.Messages"), before any request. With SamePartition
+// indexes only, the messages' intents go in the primary's partition as
+// they do for the other placements.
+//
+// Each must be a message the processor can send (see
+// eventual.Processor.CheckSendable) with a payload of 64 KiB at most,
+// and distinct IDs; they, the index intent and the change's own
+// operations share the transaction's 100 operations (MaxMessages). A
+// message that breaks these is refused with an *eventual.MessageError,
+// an *eventual.TooManyMessagesError or a *ConfigError before any
+// request: nothing is written. Give each an ID derived from the change
+// when the call may be repeated (after entity.ErrOutcomeUnknown):
+// handlers' eventual.Once steps are keyed by it. The outbox sends at
+// once: a message's Delay is not kept.
+type WriteOptions = indexset.WriteOptions
 
 // MaxMessages is the most messages of the caller (WriteOptions.Messages)
 // one write commits: each is an outbox intent in the write's entity group
@@ -43,14 +39,3 @@ type WriteOptions struct {
 // count and that limit (matching eventual.ErrInvalidMessage and
 // entity.ErrInvalid), before any request (TestTooManyMessages).
 const MaxMessages = indexset.MaxMessages
-
-// writeMessages returns the messages of a write's options, checked before
-// any request (indexset.Messages). The change takes the primary, two
-// operations per SamePartition index, and the index message's intent.
-func (s *Set[T]) writeMessages(op string, opts []WriteOptions) ([]eventual.Message, error) {
-	var msgs []eventual.Message
-	if len(opts) > 0 {
-		msgs = opts[0].Messages
-	}
-	return indexset.Messages[pkg](op, len(opts), msgs, s.outbox != nil, indexset.Room(len(s.local)), s.proc)
-}

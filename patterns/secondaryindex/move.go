@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // MoveTo moves the primary pk/rk to dst (an archive table, say) with its
@@ -30,18 +29,5 @@ import (
 // another writer deletes during the move leaves its last version in dst.
 // The rounds are bounded by Config.Retry.
 func (s *Set[T]) MoveTo(ctx context.Context, pk, rk string, dst *entity.Table[T]) error {
-	if err := indexset.MoveDestination[pkg](dst, s.primary.Name()); err != nil {
-		return err
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	return indexset.Move[pkg](ctx, pk, rk, dst.Name(), s.cfg.Retry, indexset.Mover[T]{
-		Read: func(ctx context.Context) (T, string, bool, error) {
-			v, found, err := s.read(ctx, pk, rk)
-			return v.e, v.etag, found, err
-		},
-		Copy:   func(ctx context.Context, e *T) error { return dst.Upsert(ctx, e, entity.Replace) },
-		Delete: func(ctx context.Context, etag string) error { return s.Delete(ctx, pk, rk, etag) },
-	})
+	return s.core.MoveTo(ctx, pk, rk, dst)
 }

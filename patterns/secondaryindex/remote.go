@@ -7,20 +7,10 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
-
-// syncMessage is the message that brings the OtherPartition entries of
-// one primary in line with it: its keys, and the values, by index, whose
-// entries may have to go (its old values, the values a write reserved).
-type syncMessage struct {
-	PK     string              `json:"pk"`
-	RK     string              `json:"rk"`
-	Values map[string][]string `json:"values,omitempty"`
-}
 
 // errPending reports a reservation that protects a write that may still
 // arrive: it cannot be released before Config.Grace has passed.
@@ -37,7 +27,7 @@ func keyOfDrift(pk, rk string) drift.Key { return drift.Key{PartitionKey: pk, Ro
 // entry changes.
 func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 	s := w.s
-	if len(s.remote) == 0 {
+	if len(s.core.Remote) == 0 {
 		return nil, nil
 	}
 	w.reservedNow = 0
@@ -46,7 +36,7 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 	// Every entry the message will write is checked first, before any
 	// reservation: one the service refuses would fail every delivery.
 	var claims []reservation[T]
-	for _, ix := range s.remote {
+	for _, ix := range s.core.Remote {
 		oldP, oldK, oldV, oldHas, err := w.entryOf(ix, w.old)
 		if err != nil {
 			return nil, err
@@ -63,7 +53,7 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 		}
 		claim := ClaimInsert
 		if w.old != nil {
-			claim = w.old.etag
+			claim = w.old.ETag
 		}
 		switch {
 		case !oldHas && !newHas:
@@ -107,7 +97,7 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 	for name, vs := range w.reserved {
 		values[name] = append(values[name], vs...)
 	}
-	m, err := s.message(w.pk, w.rk, values)
+	m, err := s.core.Message(w.pk, w.rk, values)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +144,39 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 	step := func(err error) error {
 		return &StepError{Step: "reserve", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
 	}
+	return s.claim(ctx, want, step, func(cur *entity.DynamicEntity) (bool, error) {
+		opk, ork, ok := owner(cur)
+		if ok && opk == pk && ork == rk {
+			return true, nil // refresh this write's own claim
+		}
+		switch v, err := s.free(ctx, ix, cur, value); {
+		case err != nil:
+			return false, step(err)
+		case v == held:
+			return false, &UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork)}
+		case v == pending:
+			return false, &UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork), Pending: true}
+		case v == again:
+			return false, errReadAgain
+		}
+		return true, nil
+	})
+}
+
+// errReadAgain makes claim read the entry again.
+var errReadAgain = errors.New("secondaryindex: read the entry again")
+
+// claim writes want as the unique entry of its keys: it inserts it when
+// there is none, else asks decide about the stored entry cur — take it
+// (replace it by want, on its ETag), leave it (done), read it again
+// (errReadAgain), or fail. A lost race or an outcome entity could not
+// settle reads again, which tells; after maxRounds, step's
+// entity.ErrContention.
+func (s *Set[T]) claim(ctx context.Context, want *entity.DynamicEntity, step func(error) error, decide func(cur *entity.DynamicEntity) (take bool, err error)) error {
 	for range maxRounds {
-		cur, err := s.entries.Get(ctx, epk, erk)
+		cur, err := s.core.Entries.Get(ctx, want.PartitionKey, want.RowKey)
 		if errors.Is(err, entity.ErrNotFound) {
-			e := clone(want)
-			err := s.entries.Insert(ctx, e)
+			err := s.core.Entries.Insert(ctx, clone(want))
 			if err == nil {
 				return nil
 			}
@@ -172,17 +190,12 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 		if err != nil {
 			return step(err)
 		}
-		if opk, ork, ok := owner(&cur); !ok || opk != pk || ork != rk {
-			switch v, err := s.free(ctx, ix, &cur, value); {
-			case err != nil:
-				return step(err)
-			case v == held:
-				return &UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork)}
-			case v == pending:
-				return &UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork), Pending: true}
-			case v == again:
-				continue
-			}
+		take, err := decide(&cur)
+		switch {
+		case errors.Is(err, errReadAgain):
+			continue
+		case err != nil || !take:
+			return err
 		}
 		if err := s.replaceEntry(ctx, &cur, want); err == nil {
 			return nil
@@ -201,7 +214,7 @@ func (s *Set[T]) replaceEntry(ctx context.Context, cur, want *entity.DynamicEnti
 	if chain, ok := cur.Properties[propWriteToken]; ok {
 		e.Properties[propWriteToken] = chain // entity proves the outcome with it
 	}
-	return s.entries.Update(ctx, e, entity.Replace)
+	return s.core.Entries.Update(ctx, e, entity.Replace)
 }
 
 // changedSince reports a conditional write that lost to another writer.
@@ -262,7 +275,7 @@ func (s *Set[T]) free(ctx context.Context, ix *index[T], e *entity.DynamicEntity
 			return free, nil
 		}
 		return pending, nil
-	case !found || o.etag != claim:
+	case !found || o.ETag != claim:
 		return free, nil
 	case !old:
 		return pending, nil
@@ -278,88 +291,44 @@ func (s *Set[T]) free(ctx context.Context, ix *index[T], e *entity.DynamicEntity
 
 // holds reports whether primary o (keys pk, rk) has the entry epk/erk in ix.
 func (s *Set[T]) holds(ix *index[T], o *version[T], pk, rk, epk, erk string) bool {
-	p, k, _, has, err := ix.entryKeys(&o.e, pk, rk)
+	p, k, _, has, err := ix.entryKeys(&o.E, pk, rk)
 	return err == nil && has && p == epk && k == erk
 }
 
 // fence changes primary o on condition of its ETag, so that a write
 // conditional on that ETag can never apply.
 func (s *Set[T]) fence(ctx context.Context, pk, rk string, o *version[T]) error {
-	f := &entity.DynamicEntity{PartitionKey: pk, RowKey: rk, ETag: o.etag, Properties: map[string]any{}}
-	if o.chain != nil {
-		f.Properties[propWriteToken] = o.chain
-	}
-	return s.bags.Update(ctx, f, entity.Merge)
+	return s.core.Bags.Update(ctx, indexset.Fence(pk, rk, o), entity.Merge)
 }
 
-// handle is the message handler of the Set's kind.
-func (s *Set[T]) handle(ctx context.Context, m syncMessage) error {
+// handle is the message handler of the Set's kind: it brings the
+// OtherPartition and TableWide entries of the message's primary in line
+// with it (indexset.Core.Sync): the entry of each value it holds holds
+// its copy (ensure), and the entries of the message's values it does not
+// hold are gone (release; a unique one only once no write it was
+// reserved for can arrive).
+func (s *Set[T]) handle(ctx context.Context, m indexset.SyncMessage) error {
 	return s.sync(ctx, m.PK, m.RK, m.Values)
 }
 
-// sync brings the OtherPartition entries of primary pk/rk in line with it:
-// the entry of each value it holds holds its copy, and the entries of the
-// given values it does not hold are gone (a unique one only once no write
-// it was reserved for can arrive). It reads the primary again at the end
-// and starts over if it changed, so that a sync that read an old version
-// never leaves that version's entries behind.
+// sync brings the entries of primary pk/rk in line with it, looking at
+// values besides the one it holds (handle).
 func (s *Set[T]) sync(ctx context.Context, pk, rk string, values map[string][]string) error {
-	seen := map[string][]string{}
-	for name, vs := range values {
-		if _, ok := s.byName[name]; ok {
-			seen[name] = slices.Clone(vs)
-		}
-	}
-	for range maxRounds {
-		p, found, err := s.read(ctx, pk, rk)
-		if err != nil {
-			return &StepError{Step: "sync: read primary", PartitionKey: pk, RowKey: rk, Err: err}
-		}
-		var failed []error
-		for _, ix := range s.remote {
-			var want string
-			var has bool
-			if found {
-				var err error
-				_, _, want, has, err = ix.entryKeys(&p.e, pk, rk)
-				if err != nil {
-					// A value that makes no key (written around the Set):
-					// this index fails alone; the others are synced.
-					failed = append(failed, err)
-					continue
-				}
+	return s.core.Sync(ctx, pk, rk, values, indexset.Syncer[T, *index[T]]{
+		Rounds: maxRounds,
+		Want: func(ix *index[T], p *version[T], pk, rk string) (string, bool, error) {
+			// A value that makes no key (written around the Set) fails
+			// this index alone; the others are synced.
+			_, _, want, has, err := ix.entryKeys(&p.E, pk, rk)
+			return want, has, err
+		},
+		Apply: func(ctx context.Context, ix *index[T], p *version[T], pk, rk, value string, holds bool) error {
+			if holds {
+				return s.ensure(ctx, ix, p, pk, rk, value)
 			}
-			vals := seen[ix.Name]
-			if has && !slices.Contains(vals, want) {
-				vals = append(vals, want)
-				seen[ix.Name] = vals
-			}
-			for _, v := range vals {
-				if has && v == want {
-					err = s.ensure(ctx, ix, &p, pk, rk, v)
-				} else {
-					err = s.release(ctx, ix, pk, rk, v)
-				}
-				if err != nil {
-					if ctx.Err() != nil {
-						return err
-					}
-					failed = append(failed, err)
-				}
-			}
-		}
-		if len(failed) > 0 {
-			return errline.Join(failed...)
-		}
-		after, still, err := s.read(ctx, pk, rk)
-		if err != nil {
-			return &StepError{Step: "sync: read primary", PartitionKey: pk, RowKey: rk, Err: err}
-		}
-		if still == found && after.etag == p.etag {
-			return nil
-		}
-	}
-	return &StepError{Step: "sync", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
+			return s.release(ctx, ix, pk, rk, value)
+		},
+	})
 }
 
 // ensure makes the entry of value in ix hold primary p's copy.
@@ -370,54 +339,33 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 		return &StepError{Step: "sync: write entry", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
 	}
 	if !ix.Unique {
-		if err := s.entries.Upsert(ctx, want, entity.Replace); err != nil {
+		if err := s.core.Entries.Upsert(ctx, want, entity.Replace); err != nil {
 			return step(err)
 		}
 		return nil
 	}
-	for range maxRounds {
-		cur, err := s.entries.Get(ctx, epk, erk)
-		if errors.Is(err, entity.ErrNotFound) {
-			err := s.entries.Insert(ctx, clone(want))
-			if err == nil {
-				return nil
-			}
-			if errors.Is(err, entity.ErrAlreadyExists) || errors.Is(err, entity.ErrOutcomeUnknown) {
-				continue
-			}
-			return step(err)
-		}
-		if err != nil {
-			return step(err)
-		}
-		opk, ork, ok := owner(&cur)
+	return s.claim(ctx, want, step, func(cur *entity.DynamicEntity) (bool, error) {
+		opk, ork, ok := owner(cur)
 		if ok && opk == pk && ork == rk {
-			if _, claimed := cur.Properties[PropClaim]; !claimed && sameCopy(want, &cur) {
-				return nil
-			}
-		} else {
-			switch v, err := s.free(ctx, ix, &cur, value); {
-			case err != nil:
-				return step(err)
-			case v == held:
-				// Two primaries hold one unique value: only a writer that
-				// went around the Set can do that. The entry stays with
-				// the holder it names (the rule Check's keeper states),
-				// and Check reports this primary as a drift.Duplicate.
-				return nil
-			case v == pending:
-				return step(errPending)
-			case v == again:
-				continue
-			}
+			_, claimed := cur.Properties[PropClaim]
+			return claimed || !sameCopy(want, cur), nil
 		}
-		if err := s.replaceEntry(ctx, &cur, want); err == nil {
-			return nil
-		} else if !changedSince(err) && !errors.Is(err, entity.ErrOutcomeUnknown) {
-			return step(err) // else: read again, which tells
+		switch v, err := s.free(ctx, ix, cur, value); {
+		case err != nil:
+			return false, step(err)
+		case v == held:
+			// Two primaries hold one unique value: only a writer that
+			// went around the Set can do that. The entry stays with the
+			// holder it names (the rule Check's keeper states), and Check
+			// reports this primary as a drift.Duplicate.
+			return false, nil
+		case v == pending:
+			return false, step(errPending)
+		case v == again:
+			return false, errReadAgain
 		}
-	}
-	return step(entity.ErrContention)
+		return true, nil
+	})
 }
 
 // release removes the entry of value in ix if primary pk/rk owns it and
@@ -428,13 +376,13 @@ func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string
 		return &StepError{Step: "sync: remove entry", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
 	}
 	if !ix.Unique {
-		if err := indexset.DeleteSettled(ctx, s.entries, epk, erk); err != nil {
+		if err := indexset.DeleteSettled(ctx, s.core.Entries, epk, erk); err != nil {
 			return step(err)
 		}
 		return nil
 	}
 	for range maxRounds {
-		cur, err := s.entries.Get(ctx, epk, erk)
+		cur, err := s.core.Entries.Get(ctx, epk, erk)
 		if errors.Is(err, entity.ErrNotFound) {
 			return nil
 		}
@@ -454,7 +402,7 @@ func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string
 		case v == again:
 			continue
 		}
-		err = s.entries.Delete(ctx, epk, erk, cur.ETag)
+		err = s.core.Entries.Delete(ctx, epk, erk, cur.ETag)
 		if err == nil {
 			return nil
 		}

@@ -46,7 +46,7 @@ func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
 		// An entry of another layout (Placement, Config.Entries): no
 		// entry of the index belongs in that table.
 		err = s.dropEntry(ctx, table, f.Entry)
-	case ix.remote():
+	case ix.Remote():
 		err = s.repairRemote(ctx, ix, f)
 	default:
 		err = s.repairLocal(ctx, ix, f)
@@ -76,7 +76,7 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	step := func(name string, err error) error {
 		return &StepError{Step: "repair: " + name, Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
 	}
-	entry, err := s.bags.Get(ctx, epk, erk)
+	entry, err := s.core.Bags.Get(ctx, epk, erk)
 	found := err == nil
 	if err != nil && !errors.Is(err, entity.ErrNotFound) {
 		return step("read entry", err)
@@ -108,7 +108,7 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 		if !found {
 			return nil
 		}
-		if err := s.bags.Delete(ctx, epk, erk, entry.ETag); err != nil {
+		if err := s.core.Bags.Delete(ctx, epk, erk, entry.ETag); err != nil {
 			if changedSince(err) {
 				return indexset.Raced(step("delete orphan", err))
 			}
@@ -124,18 +124,14 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], f drift.Finding)
 	}
 	// The holder's fence makes the transaction fail if it changed since
 	// it was read: the copy written is the holder's current one.
-	fence := &entity.DynamicEntity{PartitionKey: epk, RowKey: hrk, ETag: holder.etag, Properties: map[string]any{}}
-	if holder.chain != nil {
-		fence.Properties[propWriteToken] = holder.chain
-	}
-	b := s.bags.NewBatch().Update(fence, entity.Merge)
+	b := s.core.Bags.NewBatch().Update(indexset.Fence(epk, hrk, holder), entity.Merge)
 	if found {
 		want.ETag = entry.ETag
 		b.Update(want, entity.Replace)
 	} else {
 		b.Insert(want)
 	}
-	if _, err := s.bags.Submit(ctx, b); err != nil {
+	if _, err := s.core.Bags.Submit(ctx, b); err != nil {
 		if changedSince(err) || errors.Is(err, entity.ErrAlreadyExists) {
 			return indexset.Raced(step("write entry", err))
 		}
@@ -169,25 +165,25 @@ func (s *Set[T]) repairRemote(ctx context.Context, ix *index[T], f drift.Finding
 		return err
 	}
 	// An entry where its primary's entries never are: no sync reaches it.
-	return s.dropEntry(ctx, s.entries, f.Entry)
+	return s.dropEntry(ctx, s.core.Entries, f.Entry)
 }
 
 // tableOf is the table that holds the entries of ix.
 func (s *Set[T]) tableOf(ix *index[T]) *entity.Table[entity.DynamicEntity] {
-	if ix.remote() {
-		return s.entries
+	if ix.Remote() {
+		return s.core.Entries
 	}
-	return s.bags
+	return s.core.Bags
 }
 
 // findingTable is the table a finding's entry names: the primaries'
 // ("") or Config.Entries.
 func (s *Set[T]) findingTable(k drift.Key) (*entity.Table[entity.DynamicEntity], error) {
 	switch {
-	case k.Table == "" || k.Table == s.bags.Name() && !s.other:
-		return s.bags, nil
-	case s.other && k.Table == s.entries.Name():
-		return s.entries, nil
+	case k.Table == "" || k.Table == s.core.Bags.Name() && !s.core.Other:
+		return s.core.Bags, nil
+	case s.core.Other && k.Table == s.core.Entries.Name():
+		return s.core.Entries, nil
 	}
 	return nil, fmt.Errorf("%w: the finding names table %q, which is not the Set's", ErrInvalidToken, k.Table)
 }

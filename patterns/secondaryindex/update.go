@@ -2,10 +2,8 @@ package secondaryindex
 
 import (
 	"context"
-	"errors"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
 // Update replaces the stored entity by e, with its entries, on condition
@@ -16,57 +14,7 @@ import (
 // its entries; Modify does the read and the change in one call. opts may
 // carry the caller's messages, committed with the change (WriteOptions).
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
-	if e == nil {
-		return indexset.NilEntity()
-	}
-	sys, err := entity.SystemOf(e)
-	if err != nil {
-		return err
-	}
-	pk, rk := sys.PartitionKey, sys.RowKey
-	if sys.ETag == "" {
-		return indexset.NoETag[pkg](pk, rk, "Get or a lookup with Verify")
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return err
-	}
-	msgs, err := s.writeMessages("Update", opts)
-	if err != nil {
-		return err
-	}
-	cur, err := intend(e)
-	if err != nil {
-		return err
-	}
-	w := s.newWrite(pk, rk)
-	w.cur, w.msgs = &cur, msgs
-	err = func() error {
-		for n := 0; ; n++ {
-			old, found, err := s.read(ctx, pk, rk)
-			if err != nil {
-				return indexset.ReadPrimary[pkg]("update", pk, rk, err)
-			}
-			if !found {
-				return indexset.NotFound[pkg]("update", pk, rk)
-			}
-			if old.etag != sys.ETag {
-				return indexset.Stale[pkg]("update", pk, rk, old.etag, sys.ETag)
-			}
-			w.old = &old
-			err = w.round(ctx)
-			if !errors.Is(err, errAgain) {
-				return err
-			}
-			if n >= s.maxBuilds() {
-				return &StepError{Step: "update: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
-			}
-		}
-	}()
-	if err != nil {
-		return w.cleanup(ctx, opError("update", pk, rk, err))
-	}
-	w.finish(e)
-	return nil
+	return s.core.Update(ctx, e, opts)
 }
 
 // Modify reads the entity with keys pk, rk, lets change edit it, and
@@ -98,79 +46,5 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 // (WriteOptions): the round that commits carries them, so they are sent
 // once whatever the rounds lost to other writers.
 func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
-	var out T
-	if err := indexset.CheckMode[pkg]("Modify", opts.Mode); err != nil {
-		return out, err
-	}
-	msgs, err := s.writeMessages("Modify", wopts)
-	if err != nil {
-		return out, err
-	}
-	if change == nil {
-		return out, indexset.NilChange()
-	}
-	if err := s.validKeys(pk, rk); err != nil {
-		return out, err
-	}
-	w := s.newWrite(pk, rk)
-	w.msgs = msgs
-	err = indexset.Retry(opts.Retry, s.cfg.Retry).Retry(ctx, func(ctx context.Context) error {
-		for n := 0; ; n++ {
-			old, found, err := s.read(ctx, pk, rk)
-			if err != nil {
-				return indexset.ReadPrimary[pkg]("modify", pk, rk, err)
-			}
-			if !found && !opts.Create {
-				return indexset.NotFound[pkg]("modify", pk, rk)
-			}
-			// change gets its own copy: old's entries are computed from
-			// old.e, which a change of shared slices or maps must not touch.
-			var e T
-			if found {
-				err = entity.Unmarshal(old.raw, &e)
-			} else {
-				e, err = indexset.Fresh[T](pk, rk)
-			}
-			if err != nil {
-				return err
-			}
-			if err := change(&e); err != nil {
-				return &indexset.Given{Err: err}
-			}
-			if err := indexset.ChangedKeys(&e, pk, rk); err != nil {
-				return err
-			}
-			cur, err := intend(&e)
-			if err != nil {
-				return err
-			}
-			w.old, w.cur = &old, &cur
-			if !found {
-				w.old = nil // an insert, with its entries
-			}
-			err = w.round(ctx)
-			if err == nil {
-				out = e
-				return nil
-			}
-			if opts.Create && (!found && w.primaryRefused(err, entity.ErrAlreadyExists) || found && w.primaryRefused(err, entity.ErrNotFound)) {
-				return indexset.ErrLostCreate // another creator won, or a deleter: read again
-			}
-			if !errors.Is(err, errAgain) {
-				return err
-			}
-			if n >= s.maxBuilds() {
-				return &StepError{Step: "modify: submit", PartitionKey: pk, RowKey: rk, Err: entity.ErrContention}
-			}
-		}
-	})
-	if err != nil {
-		var g *indexset.Given
-		if errors.As(err, &g) {
-			return out, w.cleanup(ctx, g.Err) // change's own error, as is
-		}
-		return out, w.cleanup(ctx, opError("modify", pk, rk, err))
-	}
-	w.finish(&out)
-	return out, nil
+	return s.core.Modify(ctx, pk, rk, change, opts, wopts)
 }

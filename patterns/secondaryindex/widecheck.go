@@ -67,9 +67,9 @@ func (c *checker[T]) wideEntries() bool {
 // wideOne judges one expected TableWide entry.
 func (c *checker[T]) wideOne(w *wideExpect) (drift.Finding, bool, error) {
 	s := c.s
-	ix := s.byName[w.ix]
+	ix := s.core.ByName[w.ix]
 	f := drift.Finding{Index: w.ix, Primary: keyOfDrift(c.g.pk, w.rk), Entry: s.entryKey(ix, w.epk, w.erk)}
-	d, err := s.entries.Get(c.ctx, w.epk, w.erk)
+	d, err := s.core.Entries.Get(c.ctx, w.epk, w.erk)
 	if errors.Is(err, entity.ErrNotFound) {
 		f.Kind, f.Detail = drift.Missing, "no entry"
 		return f, true, nil
@@ -114,7 +114,7 @@ func (c *checker[T]) buckets(tok token) {
 	if tok.Phase < 2 {
 		tok = token{Phase: 2}
 	}
-	for i, ix := range s.indexes {
+	for i, ix := range s.core.Indexes {
 		if ix.Placement != TableWide || i < tok.Ix {
 			continue
 		}
@@ -134,7 +134,7 @@ func (c *checker[T]) buckets(tok token) {
 		q := entity.Query{Filter: f, Select: []string{PropPrimaryPK, PropPrimaryRK}}
 		for {
 			c.g = group{resume: token{Phase: 2, Ix: i, Page: page}.String()}
-			p, err := s.entries.QueryPage(c.ctx, q, page)
+			p, err := s.core.Entries.QueryPage(c.ctx, q, page)
 			if err != nil {
 				c.fail(err)
 				return
@@ -148,7 +148,7 @@ func (c *checker[T]) buckets(tok token) {
 			page = p.Next
 			c.checkpoint(token{Phase: 2, Ix: i, Page: page})
 		}
-		if j := slices.IndexFunc(s.indexes[i+1:], func(ix *index[T]) bool { return ix.Placement == TableWide }); j >= 0 {
+		if j := slices.IndexFunc(s.core.Indexes[i+1:], func(ix *index[T]) bool { return ix.Placement == TableWide }); j >= 0 {
 			c.checkpoint(token{Phase: 2, Ix: i + 1 + j})
 		}
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -17,10 +15,11 @@ import (
 // errAgain makes a write build its transaction again after learning
 // something about its entries (an old entry already gone, a unique entry
 // held by nobody).
-var errAgain = errors.New("secondaryindex: build the transaction again")
+var errAgain = indexset.ErrAgain
 
 // write is one change of a primary, from old (nil: none) to cur (nil:
-// deleted), run in rounds until it is applied or refused.
+// deleted), run in rounds until it is applied or refused: the Writer of
+// the Set's engine (indexset.Core), which runs the rounds.
 type write[T any] struct {
 	s      *Set[T]
 	pk, rk string
@@ -60,8 +59,8 @@ type role struct {
 	unique bool // the insert or replace of a unique entry
 }
 
-func (s *Set[T]) newWrite(pk, rk string) *write[T] {
-	return &write[T]{s: s, pk: pk, rk: rk, gone: map[string]bool{}, takeover: map[string]string{}, reserved: map[string][]string{}}
+func (s *Set[T]) newWrite(pk, rk string, msgs []eventual.Message) indexset.Writer[T] {
+	return &write[T]{s: s, pk: pk, rk: rk, msgs: msgs, gone: map[string]bool{}, takeover: map[string]string{}, reserved: map[string][]string{}}
 }
 
 // entryOf returns the keys of v's entry in ix; has is false when v is nil
@@ -70,14 +69,15 @@ func (w *write[T]) entryOf(ix *index[T], v *version[T]) (epk, erk, value string,
 	if v == nil {
 		return "", "", "", false, nil
 	}
-	return ix.entryKeys(&v.e, w.pk, w.rk)
+	return ix.entryKeys(&v.E, w.pk, w.rk)
 }
 
-// round builds and submits the transaction once. It returns errAgain
-// when the transaction must be built again, the service's error, or nil
-// once applied.
-func (w *write[T]) round(ctx context.Context) error {
+// Round builds and submits the transaction from old to cur once. It
+// returns errAgain when the transaction must be built again, the
+// service's error, or nil once applied.
+func (w *write[T]) Round(ctx context.Context, old, cur *version[T]) error {
 	s := w.s
+	w.old, w.cur = old, cur
 	msg, err := w.reserve(ctx)
 	if err != nil {
 		return err
@@ -108,15 +108,7 @@ func (w *write[T]) round(ctx context.Context) error {
 	if msg != nil {
 		msgs = append([]eventual.Message{*msg}, w.msgs...)
 	}
-	if len(msgs) == 0 {
-		b := s.bags.NewBatch()
-		if err := build(b); err != nil {
-			return err
-		}
-		_, err = s.bags.Submit(sctx, b)
-	} else {
-		err = s.outbox.Submit(sctx, w.pk, build, msgs...)
-	}
+	err = s.core.Submit(sctx, w.pk, build, msgs)
 	if err == nil {
 		return nil
 	}
@@ -128,28 +120,9 @@ func (w *write[T]) round(ctx context.Context) error {
 
 // build adds the primary's operation and the SamePartition entries'.
 func (w *write[T]) build(b *entity.Batch) error {
-	switch {
-	case w.cur == nil:
-		b.Delete(w.pk, w.rk, w.old.etag)
-	case w.old == nil:
-		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, Properties: w.cur.bag.Properties}
-		b.Insert(w.primary)
-	default:
-		props := w.cur.bag.Properties
-		if w.old.chain != nil {
-			// The chain read lets entity prove this write's outcome after
-			// a lost reply; it replaces it with the write's own.
-			props = make(map[string]any, len(w.cur.bag.Properties)+1)
-			for k, v := range w.cur.bag.Properties {
-				props[k] = v
-			}
-			props[propWriteToken] = w.old.chain
-		}
-		w.primary = &entity.DynamicEntity{PartitionKey: w.pk, RowKey: w.rk, ETag: w.old.etag, Properties: props}
-		b.Update(w.primary, entity.Replace)
-	}
+	w.primary = indexset.PrimaryOp(b, w.pk, w.rk, w.old, w.cur)
 	w.roles = append(w.roles, role{kind: rolePrimary})
-	for _, ix := range w.s.local {
+	for _, ix := range w.s.core.Local {
 		_, oldK, _, oldHas, err := w.entryOf(ix, w.old)
 		if err != nil {
 			return err
@@ -225,7 +198,7 @@ func (w *write[T]) refused(ctx context.Context, err error) error {
 		w.gone[r.erk] = true
 		return errAgain
 	case r.kind == rolePut && r.unique && errors.Is(te, entity.ErrAlreadyExists):
-		ix := w.s.byName[r.name]
+		ix := w.s.core.ByName[r.name]
 		return w.held(ctx, ix, r.value, r.erk, te)
 	case r.kind == rolePut && r.unique && (errors.Is(te, entity.ErrPreconditionFailed) || errors.Is(te, entity.ErrNotFound)):
 		delete(w.takeover, r.erk) // the entry changed since: look again
@@ -234,9 +207,9 @@ func (w *write[T]) refused(ctx context.Context, err error) error {
 	return err
 }
 
-// primaryRefused reports a transaction the service refused at the
+// PrimaryRefused reports a transaction the service refused at the
 // primary's operation, with an error matching target.
-func (w *write[T]) primaryRefused(err, target error) bool {
+func (w *write[T]) PrimaryRefused(err, target error) bool {
 	var te *entity.TransactionError
 	if !errors.As(err, &te) || !errors.Is(te, target) {
 		return false
@@ -250,7 +223,7 @@ func (w *write[T]) primaryRefused(err, target error) bool {
 // not (an orphan, taken over in the next round, in the same transaction
 // as the primary, on condition of its ETag).
 func (w *write[T]) held(ctx context.Context, ix *index[T], value, erk string, cause error) error {
-	e, err := w.s.bags.Get(ctx, w.pk, erk)
+	e, err := w.s.core.Bags.Get(ctx, w.pk, erk)
 	if errors.Is(err, entity.ErrNotFound) {
 		return errAgain // gone since
 	}
@@ -264,7 +237,7 @@ func (w *write[T]) held(ctx context.Context, ix *index[T], value, erk string, ca
 			return &StepError{Step: "read holder", Index: ix.Name, PartitionKey: opk, RowKey: ork, Err: err}
 		}
 		if found {
-			if _, k, _, has, _ := ix.entryKeys(&o.e, opk, ork); has && k == erk {
+			if _, k, _, has, _ := ix.entryKeys(&o.E, opk, ork); has && k == erk {
 				return &UniqueError{Index: ix.Name, Value: value, Holder: keyOfDrift(opk, ork), Err: cause}
 			}
 		}
@@ -273,39 +246,20 @@ func (w *write[T]) held(ctx context.Context, ix *index[T], value, erk string, ca
 	return errAgain
 }
 
-// opError names the operation and the primary's keys in an error that
-// does not come from this package (entity's answer to the transaction, a
-// cancelled context); the Set's own errors (a *UniqueError, errAgain)
-// name them already.
-func opError(op, pk, rk string, err error) error {
-	return indexset.OpError[pkg](op, pk, rk, err, func(err error) bool {
-		var ue *UniqueError
-		return errors.As(err, &ue) || errors.Is(err, errAgain)
-	})
-}
-
-// finish reports the applied write's new ETag into e (none when the
-// transaction was found applied after a lost reply).
-func (w *write[T]) finish(e *T) {
-	if w.primary == nil || e == nil {
-		return
-	}
-	if w.primary.ETag != "" && w.primary.ETag != w.old.etagOr() {
-		_ = entityfields.SetWritten(e, w.primary.ETag)
-		return
-	}
-	sys, err := entity.SystemOf(e)
-	if err == nil {
-		sys.ETag = ""
-		_ = entityfields.SetSystem(e, entityfields.System(sys))
-	}
-}
-
-func (v *version[T]) etagOr() string {
-	if v == nil {
+// Written is the ETag the applied round gave the primary.
+func (w *write[T]) Written() string {
+	if w.primary == nil {
 		return ""
 	}
-	return v.etag
+	return w.primary.ETag
+}
+
+// End releases the reservations of a write that failed (cleanup).
+func (w *write[T]) End(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	return w.cleanup(ctx, err)
 }
 
 // cleanup sends the message that releases the reservations of a write
@@ -315,11 +269,11 @@ func (w *write[T]) cleanup(ctx context.Context, cause error) error {
 	if len(w.reserved) == 0 {
 		return cause
 	}
-	m, err := w.s.message(w.pk, w.rk, w.reserved)
+	m, err := w.s.core.Message(w.pk, w.rk, w.reserved)
 	if err == nil {
 		for range 3 {
 			// The caller's context may be what ended the write.
-			if err = w.s.proc.Enqueue(context.WithoutCancel(ctx), m); err == nil {
+			if err = w.s.core.Proc.Enqueue(context.WithoutCancel(ctx), m); err == nil {
 				break
 			}
 		}
@@ -328,21 +282,4 @@ func (w *write[T]) cleanup(ctx context.Context, cause error) error {
 		return errline.Join(cause, fmt.Errorf("secondaryindex: releasing the reservations of %s/%s: %w (a later write, Rebuild or the value's next claimant frees them)", w.pk, w.rk, err))
 	}
 	return cause
-}
-
-// message is the OtherPartition message for primary pk/rk with the
-// values to look at, by index.
-func (s *Set[T]) message(pk, rk string, values map[string][]string) (eventual.Message, error) {
-	vals := make(map[string][]string, len(values))
-	for k, vs := range values {
-		vs = slices.Clone(vs)
-		slices.Sort(vs)
-		vals[k] = slices.Compact(vs)
-	}
-	m, err := s.kind.Message(syncMessage{PK: pk, RK: rk, Values: vals})
-	if err != nil {
-		return m, err
-	}
-	m.Key = pk + "/" + rk
-	return m, nil
 }

@@ -178,6 +178,15 @@ type stop struct{ err error }
 
 func (e *stop) Error() string { return e.err.Error() }
 
+// unstop is the error a stop carries, or err.
+func unstop(err error) error {
+	var st *stop
+	if errors.As(err, &st) {
+		return st.err
+	}
+	return err
+}
+
 // MoveDestination checks MoveTo's destination table before any request:
 // not nil, and not the primaries' own table (named own).
 func MoveDestination[P Package, T any](dst *entity.Table[T], own string) error {

@@ -28,6 +28,8 @@
 //   - [CreateRace]: writers racing to Modify one missing order with
 //     entity.ModifyOptions.Create each apply their change once, and its
 //     entries or lists agree with it.
+//   - [Provision]: a Set's Provision creates its tables, queues and
+//     container, idempotently, with every create's reply lost.
 //
 // It is imported by tests only, and imports entity, integration,
 // patterns/eventual and patterntest, so it lives under patterntest, the
@@ -118,6 +120,8 @@ type Set interface {
 	InsertWith(ctx context.Context, e *entity.DynamicEntity, msgs []eventual.Message) error
 	Delete(ctx context.Context, pk, rk string) error
 	Check(ctx context.Context) iter.Seq2[drift.Finding, error]
+	// Provision creates the Set's tables, queues and container.
+	Provision(ctx context.Context) error
 	Rebuild(ctx context.Context) (drift.Summary, error)
 	// Listed returns the keys of the orders the index lists under value,
 	// as it stores them, without reading the orders: of partition pk, or,

@@ -26,6 +26,28 @@ var registry = []op{
 	read("entity.Table.QueryPage"),
 	read("entity.Table.QueryPartitions"),
 
+	// Provision: idempotent creates of tables, queues and containers; a lost
+	// reply whose resend meets what the first try made counts as done
+	write("entity.Table.Provision", "n/a: idempotent creates, each one request with no state of its own", "TestProvisionLostReply", "n/a: no items"),
+	write("crypt.Table.Provision", "n/a: idempotent creates, each one request with no state of its own", "n/a: entity.Table.Provision (entity:TestProvisionLostReply)", "n/a: no items"),
+	write("resolver.Table.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("eventual.Processor.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("large.Table.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("logtail.Log.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("rotation.Rotation.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("bloblog.Logger.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("denormalize.Copies.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("dataseries.Series.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("wide.Table.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("compound.Relation.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("bucket.Spread.Provision", "n/a: idempotent creates, each one request with no state of its own", "account:TestProvisionEveryPattern", "n/a: no items"),
+	write("secondaryindex.Set.Provision", "n/a: idempotent creates, each one request with no state of its own", "TestProvision", "n/a: no items"),
+	write("indexentity.Set.Provision", "n/a: idempotent creates, each one request with no state of its own", "TestProvision", "n/a: no items"),
+	write("account.Provision", "n/a: idempotent creates, each one request with no state of its own", "TestProvisionEveryPattern", "n/a: no items"),
+	read("entity.Table.Unmarshal"), // decodes bytes the caller has; no request
+	read("entity.Table.Seal"),      // a protected table's stored form of an entity; no request
+	read("entity.Table.Open"),
+
 	// entity/crypt: each write encrypts before any request, then is entity's
 	read("crypt.LocalKey.Unwrap"), // local key wrapping, no request
 	read("crypt.LocalKey.Wrap"),

@@ -333,7 +333,7 @@ func (f *inFlight) Do(req *policy.Request) (*http.Response, error) {
 // flight — and still writes every range in the order given.
 func TestExportReadsAtMostParallelRangesAtOnce(t *testing.T) {
 	src := newTable(t)
-	load(t, src, 1200)
+	load(t, src, sized(1200))
 	ranges := []backup.Range{{To: "'"}, {From: "'", To: "O"}, {From: "O", To: "a"}, {From: "a", To: "z"}, {From: "z", To: "日"}, {From: "日"}}
 	whole := export(t, src, backup.ExportOptions{})
 	for _, p := range []int{1, 2, 3} {
@@ -353,8 +353,9 @@ func TestExportReadsAtMostParallelRangesAtOnce(t *testing.T) {
 // import), a resumed run goes on from its checkpoint's counts, and the
 // rate is a number.
 func TestProgressCountsWhatWasDone(t *testing.T) {
+	n, seg := int64(sized(1000)), sized(150)
 	src := newTable(t)
-	load(t, src, 1000)
+	load(t, src, int(n))
 	check := func(t *testing.T, ps []backup.Progress, entities, bytes int64) {
 		t.Helper()
 		if len(ps) == 0 {
@@ -375,13 +376,13 @@ func TestProgressCountsWhatWasDone(t *testing.T) {
 	var ps []backup.Progress
 	var cps []backup.Checkpoint
 	var out bytes.Buffer
-	sum, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: 150,
+	sum, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: seg,
 		Progress:   func(p backup.Progress) { ps = append(ps, p) },
 		Checkpoint: func(c backup.Checkpoint) error { cps = append(cps, c); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, ps, 1000, sum.Bytes)
+	check(t, ps, n, sum.Bytes)
 	if int64(out.Len()) != sum.Bytes || len(ps) != 7 {
 		t.Errorf("summary %+v for %d bytes, %d reports, want one per segment (7)", sum, out.Len(), len(ps))
 	}
@@ -389,23 +390,23 @@ func TestProgressCountsWhatWasDone(t *testing.T) {
 	// Resumed after the third checkpoint.
 	ps = nil
 	resumed := bytes.NewBuffer(bytes.Clone(out.Bytes()[:cps[2].Bytes]))
-	if _, err := backup.Export(t.Context(), src, resumed, backup.ExportOptions{SegmentEntities: 150, Resume: cps[2].Token,
+	if _, err := backup.Export(t.Context(), src, resumed, backup.ExportOptions{SegmentEntities: seg, Resume: cps[2].Token,
 		Progress: func(p backup.Progress) { ps = append(ps, p) }}); err != nil {
 		t.Fatal(err)
 	}
-	check(t, ps, 1000, sum.Bytes)
+	check(t, ps, n, sum.Bytes)
 	if ps[0].Entities <= cps[2].Entities {
 		t.Errorf("the resumed run's first report %+v does not go on from %d entities", ps[0], cps[2].Entities)
 	}
 
-	for _, resume := range []int64{0, 450} {
+	for _, resume := range []int64{0, n * 9 / 20} {
 		ps = nil
-		isum, err := backup.Import(t.Context(), newTable(t), bytes.NewReader(out.Bytes()), backup.ImportOptions{SegmentEntities: 200, ResumeAfter: resume,
+		isum, err := backup.Import(t.Context(), newTable(t), bytes.NewReader(out.Bytes()), backup.ImportOptions{SegmentEntities: sized(200), ResumeAfter: resume,
 			Progress: func(p backup.Progress) { ps = append(ps, p) }})
-		if err != nil || isum.Entities != 1000 {
+		if err != nil || isum.Entities != n {
 			t.Fatalf("import: %+v %v", isum, err)
 		}
-		check(t, ps, 1000, int64(out.Len()))
+		check(t, ps, n, int64(out.Len()))
 	}
 }
 
@@ -414,9 +415,10 @@ func TestProgressCountsWhatWasDone(t *testing.T) {
 // import with a *LineError after the members read whole, and nothing of
 // the member it was in.
 func TestImportReadsAnyReader(t *testing.T) {
+	n, seg := sized(250), sized(100)
 	src := newTable(t)
-	load(t, src, 250)
-	data := export(t, src, backup.ExportOptions{SegmentEntities: 100})
+	load(t, src, n)
+	data := export(t, src, backup.ExportOptions{SegmentEntities: seg})
 	want := rawRows(t, src)
 	for name, r := range map[string]io.Reader{
 		"one byte": iotest.OneByteReader(bytes.NewReader(data)),
@@ -424,26 +426,26 @@ func TestImportReadsAnyReader(t *testing.T) {
 		"half":     iotest.HalfReader(bytes.NewReader(data)),
 	} {
 		dst := newTable(t)
-		if sum, err := backup.Import(t.Context(), dst, r, backup.ImportOptions{SegmentEntities: 30}); err != nil || sum.Entities != 250 {
+		if sum, err := backup.Import(t.Context(), dst, r, backup.ImportOptions{SegmentEntities: sized(30)}); err != nil || sum.Entities != int64(n) {
 			t.Fatalf("%s: %+v %v", name, sum, err)
 		}
 		if got := rawRows(t, dst); !maps.Equal(got, want) {
 			t.Fatalf("%s: the table holds %d entities, want the %d of the source", name, len(got), len(want))
 		}
 	}
-	// The first member (header and 100 entities) is whole; the reader
+	// The first member (header and seg entities) is whole; the reader
 	// fails inside the second.
 	members := splitMembers(t, data)
 	cut := len(members[0]) + len(members[1])/2
 	dst := newTable(t)
 	boom := errors.New("disk read error")
-	sum, err := backup.Import(t.Context(), dst, io.MultiReader(bytes.NewReader(data[:cut]), iotest.ErrReader(boom)), backup.ImportOptions{SegmentEntities: 30})
+	sum, err := backup.Import(t.Context(), dst, io.MultiReader(bytes.NewReader(data[:cut]), iotest.ErrReader(boom)), backup.ImportOptions{SegmentEntities: sized(30)})
 	var le *backup.LineError
 	if !errors.As(err, &le) || !errors.Is(err, boom) {
 		t.Fatalf("import over a failing reader: %v, want a LineError wrapping the read error", err)
 	}
-	if n := len(rawRows(t, dst)); n != 100 || sum.Entities != 100 {
-		t.Fatalf("%d entities stored, %d counted; want the first member's 100", n, sum.Entities)
+	if n := len(rawRows(t, dst)); n != seg || sum.Entities != int64(seg) {
+		t.Fatalf("%d entities stored, %d counted; want the first member's %d", n, sum.Entities, seg)
 	}
 }
 
@@ -489,8 +491,8 @@ func (w *failAfter) Write(p []byte) (int, error) {
 // resumed ends with the bytes of an export that did not fail.
 func TestExportStopsWhenItsWriterFails(t *testing.T) {
 	src := newTable(t)
-	load(t, src, 600)
-	opts := backup.ExportOptions{SegmentEntities: 100}
+	load(t, src, sized(600))
+	opts := backup.ExportOptions{SegmentEntities: sized(100)}
 	whole := export(t, src, opts)
 	for _, n := range []int{0, 10, len(whole) / 3, len(whole) - 1} {
 		w := &failAfter{n: n}
@@ -521,8 +523,8 @@ func TestExportStopsWhenItsWriterFails(t *testing.T) {
 // resumes to the whole export.
 func TestCancelledRunsSayWhereTheyStopped(t *testing.T) {
 	src := newTable(t)
-	load(t, src, 600)
-	opts := backup.ExportOptions{SegmentEntities: 100}
+	load(t, src, sized(600))
+	opts := backup.ExportOptions{SegmentEntities: sized(100)}
 	whole := export(t, src, opts)
 	ctx, cancel := context.WithCancel(t.Context())
 	var out bytes.Buffer
@@ -530,7 +532,7 @@ func TestCancelledRunsSayWhereTheyStopped(t *testing.T) {
 	o := opts
 	o.Checkpoint = func(c backup.Checkpoint) error {
 		last = c
-		if c.Entities >= 200 {
+		if c.Entities >= int64(sized(200)) {
 			cancel()
 		}
 		return nil
@@ -547,9 +549,9 @@ func TestCancelledRunsSayWhereTheyStopped(t *testing.T) {
 	}
 
 	ctx, cancel = context.WithCancel(t.Context())
-	_, err = backup.Import(ctx, newTable(t), bytes.NewReader(whole), backup.ImportOptions{SegmentEntities: 100,
+	_, err = backup.Import(ctx, newTable(t), bytes.NewReader(whole), backup.ImportOptions{SegmentEntities: sized(100),
 		Checkpoint: func(c backup.ImportCheckpoint) error {
-			if c.Entities >= 200 {
+			if c.Entities >= int64(sized(200)) {
 				cancel()
 			}
 			return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +17,51 @@ import (
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/integration/faults"
 )
 
 var env *integration.Env
 
 func TestMain(m *testing.M) { integration.Main(m, &env) }
+
+// full reports whether the tests run at full size (TABLEKIT_FULL=1):
+// thousands of entities, over the service's own pages of 1,000. Without
+// it the same tests meet the same page and segment boundaries with a
+// tenth of the data: the service ends its pages after pageSize entities
+// (paged) and segments are a tenth as long (sized).
+func full() bool { return os.Getenv("TABLEKIT_FULL") == "1" }
+
+// pageSize is the most entities per page that paged's clients get back.
+const pageSize = 100
+
+// sized is n at full size, else n/10: a count of entities, a segment
+// length or a line number that scales with the service's page.
+func sized(n int) int {
+	if full() {
+		return n
+	}
+	return n / 10
+}
+
+// paged is tbl read through clients whose service ends each query page
+// after pageSize entities instead of 1,000 (faults.ShortPages); at full
+// size, tbl itself.
+func paged(t *testing.T, tbl *entity.Table[entity.DynamicEntity]) *entity.Table[entity.DynamicEntity] {
+	t.Helper()
+	if full() {
+		return tbl
+	}
+	return viewOf(t, pagedEnv(env), tbl.Name())
+}
+
+// pagedEnv is e whose service ends each query page after pageSize
+// entities; at full size, e itself.
+func pagedEnv(e *integration.Env) *integration.Env {
+	if full() {
+		return e
+	}
+	return e.With(faults.ShortPages{N: pageSize})
+}
 
 func newTable(t *testing.T) *entity.Table[entity.DynamicEntity] {
 	t.Helper()
@@ -89,12 +130,14 @@ func lines(t *testing.T, b []byte) []string {
 }
 
 // Export → import into an empty table → export gives the same bytes, with
-// every EDM type and awkward keys; ranges read in parallel change nothing.
+// every EDM type and awkward keys, over three pages of the service and
+// several segments; ranges read in parallel change nothing.
 func TestRoundTripIsByteIdentical(t *testing.T) {
-	const n = 3000
+	n := sized(3000)
+	seg := sized(700)
 	src := newTable(t)
 	load(t, src, n)
-	first := export(t, src, backup.ExportOptions{SegmentEntities: 700})
+	first := export(t, paged(t, src), backup.ExportOptions{SegmentEntities: seg})
 	if got := len(lines(t, first)); got != n+1 {
 		t.Fatalf("backup has %d lines, want header + %d", got, n)
 	}
@@ -102,16 +145,16 @@ func TestRoundTripIsByteIdentical(t *testing.T) {
 		t.Fatalf("header %q", l)
 	}
 	dst := newTable(t)
-	sum, err := backup.Import(t.Context(), dst, bytes.NewReader(first), backup.ImportOptions{Mode: backup.Insert})
-	if err != nil || sum.Written != n || sum.Entities != n {
+	sum, err := backup.Import(t.Context(), paged(t, dst), bytes.NewReader(first), backup.ImportOptions{Mode: backup.Insert})
+	if err != nil || sum.Written != int64(n) || sum.Entities != int64(n) {
 		t.Fatalf("import: %+v, %v", sum, err)
 	}
-	second := export(t, dst, backup.ExportOptions{SegmentEntities: 700})
+	second := export(t, paged(t, dst), backup.ExportOptions{SegmentEntities: seg})
 	if !bytes.Equal(first, second) {
 		t.Fatalf("second export differs from the first (%d vs %d bytes)", len(first), len(second))
 	}
 	// The same table in four ranges read in parallel: the same lines.
-	ranged := export(t, dst, backup.ExportOptions{SegmentEntities: 700, Parallel: 3,
+	ranged := export(t, paged(t, dst), backup.ExportOptions{SegmentEntities: seg, Parallel: 3,
 		Ranges: []backup.Range{{To: "'"}, {From: "'", To: "a"}, {From: "a", To: "z"}, {From: "z"}}})
 	if a, b := lines(t, first), lines(t, ranged); strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Fatalf("ranged export has other lines (%d vs %d)", len(a), len(b))
@@ -135,16 +178,18 @@ var errCrash = errors.New("crash")
 // last checkpoint with the output cut to its byte count, ends with the
 // bytes of an export that did not crash.
 func TestExportResumesAfterACrash(t *testing.T) {
+	n, seg := sized(1000), sized(90)
 	src := newTable(t)
-	load(t, src, 1000)
+	load(t, src, n)
+	src = paged(t, src)
 	ranges := []backup.Range{{To: "O"}, {From: "O", To: "a"}, {From: "a"}}
-	whole := export(t, src, backup.ExportOptions{SegmentEntities: 90, Ranges: ranges})
+	whole := export(t, src, backup.ExportOptions{SegmentEntities: seg, Ranges: ranges})
 	for _, k := range []int{1, 2, 4, 7, 11} {
 		t.Run(fmt.Sprintf("after %d segments", k), func(t *testing.T) {
 			var out bytes.Buffer
 			var last backup.Checkpoint
 			seen := 0
-			_, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: 90, Ranges: ranges,
+			_, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: seg, Ranges: ranges,
 				Checkpoint: func(c backup.Checkpoint) error {
 					seen++
 					if seen > k {
@@ -158,11 +203,11 @@ func TestExportResumesAfterACrash(t *testing.T) {
 				t.Fatalf("crashed run: %v", err)
 			}
 			out.Truncate(int(last.Bytes))
-			sum, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: 90, Ranges: ranges, Resume: last.Token})
+			sum, err := backup.Export(t.Context(), src, &out, backup.ExportOptions{SegmentEntities: seg, Ranges: ranges, Resume: last.Token})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Entities != 1000 || sum.Bytes != int64(out.Len()) {
+			if sum.Entities != int64(n) || sum.Bytes != int64(out.Len()) {
 				t.Errorf("summary %+v, output %d bytes", sum, out.Len())
 			}
 			if a, b := lines(t, whole), lines(t, out.Bytes()); strings.Join(a, "\n") != strings.Join(b, "\n") {
@@ -176,15 +221,16 @@ func TestExportResumesAfterACrash(t *testing.T) {
 // not recorded — resumed from the last checkpoint in Insert mode, ends
 // with every entity once; replayed ones count as existing, not conflicts.
 func TestImportResumesAfterACrash(t *testing.T) {
+	n, seg := int64(sized(600)), sized(100)
 	src := newTable(t)
-	load(t, src, 600)
+	load(t, src, int(n))
 	data := export(t, src, backup.ExportOptions{})
 	for _, k := range []int{0, 1, 3, 5} {
 		t.Run(fmt.Sprintf("after %d segments", k), func(t *testing.T) {
 			dst := newTable(t)
 			var done int64
 			seen := 0
-			_, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: backup.Insert, SegmentEntities: 100,
+			_, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: backup.Insert, SegmentEntities: seg,
 				Checkpoint: func(c backup.ImportCheckpoint) error {
 					seen++
 					if seen > k {
@@ -196,12 +242,12 @@ func TestImportResumesAfterACrash(t *testing.T) {
 			if !errors.Is(err, errCrash) {
 				t.Fatalf("crashed run: %v", err)
 			}
-			sum, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: backup.Insert, SegmentEntities: 100, ResumeAfter: done})
+			sum, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: backup.Insert, SegmentEntities: seg, ResumeAfter: done})
 			if err != nil {
 				t.Fatalf("resumed import: %+v %v", sum, err)
 			}
-			if sum.Existing != 100 || sum.Written != 600-done-100 || sum.Entities != 600 {
-				t.Errorf("resumed import %+v, want 100 existing (the replayed segment) and %d written", sum, 600-done-100)
+			if replayed := int64(seg); sum.Existing != replayed || sum.Written != n-done-replayed || sum.Entities != n {
+				t.Errorf("resumed import %+v, want %d existing (the replayed segment) and %d written", sum, replayed, n-done-replayed)
 			}
 			if again := export(t, dst, backup.ExportOptions{}); !bytes.Equal(again, data) {
 				t.Fatal("the table after a resumed import exports other bytes")

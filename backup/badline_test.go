@@ -89,32 +89,36 @@ func gzipped(s string) []byte {
 	return b.Bytes()
 }
 
-// One corrupt line among thousands, of each kind a damaged or hand-edited
-// backup holds — bad JSON, an empty line, a line without its keys (which
-// must not become the entity with empty keys), an unknown or orphaned EDM
-// annotation, a member twice, a String over 64 KiB, an invalid key — fails
-// alone with its line and the keys it shows; every other entity is stored
-// exactly once with its values (read back raw), in both modes; and an
-// import stopped after the segment holding the bad lines and resumed from
-// its checkpoint ends with the same table.
-func TestImportCorruptLinesAmongThousands(t *testing.T) {
-	const n = 3000
+// One corrupt line among many (hundreds; thousands at full size), of each
+// kind a damaged or hand-edited backup holds — bad JSON, an empty line, a
+// line without its keys (which must not become the entity with empty
+// keys), an unknown or orphaned EDM annotation, a member twice, a String
+// over 64 KiB, an invalid key — fails alone with its line and the keys it
+// shows; every other entity is stored exactly once with its values (read
+// back raw), in both modes; and an import stopped after the segment
+// holding the bad lines and resumed from its checkpoint ends with the same
+// table. The bad lines sit in three of the six segments: at the start of
+// the first's last fifth, at the start of the fourth, and last of all.
+func TestImportCorruptLinesAmongMany(t *testing.T) {
+	n, seg := sized(3000), sized(500)
+	first, mid := sized(400), sized(1500) // where the bad lines start
+	rk := func(i int) string { return fmt.Sprintf("%05d", i) }
 	bad := map[int]struct{ line, pk, rk string }{
-		400:  {`{"PartitionKey":"p1","RowKey":"00400","N":`, "p1", "00400"},
-		401:  {``, "", ""},
-		402:  {`{"RowKey":"00402","N":402}`, "", "00402"},
-		403:  {`{"N":403}`, "", ""},
-		404:  {`{"PartitionKey":"p0"}`, "p0", ""},
-		1500: {`{"PartitionKey":"p0","RowKey":"01500","N@odata.type":"Edm.Decimal","N":"1500"}`, "p0", "01500"},
-		1501: {`{"PartitionKey":"p1","RowKey":"01501","N@odata.type":"Edm.Int64"}`, "p1", "01501"},
-		1502: {`{"PartitionKey":"p2","RowKey":"01502","N":1502,"N":7}`, "p2", "01502"},
-		1503: {`{"PartitionKey":"p0","RowKey":"01503","PartitionKey":"p1","N":1503}`, "p0", "01503"},
-		1504: {`{"PartitionKey":"p1","RowKey":"01504","S":"` + strings.Repeat("x", 40_000) + `"}`, "p1", "01504"},
-		1505: {`{"PartitionKey":"p2","RowKey":"01505","N@odata.type":"Edm.Int64","N":"x"}`, "p2", "01505"},
-		1506: {`{"PartitionKey":"p0","RowKey":null,"N":1506}`, "p0", ""},
-		1507: {`{"PartitionKey":null,"RowKey":"01507","N":1507}`, "", "01507"},
-		1508: {`{"PartitionKey":"p2","RowKey":"01508"` + manyProps(253) + `}`, "p2", "01508"},
-		2999: {`{"PartitionKey":"p1","RowKey":"a#b","N":2999}`, "p1", "a#b"},
+		first:     {`{"PartitionKey":"p1","RowKey":"` + rk(first) + `","N":`, "p1", rk(first)},
+		first + 1: {``, "", ""},
+		first + 2: {`{"RowKey":"` + rk(first+2) + `","N":402}`, "", rk(first + 2)},
+		first + 3: {`{"N":403}`, "", ""},
+		first + 4: {`{"PartitionKey":"p0"}`, "p0", ""},
+		mid:       {`{"PartitionKey":"p0","RowKey":"` + rk(mid) + `","N@odata.type":"Edm.Decimal","N":"1500"}`, "p0", rk(mid)},
+		mid + 1:   {`{"PartitionKey":"p1","RowKey":"` + rk(mid+1) + `","N@odata.type":"Edm.Int64"}`, "p1", rk(mid + 1)},
+		mid + 2:   {`{"PartitionKey":"p2","RowKey":"` + rk(mid+2) + `","N":1502,"N":7}`, "p2", rk(mid + 2)},
+		mid + 3:   {`{"PartitionKey":"p0","RowKey":"` + rk(mid+3) + `","PartitionKey":"p1","N":1503}`, "p0", rk(mid + 3)},
+		mid + 4:   {`{"PartitionKey":"p1","RowKey":"` + rk(mid+4) + `","S":"` + strings.Repeat("x", 40_000) + `"}`, "p1", rk(mid + 4)},
+		mid + 5:   {`{"PartitionKey":"p2","RowKey":"` + rk(mid+5) + `","N@odata.type":"Edm.Int64","N":"x"}`, "p2", rk(mid + 5)},
+		mid + 6:   {`{"PartitionKey":"p0","RowKey":null,"N":1506}`, "p0", ""},
+		mid + 7:   {`{"PartitionKey":null,"RowKey":"` + rk(mid+7) + `","N":1507}`, "", rk(mid + 7)},
+		mid + 8:   {`{"PartitionKey":"p2","RowKey":"` + rk(mid+8) + `"` + manyProps(253) + `}`, "p2", rk(mid + 8)},
+		n - 1:     {`{"PartitionKey":"p1","RowKey":"a#b","N":2999}`, "p1", "a#b"},
 	}
 	var body strings.Builder
 	body.WriteString(`{"tablekit.backup":1}` + "\n")
@@ -147,7 +151,7 @@ func TestImportCorruptLinesAmongThousands(t *testing.T) {
 		if !slices.Equal(got, wantLines) {
 			t.Errorf("failed lines (0-based entities) %v, want %v", got, wantLines)
 		}
-		if sum.Written != written || sum.Entities != n {
+		if sum.Written != written || sum.Entities != int64(n) {
 			t.Errorf("summary %d written of %d, want %d of %d", sum.Written, sum.Entities, written, n)
 		}
 		if got := rawRows(t, dst); !maps.Equal(got, want) {
@@ -163,30 +167,31 @@ func TestImportCorruptLinesAmongThousands(t *testing.T) {
 	for _, mode := range []backup.Mode{backup.Upsert, backup.Insert} {
 		t.Run(fmt.Sprint("mode ", mode), func(t *testing.T) {
 			dst := newTable(t)
-			sum, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 500})
+			sum, err := backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: seg})
 			check(t, dst, sum, err, int64(len(want)))
 
-			// Stopped after the segment of lines 1,500…1,999, resumed.
+			// Stopped after the segment of the second group of bad
+			// lines, resumed.
 			dst = newTable(t)
 			var last int64
-			_, err = backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 500,
+			_, err = backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: seg,
 				Checkpoint: func(c backup.ImportCheckpoint) error {
-					if c.Entities > 1500 {
+					if c.Entities > int64(mid) {
 						return errCrash
 					}
 					last = c.Entities
 					return nil
 				}})
-			if !errors.Is(err, errCrash) || last != 1500 {
+			if !errors.Is(err, errCrash) || last != int64(mid) {
 				t.Fatalf("stopped import: %v at %d", err, last)
 			}
-			sum, err = backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: 500, ResumeAfter: last})
+			sum, err = backup.Import(t.Context(), dst, bytes.NewReader(data), backup.ImportOptions{Mode: mode, SegmentEntities: seg, ResumeAfter: last})
 			var ie *backup.ImportError
 			if !errors.As(err, &ie) {
 				t.Fatalf("resumed import: %v", err)
 			}
 			for _, f := range sum.Failed {
-				if f.Line-2 < 1500 {
+				if f.Line-2 < mid {
 					t.Errorf("the resumed import reports line %d, before its ResumeAfter", f.Line)
 				}
 			}

@@ -16,12 +16,13 @@ import (
 // whose bytes are those of an export that did not crash.
 func TestExportBlobResumesAfterACrashAtEveryRequest(t *testing.T) {
 	src := newTable(t)
-	load(t, src, 300)
-	opts := backup.ExportOptions{SegmentEntities: 100}
+	load(t, src, sized(300))
+	opts := backup.ExportOptions{SegmentEntities: sized(100)}
 	whole := export(t, src, opts)
 	cont := env.Container(t)
 	// Requests of one uncrashed run: properties, then per segment a stage
-	// and a commit (4 segments: 3 of 100 entities and the header's).
+	// and a commit (4 segments: 3 of a third of the entities and the
+	// header's).
 	counter := crashtest.NewKiller(-1)
 	name := "count.gz"
 	bb := env.With(counter).BlobService.ServiceClient().NewContainerClient(containerName(cont.URL())).NewBlockBlobClient(name)

@@ -34,14 +34,15 @@ func cosmosEnv() *integration.Env {
 // written" of pages written as they came lost or repeated entities: 846 and
 // 1,535 lines for 1,000.)
 func TestExportResumesUnderTheCosmosProfile(t *testing.T) {
+	n := sized(1000)
 	src := newTable(t)
-	load(t, src, 1000)
+	load(t, src, n)
 	ranges := []backup.Range{{To: "O"}, {From: "O", To: "a"}, {From: "a"}}
-	opts := backup.ExportOptions{SegmentEntities: 90, Ranges: ranges}
-	profiled := viewOf(t, cosmosEnv(), src.Name())
+	opts := backup.ExportOptions{SegmentEntities: sized(90), Ranges: ranges}
+	profiled := viewOf(t, pagedEnv(cosmosEnv()), src.Name())
 	whole := export(t, profiled, opts)
 	if !env.Cosmos() {
-		if storage := export(t, src, opts); !bytes.Equal(whole, storage) {
+		if storage := export(t, paged(t, src), opts); !bytes.Equal(whole, storage) {
 			t.Fatalf("the export through the profile has %d lines, Table storage's %d, or another order", len(lines(t, whole)), len(lines(t, storage)))
 		}
 	}
@@ -68,8 +69,8 @@ func TestExportResumesUnderTheCosmosProfile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Entities != 1000 || !bytes.Equal(out.Bytes(), whole) {
-				t.Fatalf("resumed export: %+v, %d lines, want 1,000 and the uncrashed bytes", sum, len(lines(t, out.Bytes())))
+			if sum.Entities != int64(n) || !bytes.Equal(out.Bytes(), whole) {
+				t.Fatalf("resumed export: %+v, %d lines, want %d and the uncrashed bytes", sum, len(lines(t, out.Bytes())), n)
 			}
 		})
 	}
@@ -81,10 +82,10 @@ func TestExportResumesUnderTheCosmosProfile(t *testing.T) {
 // not killed.
 func TestExportSurvivesACrashAtEveryRequestUnderTheCosmosProfile(t *testing.T) {
 	src := newTable(t)
-	load(t, src, 1500) // two pages
-	ce := cosmosEnv()
+	load(t, src, sized(1500)) // two pages
+	ce := pagedEnv(cosmosEnv())
 	profiled := viewOf(t, ce, src.Name())
-	opts := backup.ExportOptions{SegmentEntities: 300}
+	opts := backup.ExportOptions{SegmentEntities: sized(300)}
 	whole := export(t, profiled, opts)
 	crashtest.EveryStep(t, ce, crashtest.Scenario{Prepare: func(t *testing.T) crashtest.Run {
 		var out bytes.Buffer
@@ -140,12 +141,14 @@ func TestExportStopsAtAPageOutOfKeyOrder(t *testing.T) {
 	if env.Cosmos() {
 		t.Skip("the profile reverses the rewound page too; the fault is the test's own")
 	}
+	n, page := sized(1500), sized(1000) // two pages
 	src := newTable(t)
-	load(t, src, 1500)
-	opts := backup.ExportOptions{SegmentEntities: 100}
+	load(t, src, n)
+	src = paged(t, src)
+	opts := backup.ExportOptions{SegmentEntities: sized(100)}
 	whole := export(t, src, opts)
 
-	faulty := viewOf(t, env.With(&rewind{}), src.Name())
+	faulty := viewOf(t, pagedEnv(env).With(&rewind{}), src.Name())
 	var out bytes.Buffer
 	var last backup.Checkpoint
 	o := opts
@@ -162,8 +165,8 @@ func TestExportStopsAtAPageOutOfKeyOrder(t *testing.T) {
 	if oe.PartitionKey != first.PartitionKey || oe.RowKey != first.RowKey {
 		t.Errorf("OrderError names %q/%q, want the first page's first key %q/%q", oe.PartitionKey, oe.RowKey, first.PartitionKey, first.RowKey)
 	}
-	if last.Entities != 1000 {
-		t.Errorf("the last checkpoint counts %d entities, want the first page's 1,000 and nothing of the repeated one", last.Entities)
+	if last.Entities != int64(page) {
+		t.Errorf("the last checkpoint counts %d entities, want the first page's %d and nothing of the repeated one", last.Entities, page)
 	}
 	out.Truncate(int(last.Bytes))
 	o = opts
@@ -177,11 +180,11 @@ func TestExportStopsAtAPageOutOfKeyOrder(t *testing.T) {
 
 	// Without checkpoints: the backup holds what the service returned.
 	var plain bytes.Buffer
-	sum, err := backup.Export(t.Context(), viewOf(t, env.With(&rewind{}), src.Name()), &plain, opts)
+	sum, err := backup.Export(t.Context(), viewOf(t, pagedEnv(env).With(&rewind{}), src.Name()), &plain, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Entities != 2500 {
-		t.Errorf("an export without checkpoints over a rewound page wrote %d entities, want 1,500 and the 1,000 repeated", sum.Entities)
+	if sum.Entities != int64(n+page) {
+		t.Errorf("an export without checkpoints over a rewound page wrote %d entities, want %d and the %d repeated", sum.Entities, n, page)
 	}
 }

@@ -109,9 +109,9 @@
 // its PartitionKey or RowKey member, or with null for one (which would
 // otherwise be stored under the empty key), with a member twice, or with an
 // annotation that names no EDM type or annotates no property does not
-// decode; among thousands of good lines each such line fails alone, every
-// good entity is stored once with its values, and a resumed import ends with
-// the same table (TestImportCorruptLinesAmongThousands). The lines of a gzip
+// decode; among many good lines each such line fails alone, every good
+// entity is stored once with its values, and a resumed import ends with the
+// same table (TestImportCorruptLinesAmongMany). The lines of a gzip
 // member are written only after the member has been read to its end and its
 // checksum verified, so Import holds one member's entities in memory (Export
 // writes at most SegmentEntities per member): a stream that cannot be read

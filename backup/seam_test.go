@@ -579,8 +579,8 @@ func blobBytes(t *testing.T, c *blockblob.Client) (data []byte, token string, fo
 // run, so the test met the writers it claims.
 func TestExportBlobBesideAnotherWriter(t *testing.T) {
 	src := newTable(t)
-	load(t, src, 250)
-	opts := backup.ExportOptions{SegmentEntities: 100}
+	load(t, src, sized(250))
+	opts := backup.ExportOptions{SegmentEntities: sized(100)}
 	whole := export(t, src, opts)
 	cont := env.Container(t)
 	var mu sync.Mutex
@@ -651,8 +651,8 @@ func TestExportBlobBesideAnotherWriter(t *testing.T) {
 // export.
 func TestExportBlobTwoAtOnce(t *testing.T) {
 	src := newTable(t)
-	load(t, src, 600)
-	opts := backup.ExportOptions{SegmentEntities: 50}
+	load(t, src, sized(600))
+	opts := backup.ExportOptions{SegmentEntities: sized(50)}
 	whole := export(t, src, opts)
 	bb := env.Container(t).NewBlockBlobClient("twice.gz")
 	errs := make([]error, 2)

@@ -112,16 +112,19 @@ func TestBucketUniform(t *testing.T) {
 	}
 	r := newRand(30)
 	for name, gen := range inputs {
+		// The same 100,000 values for every count of buckets.
+		const total = 100000
+		values := make([]string, total)
+		for i := range values {
+			if gen == nil {
+				values[i] = strconv.FormatUint(r.Uint64(), 16)
+			} else {
+				values[i] = gen(i)
+			}
+		}
 		for _, n := range []int{2, 7, 10, 16, 64, 100, 256} {
 			counts := make([]int, n)
-			const total = 100000
-			for i := range total {
-				var v string
-				if gen == nil {
-					v = fmt.Sprintf("%x", r.Uint64())
-				} else {
-					v = gen(i)
-				}
+			for _, v := range values {
 				b, err := strconv.Atoi(keys.Bucket(v, n))
 				if err != nil || b < 0 || b >= n {
 					t.Fatalf("Bucket(%q, %d) = %q", v, n, keys.Bucket(v, n))

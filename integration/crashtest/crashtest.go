@@ -2,7 +2,10 @@ package crashtest
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +39,15 @@ type Scenario struct {
 	Prepare func(t *testing.T) Run
 	// Timeout bounds each phase of a run; 0 means one minute.
 	Timeout time.Duration
+	// Parallel is the most crash runs at once; 0 means four times go
+	// test's -parallel (eight on two cores). A run waits on the service
+	// and on timers — visibility timeouts, polling, retries — far more
+	// than it computes, so EveryStep runs more of them at once than
+	// -parallel lets tests run: its crash runs are subtests that do not
+	// call t.Parallel, run from goroutines of EveryStep's own. Each run
+	// must therefore have storage of its own (Prepare), and Prepare must
+	// not call t.Parallel.
+	Parallel int
 }
 
 // Run is one run of a scenario.
@@ -59,10 +71,11 @@ type Run struct {
 }
 
 // EveryStep runs s without a crash, counting its storage requests (n),
-// then once per crash point k = 0 … n-1 in parallel subtests, each in two
-// ways: "before k+1 of n" is killed before its request k+1 is sent, and
-// "k+1 of n executed" is killed once the service has executed request k+1,
-// before its reply is read. Each run is recovered and checked. It returns n.
+// then once per crash point k = 0 … n-1 in subtests run s.Parallel at a
+// time, each in two ways: "before k+1 of n" is killed before its request
+// k+1 is sent, and "k+1 of n executed" is killed once the service has
+// executed request k+1, before its reply is read. Each run is recovered
+// and checked. It returns n.
 func EveryStep(t *testing.T, env *integration.Env, s Scenario) int {
 	t.Helper()
 	timeout := s.Timeout
@@ -82,6 +95,10 @@ func EveryStep(t *testing.T, env *integration.Env, s Scenario) int {
 		t.Fatal("crashtest: the scenario made no storage request through the env it was given")
 	}
 	t.Run("crash", func(t *testing.T) {
+		// t.Run may be called from several goroutines at once; every call
+		// returns before this function does.
+		slots := make(chan struct{}, s.width())
+		var wg sync.WaitGroup
 		for k := range n {
 			for _, executed := range []bool{false, true} {
 				name := fmt.Sprintf("before %d of %d", k+1, n)
@@ -90,18 +107,36 @@ func EveryStep(t *testing.T, env *integration.Env, s Scenario) int {
 					name = fmt.Sprintf("%d of %d executed", k+1, n)
 					newKiller = NewExecutedKiller
 				}
-				t.Run(name, func(t *testing.T) {
-					t.Parallel()
-					killer := newKiller(k)
-					runOnce(t, env, s, killer, timeout)
-					if !killer.Fired() {
-						t.Logf("the run made only %d requests and was not killed", killer.Passed())
-					}
+				slots <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-slots }()
+					t.Run(name, func(t *testing.T) {
+						killer := newKiller(k)
+						runOnce(t, env, s, killer, timeout)
+						if !killer.Fired() {
+							t.Logf("the run made only %d requests and was not killed", killer.Passed())
+						}
+					})
 				})
 			}
 		}
+		wg.Wait()
 	})
 	return n
+}
+
+// width is how many crash runs EveryStep runs at once.
+func (s Scenario) width() int {
+	if s.Parallel > 0 {
+		return s.Parallel
+	}
+	parallel := runtime.GOMAXPROCS(0) // go test's default -parallel
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if v, err := strconv.Atoi(f.Value.String()); err == nil && v > 0 {
+			parallel = v
+		}
+	}
+	return 4 * parallel
 }
 
 func runOnce(t *testing.T, env *integration.Env, s Scenario, k *Killer, timeout time.Duration) {

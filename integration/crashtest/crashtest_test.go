@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/integration"
 )
 
 func TestBarrier(t *testing.T) {
@@ -39,5 +41,59 @@ func TestBarrier(t *testing.T) {
 	defer cancelShort()
 	if err := NewBarrier(2).Wait(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Wait alone = %v, want the context's error", err)
+	}
+}
+
+var env *integration.Env
+
+func TestMain(m *testing.M) { integration.Main(m, &env) }
+
+// EveryStep runs Parallel crash runs at once, whatever go test's -parallel,
+// and never more: the first three runs' recoveries meet at a barrier of
+// three (which never opens if fewer run at once), and a gauge sees at most
+// three in flight. Each run is killed at its crash point and recovered.
+func TestEveryStepRunsCrashPointsAtOnce(t *testing.T) {
+	const width = 3
+	meet := NewBarrier(width)
+	var mu sync.Mutex
+	inFlight, most, recovered := 0, 0, 0
+	n := EveryStep(t, env, Scenario{Parallel: width, Timeout: 30 * time.Second, Prepare: func(t *testing.T) Run {
+		if t.Name() != "TestEveryStepRunsCrashPointsAtOnce/no_crash" {
+			mu.Lock()
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			t.Cleanup(func() {
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+			})
+		}
+		return Run{
+			Work: func(ctx context.Context, e *integration.Env) error {
+				for range 3 {
+					if _, err := e.TableService.GetProperties(ctx, nil); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			Recover: func(ctx context.Context) error {
+				if t.Name() == "TestEveryStepRunsCrashPointsAtOnce/no_crash" {
+					return nil
+				}
+				mu.Lock()
+				recovered++
+				mu.Unlock()
+				return meet.Wait(ctx)
+			},
+			Check: func(t *testing.T) {},
+		}
+	}})
+	if n != 3 {
+		t.Fatalf("the scenario made %d requests, want 3", n)
+	}
+	if most > width || recovered != 2*n {
+		t.Errorf("%d runs at once at most (want %d), %d recovered (want %d)", most, width, recovered, 2*n)
 	}
 }

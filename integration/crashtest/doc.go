@@ -21,13 +21,16 @@
 //	}})
 //
 // [EveryStep] first runs the scenario without a crash and counts its
-// requests, n; then twice for each k in 0..n-1, in parallel subtests: killed
-// before request k+1 is sent ([NewKiller]), and killed once the service has
-// executed request k+1, before its reply is read ([NewExecutedKiller]) — the
-// crash after which a fresh process must find out what was applied. The
-// other failures the guide's patterns must survive have their helpers here
-// too: [Barrier] makes concurrent deliveries or writers meet inside a step,
-// and package faults loses replies and fails requests at a given rate.
+// requests, n; then twice for each k in 0..n-1: killed before request k+1
+// is sent ([NewKiller]), and killed once the service has executed request
+// k+1, before its reply is read ([NewExecutedKiller]) — the crash after
+// which a fresh process must find out what was applied. The crash runs are
+// subtests, [Scenario.Parallel] at a time (by default four times go test's
+// -parallel, since a run waits on the service and on timers far more than
+// it computes: TestEveryStepRunsCrashPointsAtOnce). The other failures the
+// guide's patterns must survive have their helpers here too: [Barrier]
+// makes concurrent deliveries or writers meet inside a step, and package
+// faults loses replies and fails requests at a given rate.
 //
 // # Use from your own tests
 //

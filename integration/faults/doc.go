@@ -18,6 +18,10 @@
 //     ContainerBeingDeleted), as the service does for about 40 seconds
 //     after a delete and Azurite never does: the case a Provision must
 //     wait out, never report as done.
+//   - [ShortPages], a pipeline policy that makes the table service end each
+//     page of a query after a few entities, as Table storage may end a page
+//     before its 1,000: code that pages through a table meets its page
+//     boundaries with a tenth of the data (TestShortPagesEndPagesEarly).
 //
 // A lost reply is the case that makes a retried insert see 409, a retried
 // conditional update 412 and a retried $batch a 409 at operation 0 for a change

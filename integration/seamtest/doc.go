@@ -7,7 +7,9 @@
 //     the lost request was executed and before its resend; [Truthful] then
 //     checks the operation's answer against the final state read with raw
 //     clients: an applied change is never reported refused, a refused one
-//     never reported applied.
+//     never reported applied. The runs wait on the service more than they
+//     compute: Race.Parallel runs that many at once, whatever go test's
+//     -parallel (TestEveryReplyRunsParallelAtOnce).
 //   - Crashes at every request, before sending and after the service
 //     executed it, with recovery by a fresh instance, are package crashtest's
 //     EveryStep; one bad item among many is each package's own table test.

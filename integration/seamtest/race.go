@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,6 +39,13 @@ type Race struct {
 	Competitors []string
 	// Timeout bounds each run; 0 means one minute.
 	Timeout time.Duration
+	// Parallel is the most lost-reply runs at once; 0 runs them one after
+	// another. A run waits on the service and on timers far more than it
+	// computes: with Parallel above 1 EveryReply runs them from
+	// goroutines of its own, as subtests that do not call t.Parallel, so
+	// Prepare must give each run storage of its own and must not call
+	// t.Parallel, and a Race's closures must be safe for concurrent use.
+	Parallel int
 }
 
 // RaceRun is one run of a race.
@@ -61,8 +69,9 @@ const Retries = 3
 
 // EveryReply runs r once without a fault, counting its requests (n), then
 // for each request i in 0…n-1 and each competitor kind in a subtest named
-// "reply i of n lost/kind": the reply of request i is lost, the competitor
-// runs before the resend, and Check judges what Work answered. It returns n.
+// "reply i of n lost/kind" (r.Parallel at a time): the reply of request i
+// is lost, the competitor runs before the resend, and Check judges what
+// Work answered. It returns n.
 func EveryReply(t *testing.T, env *integration.Env, r Race) int {
 	t.Helper()
 	timeout := r.Timeout
@@ -89,9 +98,19 @@ func EveryReply(t *testing.T, env *integration.Env, r Race) int {
 	if n == 0 {
 		t.Fatal("seamtest: the operation made no storage request through the env it was given")
 	}
+	// With r.Parallel, runs are started from goroutines (t.Run may be
+	// called from several at once) and all have returned before
+	// EveryReply does.
+	var slots chan struct{}
+	if r.Parallel > 1 {
+		slots = make(chan struct{}, r.Parallel)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i := range n {
 		for _, kind := range kinds {
-			t.Run(fmt.Sprintf("reply %d of %d lost/%s", i+1, n, kind), func(t *testing.T) {
+			name := fmt.Sprintf("reply %d of %d lost/%s", i+1, n, kind)
+			lose := func(t *testing.T) {
 				run := r.Prepare(t)
 				ctx, cancel := context.WithTimeout(t.Context(), timeout)
 				defer cancel()
@@ -110,6 +129,15 @@ func EveryReply(t *testing.T, env *integration.Env, r Race) int {
 					t.Logf("the run made fewer than %d requests: no reply lost", i+1)
 				}
 				run.Check(t, kind, err)
+			}
+			if slots == nil {
+				t.Run(name, lose)
+				continue
+			}
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				t.Run(name, lose)
 			})
 		}
 	}

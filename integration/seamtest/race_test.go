@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/integration/crashtest"
 	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/integration/seamtest"
 )
@@ -225,5 +228,57 @@ func TestTableLifecycleIsTruthfulAfterALostReply(t *testing.T) {
 	}
 	if err := tbl.DeleteTable(ctx); !errors.Is(err, entity.ErrTableNotFound) || errors.Is(err, entity.ErrOutcomeUnknown) {
 		t.Errorf("DeleteTable of a missing table: %v, want ErrTableNotFound only", err)
+	}
+}
+
+// With Race.Parallel, EveryReply runs that many lost-reply runs at once,
+// whatever go test's -parallel, and never more: the three runs' checks
+// meet at a barrier of three (which never opens if fewer run at once).
+func TestEveryReplyRunsParallelAtOnce(t *testing.T) {
+	const width = 3
+	meet := crashtest.NewBarrier(width)
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	n := seamtest.EveryReply(t, env, seamtest.Race{Parallel: width, Timeout: 30 * time.Second, Competitors: []string{seamtest.Insert},
+		Prepare: func(t *testing.T) seamtest.RaceRun {
+			mu.Lock()
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			t.Cleanup(func() {
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+			})
+			return seamtest.RaceRun{
+				Work: func(ctx context.Context, e *integration.Env) error {
+					for range width {
+						if _, err := e.TableService.GetProperties(ctx, nil); err != nil {
+							return err
+						}
+					}
+					return nil
+				},
+				Compete: func(context.Context, string, *http.Request) error { return nil },
+				Check: func(t *testing.T, kind string, err error) {
+					if err != nil {
+						t.Errorf("%s: %v", kind, err)
+					}
+					if kind == "" {
+						return
+					}
+					ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+					defer cancel()
+					if err := meet.Wait(ctx); err != nil {
+						t.Errorf("fewer than %d runs at once: %v", width, err)
+					}
+				},
+			}
+		}})
+	if n != width {
+		t.Fatalf("the operation made %d requests, want %d", n, width)
+	}
+	if most > width {
+		t.Errorf("%d runs at once, want at most %d", most, width)
 	}
 }

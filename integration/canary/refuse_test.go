@@ -3,6 +3,8 @@ package canary_test
 import (
 	"context"
 	"errors"
+	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/secondaryindex"
 	"io"
 	"strings"
 	"testing"
@@ -73,6 +75,11 @@ func TestEncryptedTableRefusals(t *testing.T) {
 	depts := encrypted[Department](t, client, crypt.Config{Key: key}).Entity() // no Config.Types
 	_, err = denormalize.New(depts, emps, denormalize.Config{}, managerRel())
 	add("denormalize of one table whose views protect differently", err, "crypt.Config.Types")
+
+	_, err = secondaryindex.New(devices, secondaryindex.Config{})
+	add("secondaryindex over an encrypted table", err, "index a plain table")
+	_, err = indexentity.New(devices, indexentity.Config{})
+	add("indexentity over an encrypted table", err, "index a plain table")
 
 	plain, perr := entity.NewTable[Device](env.TableService.NewClient("refusalsplain"))
 	if perr != nil {

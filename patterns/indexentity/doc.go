@@ -315,6 +315,15 @@
 // larger than the answer (the scan reads every entity of the table, a
 // page per 1,000) or when the keys alone are wanted.
 //
+// # Encrypted tables
+//
+// New refuses an encrypted table (crypt.Table.Entity) as the primary or as
+// Config.Entries, with a *ConfigError matching entity.ErrInvalid before any
+// request: entries copy values out of the primaries, and would hold an
+// encrypted value in clear (integration/canary's TestEncryptedTableRefusals).
+// Index a plain table, and keep the encrypted properties in a table of
+// their own.
+//
 // # Wire format
 //
 // What a Set stores, for readers in other languages and tools. A primary

@@ -89,6 +89,13 @@ func NewCore[P Package, T any, X Index](primary *entity.Table[T], cfg Config, ho
 	if primary == nil {
 		return nil, &ConfigError[P]{Field: "primary", Reason: argerr.Nil}
 	}
+	// Entries copy values out of the primaries in clear: until they are
+	// keyed by beacons, an encrypted table would leak into them.
+	for field, t := range map[string]interface{ Protected() bool }{"primary": primary, "Config.Entries": cfg.Entries} {
+		if t != nil && t.Protected() {
+			return nil, &ConfigError[P]{Field: field, Reason: "is an encrypted table (crypt.Table.Entity): index entries would hold its values in clear, so index Sets do not take one yet; index a plain table and keep the encrypted properties in a table of their own"}
+		}
+	}
 	c := &Core[P, T, X]{ByName: map[string]X{}, Names: NewNames[P](cfg.PrimaryPrefix), Proc: cfg.Processor, Retry: cfg.Retry, cfg: cfg, hooks: hooks}
 	rows, err := NewTablePrimaries(primary)
 	if err != nil {

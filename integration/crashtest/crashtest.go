@@ -39,12 +39,15 @@ type Scenario struct {
 	Prepare func(t *testing.T) Run
 	// Timeout bounds each phase of a run; 0 means one minute.
 	Timeout time.Duration
-	// Parallel is the most crash runs at once; 0 means four times go
-	// test's -parallel (eight on two cores). A run waits on the service
-	// and on timers — visibility timeouts, polling, retries — far more
-	// than it computes, so EveryStep runs more of them at once than
-	// -parallel lets tests run: its crash runs are subtests that do not
-	// call t.Parallel, run from goroutines of EveryStep's own. Each run
+	// Parallel is the most crash runs at once; 0 means go test's
+	// -parallel (two on two cores). A run waits on the service and on
+	// timers — visibility timeouts, polling, retries — far more than it
+	// computes, so a test may ask for more; the default stays at
+	// -parallel because runs with deadlines of their own (an index's
+	// Grace, a message's visibility) must not be slowed past them by
+	// their neighbours. The crash runs are subtests that do not call
+	// t.Parallel, run from goroutines of EveryStep's own, so they do not
+	// queue behind the package's other parallel tests. Each run
 	// must therefore have storage of its own (Prepare), and Prepare must
 	// not call t.Parallel.
 	Parallel int
@@ -136,7 +139,7 @@ func (s Scenario) width() int {
 			parallel = v
 		}
 	}
-	return 4 * parallel
+	return parallel
 }
 
 func runOnce(t *testing.T, env *integration.Env, s Scenario, k *Killer, timeout time.Duration) {

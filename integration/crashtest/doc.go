@@ -25,9 +25,8 @@
 // is sent ([NewKiller]), and killed once the service has executed request
 // k+1, before its reply is read ([NewExecutedKiller]) — the crash after
 // which a fresh process must find out what was applied. The crash runs are
-// subtests, [Scenario.Parallel] at a time (by default four times go test's
-// -parallel, since a run waits on the service and on timers far more than
-// it computes: TestEveryStepRunsCrashPointsAtOnce). The other failures the
+// subtests, [Scenario.Parallel] at a time (by default go test's -parallel,
+// from goroutines of EveryStep's own: TestEveryStepRunsCrashPointsAtOnce). The other failures the
 // guide's patterns must survive have their helpers here too: [Barrier]
 // makes concurrent deliveries or writers meet inside a step, and package
 // faults loses replies and fails requests at a given rate.

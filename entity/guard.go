@@ -63,7 +63,10 @@ func (t *Table[T]) Encrypts(property string) (always, maybe bool) {
 // (Config.Encrypt), is an error matching ErrInvalid: no index can find its
 // values.
 func (t *Table[T]) Beacon(property string, value any) (beacon []byte, ok bool, err error) {
-	if t == nil || t.guard == nil {
+	if err := t.ok(); err != nil {
+		return nil, false, err
+	}
+	if t.guard == nil {
 		return nil, false, nil
 	}
 	return t.guard.Beacon(property, value)

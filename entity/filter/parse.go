@@ -23,6 +23,9 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
+	if e == nil {
+		return "filter: <nil>"
+	}
 	return fmt.Sprintf("filter: at character %d: %s", e.Pos+1, e.Reason)
 }
 

@@ -281,6 +281,10 @@ func TestNoPanicOnNil(t *testing.T) {
 				},
 				"NewTableFromConnectionString": func() { _, _ = entity.NewTableFromConnectionString[Person]("", "", nil) },
 				"NewTableFromService":          func() { _, _ = entity.NewTableFromService[Person](nil, "") },
+				"ViewAs": func() {
+					_, _ = entity.ViewAs[entity.DynamicEntity, Person](nil)
+					_, _ = entity.ViewAs[Person](&entity.Table[Person]{})
+				},
 				"NewTableWithCredential": func() {
 					_, _ = entity.NewTableWithCredential[Person]("", "", nil, nil)
 					_, _ = entity.NewTableWithCredential[Person]("http://127.0.0.1:1/", "t", nil, nil)
@@ -290,6 +294,7 @@ func TestNoPanicOnNil(t *testing.T) {
 				"Batch": reflect.TypeFor[entity.Batch](), "BatchError": reflect.TypeFor[entity.BatchError](),
 				"BulkError": reflect.TypeFor[entity.BulkError](), "BulkOptions": reflect.TypeFor[entity.BulkOptions](),
 				"DecodeError": reflect.TypeFor[entity.DecodeError](), "DynamicEntity": reflect.TypeFor[entity.DynamicEntity](),
+				"View":    reflect.TypeFor[entity.View](),
 				"EDMType": reflect.TypeFor[entity.EDMType](), "FanOutOptions": reflect.TypeFor[entity.FanOutOptions](),
 				"ModifyOptions": reflect.TypeFor[entity.ModifyOptions](),
 				"OpKind":        reflect.TypeFor[entity.OpKind](), "Outcome": reflect.TypeFor[entity.Outcome](),
@@ -325,6 +330,7 @@ func TestNoPanicOnNil(t *testing.T) {
 				"PK":           func() { filter.PK("") },
 				"RK":           func() { filter.RK("") },
 				"RowKeyPrefix": func() { filter.RowKeyPrefix("") },
+				"Parse":        func() { _, _ = filter.Parse(""); _, _ = filter.Parse("\xff") },
 				"RowKeyRange":  func() { filter.RowKeyRange("", "") },
 				"Binary":       func() { filter.Binary(nil) },
 				"Bool":         func() { _ = filter.Bool(false) },
@@ -343,7 +349,7 @@ func TestNoPanicOnNil(t *testing.T) {
 				},
 			},
 			types: map[string]reflect.Type{
-				"Bound": reflect.TypeFor[filter.Bound](), "Comparison": reflect.TypeFor[filter.Comparison](), "Error": reflect.TypeFor[filter.Error](),
+				"Bound": reflect.TypeFor[filter.Bound](), "Comparison": reflect.TypeFor[filter.Comparison](), "Error": reflect.TypeFor[filter.Error](), "ParseError": reflect.TypeFor[filter.ParseError](),
 				"Expr": reflect.TypeFor[filter.Expr](), "Kind": reflect.TypeFor[filter.Kind](),
 				"Op": reflect.TypeFor[filter.Op](), "Plan": reflect.TypeFor[filter.Plan](),
 				"Value": reflect.TypeFor[filter.Value](), "Warning": reflect.TypeFor[filter.Warning](),
@@ -417,6 +423,10 @@ func TestNoPanicOnNil(t *testing.T) {
 					_, _ = resolver.NewSchema(resolver.Config{}, resolver.Registration{})
 					_, _ = resolver.NewSchema(resolver.Config{}, resolver.Upgrade[Person, Person]("Old", nil))
 					_, _ = resolver.NewSchema(resolver.Config{Discriminator: resolver.ByFunc(nil, nil)})
+				},
+				"NewTableOf": func() {
+					_, _ = resolver.NewTableOf(nil, nil)
+					_, _ = resolver.NewTableOf(nil, schema)
 				},
 				"NewTable": func() {
 					_, _ = resolver.NewTable(nil, nil)

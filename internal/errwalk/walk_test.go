@@ -64,8 +64,9 @@ var (
 // samples holds one value of every exported error type, by
 // "<package path in the module>.<Type>".
 var samples = map[string]sample{
-	"account.ConfigError":   {err: &account.ConfigError{Field: account.FieldAccountURL, Reason: "has no host"}, op: "invalid account URL", is: []error{account.ErrInvalid, entity.ErrInvalid}},
-	"account.EndpointError": {err: &account.EndpointError{Service: account.ServiceQueue, Reason: "the connection string has no QueueEndpoint"}, op: "no queue endpoint", is: []error{account.ErrNoEndpoint}},
+	"account.ProvisionError": {err: &account.ProvisionError{Index: 1, Type: "*entity.Table[main.Order]", Err: errCause}, op: "provision", is: []error{errCause}},
+	"account.ConfigError":    {err: &account.ConfigError{Field: account.FieldAccountURL, Reason: "has no host"}, op: "invalid account URL", is: []error{account.ErrInvalid, entity.ErrInvalid}},
+	"account.EndpointError":  {err: &account.EndpointError{Service: account.ServiceQueue, Reason: "the connection string has no QueueEndpoint"}, op: "no queue endpoint", is: []error{account.ErrNoEndpoint}},
 
 	"backup.ConfigError":  {err: &backup.ConfigError{Field: "ExportOptions.Parallel", Reason: "-1 is negative"}, op: "invalid ExportOptions.Parallel", is: []error{backup.ErrInvalid, entity.ErrInvalid}},
 	"backup.EntityError":  {err: &backup.EntityError{Line: 3, PartitionKey: "p", RowKey: "r", Err: errCause}, op: "not written", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
@@ -87,15 +88,17 @@ var samples = map[string]sample{
 	"entity.TypeError":          {err: &entity.TypeError{Field: "Address.Street", Reason: "unsupported field type chan int"}, op: "unsupported entity type", is: []error{entity.ErrInvalidType}},
 	"entity.ValidationError":    {err: &entity.ValidationError{Property: "Name", Rule: entity.RuleStringLength, Limit: "32768 UTF-16 code units"}, op: "invalid entity", is: []error{entity.ErrInvalid}},
 
+	"entity/crypt.BeaconError": {err: &crypt.BeaconError{Property: "Email", Reason: "is not in Config.Beacons"}, op: "beacon", is: []error{crypt.ErrNoBeacon, entity.ErrInvalid}},
 	"entity/crypt.ConfigError": {err: &crypt.ConfigError{Field: "Key", Reason: "is nil"}, op: "invalid Key", is: []error{crypt.ErrInvalidConfig, entity.ErrInvalid}},
 	"entity/crypt.FilterError": {err: &crypt.FilterError{Property: "SSN", Reason: "is encrypted"}, op: "filter", is: []error{crypt.ErrEncryptedFilter, filter.ErrInvalidFilter}},
 	"entity/crypt.ReadError":   {err: &crypt.ReadError{Op: "Get", PartitionKey: "p", RowKey: "r", Kind: crypt.ErrTampered, Reason: "tag mismatch"}, op: "Get", keyed: true, pk: "p", rk: "r", is: []error{crypt.ErrTampered}},
 	"entity/crypt.RotateError": {err: &crypt.RotateError{Failed: []crypt.RotateFailure{{PartitionKey: "p", RowKey: "r", Err: errCause}}}, op: "Rotate", keyed: true, pk: "p", rk: "r", is: []error{errCause}},
 	"entity/crypt.WriteError":  {err: &crypt.WriteError{Property: "SSN", Kind: crypt.ErrNoKey, Reason: "no key"}, op: "write", is: []error{crypt.ErrNoKey}},
 
-	"entity/filter.Error":   {err: &filter.Error{Property: "Age", Reason: "NaN has no OData literal"}, op: "invalid filter", is: []error{filter.ErrInvalidFilter}},
-	"entity/sas.FieldError": {err: &sas.FieldError{Field: "se", Reason: "is before st", Value: `"2024"`}, op: "se", is: []error{sas.ErrInvalid, entity.ErrInvalid}},
-	"keys.KeyError":         {err: keyFail, op: "Validate", is: []error{keys.ErrInvalidKey}},
+	"entity/filter.ParseError": {err: &filter.ParseError{Pos: 3, Reason: "unexpected end of the filter"}, op: "filter", is: []error{filter.ErrInvalidFilter, entity.ErrInvalid}},
+	"entity/filter.Error":      {err: &filter.Error{Property: "Age", Reason: "NaN has no OData literal"}, op: "invalid filter", is: []error{filter.ErrInvalidFilter}},
+	"entity/sas.FieldError":    {err: &sas.FieldError{Field: "se", Reason: "is before st", Value: `"2024"`}, op: "se", is: []error{sas.ErrInvalid, entity.ErrInvalid}},
+	"keys.KeyError":            {err: keyFail, op: "Validate", is: []error{keys.ErrInvalidKey}},
 
 	"patterns/bloblog.BlobError":    {err: &bloblog.BlobError{Op: "append", Blob: "svc/2024/05/01/0000/000001.log", Err: errCause}, op: "append", is: []error{errCause}},
 	"patterns/bloblog.ConfigError":  {err: &bloblog.ConfigError{Field: "Config.Period", Reason: "must be a whole number of minutes, not 1s"}, op: "invalid Config.Period", is: []error{bloblog.ErrInvalid, entity.ErrInvalid}},

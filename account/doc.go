@@ -161,11 +161,14 @@
 // Limiter every entity is written and under 1% of requests are throttled,
 // and the Limiter paced every try the Simulator saw, the queue's and the
 // blob's included; without it, more are. The Limiter is in-process: as
-// package throttle says, processes sharing an account each pace themselves
-// to the targets, are throttled together and each halves its rate,
-// converging to about 1/N of the target with a throttled request now and
-// then; give each process Config targets divided by their number when
-// that matters.
+// package throttle says, processes sharing an account each learn their
+// share of a partition's or the account's limit from the throttles they
+// meet (with the default Config), the one with the larger share, throttled
+// more often, giving share to the others — in most runs within 25% of
+// an even share for processes of many small requests, unevenly for a few large
+// transactions; give each process a configured share (Config rates
+// divided by their number) when fairness between them matters more than
+// using the limit.
 //
 // # Failures
 //

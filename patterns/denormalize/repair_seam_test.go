@@ -131,7 +131,7 @@ func TestRepairAndRebuildBesideAnotherWriter(t *testing.T) {
 	for _, name := range []string{"Repair", "Rebuild"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			seamtest.EveryReply(t, env, seamtest.Race{Prepare: func(t *testing.T) seamtest.RaceRun {
+			seamtest.EveryReply(t, env, seamtest.Race{Parallel: 8, Prepare: func(t *testing.T) seamtest.RaceRun {
 				g := driftedGuide(t)
 				return seamtest.RaceRun{
 					Work: func(ctx context.Context, e *integration.Env) error {

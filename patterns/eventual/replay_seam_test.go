@@ -28,7 +28,7 @@ func TestReplayBesideAnotherWriter(t *testing.T) {
 	t.Parallel()
 	kind := eventual.NewKind[json.RawMessage]("Unknown.v9")
 	byReason := eventual.ReplayOptions{Filter: func(r eventual.PoisonRecord) bool { return r.Reason == eventual.ReasonUnknownKind }}
-	seamtest.EveryReply(t, env, seamtest.Race{Competitors: []string{seamtest.Insert, seamtest.Delete}, Prepare: func(t *testing.T) seamtest.RaceRun {
+	seamtest.EveryReply(t, env, seamtest.Race{Parallel: 8, Competitors: []string{seamtest.Insert, seamtest.Delete}, Prepare: func(t *testing.T) seamtest.RaceRun {
 		ctx := context.Background()
 		w := newPoisonWorld(t)
 		second := strings.Replace(w.original, `"u1"`, `"u2"`, 1)

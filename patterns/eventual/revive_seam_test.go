@@ -122,7 +122,7 @@ func TestReviveSurvivesACrashAtEveryRequest(t *testing.T) {
 // once, or was relayed (read raw).
 func TestReviveBesideAnotherWriter(t *testing.T) {
 	t.Parallel()
-	seamtest.EveryReply(t, env, seamtest.Race{Competitors: []string{seamtest.Insert, seamtest.Delete}, Prepare: func(t *testing.T) seamtest.RaceRun {
+	seamtest.EveryReply(t, env, seamtest.Race{Parallel: 8, Competitors: []string{seamtest.Insert, seamtest.Delete}, Prepare: func(t *testing.T) seamtest.RaceRun {
 		w := newReviveWorld(t)
 		batchLost, relayed := false, false
 		return seamtest.RaceRun{

@@ -94,7 +94,7 @@ func TestSweepMarkersSurvivesACrashAtEveryRequest(t *testing.T) {
 // expired marker is gone, and the other process's marker stays (read raw).
 func TestSweepMarkersBesideAnotherWriter(t *testing.T) {
 	t.Parallel()
-	seamtest.EveryReply(t, env, seamtest.Race{Competitors: []string{seamtest.Insert, seamtest.Delete}, Prepare: func(t *testing.T) seamtest.RaceRun {
+	seamtest.EveryReply(t, env, seamtest.Race{Parallel: 8, Competitors: []string{seamtest.Insert, seamtest.Delete}, Prepare: func(t *testing.T) seamtest.RaceRun {
 		tbl := markerTable(t)
 		var extra []string
 		return seamtest.RaceRun{

@@ -328,7 +328,7 @@ func TestImportBesideAnotherWriter(t *testing.T) {
 		mode, importer, data := tc.mode, tc.importer, tc.data
 		at := inputOrder(t, data)
 		t.Run(tc.name, func(t *testing.T) {
-			seamtest.EveryReply(t, env, seamtest.Race{Prepare: func(t *testing.T) seamtest.RaceRun {
+			seamtest.EveryReply(t, env, seamtest.Race{Parallel: 8, Prepare: func(t *testing.T) seamtest.RaceRun {
 				dst := newTable(t)
 				raw := env.TableService.NewClient(dst.Name())
 				var sum backup.ImportSummary
@@ -586,7 +586,7 @@ func TestExportBlobBesideAnotherWriter(t *testing.T) {
 	var mu sync.Mutex
 	n := 0
 	applied := map[string]int{} // kind → runs whose competitor changed the blob
-	seamtest.EveryReply(t, env, seamtest.Race{Prepare: func(t *testing.T) seamtest.RaceRun {
+	seamtest.EveryReply(t, env, seamtest.Race{Parallel: 8, Prepare: func(t *testing.T) seamtest.RaceRun {
 		mu.Lock()
 		n++
 		name := fmt.Sprintf("race-%d.gz", n)

@@ -83,13 +83,13 @@
 // each old-version row by its upgrade, a partition's rows in transactions
 // under the ETags they were read with; a row another writer changed in
 // between is read again and upgraded from what is stored now, never
-// overwritten (TestMigrateBesideConcurrentWriters: 3,000 rows beside 8
+// overwritten (TestMigrateBesideConcurrentWriters: 300 rows beside 8
 // writers, every edit kept; with TABLEKIT_FULL=1 the 50,000 rows:
 // all upgraded, 4,228 concurrent edits kept, a second run upgrading 0, in
 // 93 s on Azurite on the shared 2-core machine). It is resumable from a checkpoint token and
 // idempotent: a second run upgrades nothing. A row that cannot be upgraded
 // (its upgrade fails, panics, or cannot be stored) fails alone, named in
-// the report (TestMigrateOneBadRowAmongThousands); a read or write the
+// the report (TestMigrateOneBadRowOverPages); a read or write the
 // service does not answer stops the run with no checkpoint past its page,
 // so a resumed run skips no row
 // (TestMigrateResumesAfterAnOutageWithoutSkippingRows), and the report of

@@ -162,8 +162,8 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // One bad row fails alone, named in MigrateReport.Failed with its keys and
 // left as it is, while the rest of its page and transaction are upgraded:
 // a row that does not decode, an upgrade (or stamp) function that returns
-// an error or panics (TestMigrateOneBadRowAmongMany, and among thousands
-// over pages, again on a second run: TestMigrateOneBadRowAmongThousands),
+// an error or panics (TestMigrateOneBadRowAmongMany, and over pages and
+// transactions, again on a second run: TestMigrateOneBadRowOverPages),
 // an upgrade that cannot be stored — too large once encoded, not UTF-8, a
 // DateTime before 1601 (TestMigrateInvalidUpgradeFailsAlone) — or that a
 // ByFunc stamp keys elsewhere than the row

@@ -51,14 +51,15 @@ func customerSchemas(t *testing.T) (v1, v2 *resolver.Schema) {
 
 // A migration of v1 rows beside 8 writers that keep changing rows (through
 // property bags, in whatever version the row has): every row ends v2, no
-// writer's change is lost, and a second run upgrades nothing. 3,000 rows;
-// with TABLEKIT_FULL=1 the 50,000:
+// writer's change is lost, and a second run upgrades nothing. 300 rows in
+// six pages (the writers race the migration of each); with TABLEKIT_FULL=1
+// the 50,000:
 //
 //	TABLEKIT_FULL=1 go test -count=1 -run TestMigrateBesideConcurrentWriters -v ./resolver/
 func TestMigrateBesideConcurrentWriters(t *testing.T) {
-	partitions, per := 10, 300
+	partitions, per, page := 10, 30, 50
 	if os.Getenv("TABLEKIT_FULL") == "1" {
-		per = 5000
+		per, page = 5000, 500
 	}
 	v1, v2 := customerSchemas(t)
 	client := env.Table(t)
@@ -76,7 +77,7 @@ func TestMigrateBesideConcurrentWriters(t *testing.T) {
 		b := old.NewBatch()
 		for i := range per {
 			b.Insert(&rows[p*per+i])
-			if b.Len() == 100 {
+			if b.Len() == 100 || i == per-1 {
 				if _, err := old.Submit(t.Context(), b); err != nil {
 					t.Fatal(err)
 				}
@@ -111,7 +112,7 @@ func TestMigrateBesideConcurrentWriters(t *testing.T) {
 			}
 		}()
 	}
-	rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{PageSize: 500})
+	rep, err := tbl.Migrate(t.Context(), resolver.MigrateOptions{PageSize: page})
 	stopped.Store(true)
 	wg.Wait()
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // with TABLEKIT_FULL=1; TABLEKIT_BENCH_N entities when set.
 func BenchmarkCopyVsExportImport(b *testing.B) {
 	src, srcName := newTable(b)
-	total := n()
+	total := benchN()
 	if s := os.Getenv("TABLEKIT_BENCH_N"); s != "" {
 		total, _ = strconv.Atoi(s)
 	}

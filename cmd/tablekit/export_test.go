@@ -19,13 +19,18 @@ import (
 // manifest, and through a blob.
 func testExportImportExportIsByteIdentical(t *testing.T, s *source) {
 	src, srcName, other := s.tbl, s.name, s.other
+	// Several segments, and parts of a few of them each.
+	seg, split := "90", "6KB"
+	if full() {
+		seg, split = "300", "20KB"
+	}
 	dir := t.TempDir()
 	cs := env.ConnectionString
 	first := filepath.Join(dir, "first.jsonl.gz")
-	must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", first, "--segment", "300")
+	must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", first, "--segment", seg)
 	must(t, 0, "import", "--connection-string", other, "--table", "Copy1", "--in", first)
 	second := filepath.Join(dir, "second.jsonl.gz")
-	must(t, 0, "export", "--connection-string", other, "--table", "Copy1", "--out", second, "--segment", "300")
+	must(t, 0, "export", "--connection-string", other, "--table", "Copy1", "--out", second, "--segment", seg)
 	a, _ := os.ReadFile(first)
 	b, _ := os.ReadFile(second)
 	if len(a) < 1000 || !bytes.Equal(a, b) {
@@ -40,7 +45,7 @@ func testExportImportExportIsByteIdentical(t *testing.T, s *source) {
 	// Split into parts with a manifest; the parts joined are the export.
 	man := filepath.Join(dir, "split", "orders.json")
 	os.Mkdir(filepath.Dir(man), 0o755)
-	r := must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", man, "--segment", "300", "--split-size", "20KB", "--json")
+	r := must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", man, "--segment", seg, "--split-size", split, "--json")
 	if !strings.Contains(r.stdout, `"parts":[{`) {
 		t.Fatalf("summary without parts: %s", r)
 	}
@@ -60,7 +65,7 @@ func testExportImportExportIsByteIdentical(t *testing.T, s *source) {
 	sameRows(t, s.want, rawRows(t, other, "Copy2"))
 
 	// To stdout: the same bytes; from stdin.
-	r = must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", "-", "--segment", "300", "--quiet")
+	r = must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", "-", "--segment", seg, "--quiet")
 	if r.stdout != string(a) {
 		t.Fatalf("export to stdout differs from the file (%d and %d bytes)", len(r.stdout), len(a))
 	}
@@ -71,7 +76,7 @@ func testExportImportExportIsByteIdentical(t *testing.T, s *source) {
 
 	// Through a blob of the other account, written with its connection
 	// string, read with a SAS URL.
-	must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", "blob:backups/first.jsonl.gz", "--blob-connection-string", other, "--segment", "300")
+	must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", "blob:backups/first.jsonl.gz", "--blob-connection-string", other, "--segment", seg)
 	bb, err := blockblob.NewClientFromConnectionString(other, "backups", "first.jsonl.gz", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +90,7 @@ func testExportImportExportIsByteIdentical(t *testing.T, s *source) {
 		t.Fatalf("the blob SAS's signature is in the output: %s", r)
 	}
 	third := filepath.Join(dir, "third.jsonl.gz")
-	must(t, 0, "export", "--connection-string", other, "--table", "Copy3", "--out", third, "--segment", "300")
+	must(t, 0, "export", "--connection-string", other, "--table", "Copy3", "--out", third, "--segment", seg)
 	c, _ := os.ReadFile(third)
 	if !bytes.Equal(a, c) {
 		t.Fatalf("export through a blob differs")

@@ -272,10 +272,22 @@ func sameRows(t testing.TB, want, got map[string]map[string]any) {
 	}
 }
 
-// n is the number of entities of the main tests.
+// n is the number of entities of the main tests (TestOnOneTable's
+// table): enough for several segments, pages of the copies' --page-size,
+// parts of a split export and interrupts midway; 100,000 with
+// TABLEKIT_FULL=1.
 func n() int {
 	if full() {
 		return 100_000
+	}
+	return 600
+}
+
+// benchN is the number of entities of the benchmark: 2,000, or n's at
+// full size.
+func benchN() int {
+	if full() {
+		return n()
 	}
 	return 2000
 }

@@ -66,14 +66,24 @@ $(STATICCHECK):
 # In CI (CI=true) or with TABLEKIT_NO_SKIP=1 a skipped test fails the run.
 # The test binaries share SHARED_AZURITES emulators started by sharedrun
 # (integration/azurite/sharedrun) instead of starting one each.
+# go test starts the packages' test binaries in the order given: the
+# longest (SLOW_FIRST) first, so that none of them starts last and runs
+# alone at the end; ./... then adds the others once each.
 test: azurite lint $(SHAREDRUN) $(TESTRUN)
-	{ $(SHAREDRUN) -n $(SHARED_AZURITES) -- go test -race -count=1 -p 4 -timeout 20m -json ./... 2>&1; \
+	{ $(SHAREDRUN) -n $(SHARED_AZURITES) -- go test -race -count=1 -p 4 -timeout 20m -json $(SLOW_FIRST) ./... 2>&1; \
 	  for m in $(SUBMODULES); do (cd $$m && go test -race -count=1 -timeout 5m -json ./... 2>&1); done; } \
 	| $(TESTRUN)
 	@# Allocation counts differ under the race detector: checked once without it.
 	go test -count=1 -run '^TestAllocations$$' ./keys/
 	@# The Cosmos DB profile on the cheap suites.
 	TABLEKIT_PROFILE=cosmos $(SHAREDRUN) -n 2 -- go test -p 2 -count=1 -run '^Test' -skip '$(COSMOS_SKIP)' $(COSMOS_TEST)
+
+# The packages whose tests take longest under the race detector, longest
+# first (a full run's go test -json, as bin/testrun's slowest tests show).
+SLOW_FIRST := ./patterns/secondaryindex/ ./patterns/indexentity/ ./patterns/denormalize/ \
+	./patterns/eventual/ ./patterns/rotation/ ./patterns/bloblog/ ./entity/ ./patterns/large/ \
+	./patterns/wide/ ./cmd/tablekit/ ./backup/ ./patterns/logtail/ ./entity/crypt/ \
+	./patterns/dataseries/ ./patterns/bucket/ ./resolver/ ./keys/ ./examples/tour/
 
 ## check: the edit-test loop: lint, build, the unit tests (every package
 # whose tests need no service) and a fast Azurite subset, without the race

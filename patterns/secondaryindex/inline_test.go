@@ -641,3 +641,50 @@ func BenchmarkTableWideInlineInsert(b *testing.B) {
 		q.stop()
 	})
 }
+
+// TestInlineTableWideFailedInsertFreesAfterGrace: an insert whose
+// transaction never reaches the service (every $batch failed before
+// sending, injected) fails after reserving its email; its release runs
+// inline at once and cannot free a reservation younger than Grace, so
+// the reservation stays: another employee's insert of the email is a
+// pending *UniqueError until Grace has passed (a clock one minute ahead,
+// Config.Now), and then takes the value over. The final state has the
+// second employee alone, with one entry.
+func TestInlineTableWideFailedInsertFreesAfterGrace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := employees(t, env)
+	inj := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "$batch")
+	}})
+	broken, _ := inlineSetOn(t, env.With(inj), tbl, eventual.Hooks{})
+	first := Employee{PartitionKey: "D0", RowKey: empid(0), FirstName: "John", LastName: "Jones", Email: "jones@contoso.com"}
+	if err := broken.Insert(ctx, &first); err == nil {
+		t.Fatal("an insert whose transaction was never sent succeeded")
+	}
+	second := Employee{PartitionKey: "D1", RowKey: empid(1), FirstName: "Jim", LastName: "Jones", Email: "jones@contoso.com"}
+	s, _ := inlineSetOn(t, env, tbl, eventual.Hooks{})
+	var ue *secondaryindex.UniqueError
+	if err := s.Insert(ctx, &second); !errors.As(err, &ue) || !ue.Pending {
+		t.Fatalf("an insert of the reserved email within Grace: %v, want a pending *UniqueError", err)
+	}
+	p, err := eventual.NewInline(eventual.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := emailIndex(secondaryindex.TableWide)
+	email.Buckets = 4
+	later, err := secondaryindex.New(patterntest.View[Employee](t, env, tbl), secondaryindex.Config{
+		PrimaryPrefix: "empid_", Processor: p, Outbox: eventual.OutboxConfig{Grace: eventual.NoGrace},
+		Now: func() time.Time { return time.Now().Add(time.Minute) },
+	}, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := later.Insert(ctx, &second); err != nil {
+		t.Fatalf("an insert of the email after Grace: %v", err)
+	}
+	if byEmail := inlineState(t, s, tbl.Name()); len(byEmail) != 1 || byEmail["jones@contoso.com"] != empid(1) {
+		t.Errorf("final state %v, want the second employee alone", byEmail)
+	}
+}

@@ -129,6 +129,7 @@ var samples = map[string]sample{
 	"patterns/eventual.ConfigError":          {err: &eventual.ConfigError{Field: "Config.BatchSize", Reason: "is 33, want 1 to 32"}, op: "invalid Config.BatchSize", is: []error{eventual.ErrInvalidConfig, entity.ErrInvalid}},
 	"patterns/eventual.DecodeError":          {err: &eventual.DecodeError{Reason: "not JSON", Err: errCause}, op: "decode", is: []error{eventual.ErrUndecodable}},
 	"patterns/eventual.EnqueueError":         {err: &eventual.EnqueueError{Index: 1, Kind: "k", ID: "1", Queue: "work", Err: errCause}, op: "enqueue", is: []error{errCause}},
+	"patterns/eventual.InlineError":          {err: &eventual.InlineError{Op: "Run"}, op: "Run", is: []error{eventual.ErrInline}},
 	"patterns/eventual.MessageError":         {err: &eventual.MessageError{Kind: "k", ID: "1", Reason: "the payload is not valid JSON", Err: eventual.ErrInvalidMessage}, op: "message", is: []error{eventual.ErrInvalidMessage}},
 	"patterns/eventual.TooManyMessagesError": {err: &eventual.TooManyMessagesError{Op: "Insert", Count: 100, Limit: 98}, op: "Insert", is: []error{eventual.ErrInvalidMessage, entity.ErrInvalid}},
 	"patterns/eventual.RelayError":           {err: &eventual.RelayError{Partition: "p", RowKey: "r", Kind: "k", ID: "1", Err: errCause}, op: "relay", keyed: true, pk: "p", rk: "r", is: []error{errCause}},

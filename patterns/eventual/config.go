@@ -307,8 +307,14 @@ func (nowClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 // this window, or its message is poisoned first. [Processor.CheckGrace]
 // checks such a wait against it, and [Processor.DefaultGrace] derives one
 // from it.
+//
+// An inline processor (NewInline) never gives a message up: an intent
+// whose handler fails stays in its partition and every Relay runs it
+// again, without end. It has no window: RedeliveryWindow is 0,
+// CheckGrace takes any positive grace, and DefaultGrace is 10 s, a queued
+// processor's default.
 func (p *Processor) RedeliveryWindow() time.Duration {
-	if p.usable() != nil {
+	if p.usable() != nil || p.inline {
 		return 0
 	}
 	return redeliveryWindow(p.cfg)
@@ -344,6 +350,9 @@ func redeliveryWindow(c Config) time.Duration {
 // RetryDelay 2 s gives a window of 30 s and a default grace of 20 s;
 // MaxDeliveries 7 at the default RetryDelay, 63 s and 42 s.
 func (p *Processor) DefaultGrace() time.Duration {
+	if p.Inline() {
+		return inlineGrace
+	}
 	return p.RedeliveryWindow() / 3 * 2
 }
 
@@ -352,13 +361,20 @@ func (p *Processor) DefaultGrace() time.Duration {
 // p wait for by failing when it is not positive or not shorter than
 // [Processor.RedeliveryWindow]: such a message would be poisoned before
 // the grace has passed. field is how the caller's configuration names it
-// ("Config.Grace"); "" means "grace". A nil p is a *ConfigError too.
+// ("Config.Grace"); "" means "grace". A nil p is a *ConfigError too. An
+// inline processor refuses only a grace that is not positive.
 func (p *Processor) CheckGrace(field string, grace time.Duration) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
 	if field == "" {
 		field = "grace"
+	}
+	if p.inline {
+		if grace <= 0 {
+			return &ConfigError{Field: field, Reason: fmt.Sprintf("is %v, want a positive duration", grace)}
+		}
+		return nil // Relay runs a waiting intent again without end
 	}
 	w := redeliveryWindow(p.cfg)
 	switch {

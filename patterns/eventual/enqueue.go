@@ -32,6 +32,15 @@ type outgoing struct {
 // A message whose enqueue reply was lost may be in its queue twice (azcore
 // resent it): both copies have the same ID, and handlers are idempotent.
 // When some messages fail the error joins one *EnqueueError per message.
+//
+// An inline processor (NewInline) runs each message's handler instead,
+// up to Config.EnqueueConcurrency at once, and returns nil once every
+// handler succeeded; a handler's error is the message's *EnqueueError
+// (Queue ""), and nothing keeps that message: the caller runs it again,
+// or sends through an Outbox, whose intent keeps it. A message with a
+// Delay is refused (an *InlineError, ErrInline), and so is one whose kind
+// has no handler on the processor (ErrInvalidMessage), before any
+// handler runs (TestInlineEnqueueRunsOrRefuses).
 func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
 	if err := p.usable(); err != nil {
 		return err
@@ -39,6 +48,10 @@ func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
 	out := make([]outgoing, len(msgs))
 	var errs []error
 	for i := range msgs {
+		if p.inline && msgs[i].Delay > 0 {
+			errs = append(errs, &EnqueueError{Index: i, Kind: msgs[i].Kind, ID: msgs[i].ID, Err: &InlineError{Op: "Enqueue: Message.Delay"}})
+			continue
+		}
 		o, err := p.prepare(msgs[i])
 		if err != nil {
 			errs = append(errs, &EnqueueError{Index: i, Kind: msgs[i].Kind, ID: msgs[i].ID, Err: err})
@@ -50,10 +63,18 @@ func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
 	}
 	for i, err := range p.sendAll(ctx, out) {
 		if err != nil {
-			errs = append(errs, &EnqueueError{Index: i, Kind: msgs[i].Kind, ID: msgs[i].ID, Queue: p.names[out[i].queue], Err: err})
+			errs = append(errs, &EnqueueError{Index: i, Kind: msgs[i].Kind, ID: msgs[i].ID, Queue: p.queueName(out[i].queue), Err: err})
 		}
 	}
 	return errline.Join(errs...)
+}
+
+// queueName is the name of p's queue q, "" for an inline processor.
+func (p *Processor) queueName(q int) string {
+	if p.inline {
+		return ""
+	}
+	return p.names[q]
 }
 
 // sendAll sends out, up to Config.EnqueueConcurrency at once, and returns
@@ -114,6 +135,14 @@ func (p *Processor) prepare(m Message) (outgoing, error) {
 	if err != nil {
 		return outgoing{}, &MessageError{Kind: m.Kind, ID: m.ID, Reason: "the envelope does not encode", Err: err}
 	}
+	if p.inline {
+		// No queue: no size limit, no claim check; the text is what the
+		// handler's message is decoded from, as a worker's would be.
+		if err := p.checkInline(&m); err != nil {
+			return outgoing{}, err
+		}
+		return outgoing{text: encodeText(body, p.cfg.Encoding)}, nil
+	}
 	o := outgoing{queue: p.shard(&m), text: encodeText(body, p.cfg.Encoding), delay: int32((m.Delay + time.Second - 1) / time.Second)}
 	if len(o.text) <= MaxMessageBytes-PoisonReserve {
 		return o, nil
@@ -144,6 +173,9 @@ func (p *Processor) shard(m *Message) int {
 }
 
 func (p *Processor) send(ctx context.Context, o outgoing) error {
+	if p.inline {
+		return p.runInline(ctx, o.text)
+	}
 	if o.claim != "" {
 		if err := PutBlob(ctx, p.blobs, o.claim, o.body); err != nil {
 			return err

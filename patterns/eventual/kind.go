@@ -96,6 +96,7 @@ type HandleOptions struct {
 type registration struct {
 	visibility time.Duration
 	run        func(ctx context.Context, payload []byte) error
+	decode     func(payload []byte) error // whether payload decodes into the kind's type
 }
 
 // Handle registers h as the handler of kind k on p. Handlers of other
@@ -105,7 +106,10 @@ type registration struct {
 // steps of this package (Move, Once, Upsert, …) are.
 //
 // A payload that does not decode into a T sends the message to the poison
-// queue at once, as does a message whose kind has no handler.
+// queue at once, as does a message whose kind has no handler. On an inline
+// processor (NewInline) h runs in the goroutine that submits or relays
+// the message; register it before the first Submit, which refuses a kind
+// without a handler.
 func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload T) error, opts HandleOptions) error {
 	if err := p.usable(); err != nil {
 		return err
@@ -126,6 +130,10 @@ func Handle[T any](p *Processor, k Kind[T], h func(ctx context.Context, payload 
 				return queueproc.Poison(ReasonBadPayload, err)
 			}
 			return h(ctx, v)
+		},
+		decode: func(payload []byte) error {
+			var v T
+			return json.Unmarshal(payload, &v)
 		},
 	}
 	p.mu.Lock()

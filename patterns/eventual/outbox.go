@@ -219,7 +219,11 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 		}
 	}
 	if _, errs := o.send(ctx, partitionKey, todo); len(errs) > 0 {
-		o.p.onError(fmt.Errorf("eventual: outbox: committed; the relay will send: %w", errline.Join(errs...)))
+		what := "the relay will send"
+		if o.p.inline {
+			what = "the relay will run what is left"
+		}
+		o.p.onError(fmt.Errorf("eventual: outbox: committed; %s: %w", what, errline.Join(errs...)))
 	}
 	return nil
 }
@@ -439,7 +443,11 @@ func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []e
 	for i, err := range o.p.sendAll(ctx, outs) {
 		if err != nil {
 			r := todo[i]
-			errs = append(errs, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("enqueue into %s: %w", o.p.names[r.out.queue], err)})
+			step := "enqueue into " + o.p.queueName(r.out.queue)
+			if o.p.inline {
+				step = "run inline (the intent stays for the next Relay)"
+			}
+			errs = append(errs, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("%s: %w", step, err)})
 			continue
 		}
 		done = append(done, todo[i])

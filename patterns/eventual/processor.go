@@ -54,6 +54,10 @@ type Processor struct {
 	mu      sync.RWMutex
 	kinds   map[string]*registration
 	running atomic.Bool
+
+	// inline: no queue; where a message would be sent, its handler runs
+	// (NewInline).
+	inline bool
 }
 
 // New returns a processor of queues (several for scale-out: messages are
@@ -112,9 +116,15 @@ func queueName(q *azqueue.QueueClient) (string, error) {
 
 // CreateQueues creates every queue and poison queue that does not exist:
 // Provision without the blob container.
+//
+// An inline processor (NewInline) has no queue: it creates nothing and
+// returns nil.
 func (p *Processor) CreateQueues(ctx context.Context) error {
 	if err := p.usable(); err != nil {
 		return err
+	}
+	if p.inline {
+		return nil
 	}
 	for _, q := range p.queues {
 		for _, c := range []*azqueue.QueueClient{q.Work, q.Poison} {
@@ -136,7 +146,8 @@ func (p *Processor) CreateQueues(ctx context.Context) error {
 // (TestProvisionEveryPattern and TestProvisionWhileBeingDeleted in package
 // account). The tables of an Outbox are the caller's: provision them with
 // their entity.Table. It is a package account Provisioner:
-// account.Provision(ctx, p, orders, …).
+// account.Provision(ctx, p, orders, …). An inline processor (NewInline)
+// stores nothing of its own: it creates nothing and returns nil.
 func (p *Processor) Provision(ctx context.Context) error {
 	if err := p.CreateQueues(ctx); err != nil {
 		return err
@@ -151,10 +162,14 @@ func (p *Processor) Provision(ctx context.Context) error {
 
 // Run runs the handlers of every queue until ctx ends, then shuts down
 // gracefully (see Config.ShutdownGrace) and returns nil. It returns
-// ErrRunning when p is already running.
+// ErrRunning when p is already running. An inline processor (NewInline)
+// has no queue to run: Run returns an *InlineError at once.
 func (p *Processor) Run(ctx context.Context) error {
 	if err := p.usable(); err != nil {
 		return err
+	}
+	if p.inline {
+		return &InlineError{Op: "Run"}
 	}
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -215,10 +230,14 @@ type DrainReport struct {
 // When ctx ends first Drain stops as Run does and returns the report with
 // an error matching ctx.Err() (context.DeadlineExceeded for a deadline)
 // that says how many messages were left. It returns ErrRunning when p is
-// already running.
+// already running, and an *InlineError for an inline processor
+// (NewInline), which has no queue: its outboxes' Relay runs what is left.
 func (p *Processor) Drain(ctx context.Context) (DrainReport, error) {
 	if err := p.usable(); err != nil {
 		return DrainReport{}, err
+	}
+	if p.inline {
+		return DrainReport{}, &InlineError{Op: "Drain"}
 	}
 	if !p.running.CompareAndSwap(false, true) {
 		return DrainReport{}, ErrRunning
@@ -463,10 +482,14 @@ var ErrNoPoisonRecord = errors.New("eventual: no poison record")
 // poison queue of the work queue named queue, read from its blob
 // (PoisonOriginal; for PoisonWrapped messages, ParsePoison reads the
 // record from the message text). A record that cannot be found matches
-// ErrNoPoisonRecord.
+// ErrNoPoisonRecord. An inline processor (NewInline) has no poison
+// queue: an *InlineError.
 func (p *Processor) PoisonRecord(ctx context.Context, queue, messageID string) (PoisonRecord, error) {
 	if err := p.usable(); err != nil {
 		return PoisonRecord{}, err
+	}
+	if p.inline {
+		return PoisonRecord{}, &InlineError{Op: "PoisonRecord"}
 	}
 	switch {
 	case queue == "":

@@ -58,9 +58,15 @@ type ReplayOptions struct {
 // message it had received and not moved is made visible again at once
 // (TestReplayCancelledReleasesWhatItHeld,
 // TestReplayCancelledMidReceiveReleasesTheBatch).
+//
+// An inline processor (NewInline) has no poison queue: Replay returns an
+// *InlineError.
 func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error) {
 	if err := p.usable(); err != nil {
 		return 0, err
+	}
+	if p.inline {
+		return 0, &InlineError{Op: "Replay"}
 	}
 	if opts.Max < 0 {
 		return 0, &ConfigError{Field: "ReplayOptions.Max", Reason: fmt.Sprintf("is %d", opts.Max)}

@@ -1,12 +1,15 @@
 // Command secondaryindex finds the design guide's employees by email and by
 // last name through secondary indexes: entries in the employee's partition,
 // written in the employee's transaction (§6.1), and in other partitions,
-// kept by a queue's worker (§6.2); a unique email defended; an index broken
-// by hand, checked and rebuilt — package patterns/secondaryindex.
+// kept by a queue's worker (§6.2); a unique email across the whole table
+// kept by the writer itself, with no worker; a unique email defended; an
+// index broken by hand, checked and rebuilt — package
+// patterns/secondaryindex.
 //
 // It runs on the storage account the environment names, creates the tables
-// Staff and StaffIndexedByQueue and the queue staff-index (with its poison
-// queue) if they do not exist, and leaves what it wrote there:
+// Staff, StaffIndexedByQueue and StaffIndexedInline and the queue
+// staff-index (with its poison queue) if they do not exist, and leaves what
+// it wrote there:
 //
 //	export TABLEKIT_CONNECTION_STRING='UseDevelopmentStorage=true' # Azurite on its default ports
 //	go run ./examples/secondaryindex
@@ -36,13 +39,14 @@ type Names struct {
 	Staff      string // table: entries in the employee's partition
 	ByQueue    string // table: entries in other partitions, kept by the queue
 	IndexQueue string // queue, and its poison queue IndexQueue + "-poison"
+	Inline     string // table: a table-wide index kept by the writer, no worker
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	acct, err := connect()
 	if err == nil {
-		err = run(ctx, acct, Names{Staff: "Staff", ByQueue: "StaffIndexedByQueue", IndexQueue: "staff-index"}, os.Stdout)
+		err = run(ctx, acct, Names{Staff: "Staff", ByQueue: "StaffIndexedByQueue", IndexQueue: "staff-index", Inline: "StaffIndexedInline"}, os.Stdout)
 	}
 	stop()
 	if err != nil {
@@ -124,19 +128,26 @@ func run(ctx context.Context, acct *account.Account, names Names, out io.Writer)
 	if err != nil {
 		return err
 	}
+	inlineTable, err := entity.NewTableFromService[Employee](tables, names.Inline)
+	if err != nil {
+		return err
+	}
 	p, err := eventual.New(eventual.QueuesOf(queues, names.IndexQueue), nil, eventual.Config{})
 	if err != nil {
 		return err
 	}
-	// The two tables and the queues, unless they exist: one call.
-	if err := account.Provision(ctx, staffTable, byQueue, p); err != nil {
+	// The three tables and the queues, unless they exist: one call.
+	if err := account.Provision(ctx, staffTable, byQueue, inlineTable, p); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "== secondaryindex: employees by email and by last name (design guide §6.1, §6.2)")
 	if err := samePartition(ctx, out, meter, staffTable); err != nil {
 		return err
 	}
-	return otherPartition(ctx, out, p, byQueue)
+	if err := otherPartition(ctx, out, p, byQueue); err != nil {
+		return err
+	}
+	return tableWideInline(ctx, out, meter, inlineTable)
 }
 
 func samePartition(ctx context.Context, out io.Writer, meter *cost.Meter, employees *entity.Table[Employee]) error {
@@ -245,6 +256,48 @@ func otherPartition(ctx context.Context, out io.Writer, p *eventual.Processor, e
 	}
 	_, err = set.Lookup(ctx, "email", "Sales", "jonesj@contoso.com", secondaryindex.LookupOptions{})
 	fmt.Fprintf(out, "After the worker ran, a check finds %d findings; the old email's entry is gone: %v.\n", count(ctx, set), errors.Is(err, entity.ErrNotFound))
+	return nil
+}
+
+// tableWideInline keeps a unique email across the whole table with no queue
+// and no worker: the Set's processor is inline, so each write writes its
+// entries itself after its transaction. A write cut short between the two
+// leaves an intent that Relay finishes: a service runs it at startup and
+// now and then.
+func tableWideInline(ctx context.Context, out io.Writer, meter *cost.Meter, employees *entity.Table[Employee]) error {
+	inline, err := eventual.NewInline(eventual.Config{})
+	if err != nil {
+		return err
+	}
+	email := secondaryindex.Index[Employee]{Name: "email", Unique: true, Placement: secondaryindex.TableWide,
+		Key: func(e *Employee) (string, bool) { return strings.ToLower(e.Email), e.Email != "" }}
+	set, err := secondaryindex.New(employees, secondaryindex.Config{Processor: inline, PrimaryPrefix: "empid_"}, email)
+	if err != nil {
+		return err
+	}
+	if _, err := set.Relay(ctx); err != nil { // what a crashed writer left
+		return err
+	}
+	fmt.Fprintln(out, "Table-wide, without a worker: a unique email in partitions email_<bucket>, written by the writer itself.")
+	before := meter.Snapshot()
+	for _, e := range staff {
+		if err := set.Insert(ctx, &e); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "Inserted 3 employees and their entries in %d storage transactions, no queue.\n", meter.Snapshot().Sub(before).Total())
+	if _, err := set.Modify(ctx, "Sales", "empid_000123", func(e *Employee) error {
+		e.Email = "john.jones@contoso.com"
+		return nil
+	}, entity.ModifyOptions{}); err != nil {
+		return err
+	}
+	e, err := set.LookupValue(ctx, "email", "john.jones@contoso.com", secondaryindex.LookupOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = set.LookupValue(ctx, "email", "jonesj@contoso.com", secondaryindex.LookupOptions{})
+	fmt.Fprintf(out, "John's new email finds %s as soon as Modify returns; the old one is gone: %v; a check finds %d findings.\n", e.RowKey, errors.Is(err, entity.ErrNotFound), count(ctx, set))
 	return nil
 }
 

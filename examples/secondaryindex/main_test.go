@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { integration.Main(m, &env) }
 // tables and queues of its own, and checks what it says and what it
 // leaves.
 func TestRun(t *testing.T) {
-	names := Names{Staff: env.TableName(t), ByQueue: env.TableName(t), IndexQueue: env.QueueName(t)}
+	names := Names{Staff: env.TableName(t), ByQueue: env.TableName(t), IndexQueue: env.QueueName(t), Inline: env.TableName(t)}
 	t.Cleanup(func() {
 		_, _ = env.QueueService.DeleteQueue(context.Background(), names.IndexQueue, nil)
 		_, _ = env.QueueService.DeleteQueue(context.Background(), names.IndexQueue+"-poison", nil)
@@ -48,12 +48,15 @@ Rebuild scanned 9 entities and repaired 2; a second check finds 0.
 §6.2: the same indexes in partitions email_Sales and name_Sales, kept by a queue's worker.
 John's new email, before the worker ran: the old email still finds empid_000123; with Verify, not found: true.
 After the worker ran, a check finds 0 findings; the old email's entry is gone: true.
+Table-wide, without a worker: a unique email in partitions email_<bucket>, written by the writer itself.
+Inserted 3 employees and their entries in 24 storage transactions, no queue.
+John's new email finds empid_000123 as soon as Modify returns; the old one is gone: true; a check finds 0 findings.
 `
 	if out.String() != want {
 		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
 	}
 
-	// Both tables as stored: the employees and exactly their entries.
+	// The tables as stored: the employees and exactly their entries.
 	for table, want := range map[string]string{
 		names.Staff: "Sales/email_john.jones@contoso.com Sales/email_maryj@contoso.com Sales/email_toms@contoso.com " +
 			"Sales/empid_000123 Sales/empid_000124 Sales/empid_000125 " +
@@ -61,6 +64,9 @@ After the worker ran, a check finds 0 findings; the old email's entry is gone: t
 		names.ByQueue: "Sales/empid_000123 Sales/empid_000124 Sales/empid_000125 " +
 			"email_Sales/email_john.jones@contoso.com email_Sales/email_maryj@contoso.com email_Sales/email_toms@contoso.com " +
 			"name_Sales/name_Jones empid_000123 name_Sales/name_Jones empid_000124 name_Sales/name_Smith empid_000125",
+		// No intent left, no entry of the old email: the writer wrote them all.
+		names.Inline: "Sales/empid_000123 Sales/empid_000124 Sales/empid_000125 " +
+			"email_00/email_maryj@contoso.com email_11/email_john.jones@contoso.com email_12/email_toms@contoso.com",
 	} {
 		raw, err := entity.NewTableFromService[entity.DynamicEntity](env.TableService, table)
 		if err != nil {

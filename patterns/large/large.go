@@ -31,7 +31,8 @@ type Config struct {
 	// processor nothing keeps a replaced version's blobs for DeleteDelay
 	// (Sweep cannot tell them from a crash's orphans): a Get that meets one
 	// gone reads the entity again (ReadAttempts), a Stream opened later
-	// fails with ErrBlobMissing.
+	// fails with ErrBlobMissing. An inline processor (eventual.NewInline)
+	// is refused: it cannot hold a disposal for DeleteDelay.
 	Processor *eventual.Processor
 	// Prefix starts the name of every blob of the table's entities, so that
 	// several tables can share a container and Sweep lists only its own.
@@ -171,6 +172,9 @@ func New[T any](table *entity.Table[T], blobs *container.Client, cfg Config) (*T
 		return nil, &ConfigError{Field: "table", Reason: argerr.Nil}
 	case blobs == nil:
 		return nil, &ConfigError{Field: "blobs", Reason: "is a nil container client"}
+	case cfg.Processor.Inline():
+		// Its messages run at once: a disposal could not wait DeleteDelay.
+		return nil, &ConfigError{Field: "Config.Processor", Reason: "is inline (eventual.NewInline), which cannot hold a disposal for Config.DeleteDelay: give a queued processor (eventual.New), or none and run Sweep"}
 	}
 	fields, err := fieldsOf(reflect.TypeFor[T]())
 	if err != nil {

@@ -104,9 +104,14 @@ func TestNewRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	inline, err := eventual.NewInline(eventual.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, err := range map[string]error{
-		"nil table":     func() error { _, err := large.New[Employee](nil, f.cont, large.Config{Processor: p}); return err }(),
-		"nil container": func() error { _, err := large.New(tbl, nil, large.Config{Processor: p}); return err }(),
+		"inline processor": func() error { _, err := large.New(tbl, f.cont, large.Config{Processor: inline}); return err }(),
+		"nil table":        func() error { _, err := large.New[Employee](nil, f.cont, large.Config{Processor: p}); return err }(),
+		"nil container":    func() error { _, err := large.New(tbl, nil, large.Config{Processor: p}); return err }(),
 		"long prefix": func() error {
 			_, err := large.New(tbl, f.cont, large.Config{Processor: p, Prefix: strings.Repeat("p", 201)})
 			return err

@@ -21,6 +21,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest/indextest"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -687,4 +688,12 @@ func TestInlineTableWideFailedInsertFreesAfterGrace(t *testing.T) {
 	if byEmail := inlineState(t, s, tbl.Name()); len(byEmail) != 1 || byEmail["jones@contoso.com"] != empid(1) {
 		t.Errorf("final state %v, want the second employee alone", byEmail)
 	}
+}
+
+// TestInlineSuite runs indextest.Inline, the scenario both index packages
+// share: with an inline processor the OtherPartition and TableWide entries
+// are exact as soon as each write returns, with no queue and no worker.
+func TestInlineSuite(t *testing.T) {
+	t.Parallel()
+	indextest.Inline(t, suite())
 }

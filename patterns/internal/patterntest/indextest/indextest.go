@@ -30,6 +30,9 @@
 //     entries or lists agree with it.
 //   - [Provision]: a Set's Provision creates its tables, queues and
 //     container, idempotently, with every create's reply lost.
+//   - [Inline]: with an inline processor (eventual.NewInline) the remote
+//     indexes are exact as soon as each write returns, with no worker,
+//     and no outbox intent is left.
 //
 // It is imported by tests only, and imports entity, integration,
 // patterns/eventual and patterntest, so it lives under patterntest, the

@@ -153,6 +153,13 @@
 //     Blob value changes, the outbox's intent;
 //  4. the message is enqueued and the intent deleted (eventual.Outbox).
 //
+// With an inline processor (eventual.NewInline) there is no queue and no
+// worker: at step 4 the writer runs the worker's steps below itself, so
+// the lists are exact when the write returns (TestInline), and a write
+// cut short between its transaction and those steps leaves its intent for
+// Set.Relay to finish, as in package secondaryindex, whose inline tests
+// inject it.
+//
 // A worker handling the message, for each OtherPartition or Blob index:
 //
 //  1. read the entity;

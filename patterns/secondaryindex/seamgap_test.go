@@ -38,10 +38,8 @@ import (
 // poisoned, and Check finds no drift.
 func TestMoveToBesideAnotherWriter(t *testing.T) {
 	t.Parallel()
-	seamtest.EveryReply(t, env, seamtest.Race{Timeout: 2 * time.Minute, Prepare: func(t *testing.T) seamtest.RaceRun {
-		if !strings.HasSuffix(t.Name(), "/no_fault") {
-			t.Parallel() // each run has its own tables and queue
-		}
+	// Eight runs at once: each has its own tables and queue.
+	seamtest.EveryReply(t, env, seamtest.Race{Timeout: 2 * time.Minute, Parallel: 8, Prepare: func(t *testing.T) seamtest.RaceRun {
 		ctx := context.Background()
 		tbl, archive := employees(t, env), employees(t, env)
 		qs := patterntest.Queues(t, env, 1)

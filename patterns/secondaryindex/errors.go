@@ -33,6 +33,10 @@ var (
 	// make, or a finding given to Repair that names a table other than
 	// the Set's.
 	ErrInvalidToken = indexset.Refusal("secondaryindex: invalid resume token")
+	// ErrEncrypted reports a prefix lookup (LookupPrefix,
+	// LookupValuePrefix) of an index whose entries are keyed by beacons
+	// (Index.Encrypted), which answer equality only. Nothing was sent.
+	ErrEncrypted = indexset.Refusal("secondaryindex: the index's values are encrypted, its entries keyed by beacons")
 )
 
 // pkg ties the error types this package shares with patterns/indexentity

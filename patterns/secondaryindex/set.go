@@ -50,7 +50,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 		return nil, err
 	}
 	s := &Set[T]{cfg: cfg}
-	s.core, err = indexset.NewCore[pkg, T, *index[T]](primary, indexset.Config{Processor: cfg.Processor, Entries: cfg.Entries, PrimaryPrefix: cfg.PrimaryPrefix, Retry: cfg.Retry, Kind: cfg.Kind, Outbox: cfg.Outbox}, indexset.Hooks[T]{
+	s.core, err = indexset.NewCore[pkg, T, *index[T]](primary, indexset.Config{Processor: cfg.Processor, Entries: cfg.Entries, PrimaryPrefix: cfg.PrimaryPrefix, Retry: cfg.Retry, Kind: cfg.Kind, Outbox: cfg.Outbox, Protected: true}, indexset.Hooks[T]{
 		Writer:     s.newWrite,
 		Valid:      s.valid,
 		Named:      func(err error) bool { var ue *UniqueError; return errors.As(err, &ue) },
@@ -61,7 +61,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 		return nil, err
 	}
 	for i, d := range indexes {
-		ix, err := compile(i, d, st)
+		ix, err := compile(i, d, st, s.core.Protected)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func (ix *index[T]) copyOf(v *version[T], epk, erk, pk, rk string) *entity.Dynam
 	props := make(map[string]any, len(v.Props)+2)
 	if ix.props == nil {
 		for k, val := range v.Props {
-			if !reserved(k) {
+			if ix.copied(k) {
 				props[k] = val
 			}
 		}

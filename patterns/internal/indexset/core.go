@@ -27,6 +27,10 @@ type Config struct {
 	Retry         entity.RetryPolicy
 	Kind          string
 	Outbox        eventual.OutboxConfig
+	// Protected says the package takes an encrypted primary table (and
+	// Config.Entries), whose rows it keeps free of plaintext itself;
+	// without it NewCore refuses one with a *ConfigError.
+	Protected bool
 }
 
 // Hooks are what a package adds to the engine's writes.
@@ -68,6 +72,11 @@ type Core[P Package, T any, X Index] struct {
 	// tokens: Config.Entries, or Bags. Other reports Config.Entries.
 	Entries *entity.Table[entity.DynamicEntity]
 	Other   bool
+	// Protected is the primaries' table when it is encrypted (package
+	// crypt's Table.Entity): Rows decrypt and seal through it, and the
+	// package keys its rows of encrypted values by beacons. Nil for a
+	// plain table.
+	Protected *entity.Table[T]
 
 	Indexes       []X // in declaration order
 	ByName        map[string]X
@@ -89,19 +98,29 @@ func NewCore[P Package, T any, X Index](primary *entity.Table[T], cfg Config, ho
 	if primary == nil {
 		return nil, &ConfigError[P]{Field: "primary", Reason: argerr.Nil}
 	}
-	// Entries copy values out of the primaries in clear: until they are
-	// keyed by beacons, an encrypted table would leak into them.
-	for field, t := range map[string]interface{ Protected() bool }{"primary": primary, "Config.Entries": cfg.Entries} {
-		if t != nil && t.Protected() {
-			return nil, &ConfigError[P]{Field: field, Reason: "is an encrypted table (crypt.Table.Entity): index entries would hold its values in clear, so index Sets do not take one yet; index a plain table and keep the encrypted properties in a table of their own"}
+	// A package whose rows would copy values out of the primaries in
+	// clear does not take an encrypted table (Config.Protected).
+	if !cfg.Protected {
+		for field, t := range map[string]interface{ Protected() bool }{"primary": primary, "Config.Entries": cfg.Entries} {
+			if t != nil && t.Protected() {
+				return nil, &ConfigError[P]{Field: field, Reason: "is an encrypted table (crypt.Table.Entity): index rows would hold its values in clear, so this package does not take one yet; index a plain table (or use patterns/secondaryindex, whose entries are keyed by beacons)"}
+			}
 		}
 	}
 	c := &Core[P, T, X]{ByName: map[string]X{}, Names: NewNames[P](cfg.PrimaryPrefix), Proc: cfg.Processor, Retry: cfg.Retry, cfg: cfg, hooks: hooks}
-	rows, err := NewTablePrimaries(primary)
-	if err != nil {
-		return nil, err
+	if primary.Protected() {
+		rows, err := NewProtectedPrimaries(primary)
+		if err != nil {
+			return nil, err
+		}
+		c.Rows, c.Protected = rows, primary
+	} else {
+		rows, err := NewTablePrimaries(primary)
+		if err != nil {
+			return nil, err
+		}
+		c.Rows = rows
 	}
-	c.Rows = rows
 	bags, err := entity.NewTable[entity.DynamicEntity](primary.Client())
 	if err != nil {
 		return nil, err
@@ -110,6 +129,15 @@ func NewCore[P Package, T any, X Index](primary *entity.Table[T], cfg Config, ho
 	c.Entries = c.Bags
 	if cfg.Entries != nil && cfg.Entries.Name() != primary.Name() {
 		c.Other, c.Entries = true, cfg.Entries.WithWriteTokens()
+		if cfg.Entries.Protected() {
+			// The rows hold beacons and ciphertexts already, or values the
+			// primaries store in clear: they are written as they are.
+			plain, err := entity.NewTable[entity.DynamicEntity](cfg.Entries.Client())
+			if err != nil {
+				return nil, err
+			}
+			c.Entries = plain.WithWriteTokens()
+		}
 	}
 	return c, nil
 }
@@ -215,12 +243,14 @@ func (c *Core[P, T, X]) Get(ctx context.Context, pk, rk string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	e, _, err := c.Rows.Decode(raw)
+	e, _, err := c.Rows.Decode(ctx, raw)
 	return e, err
 }
 
 // Intend is the version e would be once written.
-func (c *Core[P, T, X]) Intend(e *T) (Version[T], error) { return IntendVersion(c.Rows, e) }
+func (c *Core[P, T, X]) Intend(ctx context.Context, e *T) (Version[T], error) {
+	return IntendVersion(ctx, c.Rows, e)
+}
 
 // SyncMessage is the message that brings the remote index rows of one
 // primary in line with it: its keys, and the values, by index, whose

@@ -327,6 +327,9 @@ func (c *Core[P, T, X]) MoveTo(ctx context.Context, pk, rk string, dst *entity.T
 	if err := MoveDestination[P](dst, c.Rows.Name()); err != nil {
 		return err
 	}
+	if c.Protected != nil && !dst.Protected() {
+		return &ConfigError[P]{Field: "MoveTo: dst", Reason: "is a plain table and the primaries' is encrypted: the copy would hold the encrypted values in clear (give crypt.Table.Entity of the destination)"}
+	}
 	if err := c.ValidKeys(pk, rk); err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ type (
 // service refused the entry's insert.
 type UniqueError struct {
 	Index string
+	// Value is the value held: for an Encrypted index, its beacon in hex.
 	Value string
 	// Holder is the entity holding the value or, when Pending is set,
 	// the entity whose write claims it: a claimant, which does not hold

@@ -84,7 +84,8 @@ type Index[T any] struct {
 	// and both of the primary's keys as one compound key.
 	Unique bool
 	// Properties are the properties an entry copies from its primary; nil
-	// means all of them. A lookup that reads entries fills only these
+	// means all of them (on an encrypted table, all it stores in clear:
+	// see the package documentation, section Encrypted tables). A lookup that reads entries fills only these
 	// fields of T. Each names a property T stores ("Total_Cents" for
 	// field Cents of a flattened struct field Total) or the Go path of
 	// its field ("Total.Cents"); New refuses any other name with a

@@ -24,7 +24,9 @@ type Config struct {
 	// Entries is the table of the OtherPartition and TableWide indexes'
 	// entries (guide §6.2: "in different partitions or tables"); nil
 	// means the primary's table. Entries are property bags: the copied properties and the
-	// keys of their primary.
+	// keys of their primary. An encrypted table is taken and written
+	// without its protection: over an encrypted primary table, entries
+	// hold beacons and properties in clear only.
 	Entries *entity.Table[entity.DynamicEntity]
 	// PrimaryPrefix is the RowKey prefix of the primaries ("empid_"), so
 	// that Check tells them from other entity types sharing their

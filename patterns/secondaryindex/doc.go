@@ -375,8 +375,11 @@
 // index's messages, reservations and errors ([UniqueError].Value) carry
 // the beacon too. The property must be tagged encrypt and listed in
 // crypt's Config.Beacons, which reveals which entities share a value.
-// Key cannot be seen into: an index of an encrypted value that does not
-// declare Encrypted stores the value in its keys — declare it.
+// Key cannot be seen into, so declare Encrypted for every index of an
+// encrypted value; as a safety net, a write whose value in an index not
+// declared Encrypted holds (without case) an encrypted property's value of
+// 6 bytes or more is refused with a *KeyError naming the property, before
+// any request (TestEncryptedUndeclared).
 //
 //   - No entry holds the plaintext of an encrypted property: entries copy
 //     only the properties the table stores in clear (never one it may

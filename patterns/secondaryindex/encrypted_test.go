@@ -545,3 +545,35 @@ func TestEncryptedRefusals(t *testing.T) {
 		t.Errorf("an index of the encrypted email copying the clear name: %v", err)
 	}
 }
+
+// TestEncryptedUndeclared: an index of the encrypted email that does not
+// declare Encrypted would key its entries by the plaintext; a write whose
+// index value holds the value of a property the table encrypts is
+// refused, before any request (the table does not exist), with a
+// *KeyError matching entity.ErrInvalid that names the property and holds
+// no plaintext (an index of a clear property on the same kind of table is
+// taken: TestEncryptedIndexes' tier).
+func TestEncryptedUndeclared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := custTable(t, env, "encryptedundeclarednotcreated")
+	s, err := secondaryindex.New(tbl, secondaryindex.Config{}, secondaryindex.Index[Customer]{
+		Name: "email", Unique: true,
+		Key: func(c *Customer) (string, bool) { return "x-" + strings.ToLower(c.Email), c.Email != "" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Insert(ctx, &Customer{PartitionKey: "eu", RowKey: custid(1), Email: "Hidden.Secret@contoso.com"})
+	var ke *secondaryindex.KeyError
+	if !errors.As(err, &ke) || !errors.Is(err, entity.ErrInvalid) || !strings.Contains(err.Error(), "Index.Encrypted") {
+		t.Fatalf("an undeclared index of the encrypted email: %v, want a *KeyError matching entity.ErrInvalid", err)
+	}
+	if strings.Contains(strings.ToLower(err.Error()), "hidden.secret") {
+		t.Errorf("the error holds the plaintext: %v", err)
+	}
+	err = s.Update(ctx, &Customer{PartitionKey: "eu", RowKey: custid(1), Email: "Hidden.Secret@contoso.com", ETag: "W/\"x\""})
+	if !errors.As(err, &ke) {
+		t.Errorf("Update: %v, want a *KeyError", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
 	"github.com/tablekit/tablekit/patterns/eventual"
+	"github.com/tablekit/tablekit/patterns/indexentity"
 	"github.com/tablekit/tablekit/patterns/secondaryindex"
 )
 
@@ -25,9 +26,10 @@ func apiKeyIndex(p secondaryindex.Placement) secondaryindex.Index[Device] {
 
 // secondaryindex writes devices through index Sets of an encrypted table
 // (their APIKey indexed by its beacon, SamePartition and TableWide; their
-// name in clear, copying every property the table does not encrypt),
-// with lost replies: a duplicate key and a prefix lookup are refused, and
-// the lookups return the devices decrypted.
+// name in clear, copying every property the table does not encrypt; and
+// indexentity's lists of the APIKey's beacon, in the partition and
+// table-wide), with lost replies: a duplicate key and a prefix lookup are
+// refused, and the lookups return the devices decrypted.
 func (r *run) secondaryindex() {
 	name := r.newTable()
 	qs := queues(r.t, env)
@@ -66,6 +68,36 @@ func (r *run) secondaryindex() {
 	for f, err := range s.Check(r.ctx, secondaryindex.CheckOptions{}) {
 		r.must("index Check", err)
 		r.t.Errorf("secondaryindex: Check found %+v", f)
+	}
+	// indexentity: lists of the devices by key, in the partition and
+	// table-wide, in a table of their own.
+	lists := encrypted[Device](r.t, table(r.v.lossy, r.newTable()), crypt.Config{Key: r.key, Beacons: []string{"APIKey"}, BeaconKey: beaconKey})
+	ie, err := indexentity.New(lists.Entity(), indexentity.Config{Processor: p, Kind: "canary.lists.v1", Outbox: eventual.OutboxConfig{Grace: eventual.NoGrace}},
+		indexentity.Index[Device]{Name: "lkey", Encrypted: "APIKey", Value: func(d *Device) (string, bool) { return d.APIKey, d.APIKey != "" }},
+		indexentity.Index[Device]{Name: "wkey", Encrypted: "APIKey", Placement: indexentity.TableWide, Buckets: 2, Value: func(d *Device) (string, bool) { return d.APIKey, d.APIKey != "" }})
+	r.must("indexentity.New", err)
+	r.must("list Insert", ie.Insert(r.ctx, &Device{PartitionKey: "yard", RowKey: "l1", APIKey: r.s.value("list-1")}))
+	r.must("list Insert of another", ie.Insert(r.ctx, &Device{PartitionKey: "yard", RowKey: "l2", APIKey: r.s.value("list-1")}))
+	_, err = ie.Modify(r.ctx, "yard", "l2", func(d *Device) error { d.APIKey = r.s.value("list-2"); return nil }, entity.ModifyOptions{})
+	r.must("list Modify", err)
+	drain(r.t, p)
+	n = 0
+	for d, err := range ie.LookupAll(r.ctx, "lkey", "yard", r.s.value("list-1"), indexentity.LookupOptions{}) {
+		r.must("list LookupAll", err)
+		r.wantKey("list LookupAll", d.APIKey, "list-1")
+		n++
+	}
+	for d, err := range ie.LookupValueAll(r.ctx, "wkey", r.s.value("list-2"), indexentity.LookupOptions{}) {
+		r.must("list LookupValueAll", err)
+		r.wantKey("list LookupValueAll", d.APIKey, "list-2")
+		n++
+	}
+	if n != 2 {
+		r.t.Errorf("indexentity: %d devices found, want 2", n)
+	}
+	for f, err := range ie.Check(r.ctx, indexentity.CheckOptions{}) {
+		r.must("list Check", err)
+		r.t.Errorf("indexentity: Check found %+v", f)
 	}
 }
 

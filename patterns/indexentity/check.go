@@ -945,7 +945,7 @@ func (s *Set[T]) checkWide(ctx context.Context, ix *index[T], epk, resume string
 			case r.err != nil:
 				return nil, &StepError{Step: "check: read primary", Index: ix.Name, PartitionKey: r.pk, RowKey: r.rk, Err: r.err}
 			default:
-				v, has := ix.Value(&r.e)
+				v, has := ix.text(&r.e)
 				switch {
 				case has && v == pv:
 					continue

@@ -17,8 +17,8 @@ import (
 	"github.com/tablekit/tablekit/entity/crypt"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/patterns/eventual"
-	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/indexentity"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 )
 
 // Customer keeps its email encrypted, with a beacon; its tier in clear.
@@ -246,7 +246,10 @@ func TestEncryptedListRefusals(t *testing.T) {
 	tier := emailIndex(indexentity.SamePartition)
 	tier.Encrypted = "Tier"
 	for what, err := range map[string]error{
-		"Encrypted over a plain table": func() error { _, err := indexentity.New(plain, indexentity.Config{}, emailIndex(indexentity.SamePartition)); return err }(),
+		"Encrypted over a plain table": func() error {
+			_, err := indexentity.New(plain, indexentity.Config{}, emailIndex(indexentity.SamePartition))
+			return err
+		}(),
 		"Encrypted naming a clear property": func() error { _, err := indexentity.New(enc, indexentity.Config{}, tier); return err }(),
 	} {
 		var de *indexentity.DeclarationError

@@ -102,7 +102,8 @@
 //     and verifies every lookup against the decrypted primary; an
 //     Encrypted property without a beacon or that Config.Encrypt may
 //     choose, Properties naming an encrypted one, and prefix lookups of
-//     a beacon are refused. indexentity refuses an encrypted table.
+//     a beacon are refused. indexentity keeps the lists of an Encrypted
+//     index under the beacon, and checks every member it reads.
 //
 // Writing a pattern's entity costs what the entity's encryption costs and
 // no storage transaction more: logtail's Append of an entity with one

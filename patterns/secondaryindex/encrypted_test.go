@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -575,5 +576,104 @@ func TestEncryptedUndeclared(t *testing.T) {
 	err = s.Update(ctx, &Customer{PartitionKey: "eu", RowKey: custid(1), Email: "Hidden.Secret@contoso.com", ETag: "W/\"x\""})
 	if !errors.As(err, &ke) {
 		t.Errorf("Update: %v, want a *KeyError", err)
+	}
+}
+
+// TestEncryptedCrashAtEveryStep changes a customer's encrypted email,
+// indexed unique and TableWide by its beacon, and kills the process after
+// each storage request in turn (the writer's read, reservation,
+// transaction with the outbox intent, enqueue, then the worker's). Before
+// recovery a lookup of the old or new email never returns a customer that
+// does not hold it; recovery (the call again, the relay, a worker that
+// drains) leaves no drift, the new email found, the old one free, and no
+// row holding either in clear.
+func TestEncryptedCrashAtEveryStep(t *testing.T) {
+	t.Parallel()
+	const oldEmail, newEmail = "old.secret@contoso.com", "new.secret@contoso.com"
+	n := crashtest.EveryStep(t, env, crashtest.Scenario{Timeout: time.Minute, Prepare: func(t *testing.T) crashtest.Run {
+		ctx := context.Background()
+		name := patterntest.Table[entity.DynamicEntity](t, env).Name()
+		qs := patterntest.Queues(t, env, 1)
+		s, settle := custSet(t, env, name, qs, secondaryindex.TableWide)
+		if err := s.Insert(ctx, &Customer{PartitionKey: "eu", RowKey: custid(0), Tier: "gold", Email: oldEmail}); err != nil {
+			t.Fatal(err)
+		}
+		settle()
+		change := func(c *Customer) error { c.Email = newEmail; return nil }
+		var wrote bool
+		return crashtest.Run{
+			Work: func(ctx context.Context, kenv *integration.Env) error {
+				done := make(chan struct{})
+				var once sync.Once
+				cfg := crashy()
+				cfg.Hooks.Outcome = func(o eventual.Outcome) {
+					if o.Result == eventual.Done {
+						once.Do(func() { close(done) })
+					}
+				}
+				kp, err := eventual.New(patterntest.SameQueues(t, kenv, qs), nil, cfg)
+				if err != nil {
+					return err
+				}
+				ks, err := secondaryindex.New(custTable(t, kenv, name), secondaryindex.Config{PrimaryPrefix: "cust_", Processor: kp, Outbox: eventual.OutboxConfig{Grace: -1}}, custIndexes(secondaryindex.TableWide)...)
+				if err != nil {
+					return err
+				}
+				if _, err := ks.Modify(ctx, "eu", custid(0), change, entity.ModifyOptions{}); err != nil {
+					return err
+				}
+				wrote = true
+				rctx, cancel := context.WithCancel(ctx)
+				ran := make(chan error, 1)
+				go func() { ran <- kp.Run(rctx) }()
+				select {
+				case <-done:
+				case <-ctx.Done():
+				}
+				cancel()
+				return <-ran
+			},
+			Crashed: func(t *testing.T, passed int) {
+				for _, m := range []string{oldEmail, newEmail} {
+					c, err := s.LookupValue(context.Background(), "email", m, secondaryindex.LookupOptions{})
+					if err == nil && c.Email != m {
+						t.Errorf("after %d requests a lookup of %s returned %s holding %s", passed, m, c.RowKey, c.Email)
+					}
+				}
+			},
+			Recover: func(ctx context.Context) error {
+				if !wrote {
+					if _, err := s.Modify(ctx, "eu", custid(0), change, entity.ModifyOptions{}); err != nil {
+						return err
+					}
+				}
+				if _, err := s.Relay(ctx); err != nil {
+					return err
+				}
+				settle()
+				return nil
+			},
+			Check: func(t *testing.T) {
+				ctx := context.Background()
+				if fs := patterntest.Collect(t, s.Check(ctx, secondaryindex.CheckOptions{})); len(fs) != 0 {
+					t.Errorf("drift: %v", fs)
+				}
+				if c, err := s.LookupValue(ctx, "email", newEmail, secondaryindex.LookupOptions{}); err != nil || c.RowKey != custid(0) {
+					t.Errorf("lookup of the new email: %+v, %v", c, err)
+				}
+				if _, err := s.LookupValue(ctx, "email", oldEmail, secondaryindex.LookupOptions{}); !errors.Is(err, entity.ErrNotFound) {
+					t.Errorf("the old email: %v", err)
+				}
+				if err := s.Insert(ctx, &Customer{PartitionKey: "us", RowKey: custid(1), Email: oldEmail}); err != nil {
+					t.Errorf("the old email, free again: %v", err)
+				}
+				if leaks := plaintextIn(t, []string{oldEmail, newEmail}, name); len(leaks) != 0 {
+					t.Errorf("plaintext in the table: %q", leaks)
+				}
+			},
+		}
+	}})
+	if n < 8 {
+		t.Errorf("the scenario made %d requests", n)
 	}
 }

@@ -103,7 +103,7 @@ func NewCore[P Package, T any, X Index](primary *entity.Table[T], cfg Config, ho
 	if !cfg.Protected {
 		for field, t := range map[string]interface{ Protected() bool }{"primary": primary, "Config.Entries": cfg.Entries} {
 			if t != nil && t.Protected() {
-				return nil, &ConfigError[P]{Field: field, Reason: "is an encrypted table (crypt.Table.Entity): index rows would hold its values in clear, so this package does not take one yet; index a plain table (or use patterns/secondaryindex, whose entries are keyed by beacons)"}
+				return nil, &ConfigError[P]{Field: field, Reason: "is an encrypted table (crypt.Table.Entity): index rows would hold its values in clear, so this package does not take one; index a plain table"}
 			}
 		}
 	}

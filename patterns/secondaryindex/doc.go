@@ -387,7 +387,10 @@
 //     with a *DeclarationError before any request. A raw scan of every row
 //     of the table — primaries, entries, reservations, outbox intents —
 //     finds no email in clear, hex or base64, in each placement
-//     (TestEncryptedIndexes), and after lost replies (TestEncryptedLostReplies);
+//     (TestEncryptedIndexes), after lost replies (TestEncryptedLostReplies),
+//     and after a crash at any storage request of a change of a unique
+//     TableWide value, once recovered as on a plain table
+//     (TestEncryptedCrashAtEveryStep);
 //     integration/canary's TestNoPlaintextLeaves scans the whole account,
 //     the errors and azcore's log for a Set's values too.
 //   - A lookup never returns an entity that does not hold the value looked

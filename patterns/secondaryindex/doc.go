@@ -423,7 +423,8 @@
 //     unencrypted table is refused.
 //
 // Config.Entries may be plain or encrypted: the entries hold beacons and
-// properties in clear only, and are written as they are. An index of a
+// properties in clear only, and are written as they are
+// (TestEncryptedEntriesTable). An index of a
 // property the table stores in clear is kept as on a plain table. An
 // insert with an Encrypted index costs the same storage transactions as
 // in clear and, on Azurite, 0.86 to 1.23 times its time (three paired

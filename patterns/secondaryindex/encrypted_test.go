@@ -677,3 +677,51 @@ func TestEncryptedCrashAtEveryStep(t *testing.T) {
 		t.Errorf("the scenario made %d requests", n)
 	}
 }
+
+// TestEncryptedEntriesTable: Config.Entries may be an encrypted table
+// too: the entries, which hold beacons and clear properties only, are
+// written to it as they are, found by lookups and checked by Check, and
+// neither table holds the email in clear.
+func TestEncryptedEntriesTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	name, entriesName := patterntest.Table[entity.DynamicEntity](t, env).Name(), patterntest.Table[entity.DynamicEntity](t, env).Name()
+	key, err := crypt.NewLocalKey("entries", bytes.Repeat([]byte{3}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bags, err := entity.NewTableFromService[entity.DynamicEntity](env.TableService, entriesName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := crypt.New(bags, crypt.Config{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := patterntest.Queues(t, env, 1)
+	p, err := eventual.New(qs, nil, fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := secondaryindex.New(custTable(t, env, name), secondaryindex.Config{PrimaryPrefix: "cust_", Processor: p, Entries: entries.Entity(), Outbox: eventual.OutboxConfig{Grace: -1}}, custIndexes(secondaryindex.OtherPartition)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const email = "entries.secret@contoso.com"
+	if err := s.Insert(ctx, &Customer{PartitionKey: "eu", RowKey: custid(1), Tier: "gold", Email: email}); err != nil {
+		t.Fatal(err)
+	}
+	drainWide(t, p, qs)
+	if c, err := s.Lookup(ctx, "email", "eu", email, secondaryindex.LookupOptions{}); err != nil || c.RowKey != custid(1) || c.Email != email {
+		t.Errorf("lookup: %+v, %v", c, err)
+	}
+	if fs := patterntest.Collect(t, s.Check(ctx, secondaryindex.CheckOptions{})); len(fs) != 0 {
+		t.Errorf("drift: %v", fs)
+	}
+	if ks, _ := rawScan(t, entriesName); len(ks) != 2 {
+		t.Errorf("the entries' table holds %q, want the email's and the tier's entries", ks)
+	}
+	if leaks := plaintextIn(t, []string{email}, name, entriesName); len(leaks) != 0 {
+		t.Errorf("plaintext: %q", leaks)
+	}
+}

@@ -142,7 +142,8 @@ type LookupOptions struct {
 	// Verify a lookup returns the entries' copies: the primary's keys and
 	// the copied properties, no ETag — exact for SamePartition indexes,
 	// possibly behind (or ahead, for a write under way) for OtherPartition
-	// and TableWide ones.
+	// and TableWide ones. On an encrypted table every lookup verifies,
+	// Verify or not: entries hold no copy of the encrypted values.
 	Verify bool
 	// Repair repairs the entries a verifying lookup skipped (Set.Repair),
 	// before the lookup returns.

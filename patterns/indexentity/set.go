@@ -45,7 +45,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 	cfg = cfg.withDefaults()
 	s := &Set[T]{blobs: cfg.Blobs, cfg: cfg}
 	var err error
-	s.core, err = indexset.NewCore[pkg, T, *index[T]](primary, indexset.Config{Processor: cfg.Processor, Entries: cfg.Entries, PrimaryPrefix: cfg.PrimaryPrefix, Retry: cfg.Retry, Kind: cfg.Kind, Outbox: cfg.Outbox, Protected: true}, indexset.Hooks[T]{
+	s.core, err = indexset.NewCore[pkg, T, *index[T]](primary, indexset.Config{Processor: cfg.Processor, Entries: cfg.Entries, PrimaryPrefix: cfg.PrimaryPrefix, Retry: cfg.Retry, Kind: cfg.Kind, Outbox: cfg.Outbox}, indexset.Hooks[T]{
 		Writer:     s.newWriter,
 		Valid:      s.valid,
 		Named:      func(err error) bool { var ce *CorruptError; return errors.As(err, &ce) },

@@ -52,7 +52,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 		return nil, err
 	}
 	s := &Set[T]{cfg: cfg}
-	s.core, err = indexset.NewCore[pkg, T, *index[T]](primary, indexset.Config{Processor: cfg.Processor, Entries: cfg.Entries, PrimaryPrefix: cfg.PrimaryPrefix, Retry: cfg.Retry, Kind: cfg.Kind, Outbox: cfg.Outbox, Protected: true}, indexset.Hooks[T]{
+	s.core, err = indexset.NewCore[pkg, T, *index[T]](primary, indexset.Config{Processor: cfg.Processor, Entries: cfg.Entries, PrimaryPrefix: cfg.PrimaryPrefix, Retry: cfg.Retry, Kind: cfg.Kind, Outbox: cfg.Outbox}, indexset.Hooks[T]{
 		Writer:     s.newWrite,
 		Valid:      s.valid,
 		Named:      func(err error) bool { var ue *UniqueError; return errors.As(err, &ue) },

@@ -27,10 +27,6 @@ type Config struct {
 	Retry         entity.RetryPolicy
 	Kind          string
 	Outbox        eventual.OutboxConfig
-	// Protected says the package takes an encrypted primary table (and
-	// Config.Entries), whose rows it keeps free of plaintext itself;
-	// without it NewCore refuses one with a *ConfigError.
-	Protected bool
 }
 
 // Hooks are what a package adds to the engine's writes.
@@ -74,8 +70,8 @@ type Core[P Package, T any, X Index] struct {
 	Other   bool
 	// Protected is the primaries' table when it is encrypted (package
 	// crypt's Table.Entity): Rows decrypt and seal through it, and the
-	// package keys its rows of encrypted values by beacons. Nil for a
-	// plain table.
+	// package keys its rows of encrypted values by beacons and copies no
+	// encrypted property into them. Nil for a plain table.
 	Protected *entity.Table[T]
 
 	Indexes       []X // in declaration order
@@ -97,15 +93,6 @@ type Core[P Package, T any, X Index] struct {
 func NewCore[P Package, T any, X Index](primary *entity.Table[T], cfg Config, hooks Hooks[T]) (*Core[P, T, X], error) {
 	if primary == nil {
 		return nil, &ConfigError[P]{Field: "primary", Reason: argerr.Nil}
-	}
-	// A package whose rows would copy values out of the primaries in
-	// clear does not take an encrypted table (Config.Protected).
-	if !cfg.Protected {
-		for field, t := range map[string]interface{ Protected() bool }{"primary": primary, "Config.Entries": cfg.Entries} {
-			if t != nil && t.Protected() {
-				return nil, &ConfigError[P]{Field: field, Reason: "is an encrypted table (crypt.Table.Entity): index rows would hold its values in clear, so this package does not take one; index a plain table"}
-			}
-		}
 	}
 	c := &Core[P, T, X]{ByName: map[string]X{}, Names: NewNames[P](cfg.PrimaryPrefix), Proc: cfg.Processor, Retry: cfg.Retry, cfg: cfg, hooks: hooks}
 	if primary.Protected() {

@@ -97,6 +97,13 @@
 //     entity.DynamicEntity whose Config.Encrypt chooses the properties); a
 //     discriminator property Config.Encrypt may choose is refused.
 //   - eventual.Move from an encrypted table into a plain one is refused.
+//   - secondaryindex keys the entries of an index declared Encrypted by
+//     the property's beacon, copies no encrypted property into entries,
+//     and verifies every lookup against the decrypted primary; an
+//     Encrypted property without a beacon or that Config.Encrypt may
+//     choose, Properties naming an encrypted one, and prefix lookups of
+//     a beacon are refused. indexentity keeps the lists of an Encrypted
+//     index under the beacon, and checks every member it reads.
 //
 // Writing a pattern's entity costs what the entity's encryption costs and
 // no storage transaction more: logtail's Append of an entity with one

@@ -105,6 +105,7 @@ func TestNoPlaintextLeaves(t *testing.T) {
 	r.denormalizeOtherPartition()
 	r.eventual()
 	r.resolver()
+	r.secondaryindex()
 	r.backup(devicesName, compoundKey)
 	r.refusals(devicesName, compoundKey)
 

@@ -32,8 +32,10 @@ type EntryClear struct {
 
 // TestEncryptedTableRefusals: what cannot keep an encrypted value
 // encrypted is refused before any request, with an error matching
-// entity.ErrInvalid that says what to do; the same configurations over
-// tables that can are taken.
+// entity.ErrInvalid that says what to do (for index Sets: an index of an
+// encrypted property without a beacon, or one Config.Encrypt may choose;
+// an index copying an encrypted property; a move into a plain table); the
+// same configurations over tables that can are taken.
 func TestEncryptedTableRefusals(t *testing.T) {
 	ctx := context.Background()
 	key := newKey(t, "refusals")
@@ -76,10 +78,8 @@ func TestEncryptedTableRefusals(t *testing.T) {
 	_, err = denormalize.New(depts, emps, denormalize.Config{}, managerRel())
 	add("denormalize of one table whose views protect differently", err, "crypt.Config.Types")
 
-	_, err = secondaryindex.New(devices, secondaryindex.Config{})
-	add("secondaryindex over an encrypted table", err, "index a plain table")
-	_, err = indexentity.New(devices, indexentity.Config{})
-	add("indexentity over an encrypted table", err, "index a plain table")
+	_, err = indexentity.New(devices, indexentity.Config{}, indexentity.Index[Device]{Name: "apikey", Encrypted: "APIKey", Value: func(d *Device) (string, bool) { return d.APIKey, true }})
+	add("indexentity of an encrypted property without a beacon", err, "Config.Beacons")
 
 	plain, perr := entity.NewTable[Device](env.TableService.NewClient("refusalsplain"))
 	if perr != nil {
@@ -101,6 +101,7 @@ func TestEncryptedTableRefusals(t *testing.T) {
 	bags := encrypted[entity.DynamicEntity](t, client, crypt.Config{Key: key, Encrypt: anyProp}).Entity()
 	_, err = resolver.NewTableOf(bags, schema)
 	add("resolver whose discriminator Config.Encrypt may choose", err, "Config.Encryptable")
+	indexRefusals(devices, bags, add)
 
 	for _, c := range cases {
 		if !errors.Is(c.err, entity.ErrInvalid) || !strings.Contains(c.err.Error(), c.say) {
@@ -111,6 +112,13 @@ func TestEncryptedTableRefusals(t *testing.T) {
 	// The same components over tables that keep the values encrypted.
 	if _, err := bucket.New(devices, bucket.Config{}); err != nil {
 		t.Errorf("bucket: %v", err)
+	}
+	beaconed := encrypted[Device](t, client, crypt.Config{Key: key, Beacons: []string{"APIKey"}, BeaconKey: beaconKey}).Entity()
+	if _, err := secondaryindex.New(beaconed, secondaryindex.Config{}, apiKeyIndex(secondaryindex.SamePartition)); err != nil {
+		t.Errorf("secondaryindex of an encrypted property with a beacon: %v", err)
+	}
+	if _, err := indexentity.New(beaconed, indexentity.Config{}, indexentity.Index[Device]{Name: "apikey", Encrypted: "APIKey", Value: func(d *Device) (string, bool) { return d.APIKey, true }}); err != nil {
+		t.Errorf("indexentity of an encrypted property with a beacon: %v", err)
 	}
 	fn, list := policy("APIKey")
 	fw = encrypted[Firmware](t, client, crypt.Config{Key: key, Encrypt: fn, Encryptable: list}).Entity()

@@ -89,7 +89,7 @@ type scanned[T any] struct {
 // decodeScanned decodes an entity a scan read: as a T when it is a
 // primary, as a property bag when it is a SamePartition index entity,
 // only its keys otherwise.
-func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
+func (s *Set[T]) decodeScanned(ctx context.Context, raw []byte) (scanned[T], error) {
 	var sc scanned[T]
 	var h head
 	if err := entity.Unmarshal(raw, &h); err != nil {
@@ -97,7 +97,7 @@ func (s *Set[T]) decodeScanned(raw []byte) (scanned[T], error) {
 	}
 	sc.pk, sc.rk, sc.etag = h.PartitionKey, h.RowKey, h.ETag
 	if s.isPrimary(sc.rk) {
-		e, _, err := s.core.Rows.Decode(raw)
+		e, _, err := s.core.Rows.Decode(ctx, raw)
 		if err != nil {
 			// One bad row: reported, and the scan goes on.
 			sc.bad = &StepError{Step: "check: decode primary", PartitionKey: sc.pk, RowKey: sc.rk, Err: err}
@@ -400,7 +400,7 @@ func (s *Set[T]) readPartition(ctx context.Context, pk string) (*partition, erro
 		if err != nil {
 			return nil, &StepError{Step: "check: read partition", PartitionKey: pk, Err: err}
 		}
-		sc, err := s.decodeScanned(raw)
+		sc, err := s.decodeScanned(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -442,7 +442,7 @@ func (s *Set[T]) partitions(ctx context.Context, given []string, t token) iter.S
 				yield(nil, &StepError{Step: "check: scan table", Err: err})
 				return
 			}
-			sc, err := s.decodeScanned(raw)
+			sc, err := s.decodeScanned(ctx, raw)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -945,7 +945,7 @@ func (s *Set[T]) checkWide(ctx context.Context, ix *index[T], epk, resume string
 			case r.err != nil:
 				return nil, &StepError{Step: "check: read primary", Index: ix.Name, PartitionKey: r.pk, RowKey: r.rk, Err: r.err}
 			default:
-				v, has := ix.Value(&r.e)
+				v, has := ix.text(&r.e)
 				switch {
 				case has && v == pv:
 					continue

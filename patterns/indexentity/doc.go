@@ -324,12 +324,41 @@
 //
 // # Encrypted tables
 //
-// New refuses an encrypted table (crypt.Table.Entity) as the primary or as
-// Config.Entries, with a *ConfigError matching entity.ErrInvalid before any
-// request: entries copy values out of the primaries, and would hold an
-// encrypted value in clear (integration/canary's TestEncryptedTableRefusals).
-// Index a plain table, and keep the encrypted properties in a table of
-// their own.
+// A Set takes an encrypted table (crypt.Table.Entity) as its primary
+// table, its writes encrypting and its reads decrypting through it. Lists
+// hold the primaries' keys only, never a property; an index whose Value
+// returns an encrypted property's value (or a function of it) declares it
+// in [Index].Encrypted, and its lists are kept under the value's beacon
+// (entity.Table.Beacon, crypt's keyed HMAC-SHA256 of the value, 16 bytes
+// in lower-case hex) instead of the value: the index entities' keys, the
+// blobs' names, the messages and the errors carry the beacon. The
+// property must be tagged encrypt and listed in crypt's Config.Beacons,
+// which reveals which entities share a value.
+//
+//   - No row holds the plaintext of an indexed encrypted value: a raw
+//     scan of every row of the table finds none in clear, hex or base64,
+//     in the SamePartition, OtherPartition and TableWide placements
+//     (TestEncryptedLists); integration/canary's TestNoPlaintextLeaves
+//     scans the whole account, errors and logs, with lost replies.
+//   - A lookup never yields an entity that does not hold the value looked
+//     up: each member is read through the encrypted table, decrypted, and
+//     compared with the value itself, so two values of one beacon, which
+//     share a list, never answer for each other, and a lookup with Repair
+//     does not remove the other value's holders from it
+//     (TestEncryptedListCollisions cuts the beacons to one byte, so that
+//     they collide). A beacon answers equality only; the package has no
+//     prefix lookup.
+//   - New refuses, with a *DeclarationError (Field "Encrypted") matching
+//     entity.ErrInvalid before any request, an Encrypted property the
+//     table stores in clear, one crypt's Config.Encrypt encrypts for some
+//     entities only, one without a beacon, and Encrypted over a table that
+//     is not encrypted (TestEncryptedListRefusals, integration/canary's
+//     TestEncryptedTableRefusals). Value cannot be seen into, so declare
+//     Encrypted for every index of an encrypted value; as a safety net, a
+//     write whose value in an index not declared Encrypted holds (without
+//     case) an encrypted property's value of 6 bytes or more is refused
+//     with a *KeyError naming the property, before any request
+//     (TestEncryptedListRefusals). MoveTo an unencrypted table is refused.
 //
 // # Wire format
 //

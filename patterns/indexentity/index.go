@@ -1,11 +1,13 @@
 package indexentity
 
 import (
+	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -88,6 +90,19 @@ type Index[T any] struct {
 	// them where they now go and removes them from the old lists (see the
 	// package documentation), as after any change of the index's layout.
 	Buckets int
+	// Encrypted names the property of an encrypted primary table (package
+	// crypt's Table.Entity) whose value Value returns, or a function of it:
+	// the lists are then kept under the value's beacon
+	// (entity.Table.Beacon of the property, in lower-case hex) instead of
+	// the value, which no index entity, blob, message or error holds, and
+	// a lookup checks each member read (decrypted) against the value
+	// itself. The property must be tagged encrypt and listed in crypt's
+	// Config.Beacons; New refuses one the table stores in clear, encrypts
+	// for some entities only or without a beacon, and Encrypted on a
+	// table that is not encrypted, with a *DeclarationError (Field
+	// "Encrypted"). See the package documentation, section Encrypted
+	// tables.
+	Encrypted string
 }
 
 const (
@@ -101,9 +116,40 @@ type index[T any] struct {
 	Index[T]
 	pos    int
 	prefix string // Name + "_"
+	// beacon is the beacon of a value of Encrypted (nil for a plain
+	// index), cut to beaconLen bytes (a test seam makes them collide).
+	beacon    func(value string) ([]byte, bool, error)
+	beaconLen int
 }
 
-func compile[T any](i int, d Index[T]) (*index[T], error) {
+// beaconBytes is the length of an index's beacons (crypt's HMAC, cut).
+const beaconBytes = 16
+
+// keyText is the text of an indexed value in the index's keys: value
+// itself, or the hex of its beacon for an Encrypted index.
+func (ix *index[T]) keyText(value string) (string, error) {
+	if ix.beacon == nil {
+		return value, nil
+	}
+	b, _, err := ix.beacon(value)
+	if err != nil {
+		return "", &KeyError{Index: ix.Name, Value: "(encrypted " + ix.Encrypted + ")", Err: err}
+	}
+	return hex.EncodeToString(b[:min(len(b), ix.beaconLen)]), nil
+}
+
+// text is e's value in ix as it goes into keys; has is false when e is
+// not in the index or its value has no text.
+func (ix *index[T]) text(e *T) (string, bool) {
+	v, has := ix.Value(e)
+	if !has {
+		return "", false
+	}
+	v, err := ix.keyText(v)
+	return v, err == nil
+}
+
+func compile[T any](i int, d Index[T], prot *entity.Table[T]) (*index[T], error) {
 	bad := func(field, reason string) error {
 		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
 	}
@@ -120,7 +166,26 @@ func compile[T any](i int, d Index[T]) (*index[T], error) {
 	if d.Buckets, err = indexset.Buckets[pkg](i, d.Name, d.Buckets, d.Placement == TableWide, DefaultBuckets, MaxBuckets); err != nil {
 		return nil, err
 	}
-	return &index[T]{Index: d, pos: i, prefix: d.Name + "_"}, nil
+	ix := &index[T]{Index: d, pos: i, prefix: d.Name + "_", beaconLen: beaconBytes}
+	switch {
+	case d.Encrypted == "":
+	case prot == nil:
+		return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+" but the primary table is not encrypted (give crypt.Table.Entity, or leave Encrypted empty)")
+	default:
+		always, maybe := prot.Encrypts(d.Encrypted)
+		if !maybe {
+			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which the table stores in clear: leave Encrypted empty to index it as it is, or tag it encrypt")
+		}
+		if !always {
+			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which crypt's Config.Encrypt encrypts for some entities only: tag it encrypt, so that every entity has its beacon")
+		}
+		if _, _, err := prot.Beacon(d.Encrypted, ""); err != nil {
+			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", whose beacon cannot be computed of a string value: "+err.Error())
+		}
+		prop := d.Encrypted
+		ix.beacon = func(value string) ([]byte, bool, error) { return prot.Beacon(prop, value) }
+	}
+	return ix, nil
 }
 
 // Remote reports an index kept by patterns/eventual.
@@ -286,6 +351,9 @@ func (ix *index[T]) valueOf(e *T, pk string) (value string, has bool, err error)
 	value, has = ix.Value(e)
 	if !has {
 		return "", false, nil
+	}
+	if value, err = ix.keyText(value); err != nil {
+		return "", false, err
 	}
 	if err := ix.checkValue(pk, value); err != nil {
 		return "", false, err

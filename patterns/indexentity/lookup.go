@@ -21,6 +21,9 @@ func (s *Set[T]) Members(ctx context.Context, index, pk, value string) ([]string
 	if err != nil {
 		return nil, err
 	}
+	if value, err = ix.keyText(value); err != nil {
+		return nil, err
+	}
 	return s.members(ctx, ix, pk, value)
 }
 
@@ -49,7 +52,12 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 			yield(zero, err)
 			return
 		}
-		ms, err := s.members(ctx, ix, pk, value)
+		text, err := ix.keyText(value)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		ms, err := s.members(ctx, ix, pk, text)
 		if err != nil {
 			yield(zero, err)
 			return
@@ -58,16 +66,19 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 		for i, rk := range ms {
 			ks[i] = drift.Key{PartitionKey: pk, RowKey: rk}
 		}
-		s.yieldHolders(ctx, ix, value, ks, opts, yield)
+		s.yieldHolders(ctx, ix, value, text, ks, opts, yield)
 	}
 }
 
-// yieldHolders reads the primaries ks a lookup of value in ix found
-// listed (fetchKeys) and yields, in that order, those holding value, at
-// most opts.Limit. A member gone or holding another value is skipped
-// (and resynced with opts.Repair); one that does not decode is yielded as
-// a *StepError and the lookup goes on; another failed read ends it.
-func (s *Set[T]) yieldHolders(ctx context.Context, ix *index[T], value string, ks []drift.Key, opts LookupOptions, yield func(T, error) bool) {
+// yieldHolders reads the primaries ks a lookup of value (text in the
+// index's keys) in ix found listed (fetchKeys) and yields, in that order,
+// those holding value, at most opts.Limit. A member gone or holding
+// another value is skipped (and resynced with opts.Repair, unless it
+// holds another value of the same text: an Encrypted index's beacon
+// collision, whose list it belongs on); one that does not decode is
+// yielded as a *StepError and the lookup goes on; another failed read
+// ends it.
+func (s *Set[T]) yieldHolders(ctx context.Context, ix *index[T], value, text string, ks []drift.Key, opts LookupOptions, yield func(T, error) bool) {
 	var zero T
 	var stale []drift.Key
 	n := 0
@@ -86,7 +97,9 @@ func (s *Set[T]) yieldHolders(ctx context.Context, ix *index[T], value string, k
 			continue
 		}
 		if v, has := ix.Value(&r.e); r.err != nil || !has || v != value {
-			stale = append(stale, drift.Key{PartitionKey: r.pk, RowKey: r.rk})
+			if t, has := ix.text(&r.e); r.err != nil || !has || t != text {
+				stale = append(stale, drift.Key{PartitionKey: r.pk, RowKey: r.rk})
+			}
 			continue
 		}
 		if !yield(r.e, nil) {
@@ -98,7 +111,7 @@ func (s *Set[T]) yieldHolders(ctx context.Context, ix *index[T], value string, k
 	}
 	if opts.Repair {
 		for _, k := range stale {
-			if err := s.resync(ctx, ix, k.PartitionKey, k.RowKey, value); err != nil {
+			if err := s.resync(ctx, ix, k.PartitionKey, k.RowKey, text); err != nil {
 				yield(zero, err)
 				return
 			}
@@ -182,6 +195,9 @@ func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift
 	if err != nil {
 		return nil, err
 	}
+	if value, err = ix.keyText(value); err != nil {
+		return nil, err
+	}
 	ms, err := s.wideMembers(ctx, ix, value)
 	if err != nil {
 		return nil, err
@@ -220,7 +236,12 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 			yield(zero, err)
 			return
 		}
-		ms, err := s.wideMembers(ctx, ix, value)
+		text, err := ix.keyText(value)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		ms, err := s.wideMembers(ctx, ix, text)
 		if err != nil {
 			yield(zero, err)
 			return
@@ -236,6 +257,6 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 				ks = append(ks, drift.Key{PartitionKey: pk, RowKey: rk})
 			}
 		}
-		s.yieldHolders(ctx, ix, value, ks, opts, yield)
+		s.yieldHolders(ctx, ix, value, text, ks, opts, yield)
 	}
 }

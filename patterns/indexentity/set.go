@@ -3,6 +3,8 @@ package indexentity
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -54,7 +56,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 		return nil, err
 	}
 	for i, d := range indexes {
-		ix, err := compile(i, d)
+		ix, err := compile(i, d, s.core.Protected)
 		if err != nil {
 			return nil, err
 		}
@@ -128,13 +130,54 @@ func (s *Set[T]) read(ctx context.Context, pk, rk string) (version[T], bool, err
 
 // valid checks, before any request, that e's values make valid keys for
 // their lists.
+//
+// On an encrypted table, the value of an index that is not Encrypted must
+// not hold the value of a property the table encrypts (compared without
+// case, when that value has 6 bytes or more): Value cannot be seen into,
+// and an index of an encrypted property declared without Encrypted would
+// key its lists by the plaintext. Such a write is refused with a
+// *KeyError that names the property, not the value.
 func (s *Set[T]) valid(e *T, pk, _ string) error {
+	var secrets map[string]string // property: value in clear, lower-cased
 	for _, ix := range s.core.Indexes {
-		if _, _, err := ix.valueOf(e, pk); err != nil {
+		value, has, err := ix.valueOf(e, pk)
+		if err != nil {
 			return err
+		}
+		if !has || ix.beacon != nil || s.core.Protected == nil {
+			continue
+		}
+		if secrets == nil {
+			if secrets, err = s.secrets(e); err != nil {
+				return err
+			}
+		}
+		low := strings.ToLower(value)
+		for prop, v := range secrets {
+			if strings.Contains(low, v) {
+				return &KeyError{Index: ix.Name, Value: "(the value of encrypted property " + prop + ")", Err: fmt.Errorf("%w: the index's value holds the encrypted property %s in clear: declare Index.Encrypted %q", entity.ErrInvalid, prop, prop)}
+			}
 		}
 	}
 	return nil
+}
+
+// secrets returns e's string values of the properties its encrypted
+// table may encrypt that have 6 bytes or more, lower-cased.
+func (s *Set[T]) secrets(e *T) (map[string]string, error) {
+	d, err := s.core.Protected.ToDynamic(e)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for prop, v := range d.Properties {
+		if str, ok := v.(string); ok && len(str) >= 6 {
+			if _, maybe := s.core.Protected.Encrypts(prop); maybe {
+				out[prop] = strings.ToLower(str)
+			}
+		}
+	}
+	return out, nil
 }
 
 // validKeys refuses a primary whose keys are invalid or whose RowKey the

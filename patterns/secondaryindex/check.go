@@ -266,7 +266,7 @@ func (c *checker[T]) add(raw []byte, d *entity.DynamicEntity) bool {
 		return true
 	}
 	c.g.primaries++
-	e, _, err := s.core.Rows.Decode(raw)
+	e, _, err := s.core.Rows.Decode(c.ctx, raw)
 	if err != nil {
 		c.g.bad[rk] = true
 		return c.row(&StepError{Step: "check: decode primary", PartitionKey: d.PartitionKey, RowKey: rk, Err: err})

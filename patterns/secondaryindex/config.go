@@ -24,7 +24,9 @@ type Config struct {
 	// Entries is the table of the OtherPartition and TableWide indexes'
 	// entries (guide §6.2: "in different partitions or tables"); nil
 	// means the primary's table. Entries are property bags: the copied properties and the
-	// keys of their primary.
+	// keys of their primary. An encrypted table is taken and written
+	// without its protection: over an encrypted primary table, entries
+	// hold beacons and properties in clear only.
 	Entries *entity.Table[entity.DynamicEntity]
 	// PrimaryPrefix is the RowKey prefix of the primaries ("empid_"), so
 	// that Check tells them from other entity types sharing their
@@ -140,7 +142,8 @@ type LookupOptions struct {
 	// Verify a lookup returns the entries' copies: the primary's keys and
 	// the copied properties, no ETag — exact for SamePartition indexes,
 	// possibly behind (or ahead, for a write under way) for OtherPartition
-	// and TableWide ones.
+	// and TableWide ones. On an encrypted table every lookup verifies,
+	// Verify or not: entries hold no copy of the encrypted values.
 	Verify bool
 	// Repair repairs the entries a verifying lookup skipped (Set.Repair),
 	// before the lookup returns.

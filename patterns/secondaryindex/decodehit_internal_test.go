@@ -21,7 +21,7 @@ type benchEmp struct {
 func BenchmarkDecodeHit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		h, err := decodeHit[benchEmp](entryBody)
+		h, err := decodeHit[benchEmp](entryBody, false)
 		if err != nil || h.pk != "D000" || h.e.RowKey != "empid_000003" {
 			b.Fatal(h, err)
 		}
@@ -53,7 +53,7 @@ func TestEntryKeysFromJSON(t *testing.T) {
 			t.Errorf("%s: %v", body, err)
 		}
 		// decodeHit agrees: the entry is a bad row.
-		if _, err := decodeHit[benchEmp]([]byte(body)); !errors.Is(err, entity.ErrDecode) {
+		if _, err := decodeHit[benchEmp]([]byte(body), false); !errors.Is(err, entity.ErrDecode) {
 			t.Errorf("decodeHit %s: %v", body, err)
 		}
 	}

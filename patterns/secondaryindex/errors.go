@@ -33,6 +33,10 @@ var (
 	// make, or a finding given to Repair that names a table other than
 	// the Set's.
 	ErrInvalidToken = indexset.Refusal("secondaryindex: invalid resume token")
+	// ErrEncrypted reports a prefix lookup (LookupPrefix,
+	// LookupValuePrefix) of an index whose entries are keyed by beacons
+	// (Index.Encrypted), which answer equality only. Nothing was sent.
+	ErrEncrypted = indexset.Refusal("secondaryindex: the index's values are encrypted, its entries keyed by beacons")
 )
 
 // pkg ties the error types this package shares with patterns/indexentity
@@ -77,6 +81,7 @@ type (
 // service refused the entry's insert.
 type UniqueError struct {
 	Index string
+	// Value is the value held: for an Encrypted index, its beacon in hex.
 	Value string
 	// Holder is the entity holding the value or, when Pending is set,
 	// the entity whose write claims it: a claimant, which does not hold

@@ -102,7 +102,7 @@ func (ix *index[T]) copiedNames(props map[string]any, dst []string) []string {
 	dst = dst[:0]
 	if ix.props == nil {
 		for k := range props {
-			if !reserved(k) {
+			if ix.copied(k) {
 				dst = append(dst, k)
 			}
 		}

@@ -1,10 +1,13 @@
 package secondaryindex
 
 import (
+	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/entity/crypt"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/ident"
 	"github.com/tablekit/tablekit/keys"
@@ -81,7 +84,8 @@ type Index[T any] struct {
 	// and both of the primary's keys as one compound key.
 	Unique bool
 	// Properties are the properties an entry copies from its primary; nil
-	// means all of them. A lookup that reads entries fills only these
+	// means all of them (on an encrypted table, all it stores in clear:
+	// see the package documentation, section Encrypted tables). A lookup that reads entries fills only these
 	// fields of T. Each names a property T stores ("Total_Cents" for
 	// field Cents of a flattened struct field Total) or the Go path of
 	// its field ("Total.Cents"); New refuses any other name with a
@@ -102,6 +106,21 @@ type Index[T any] struct {
 	// them where they now go and deletes the old ones (see the package
 	// documentation), as after any change of the index's layout.
 	Buckets int
+	// Encrypted names the property of an encrypted primary table (package
+	// crypt's Table.Entity) whose value Key returns, or a function of it
+	// (its lower-cased form): the entries are then keyed by the value's
+	// beacon (entity.Table.Beacon of the property, in lower-case hex)
+	// instead of the value, which no entry, message or error holds. The
+	// property must be encrypted in every entity with a beacon (tagged
+	// encrypt and listed in crypt's Config.Beacons); New refuses one the
+	// table stores in clear, encrypts for some entities only or without a
+	// beacon, and Encrypted on a table that is not encrypted, with a
+	// *DeclarationError (Field "Encrypted"). A beacon answers equality
+	// only: the prefix lookups of such an index are refused with
+	// ErrEncrypted. Key cannot be seen into: declare Encrypted for every
+	// index of an encrypted value (see the package documentation, section
+	// Encrypted tables).
+	Encrypted string
 }
 
 // Properties every entry carries besides its copy of the primary.
@@ -127,6 +146,36 @@ type index[T any] struct {
 	prefix  string   // Name + "_"
 	props   []string // sorted; nil: all
 	buckets int      // TableWide: the bucket count
+	// beacon is the beacon of a value of Encrypted (nil for a plain
+	// index), cut to beaconLen bytes (a test seam makes them collide).
+	beacon    func(value string) ([]byte, bool, error)
+	beaconLen int
+	// hidden reports a property of an encrypted table that entries do
+	// not copy (one the table may encrypt, or the scheme's own); nil for
+	// a plain table.
+	hidden func(name string) bool
+}
+
+// beaconBytes is the length of an index's beacons (crypt's HMAC, cut).
+const beaconBytes = 16
+
+// keyText is the text of an indexed value in the index's keys: value
+// itself, or the hex of its beacon for an Encrypted index.
+func (ix *index[T]) keyText(value string) (string, error) {
+	if ix.beacon == nil {
+		return value, nil
+	}
+	b, _, err := ix.beacon(value)
+	if err != nil {
+		return "", &KeyError{Index: ix.Name, Value: "(encrypted " + ix.Encrypted + ")", Err: err}
+	}
+	return hex.EncodeToString(b[:min(len(b), ix.beaconLen)]), nil
+}
+
+// copied reports a property of the primary that the entries copy when
+// Properties is nil.
+func (ix *index[T]) copied(name string) bool {
+	return !reserved(name) && (ix.hidden == nil || !ix.hidden(name))
 }
 
 // reserved reports a property an entry keeps for itself, never copied
@@ -139,7 +188,7 @@ func reserved(name string) bool {
 	return false
 }
 
-func compile[T any](i int, d Index[T], st *entityfields.Stored) (*index[T], error) {
+func compile[T any](i int, d Index[T], st *entityfields.Stored, prot *entity.Table[T]) (*index[T], error) {
 	bad := func(field, reason string) error {
 		return &DeclarationError{Index: d.Name, Position: i, Field: field, Reason: reason}
 	}
@@ -152,7 +201,31 @@ func compile[T any](i int, d Index[T], st *entityfields.Stored) (*index[T], erro
 	if d.Placement > TableWide {
 		return nil, bad("Placement", "is not SamePartition, OtherPartition or TableWide")
 	}
-	ix := &index[T]{Index: d, prefix: d.Name + "_"}
+	ix := &index[T]{Index: d, prefix: d.Name + "_", beaconLen: beaconBytes}
+	if prot != nil {
+		ix.hidden = func(name string) bool {
+			_, maybe := prot.Encrypts(name)
+			return maybe || strings.HasPrefix(name, crypt.ReservedPrefix)
+		}
+	}
+	switch {
+	case d.Encrypted == "":
+	case prot == nil:
+		return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+" but the primary table is not encrypted (give crypt.Table.Entity, or leave Encrypted empty)")
+	default:
+		always, maybe := prot.Encrypts(d.Encrypted)
+		if !maybe {
+			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which the table stores in clear: leave Encrypted empty to index it as it is, or tag it encrypt")
+		}
+		if !always {
+			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which crypt's Config.Encrypt encrypts for some entities only: tag it encrypt, so that every entity has its beacon")
+		}
+		if _, _, err := prot.Beacon(d.Encrypted, ""); err != nil {
+			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", whose beacon cannot be computed of a string value: "+err.Error())
+		}
+		prop := d.Encrypted
+		ix.beacon = func(value string) ([]byte, bool, error) { return prot.Beacon(prop, value) }
+	}
 	var err error
 	if ix.buckets, err = indexset.Buckets[pkg](i, d.Name, d.Buckets, d.Placement == TableWide, DefaultBuckets, MaxBuckets); err != nil {
 		return nil, err
@@ -170,6 +243,8 @@ func compile[T any](i int, d Index[T], st *entityfields.Stored) (*index[T], erro
 				return nil, bad("Properties", why)
 			case ident.Check(name) != "":
 				return nil, bad("Properties", "names "+strconv.Quote(p)+", which is not a property name")
+			case ix.hidden != nil && ix.hidden(name):
+				return nil, bad("Properties", "names "+strconv.Quote(p)+", which the encrypted table encrypts (or keeps for its scheme): an entry holds no copy of an encrypted value, and a lookup reads it from the primary")
 			}
 			ix.props = append(ix.props, name)
 		}
@@ -228,6 +303,9 @@ func (ix *index[T]) entryKeys(e *T, pk, rk string) (epk, erk, value string, ok b
 	value, ok = ix.Key(e)
 	if !ok {
 		return "", "", "", false, nil
+	}
+	if value, err = ix.keyText(value); err != nil {
+		return "", "", "", false, err
 	}
 	epk, erk = ix.entryAt(value, pk, rk)
 	if err := keys.Validate(epk); err != nil {

@@ -1,6 +1,7 @@
 package secondaryindex
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -47,13 +48,13 @@ func TestCompileRefusesBadDeclarations(t *testing.T) {
 		{"bad property", Index[emp]{Name: "name", Key: byLast, Properties: []string{"a-b"}}, "Properties"},
 		{"unknown property", Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}}, "Properties"},
 	} {
-		_, err := compile(0, tc.d, storedEmp(t))
+		_, err := compile(0, tc.d, storedEmp(t), nil)
 		var de *DeclarationError
 		if !errors.As(err, &de) || de.Field != tc.want || !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	ix, err := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Age", "LastName"}}, storedEmp(t))
+	ix, err := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Age", "LastName"}}, storedEmp(t), nil)
 	if err != nil || len(ix.props) != 2 || ix.props[0] != "Age" {
 		t.Errorf("properties sorted and deduplicated: %v, %v", ix, err)
 	}
@@ -101,8 +102,8 @@ func TestNewRefusesBadSets(t *testing.T) {
 }
 
 func TestEntryKeys(t *testing.T) {
-	unique, _ := compile(0, Index[emp]{Name: "email", Key: byEmail, Unique: true}, storedEmp(t))
-	other, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Placement: OtherPartition}, storedEmp(t))
+	unique, _ := compile(0, Index[emp]{Name: "email", Key: byEmail, Unique: true}, storedEmp(t), nil)
+	other, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Placement: OtherPartition}, storedEmp(t), nil)
 	e := emp{Email: "JonesJ@Contoso.com", LastName: "Van Dyke"}
 	epk, erk, v, ok, err := unique.entryKeys(&e, "Sales", "empid_000123")
 	if err != nil || !ok || epk != "Sales" || erk != "email_jonesj@contoso.com" || v != "jonesj@contoso.com" {
@@ -138,9 +139,9 @@ func TestEntryKeys(t *testing.T) {
 func TestCopiesAndFingerprints(t *testing.T) {
 	// An open type (an extra map) may name a property its fields do not.
 	open := entityfields.Open()
-	name, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}}, open)
-	all, _ := compile(1, Index[emp]{Name: "email", Key: byEmail}, open)
-	v, err := indexset.IntendVersion[emp](&indexset.TablePrimaries[emp]{}, &emp{PartitionKey: "Sales", RowKey: "empid_1", Email: "a@b", LastName: "Jones", Age: 3})
+	name, _ := compile(0, Index[emp]{Name: "name", Key: byLast, Properties: []string{"LastName", "Missing"}}, open, nil)
+	all, _ := compile(1, Index[emp]{Name: "email", Key: byEmail}, open, nil)
+	v, err := indexset.IntendVersion[emp](context.Background(), &indexset.TablePrimaries[emp]{}, &emp{PartitionKey: "Sales", RowKey: "empid_1", Email: "a@b", LastName: "Jones", Age: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,16 +53,25 @@ func (s *Set[T]) readers(ix *index[T]) *entity.Table[json.RawMessage] {
 // decodeHit reads an entry as T with its primary's keys (and no ETag: the
 // entry's is not the primary's): one decode of T, whose checks of the
 // body it relies on, then one scan of the body for the four keys.
-func decodeHit[T any](raw []byte) (hit[T], error) {
+//
+// An entry of an encrypted table's Set is read for its keys alone: it
+// holds no copy of the encrypted values, and a lookup reads the primary
+// (Verify).
+func decodeHit[T any](raw []byte, keysOnly bool) (hit[T], error) {
 	var h hit[T]
-	if err := entity.Unmarshal(raw, &h.e); err != nil {
-		return h, err
+	if !keysOnly {
+		if err := entity.Unmarshal(raw, &h.e); err != nil {
+			return h, err
+		}
 	}
 	m, err := entryKeys(raw)
 	if err != nil {
 		return h, err
 	}
 	h.pk, h.rk, h.epk, h.erk = m.TkPrimaryPK, m.TkPrimaryRK, m.PartitionKey, m.RowKey
+	if keysOnly {
+		return h, nil
+	}
 	return h, entityfields.SetSystem(&h.e, entityfields.System{PartitionKey: h.pk, RowKey: h.rk})
 }
 
@@ -131,7 +140,10 @@ func entryKeyOf(m *entryMeta, name []byte) *string {
 // is not TableWide, and opts are valid: the lookups with a PartitionKey serve SamePartition
 // and OtherPartition indexes, those without (LookupValue...) TableWide
 // ones. paged says the lookup takes LookupOptions.After.
-func (s *Set[T]) placed(step, name string, tableWide, paged bool, opts LookupOptions) (*index[T], error) {
+//
+// On an encrypted table every lookup verifies (opts.Verify is set): it
+// returns primaries read and decrypted, never the entries.
+func (s *Set[T]) placed(step, name string, tableWide, paged bool, opts *LookupOptions) (*index[T], error) {
 	ix, err := s.index(name)
 	if err != nil {
 		return nil, err
@@ -145,6 +157,9 @@ func (s *Set[T]) placed(step, name string, tableWide, paged bool, opts LookupOpt
 	if (ix.Placement == TableWide) != tableWide {
 		return nil, &StepError{Step: step, Index: name, Err: fmt.Errorf("%w: the index is %s", ErrPlacement, ix.Placement)}
 	}
+	if s.core.Protected != nil {
+		opts.Verify = true
+	}
 	return ix, nil
 }
 
@@ -154,7 +169,7 @@ func (s *Set[T]) placed(step, name string, tableWide, paged bool, opts LookupOpt
 // entity.ErrNotFound. A TableWide index is an error matching ErrPlacement:
 // use LookupValue.
 func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, false, false, opts)
+	ix, err := s.placed("lookup", index, false, false, &opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -168,7 +183,7 @@ func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts Looku
 // opts.Verify. No such entity is an error matching entity.ErrNotFound; an
 // index that is not TableWide one matching ErrPlacement (use Lookup).
 func (s *Set[T]) LookupValue(ctx context.Context, index, value string, opts LookupOptions) (T, error) {
-	ix, err := s.placed("lookup", index, true, false, opts)
+	ix, err := s.placed("lookup", index, true, false, &opts)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -181,10 +196,14 @@ func (s *Set[T]) lookupOne(ctx context.Context, ix *index[T], pk, value string, 
 	if !ix.Unique {
 		return zero, &StepError{Step: "lookup", Index: ix.Name, Err: ErrNotUnique}
 	}
-	for e, err := range s.point(ctx, ix, pk, value, opts) {
+	text, want, err := s.lookedUp(ix, value)
+	if err != nil {
+		return zero, err
+	}
+	for e, err := range s.point(ctx, ix, pk, text, want, opts) {
 		return e, err
 	}
-	epk, erk := ix.entryAt(value, pk, "")
+	epk, erk := ix.entryAt(text, pk, "")
 	return zero, &StepError{Step: "lookup", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: entity.ErrNotFound}
 }
 
@@ -199,7 +218,7 @@ func (s *Set[T]) lookupOne(ctx context.Context, ix *index[T], pk, value string, 
 // goes on with the next entry for as long as the caller ranges over it;
 // any other error (a failed query) ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false, true, opts)
+	ix, err := s.placed("lookup", index, false, true, &opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -213,7 +232,7 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // Errors are yielded as by LookupAll; an index that is not TableWide is an
 // error matching ErrPlacement (use LookupAll).
 func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true, true, opts)
+	ix, err := s.placed("lookup", index, true, true, &opts)
 	if err != nil {
 		return fail[T](err)
 	}
@@ -221,8 +240,12 @@ func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts L
 }
 
 func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, opts LookupOptions) iter.Seq2[T, error] {
+	value, want, err := s.lookedUp(ix, value)
+	if err != nil {
+		return fail[T](err)
+	}
 	if ix.Unique {
-		return s.point(ctx, ix, pk, value, opts)
+		return s.point(ctx, ix, pk, value, want, opts)
 	}
 	from, to := ix.exactRange(value)
 	q := s.rangeQuery(ix, ix.entryPK(value, pk), from, to, opts)
@@ -239,7 +262,7 @@ func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, 
 			return func(func(T, error) bool) {} // the partition's primaries all come before After
 		}
 	}
-	return s.scan(ctx, ix, q, opts)
+	return s.scan(ctx, ix, q, want, opts)
 }
 
 // LookupPrefix yields the entities whose value in the index named index
@@ -250,12 +273,15 @@ func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, 
 // TableWide index is an error matching ErrPlacement: use
 // LookupValuePrefix.
 func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, false, false, opts)
+	ix, err := s.placed("lookup", index, false, false, &opts)
 	if err != nil {
 		return fail[T](err)
 	}
+	if err := ix.prefixable("lookup"); err != nil {
+		return fail[T](err)
+	}
 	from, to := ix.prefixRange(prefix)
-	return s.scan(ctx, ix, s.rangeQuery(ix, ix.entryPK("", pk), from, to, opts), opts)
+	return s.scan(ctx, ix, s.rangeQuery(ix, ix.entryPK("", pk), from, to, opts), nil, opts)
 }
 
 // LookupValuePrefix yields the entities whose value in the TableWide index
@@ -271,8 +297,11 @@ func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opt
 // the reads of the buckets after it are cancelled and none after it is
 // started.
 func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {
-	ix, err := s.placed("lookup", index, true, false, opts)
+	ix, err := s.placed("lookup", index, true, false, &opts)
 	if err != nil {
+		return fail[T](err)
+	}
+	if err := ix.prefixable("lookup"); err != nil {
 		return fail[T](err)
 	}
 	from, to := ix.prefixRange(prefix)
@@ -280,7 +309,7 @@ func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, op
 	for b := range keys.Buckets(ix.buckets) {
 		sources = append(sources, source{epk: ix.prefix + b, query: s.rangeQuery(ix, ix.prefix+b, from, to, opts)})
 	}
-	return s.scan(ctx, ix, mergeByRowKey(ix.Name, sources, s.cfg.Concurrency), opts)
+	return s.scan(ctx, ix, mergeByRowKey(ix.Name, sources, s.cfg.Concurrency), nil, opts)
 }
 
 // rangeQuery is the query of the entries of ix in partition epk with
@@ -418,8 +447,32 @@ func fail[T any](err error) iter.Seq2[T, error] {
 	}
 }
 
-// point reads a unique entry.
-func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts LookupOptions) iter.Seq2[T, error] {
+// lookedUp returns the text of value in ix's keys and, for an Encrypted
+// index, the check a verifying lookup makes of each primary read: that
+// it holds value itself, not another value of the same beacon.
+func (s *Set[T]) lookedUp(ix *index[T], value string) (string, func(*T) bool, error) {
+	text, err := ix.keyText(value)
+	if err != nil || ix.beacon == nil {
+		return text, nil, err
+	}
+	return text, func(e *T) bool {
+		v, ok := ix.Key(e)
+		return ok && v == value
+	}, nil
+}
+
+// prefixable refuses a prefix lookup of an Encrypted index: its keys are
+// beacons, which answer equality only.
+func (ix *index[T]) prefixable(step string) error {
+	if ix.beacon != nil {
+		return &StepError{Step: step, Index: ix.Name, Err: fmt.Errorf("%w: its entries are keyed by the beacons of %s", ErrEncrypted, ix.Encrypted)}
+	}
+	return nil
+}
+
+// point reads a unique entry (value is its text in the keys); want, when
+// not nil, is what a primary must also satisfy to be returned.
+func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, want func(*T) bool, opts LookupOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		epk, erk := ix.entryAt(value, pk, "")
@@ -435,7 +488,7 @@ func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts
 			yield(zero, err)
 			return
 		}
-		h, err := decodeHit[T](raw)
+		h, err := decodeHit[T](raw, s.core.Protected != nil)
 		if err != nil {
 			yield(zero, entryError(raw, err))
 			return
@@ -447,7 +500,7 @@ func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts
 			yield(h.e, nil)
 			return
 		}
-		e, ok, err := s.verify(ctx, ix, &h, opts)
+		e, ok, err := s.verify(ctx, ix, &h, want, opts)
 		if err != nil {
 			yield(zero, err)
 		} else if ok {
@@ -457,7 +510,7 @@ func (s *Set[T]) point(ctx context.Context, ix *index[T], pk, value string, opts
 }
 
 // scan reads the entries of ix that query yields, in its order.
-func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Context) iter.Seq2[json.RawMessage, error], opts LookupOptions) iter.Seq2[T, error] {
+func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Context) iter.Seq2[json.RawMessage, error], want func(*T) bool, opts LookupOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		ctx, cancel := context.WithCancel(ctx)
@@ -491,7 +544,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 				wg.Go(func() {
 					defer func() { <-sem }()
 					out[i].key = [2]string{batch[i].pk, batch[i].rk}
-					out[i].e, out[i].ok, out[i].err = s.verify(ctx, ix, &batch[i], opts)
+					out[i].e, out[i].ok, out[i].err = s.verify(ctx, ix, &batch[i], want, opts)
 				})
 			}
 			wg.Wait()
@@ -525,7 +578,7 @@ func (s *Set[T]) scan(ctx context.Context, ix *index[T], query func(context.Cont
 				yield(zero, err)
 				return
 			}
-			h, err := decodeHit[T](raw)
+			h, err := decodeHit[T](raw, s.core.Protected != nil)
 			if err != nil {
 				// One entry that does not decode: its error, naming it,
 				// and the lookup goes on if the caller does.
@@ -559,15 +612,20 @@ func entryError(raw []byte, err error) error {
 }
 
 // verify reads the primary of a hit and returns it if it still has the
-// hit's entry; otherwise ok is false, and the entry is repaired when opts
-// ask for it.
-func (s *Set[T]) verify(ctx context.Context, ix *index[T], h *hit[T], opts LookupOptions) (T, bool, error) {
+// hit's entry (and satisfies want, when not nil); otherwise ok is false,
+// and the entry is repaired when opts ask for it. A primary that has the
+// entry but not the value looked up (an Encrypted index's other value of
+// the same beacon) is not returned, and its entry is not an orphan.
+func (s *Set[T]) verify(ctx context.Context, ix *index[T], h *hit[T], want func(*T) bool, opts LookupOptions) (T, bool, error) {
 	var zero T
 	p, found, err := s.read(ctx, h.pk, h.rk)
 	if err != nil {
 		return zero, false, &StepError{Step: "lookup: read primary", Index: ix.Name, PartitionKey: h.pk, RowKey: h.rk, Err: err}
 	}
 	if found && s.holds(ix, &p, h.pk, h.rk, h.epk, h.erk) {
+		if want != nil && !want(&p.E) {
+			return zero, false, nil
+		}
 		return p.E, true, nil
 	}
 	if opts.Repair {

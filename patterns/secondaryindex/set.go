@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/edmvalue"
@@ -61,7 +63,7 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 		return nil, err
 	}
 	for i, d := range indexes {
-		ix, err := compile(i, d, st)
+		ix, err := compile(i, d, st, s.core.Protected)
 		if err != nil {
 			return nil, err
 		}
@@ -117,13 +119,54 @@ func (s *Set[T]) read(ctx context.Context, pk, rk string) (version[T], bool, err
 }
 
 // valid checks, before any request, that e's values make entries' keys.
+//
+// On an encrypted table, the value of an index that is not Encrypted must
+// not hold the value of a property the table encrypts (compared without
+// case, when that value has 6 bytes or more): Key cannot be seen into, and
+// an index of an encrypted property declared without Encrypted would key
+// its entries by the plaintext. Such a write is refused with a *KeyError
+// that names the property, not the value.
 func (s *Set[T]) valid(e *T, pk, rk string) error {
+	var secrets map[string]string // property: value in clear, lower-cased
 	for _, ix := range s.core.Indexes {
-		if _, _, _, _, err := ix.entryKeys(e, pk, rk); err != nil {
+		_, _, value, has, err := ix.entryKeys(e, pk, rk)
+		if err != nil {
 			return err
+		}
+		if !has || ix.beacon != nil || s.core.Protected == nil {
+			continue
+		}
+		if secrets == nil {
+			if secrets, err = s.secrets(e); err != nil {
+				return err
+			}
+		}
+		low := strings.ToLower(value)
+		for prop, v := range secrets {
+			if strings.Contains(low, v) {
+				return &KeyError{Index: ix.Name, Value: "(the value of encrypted property " + prop + ")", Err: fmt.Errorf("%w: the index's value holds the encrypted property %s in clear: declare Index.Encrypted %q", entity.ErrInvalid, prop, prop)}
+			}
 		}
 	}
 	return nil
+}
+
+// secrets returns e's string values of the properties its encrypted
+// table may encrypt that have 6 bytes or more, lower-cased.
+func (s *Set[T]) secrets(e *T) (map[string]string, error) {
+	d, err := s.core.Protected.ToDynamic(e)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for prop, v := range d.Properties {
+		if str, ok := v.(string); ok && len(str) >= 6 {
+			if _, maybe := s.core.Protected.Encrypts(prop); maybe {
+				out[prop] = strings.ToLower(str)
+			}
+		}
+	}
+	return out, nil
 }
 
 // isPrimary tells a primary's RowKey from an entry's and other entities'.
@@ -140,7 +183,7 @@ func (ix *index[T]) copyOf(v *version[T], epk, erk, pk, rk string) *entity.Dynam
 	props := make(map[string]any, len(v.Props)+2)
 	if ix.props == nil {
 		for k, val := range v.Props {
-			if !reserved(k) {
+			if ix.copied(k) {
 				props[k] = val
 			}
 		}

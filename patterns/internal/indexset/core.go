@@ -68,6 +68,11 @@ type Core[P Package, T any, X Index] struct {
 	// tokens: Config.Entries, or Bags. Other reports Config.Entries.
 	Entries *entity.Table[entity.DynamicEntity]
 	Other   bool
+	// Protected is the primaries' table when it is encrypted (package
+	// crypt's Table.Entity): Rows decrypt and seal through it, and the
+	// package keys its rows of encrypted values by beacons and copies no
+	// encrypted property into them. Nil for a plain table.
+	Protected *entity.Table[T]
 
 	Indexes       []X // in declaration order
 	ByName        map[string]X
@@ -89,19 +94,20 @@ func NewCore[P Package, T any, X Index](primary *entity.Table[T], cfg Config, ho
 	if primary == nil {
 		return nil, &ConfigError[P]{Field: "primary", Reason: argerr.Nil}
 	}
-	// Entries copy values out of the primaries in clear: until they are
-	// keyed by beacons, an encrypted table would leak into them.
-	for field, t := range map[string]interface{ Protected() bool }{"primary": primary, "Config.Entries": cfg.Entries} {
-		if t != nil && t.Protected() {
-			return nil, &ConfigError[P]{Field: field, Reason: "is an encrypted table (crypt.Table.Entity): index entries would hold its values in clear, so index Sets do not take one yet; index a plain table and keep the encrypted properties in a table of their own"}
-		}
-	}
 	c := &Core[P, T, X]{ByName: map[string]X{}, Names: NewNames[P](cfg.PrimaryPrefix), Proc: cfg.Processor, Retry: cfg.Retry, cfg: cfg, hooks: hooks}
-	rows, err := NewTablePrimaries(primary)
-	if err != nil {
-		return nil, err
+	if primary.Protected() {
+		rows, err := NewProtectedPrimaries(primary)
+		if err != nil {
+			return nil, err
+		}
+		c.Rows, c.Protected = rows, primary
+	} else {
+		rows, err := NewTablePrimaries(primary)
+		if err != nil {
+			return nil, err
+		}
+		c.Rows = rows
 	}
-	c.Rows = rows
 	bags, err := entity.NewTable[entity.DynamicEntity](primary.Client())
 	if err != nil {
 		return nil, err
@@ -110,6 +116,15 @@ func NewCore[P Package, T any, X Index](primary *entity.Table[T], cfg Config, ho
 	c.Entries = c.Bags
 	if cfg.Entries != nil && cfg.Entries.Name() != primary.Name() {
 		c.Other, c.Entries = true, cfg.Entries.WithWriteTokens()
+		if cfg.Entries.Protected() {
+			// The rows hold beacons and ciphertexts already, or values the
+			// primaries store in clear: they are written as they are.
+			plain, err := entity.NewTable[entity.DynamicEntity](cfg.Entries.Client())
+			if err != nil {
+				return nil, err
+			}
+			c.Entries = plain.WithWriteTokens()
+		}
 	}
 	return c, nil
 }
@@ -215,12 +230,14 @@ func (c *Core[P, T, X]) Get(ctx context.Context, pk, rk string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	e, _, err := c.Rows.Decode(raw)
+	e, _, err := c.Rows.Decode(ctx, raw)
 	return e, err
 }
 
 // Intend is the version e would be once written.
-func (c *Core[P, T, X]) Intend(e *T) (Version[T], error) { return IntendVersion(c.Rows, e) }
+func (c *Core[P, T, X]) Intend(ctx context.Context, e *T) (Version[T], error) {
+	return IntendVersion(ctx, c.Rows, e)
+}
 
 // SyncMessage is the message that brings the remote index rows of one
 // primary in line with it: its keys, and the values, by index, whose
@@ -296,6 +313,9 @@ func (c *Core[P, T, X]) Submit(ctx context.Context, pk string, build func(*entit
 func (c *Core[P, T, X]) MoveTo(ctx context.Context, pk, rk string, dst *entity.Table[T]) error {
 	if err := MoveDestination[P](dst, c.Rows.Name()); err != nil {
 		return err
+	}
+	if c.Protected != nil && !dst.Protected() {
+		return &ConfigError[P]{Field: "MoveTo: dst", Reason: "is a plain table and the primaries' is encrypted: the copy would hold the encrypted values in clear (give crypt.Table.Entity of the destination)"}
 	}
 	if err := c.ValidKeys(pk, rk); err != nil {
 		return err

@@ -33,9 +33,10 @@ type Primaries[T any] interface {
 	Query(ctx context.Context, q entity.Query) iter.Seq2[json.RawMessage, error]
 	// Decode decodes a row Get or Query returned: as T (ETag included),
 	// and as the properties stored, keys, ETag and Timestamp included.
-	Decode(raw []byte) (T, entity.DynamicEntity, error)
+	// ctx reaches an encrypted table's key-encryption key.
+	Decode(ctx context.Context, raw []byte) (T, entity.DynamicEntity, error)
 	// Encode returns the properties e is stored with.
-	Encode(e *T) (*entity.DynamicEntity, error)
+	Encode(ctx context.Context, e *T) (*entity.DynamicEntity, error)
 }
 
 // TablePrimaries is the Primaries of an entity.Table: T as entity stores
@@ -67,7 +68,7 @@ func (p *TablePrimaries[T]) Query(ctx context.Context, q entity.Query) iter.Seq2
 }
 
 // Decode decodes raw once, as a property bag, and makes T of it.
-func (p *TablePrimaries[T]) Decode(raw []byte) (e T, bag entity.DynamicEntity, err error) {
+func (p *TablePrimaries[T]) Decode(_ context.Context, raw []byte) (e T, bag entity.DynamicEntity, err error) {
 	if err = entity.Unmarshal(raw, &bag); err != nil {
 		return e, bag, err
 	}
@@ -76,7 +77,63 @@ func (p *TablePrimaries[T]) Decode(raw []byte) (e T, bag entity.DynamicEntity, e
 }
 
 // Encode is entity.ToDynamic.
-func (p *TablePrimaries[T]) Encode(e *T) (*entity.DynamicEntity, error) { return entity.ToDynamic(e) }
+func (p *TablePrimaries[T]) Encode(_ context.Context, e *T) (*entity.DynamicEntity, error) {
+	return entity.ToDynamic(e)
+}
+
+// ProtectedPrimaries is the Primaries of a protected table (package
+// crypt's Table.Entity): rows read as stored, through a view of the table
+// that keeps its protection; Decode decrypts and checks them, and Encode
+// seals an entity as the table stores it (its encrypted properties as
+// ciphertexts bound to its keys, the scheme's own properties added), so
+// that the Set's writes of the bag, through a table without protection,
+// store what the protected table would.
+type ProtectedPrimaries[T any] struct {
+	t   *entity.Table[T]
+	raw *entity.Table[json.RawMessage]
+}
+
+// NewProtectedPrimaries returns the Primaries of the protected table's
+// entities.
+func NewProtectedPrimaries[T any](table *entity.Table[T]) (*ProtectedPrimaries[T], error) {
+	raw, err := entity.ViewAs[json.RawMessage](table)
+	if err != nil {
+		return nil, err
+	}
+	return &ProtectedPrimaries[T]{t: table, raw: raw}, nil
+}
+
+// Name is the table's name.
+func (p *ProtectedPrimaries[T]) Name() string { return p.raw.Name() }
+
+// Get reads pk/rk as stored.
+func (p *ProtectedPrimaries[T]) Get(ctx context.Context, pk, rk string) ([]byte, error) {
+	return p.raw.Get(ctx, pk, rk)
+}
+
+// Query reads q's rows as stored.
+func (p *ProtectedPrimaries[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[json.RawMessage, error] {
+	return p.raw.Query(ctx, q)
+}
+
+// Decode decodes raw as the properties stored (ciphertexts included), and
+// decrypts and checks it as T.
+func (p *ProtectedPrimaries[T]) Decode(ctx context.Context, raw []byte) (e T, bag entity.DynamicEntity, err error) {
+	if err = entity.Unmarshal(raw, &bag); err != nil {
+		return e, bag, err
+	}
+	err = p.t.Unmarshal(ctx, raw, &e)
+	return e, bag, err
+}
+
+// Encode seals e as the table stores it.
+func (p *ProtectedPrimaries[T]) Encode(ctx context.Context, e *T) (*entity.DynamicEntity, error) {
+	d, err := p.t.ToDynamic(e)
+	if err != nil {
+		return nil, err
+	}
+	return p.t.Seal(ctx, d)
+}
 
 // Version is one stored or intended version of a primary.
 type Version[T any] struct {
@@ -116,13 +173,13 @@ func ReadVersion[T any](ctx context.Context, rows Primaries[T], pk, rk string) (
 	if err != nil {
 		return v, false, err
 	}
-	v, err = DecodeVersion(rows, raw)
+	v, err = DecodeVersion(ctx, rows, raw)
 	return v, err == nil, err
 }
 
 // DecodeVersion decodes a primary read through rows.
-func DecodeVersion[T any](rows Primaries[T], raw []byte) (Version[T], error) {
-	e, bag, err := rows.Decode(raw)
+func DecodeVersion[T any](ctx context.Context, rows Primaries[T], raw []byte) (Version[T], error) {
+	e, bag, err := rows.Decode(ctx, raw)
 	if err != nil {
 		return Version[T]{}, err
 	}
@@ -134,9 +191,9 @@ func DecodeVersion[T any](rows Primaries[T], raw []byte) (Version[T], error) {
 // IntendVersion is the version e would be once written through rows:
 // its properties as Encode makes them, WriteToken aside; they are checked
 // by the transaction that sends them.
-func IntendVersion[T any](rows Primaries[T], e *T) (Version[T], error) {
+func IntendVersion[T any](ctx context.Context, rows Primaries[T], e *T) (Version[T], error) {
 	v := Version[T]{E: *e}
-	bag, err := rows.Encode(e)
+	bag, err := rows.Encode(ctx, e)
 	if err != nil {
 		return v, err
 	}

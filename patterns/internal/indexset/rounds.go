@@ -81,19 +81,19 @@ func (c *Core[P, T, X]) opError(op, pk, rk string, err error) error {
 
 // intend is the version e would be once written as primary pk/rk, its
 // values checked (Hooks.Valid).
-func (c *Core[P, T, X]) intend(e *T, pk, rk string) (Version[T], error) {
+func (c *Core[P, T, X]) intend(ctx context.Context, e *T, pk, rk string) (Version[T], error) {
 	if c.hooks.Valid != nil {
 		if err := c.hooks.Valid(e, pk, rk); err != nil {
 			return Version[T]{}, err
 		}
 	}
-	return c.Intend(e)
+	return c.Intend(ctx, e)
 }
 
 // prepare is the start of Insert and Update of e as primary pk/rk: the
 // checks before any request, the version to write, and the write's
 // Writer.
-func (c *Core[P, T, X]) prepare(op string, e *T, pk, rk string, opts []WriteOptions) (Version[T], Writer[T], error) {
+func (c *Core[P, T, X]) prepare(ctx context.Context, op string, e *T, pk, rk string, opts []WriteOptions) (Version[T], Writer[T], error) {
 	if err := c.ValidKeys(pk, rk); err != nil {
 		return Version[T]{}, nil, err
 	}
@@ -101,7 +101,7 @@ func (c *Core[P, T, X]) prepare(op string, e *T, pk, rk string, opts []WriteOpti
 	if err != nil {
 		return Version[T]{}, nil, err
 	}
-	cur, err := c.intend(e, pk, rk)
+	cur, err := c.intend(ctx, e, pk, rk)
 	if err != nil {
 		return Version[T]{}, nil, err
 	}
@@ -131,7 +131,7 @@ func (c *Core[P, T, X]) Insert(ctx context.Context, e *T, opts []WriteOptions) e
 	if err != nil {
 		return err
 	}
-	cur, w, err := c.prepare("Insert", e, pk, rk, opts)
+	cur, w, err := c.prepare(ctx, "Insert", e, pk, rk, opts)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (c *Core[P, T, X]) Update(ctx context.Context, e *T, opts []WriteOptions) e
 	if sys.ETag == "" {
 		return NoETag[P](pk, rk, c.hooks.UpdateHint)
 	}
-	cur, w, err := c.prepare("Update", e, pk, rk, opts)
+	cur, w, err := c.prepare(ctx, "Update", e, pk, rk, opts)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (c *Core[P, T, X]) Modify(ctx context.Context, pk, rk string, change func(*
 		var e T
 		prev := &old
 		if found {
-			e, _, err = c.Rows.Decode(old.Raw)
+			e, _, err = c.Rows.Decode(ctx, old.Raw)
 		} else {
 			e, err = Fresh[T](pk, rk)
 			prev = nil // an insert, with its index rows
@@ -234,7 +234,7 @@ func (c *Core[P, T, X]) Modify(ctx context.Context, pk, rk string, change func(*
 		if err := ChangedKeys(&e, pk, rk); err != nil {
 			return &stop{err}
 		}
-		cur, err := c.intend(&e, pk, rk)
+		cur, err := c.intend(ctx, &e, pk, rk)
 		if err != nil {
 			return &stop{err}
 		}

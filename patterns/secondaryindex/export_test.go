@@ -1,0 +1,9 @@
+package secondaryindex
+
+// TruncateBeacons cuts the beacons of s's Encrypted indexes to n bytes,
+// so that tests make distinct values collide. Call it before any write.
+func TruncateBeacons[T any](s *Set[T], n int) {
+	for _, ix := range s.core.Indexes {
+		ix.beaconLen = n
+	}
+}

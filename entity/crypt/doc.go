@@ -97,6 +97,8 @@
 //     entity.DynamicEntity whose Config.Encrypt chooses the properties); a
 //     discriminator property Config.Encrypt may choose is refused.
 //   - eventual.Move from an encrypted table into a plain one is refused.
+//   - rotation makes its period tables itself: its Config.Open wraps each
+//     in a crypt Table (TestEncryptedPeriods).
 //   - secondaryindex keys the entries of an index declared Encrypted by
 //     the property's beacon, copies no encrypted property into entries,
 //     and verifies every lookup against the decrypted primary; an

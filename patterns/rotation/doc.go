@@ -127,6 +127,21 @@
 // Rotation.Table returns take eventual's steps (Insert, Upsert, Delete,
 // Move) like any table, for entities of that period.
 //
+// # Encrypted entities
+//
+// A Rotation makes its period tables itself, so it cannot be given an
+// encrypted table: Config.Open wraps each one instead, before any use —
+// return crypt.New(t, cfg).Entity() (package entity/crypt) and every
+// write, Query and Rotation.Table goes through the protection, each
+// ciphertext bound to its period table's name. Read raw, no period table
+// holds an encrypted value in clear, in hex or in base64; the entities
+// read back decrypted across periods; an entity copied into another
+// period's table does not decrypt there (crypt.ErrTampered); an Open that
+// returns a table of another name is a *ConfigError on Open
+// (TestEncryptedPeriods). Expire deletes whole tables and needs no key.
+// Upsert with entity.Merge is refused by an encrypted table, as
+// everywhere.
+//
 // # Azurite and Cosmos DB
 //
 // Azurite deletes a table at once and lets its name be created again

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -53,6 +54,12 @@ type Config[T any] struct {
 	// Retry bounds the catalog's optimistic-concurrency loops; the zero value
 	// means entity.RetryPolicy's defaults.
 	Retry entity.RetryPolicy
+	// Open, when set, wraps each period table the rotation makes before
+	// any use: return crypt.New(t, cfg).Entity() (package entity/crypt)
+	// to encrypt the rotation's entities, each bound to its period
+	// table's name. It must return a table of the same name; nil Open
+	// uses each table as it is.
+	Open func(t *entity.Table[T]) (*entity.Table[T], error)
 }
 
 func (c Config[T]) withDefaults() Config[T] {
@@ -209,9 +216,21 @@ func (r *Rotation[T]) timeOf(e *T) (time.Time, error) {
 	return t, r.checkTime("entity time", t)
 }
 
-// table returns a typed client of the named table (T was checked by New).
+// table returns a typed client of the named table (T was checked by New),
+// through Config.Open.
 func (r *Rotation[T]) table(name string) (*entity.Table[T], error) {
-	return entity.NewTableFromService[T](r.svc, name)
+	t, err := entity.NewTableFromService[T](r.svc, name)
+	if err != nil || r.cfg.Open == nil {
+		return t, err
+	}
+	opened, err := r.cfg.Open(t)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("rotation: Config.Open of table %s: %w", name, err)
+	case opened == nil || opened.Name() != name:
+		return nil, &ConfigError{Field: "Open", Reason: "returned no table, or not table " + name}
+	}
+	return opened, nil
 }
 
 // tableGone reports an error that says the table is not there: deleted,

@@ -2,8 +2,10 @@
 // in clear: with properties marked encrypt (tags and crypt's
 // Config.Encrypt), it writes a unique plaintext through every component
 // that takes an encrypted table (crypt.Table.Entity) — logtail,
-// dataseries, compound, bucket, wide, large, lookup, denormalize,
-// eventual's steps and outbox, backup, resolver — with replies lost and
+// dataseries, compound, bucket, wide, large, lookup, denormalize, the
+// index Sets (secondaryindex, indexentity), rotation (through its
+// Config.Open), eventual's steps and outbox, backup, resolver — with
+// replies lost and
 // processes killed mid-way, then scans everything the account holds
 // (every entity of every table, every message of every queue, poison
 // queues included, every blob and its metadata, gzip members opened),

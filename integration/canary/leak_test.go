@@ -106,6 +106,7 @@ func TestNoPlaintextLeaves(t *testing.T) {
 	r.eventual()
 	r.resolver()
 	r.secondaryindex()
+	r.rotation()
 	r.backup(devicesName, compoundKey)
 	r.refusals(devicesName, compoundKey)
 

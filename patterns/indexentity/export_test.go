@@ -8,6 +8,8 @@ func SetMaxEntityBytes[T any](s *Set[T], n int) { s.cfg.MaxEntityBytes = n }
 // so that tests make distinct values collide. Call it before any write.
 func TruncateBeacons[T any](s *Set[T], n int) {
 	for _, ix := range s.core.Indexes {
-		ix.beaconLen = n
+		if ix.beacon != nil {
+			ix.beacon.Len = n
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package indexentity
 
 import (
-	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,26 +115,14 @@ type index[T any] struct {
 	Index[T]
 	pos    int
 	prefix string // Name + "_"
-	// beacon is the beacon of a value of Encrypted (nil for a plain
-	// index), cut to beaconLen bytes (a test seam makes them collide).
-	beacon    func(value string) ([]byte, bool, error)
-	beaconLen int
+	// beacon keys the lists of an Encrypted index (nil: in clear).
+	beacon *indexset.Beacon
 }
-
-// beaconBytes is the length of an index's beacons (crypt's HMAC, cut).
-const beaconBytes = 16
 
 // keyText is the text of an indexed value in the index's keys: value
 // itself, or the hex of its beacon for an Encrypted index.
 func (ix *index[T]) keyText(value string) (string, error) {
-	if ix.beacon == nil {
-		return value, nil
-	}
-	b, _, err := ix.beacon(value)
-	if err != nil {
-		return "", &KeyError{Index: ix.Name, Value: "(encrypted " + ix.Encrypted + ")", Err: err}
-	}
-	return hex.EncodeToString(b[:min(len(b), ix.beaconLen)]), nil
+	return indexset.KeyText[pkg](ix.beacon, ix.Name, value)
 }
 
 // text is e's value in ix as it goes into keys; has is false when e is
@@ -166,24 +153,12 @@ func compile[T any](i int, d Index[T], prot *entity.Table[T]) (*index[T], error)
 	if d.Buckets, err = indexset.Buckets[pkg](i, d.Name, d.Buckets, d.Placement == TableWide, DefaultBuckets, MaxBuckets); err != nil {
 		return nil, err
 	}
-	ix := &index[T]{Index: d, pos: i, prefix: d.Name + "_", beaconLen: beaconBytes}
-	switch {
-	case d.Encrypted == "":
-	case prot == nil:
-		return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+" but the primary table is not encrypted (give crypt.Table.Entity, or leave Encrypted empty)")
-	default:
-		always, maybe := prot.Encrypts(d.Encrypted)
-		if !maybe {
-			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which the table stores in clear: leave Encrypted empty to index it as it is, or tag it encrypt")
+	ix := &index[T]{Index: d, pos: i, prefix: d.Name + "_"}
+	if d.Encrypted != "" {
+		var reason string
+		if ix.beacon, reason = indexset.NewBeacon(prot, d.Encrypted); reason != "" {
+			return nil, bad("Encrypted", reason)
 		}
-		if !always {
-			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which crypt's Config.Encrypt encrypts for some entities only: tag it encrypt, so that every entity has its beacon")
-		}
-		if _, _, err := prot.Beacon(d.Encrypted, ""); err != nil {
-			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", whose beacon cannot be computed of a string value: "+err.Error())
-		}
-		prop := d.Encrypted
-		ix.beacon = func(value string) ([]byte, bool, error) { return prot.Beacon(prop, value) }
 	}
 	return ix, nil
 }

@@ -3,8 +3,6 @@ package indexentity
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -138,46 +136,20 @@ func (s *Set[T]) read(ctx context.Context, pk, rk string) (version[T], bool, err
 // key its lists by the plaintext. Such a write is refused with a
 // *KeyError that names the property, not the value.
 func (s *Set[T]) valid(e *T, pk, _ string) error {
-	var secrets map[string]string // property: value in clear, lower-cased
+	var plain map[string]string // the values of indexes in clear, on an encrypted table
+	if s.core.Protected != nil {
+		plain = map[string]string{}
+	}
 	for _, ix := range s.core.Indexes {
 		value, has, err := ix.valueOf(e, pk)
 		if err != nil {
 			return err
 		}
-		if !has || ix.beacon != nil || s.core.Protected == nil {
-			continue
-		}
-		if secrets == nil {
-			if secrets, err = s.secrets(e); err != nil {
-				return err
-			}
-		}
-		low := strings.ToLower(value)
-		for prop, v := range secrets {
-			if strings.Contains(low, v) {
-				return &KeyError{Index: ix.Name, Value: "(the value of encrypted property " + prop + ")", Err: fmt.Errorf("%w: the index's value holds the encrypted property %s in clear: declare Index.Encrypted %q", entity.ErrInvalid, prop, prop)}
-			}
+		if has && ix.beacon == nil && plain != nil {
+			plain[ix.Name] = value
 		}
 	}
-	return nil
-}
-
-// secrets returns e's string values of the properties its encrypted
-// table may encrypt that have 6 bytes or more, lower-cased.
-func (s *Set[T]) secrets(e *T) (map[string]string, error) {
-	d, err := s.core.Protected.ToDynamic(e)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for prop, v := range d.Properties {
-		if str, ok := v.(string); ok && len(str) >= 6 {
-			if _, maybe := s.core.Protected.Encrypts(prop); maybe {
-				out[prop] = strings.ToLower(str)
-			}
-		}
-	}
-	return out, nil
+	return s.core.CheckUndeclared(e, plain)
 }
 
 // validKeys refuses a primary whose keys are invalid or whose RowKey the

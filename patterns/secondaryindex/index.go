@@ -1,7 +1,6 @@
 package secondaryindex
 
 import (
-	"encoding/hex"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,30 +145,18 @@ type index[T any] struct {
 	prefix  string   // Name + "_"
 	props   []string // sorted; nil: all
 	buckets int      // TableWide: the bucket count
-	// beacon is the beacon of a value of Encrypted (nil for a plain
-	// index), cut to beaconLen bytes (a test seam makes them collide).
-	beacon    func(value string) ([]byte, bool, error)
-	beaconLen int
+	// beacon keys the entries of an Encrypted index (nil: in clear).
+	beacon *indexset.Beacon
 	// hidden reports a property of an encrypted table that entries do
 	// not copy (one the table may encrypt, or the scheme's own); nil for
 	// a plain table.
 	hidden func(name string) bool
 }
 
-// beaconBytes is the length of an index's beacons (crypt's HMAC, cut).
-const beaconBytes = 16
-
 // keyText is the text of an indexed value in the index's keys: value
 // itself, or the hex of its beacon for an Encrypted index.
 func (ix *index[T]) keyText(value string) (string, error) {
-	if ix.beacon == nil {
-		return value, nil
-	}
-	b, _, err := ix.beacon(value)
-	if err != nil {
-		return "", &KeyError{Index: ix.Name, Value: "(encrypted " + ix.Encrypted + ")", Err: err}
-	}
-	return hex.EncodeToString(b[:min(len(b), ix.beaconLen)]), nil
+	return indexset.KeyText[pkg](ix.beacon, ix.Name, value)
 }
 
 // copied reports a property of the primary that the entries copy when
@@ -201,30 +188,18 @@ func compile[T any](i int, d Index[T], st *entityfields.Stored, prot *entity.Tab
 	if d.Placement > TableWide {
 		return nil, bad("Placement", "is not SamePartition, OtherPartition or TableWide")
 	}
-	ix := &index[T]{Index: d, prefix: d.Name + "_", beaconLen: beaconBytes}
+	ix := &index[T]{Index: d, prefix: d.Name + "_"}
 	if prot != nil {
 		ix.hidden = func(name string) bool {
 			_, maybe := prot.Encrypts(name)
 			return maybe || strings.HasPrefix(name, crypt.ReservedPrefix)
 		}
 	}
-	switch {
-	case d.Encrypted == "":
-	case prot == nil:
-		return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+" but the primary table is not encrypted (give crypt.Table.Entity, or leave Encrypted empty)")
-	default:
-		always, maybe := prot.Encrypts(d.Encrypted)
-		if !maybe {
-			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which the table stores in clear: leave Encrypted empty to index it as it is, or tag it encrypt")
+	if d.Encrypted != "" {
+		var reason string
+		if ix.beacon, reason = indexset.NewBeacon(prot, d.Encrypted); reason != "" {
+			return nil, bad("Encrypted", reason)
 		}
-		if !always {
-			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", which crypt's Config.Encrypt encrypts for some entities only: tag it encrypt, so that every entity has its beacon")
-		}
-		if _, _, err := prot.Beacon(d.Encrypted, ""); err != nil {
-			return nil, bad("Encrypted", "names "+strconv.Quote(d.Encrypted)+", whose beacon cannot be computed of a string value: "+err.Error())
-		}
-		prop := d.Encrypted
-		ix.beacon = func(value string) ([]byte, bool, error) { return prot.Beacon(prop, value) }
 	}
 	var err error
 	if ix.buckets, err = indexset.Buckets[pkg](i, d.Name, d.Buckets, d.Placement == TableWide, DefaultBuckets, MaxBuckets); err != nil {

@@ -335,10 +335,10 @@
 // property must be tagged encrypt and listed in crypt's Config.Beacons,
 // which reveals which entities share a value.
 //
-//   - No row holds the plaintext of an indexed encrypted value: a raw
-//     scan of every row of the table finds none in clear, hex or base64,
-//     in the SamePartition, OtherPartition and TableWide placements
-//     (TestEncryptedLists); integration/canary's TestNoPlaintextLeaves
+//   - No row or list blob holds the plaintext of an indexed encrypted
+//     value: a raw scan of every row of the table, and of every list
+//     blob's name and content, finds none in clear, hex or base64, in
+//     every placement (TestEncryptedLists); integration/canary's TestNoPlaintextLeaves
 //     scans the whole account, errors and logs, with lost replies.
 //   - A lookup never yields an entity that does not hold the value looked
 //     up: each member is read through the encrypted table, decrypted, and

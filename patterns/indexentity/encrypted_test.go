@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
 	"github.com/tablekit/tablekit/integration"
@@ -63,10 +65,14 @@ func emailIndex(p indexentity.Placement) indexentity.Index[Customer] {
 }
 
 // custSet is the Set of the encrypted table name with the email index at
-// placement p, and the function that brings remote lists in line.
-func custSet(t testing.TB, name string, p indexentity.Placement) (*indexentity.Set[Customer], func()) {
+// placement p, the function that brings remote lists in line, and, for
+// Blob, the container of the lists.
+func custSet(t testing.TB, name string, p indexentity.Placement) (*indexentity.Set[Customer], func(), *container.Client) {
 	t.Helper()
 	cfg := indexentity.Config{PrimaryPrefix: "cust_", Outbox: eventual.OutboxConfig{Grace: -1}}
+	if p == indexentity.Blob {
+		cfg.Blobs = env.Container(t)
+	}
 	settle := func() {}
 	if p != indexentity.SamePartition {
 		qs := patterntest.Queues(t, env, 1)
@@ -87,7 +93,7 @@ func custSet(t testing.TB, name string, p indexentity.Placement) (*indexentity.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, settle
+	return s, settle, cfg.Blobs
 }
 
 // lookupEmails returns the RowKeys and emails a lookup of value finds.
@@ -103,6 +109,45 @@ func lookupEmails(t testing.TB, s *indexentity.Set[Customer], p indexentity.Plac
 		out = append(out, c.RowKey+" "+c.Email)
 	}
 	return out
+}
+
+// plaintextInBlobs returns what of secrets the names and contents of the
+// blobs of c hold, in clear, hex or base64.
+func plaintextInBlobs(t testing.TB, c *container.Client, secrets ...string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var found []string
+	n := 0
+	for pager := c.NewListBlobsFlatPager(nil); pager.More(); {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Segment.BlobItems {
+			n++
+			resp, err := c.NewBlobClient(*b.Name).DownloadStream(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.ToLower(*b.Name + " " + string(body))
+			for _, s := range secrets {
+				for _, form := range []string{s, hex.EncodeToString([]byte(s)), base64.StdEncoding.EncodeToString([]byte(s)), base64.URLEncoding.EncodeToString([]byte(s))} {
+					if strings.Contains(text, strings.ToLower(form)) {
+						found = append(found, form+" in blob "+*b.Name)
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no list blob to scan")
+	}
+	return found
 }
 
 // plaintextIn returns what of secrets a raw scan of the table finds, in
@@ -131,19 +176,20 @@ func plaintextIn(t testing.TB, name string, secrets ...string) []string {
 }
 
 // TestEncryptedLists: a Set over an encrypted table (crypt.Table.Entity)
-// whose index of the encrypted email declares Encrypted, in each table
-// placement: its lists are kept under the email's beacon, a lookup
+// whose index of the encrypted email declares Encrypted, in each
+// placement (Blob: lists in blobs): its lists are kept under the email's beacon, a lookup
 // returns the customers holding the email, decrypted, and none that held it before; Check finds nothing;
 // and a raw scan of every row (primaries, index entities, outbox intents)
-// finds no email in clear, hex or base64.
+// and of every list blob (its name and content) finds no email in clear,
+// hex or base64.
 func TestEncryptedLists(t *testing.T) {
 	t.Parallel()
-	for _, p := range []indexentity.Placement{indexentity.SamePartition, indexentity.OtherPartition, indexentity.TableWide} {
+	for _, p := range []indexentity.Placement{indexentity.SamePartition, indexentity.OtherPartition, indexentity.TableWide, indexentity.Blob} {
 		t.Run(p.String(), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			name := patterntest.Table[entity.DynamicEntity](t, env).Name()
-			s, settle := custSet(t, name, p)
+			s, settle, blobs := custSet(t, name, p)
 			emails := []string{"ann.secret@contoso.com", "bob.secret@contoso.com"}
 			for i, m := range []string{emails[0], emails[1], emails[0]} {
 				if err := s.Insert(ctx, &Customer{PartitionKey: "eu", RowKey: custid(i), Tier: "gold", Email: m}); err != nil {
@@ -167,6 +213,11 @@ func TestEncryptedLists(t *testing.T) {
 			noDrift(t, s)
 			if leaks := plaintextIn(t, name, emails...); len(leaks) != 0 {
 				t.Errorf("plaintext in the table: %q", leaks)
+			}
+			if blobs != nil {
+				if leaks := plaintextInBlobs(t, blobs, emails...); len(leaks) != 0 {
+					t.Errorf("plaintext in the lists' blobs: %q", leaks)
+				}
 			}
 		})
 	}
@@ -202,7 +253,7 @@ func TestEncryptedListCollisions(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			name := patterntest.Table[entity.DynamicEntity](t, env).Name()
-			s, settle := custSet(t, name, p)
+			s, settle, _ := custSet(t, name, p)
 			indexentity.TruncateBeacons(s, 1)
 			a, b := collide(t, custTable(t, env, name))
 			for i, v := range []string{a, b, a} {

@@ -82,7 +82,8 @@
 // group transactions from each other, even in different tables: its table
 // store keeps one rollback list for the whole emulator, which every batch
 // in flight shares. Rarely, under many concurrent batches some of which
-// fail, a transaction that reported success is left partly undone. Seen
+// fail, rows written together by one transaction are left inconsistent
+// with each other, as a transaction partly undone would leave them. Seen
 // with indexentity's spilled lists: four processes running TestSpill 15
 // times each against one Azurite failed 4 runs of 60 (a member outside
 // its chunk's range, read after every writer had finished), the same four

@@ -22,6 +22,10 @@
 //
 // # Sources
 //
+// [FromEnvironment] builds the account tablekit's examples, tour and
+// tests use: TABLEKIT_CONNECTION_STRING, or else TABLEKIT_ACCOUNT_URL
+// with azidentity's default credential (TestFromEnvironment).
+//
 // [NewFromConnectionString] reads the storage connection strings the portal,
 // the Azure CLI and Azurite give: AccountName and AccountKey (with
 // DefaultEndpointsProtocol and EndpointSuffix, or explicit TableEndpoint,

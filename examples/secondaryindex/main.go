@@ -25,7 +25,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
@@ -44,7 +43,7 @@ type Names struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	acct, err := connect()
+	acct, err := account.FromEnvironment(nil)
 	if err == nil {
 		err = run(ctx, acct, Names{Staff: "Staff", ByQueue: "StaffIndexedByQueue", IndexQueue: "staff-index", Inline: "StaffIndexedInline"}, os.Stdout)
 	}
@@ -53,25 +52,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "secondaryindex example:", err)
 		os.Exit(1)
 	}
-}
-
-// connect returns the storage account the environment names:
-// TABLEKIT_CONNECTION_STRING (a connection string, or
-// UseDevelopmentStorage=true for Azurite on its default ports), or else
-// TABLEKIT_ACCOUNT_URL (https://NAME.table.core.windows.net/) with
-// azidentity's default credential.
-func connect() (*account.Account, error) {
-	if cs := os.Getenv("TABLEKIT_CONNECTION_STRING"); cs != "" {
-		return account.NewFromConnectionString(cs, nil)
-	}
-	if url := os.Getenv("TABLEKIT_ACCOUNT_URL"); url != "" {
-		cred, err := azidentity.NewDefaultAzureCredential(nil)
-		if err != nil {
-			return nil, err
-		}
-		return account.New(url, cred, nil)
-	}
-	return nil, errors.New("set TABLEKIT_CONNECTION_STRING (UseDevelopmentStorage=true for Azurite) or TABLEKIT_ACCOUNT_URL")
 }
 
 // Employee is the guide's employee: the department is the PartitionKey,

@@ -50,7 +50,8 @@ func TestNoPanicOnNilOperations(t *testing.T) {
 					_, _ = account.NewFromConnectionString("", nil)
 					_, _ = account.NewFromConnectionString(";=;", &account.Options{})
 				},
-				"NewFromSASURL": func() { _, _ = account.NewFromSASURL("", nil); _, _ = account.NewFromSASURL("http://x/?", nil) },
+				"NewFromSASURL":   func() { _, _ = account.NewFromSASURL("", nil); _, _ = account.NewFromSASURL("http://x/?", nil) },
+				"FromEnvironment": func() { _, _ = account.FromEnvironment(nil); _, _ = account.FromEnvironment(&account.Options{}) },
 				"Provision": func() {
 					_ = account.Provision(ctx)
 					_ = account.Provision(ctx, nil, nilDyn, account.QueueProvisioner(nil))

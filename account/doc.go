@@ -22,9 +22,9 @@
 //
 // # Sources
 //
-// [FromEnvironment] builds the account tablekit's examples, tour and
-// tests use: TABLEKIT_CONNECTION_STRING, or else TABLEKIT_ACCOUNT_URL
-// with azidentity's default credential (TestFromEnvironment).
+// [FromEnvironment] builds the account tablekit's example programs use:
+// TABLEKIT_CONNECTION_STRING, or else TABLEKIT_ACCOUNT_URL with
+// azidentity's default credential (TestFromEnvironment).
 //
 // [NewFromConnectionString] reads the storage connection strings the portal,
 // the Azure CLI and Azurite give: AccountName and AccountKey (with

@@ -20,24 +20,31 @@ func perOp(b *testing.B, m *cost.Meter, s cost.Snapshot) {
 }
 
 // paired runs the operations once each per iteration, in an order that
-// rotates, and reports each one's mean time and the first's speed
-// relative to the others (their time over its): on a loaded machine the
+// rotates, and reports each one's mean time and client CPU, the first's
+// speed relative to the others (their time over its) and its CPU relative
+// to theirs (its CPU over theirs: cpu-vs-…): on a loaded machine the
 // operations share the same moments, so the ratio holds where separate
 // sub-benchmarks drift apart.
 func paired(b *testing.B, names []string, ops ...func(i int)) {
 	d := make([]time.Duration, len(ops))
+	cpu := make([]time.Duration, len(ops))
 	for i := 0; b.Loop(); i++ {
 		for k := range ops {
 			j := (k + i) % len(ops)
-			t0 := time.Now()
+			t0, c0 := time.Now(), processCPU()
 			ops[j](i)
 			d[j] += time.Since(t0)
+			cpu[j] += processCPU() - c0
 		}
 	}
 	for j, name := range names {
 		b.ReportMetric(float64(d[j].Microseconds())/float64(b.N), name+"-µs/op")
+		b.ReportMetric(float64(cpu[j].Microseconds())/float64(b.N), name+"-cpu-µs/op")
 		if j > 0 {
 			b.ReportMetric(float64(d[j])/float64(d[0]), "speed-vs-"+name)
+			if cpu[j] > 0 {
+				b.ReportMetric(float64(cpu[0])/float64(cpu[j]), "cpu-vs-"+name)
+			}
 		}
 	}
 }

@@ -60,7 +60,10 @@
 // fields that the crypt policy may choose, denormalize's copies into a
 // property the targets' table does not encrypt, eventual.Move into a table
 // without encryption (entity/crypt's doc lists each pattern; the canary in
-// integration/canary proves no plaintext leaves).
+// integration/canary proves no plaintext leaves). The index Sets key an
+// index of an encrypted property (Index.Encrypted) by the value's beacon
+// and check every lookup against the decrypted primary; rotation, which
+// makes its period tables itself, wraps each through Config.Open.
 //
 // # Choosing an index
 //
@@ -76,6 +79,8 @@
 //	a value whatever the partition          secondaryindex TableWide         writer 5; + the worker's  unique: 1 point query;
 //	  ("order 10042", "status pending")     entries' partition from the                                non-unique: 1 range query;
 //	                                        value, Buckets of them                                     prefix: Buckets queries
+//	the same, with no queue worker          TableWide with an inline         unique: 8, all in         as TableWide
+//	                                        processor (eventual.NewInline)   the write's path
 //	every entity of a value with very       indexentity (in the partition,   2 in the partition (list  the list (Buckets of them
 //	  many members ("all Jones in Sales")   elsewhere, table-wide)           read + transaction);      table-wide), then 1 point
 //	                                                                         table-wide 3,

@@ -111,6 +111,12 @@ func lookupEmails(t testing.TB, s *indexentity.Set[Customer], p indexentity.Plac
 	return out
 }
 
+// forms are the ways a secret may be stored: as it is, hex, base64.
+func forms(s string) []string {
+	b := []byte(s)
+	return []string{s, hex.EncodeToString(b), base64.StdEncoding.EncodeToString(b), base64.URLEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b)}
+}
+
 // plaintextInBlobs returns what of secrets the names and contents of the
 // blobs of c hold, in clear, hex or base64.
 func plaintextInBlobs(t testing.TB, c *container.Client, secrets ...string) []string {
@@ -136,7 +142,7 @@ func plaintextInBlobs(t testing.TB, c *container.Client, secrets ...string) []st
 			}
 			text := strings.ToLower(*b.Name + " " + string(body))
 			for _, s := range secrets {
-				for _, form := range []string{s, hex.EncodeToString([]byte(s)), base64.StdEncoding.EncodeToString([]byte(s)), base64.URLEncoding.EncodeToString([]byte(s))} {
+				for _, form := range forms(s) {
 					if strings.Contains(text, strings.ToLower(form)) {
 						found = append(found, form+" in blob "+*b.Name)
 					}
@@ -164,7 +170,7 @@ func plaintextIn(t testing.TB, name string, secrets ...string) []string {
 		for _, body := range page.Entities {
 			text := strings.ToLower(string(body))
 			for _, s := range secrets {
-				for _, form := range []string{s, hex.EncodeToString([]byte(s)), base64.StdEncoding.EncodeToString([]byte(s)), base64.URLEncoding.EncodeToString([]byte(s)), base64.RawStdEncoding.EncodeToString([]byte(s))} {
+				for _, form := range forms(s) {
 					if strings.Contains(text, strings.ToLower(form)) {
 						found = append(found, form+" in "+string(body))
 					}

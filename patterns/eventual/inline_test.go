@@ -452,3 +452,51 @@ func TestInlineEnqueueRunsOrRefuses(t *testing.T) {
 		t.Error("a message ran although another of the call was refused")
 	}
 }
+
+// TestNoGraceIgnoresClockSkew: with NoGrace, Relay sends an intent however
+// its row's Timestamp, set by the server's clock, compares with this
+// process's clock — here an hour behind (Azurite's own Timestamps run up
+// to 1 ms ahead of the time they were written).
+func TestNoGraceIgnoresClockSkew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ip := newInlinePayroll(t)
+	ip.seed(t)
+	behind := func() time.Time { return time.Now().Add(-time.Hour) }
+	kind := eventual.NewKind[json.RawMessage]("Later.v1")
+	// The writer's handler fails, so its Submit leaves the intent.
+	w, err := eventual.NewInline(eventual.Config{Now: behind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eventual.Handle(w, kind, func(context.Context, json.RawMessage) error { return errors.New("not yet") }, eventual.HandleOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wo, err := eventual.NewOutbox(w, ip.emps, eventual.OutboxConfig{Grace: eventual.NoGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := eventual.Message{Kind: kind.Name(), ID: "later-1", Payload: json.RawMessage(`{}`)}
+	if err := wo.Submit(ctx, "Sales", nil, m); err != nil {
+		t.Fatal(err)
+	}
+	// The relay's handler succeeds.
+	var ran atomic.Int32
+	r, err := eventual.NewInline(eventual.Config{Now: behind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eventual.Handle(r, kind, func(context.Context, json.RawMessage) error { ran.Add(1); return nil }, eventual.HandleOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := eventual.NewOutbox(r, ip.emps, eventual.OutboxConfig{Grace: eventual.NoGrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := ro.Relay(ctx); sent != 1 || err != nil || ran.Load() != 1 {
+		t.Fatalf("Relay with a clock an hour behind: sent %d, ran %d, %v; want the intent sent", sent, ran.Load(), err)
+	}
+	if rows := patterntest.Collect(t, ip.emps.Query(ctx, entity.Query{})); len(rows) != 1 {
+		t.Errorf("rows left: %d, want the employee only", len(rows))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -113,3 +114,23 @@ func (c *Copies[T, S]) writeOptions(op string, key Key, opts []WriteOptions) ([]
 // maxMessages is the most messages of the caller's one write commits: the
 // transaction's operations, less the change's own.
 const maxMessages = 99
+
+// checkModify checks, before any request, what ModifySource and
+// ModifyTarget are asked: a usable Copies, a mode they honour, a change
+// function, valid keys and write options; it returns the messages of the
+// write options.
+func (c *Copies[T, S]) checkModify(op string, key Key, opts entity.ModifyOptions, noChange bool, wopts []WriteOptions) ([]eventual.Message, error) {
+	if err := c.ok(); err != nil {
+		return nil, err
+	}
+	if err := checkMode(op, opts.Mode); err != nil {
+		return nil, err
+	}
+	if noChange {
+		return nil, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
+	}
+	if err := validKey(key); err != nil {
+		return nil, err
+	}
+	return c.writeOptions(op, key, wopts)
+}

@@ -104,20 +104,8 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOpti
 // most once.
 func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error, opts entity.ModifyOptions, wopts ...WriteOptions) (S, error) {
 	var out S
-	if err := c.ok(); err != nil {
-		return out, err
-	}
-	if err := checkMode("ModifySource", opts.Mode); err != nil {
-		return out, err
-	}
-	if change == nil {
-		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
-	}
 	key := Key{pk, rk}
-	if err := validKey(key); err != nil {
-		return out, err
-	}
-	user, err := c.writeOptions("ModifySource", key, wopts)
+	user, err := c.checkModify("ModifySource", key, opts, change == nil, wopts)
 	if err != nil {
 		return out, err
 	}

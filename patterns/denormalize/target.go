@@ -98,20 +98,8 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 // the change again; Refresh the target (TestVerifyCopyFails).
 func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
 	var out T
-	if err := c.ok(); err != nil {
-		return out, err
-	}
-	if err := checkMode("ModifyTarget", opts.Mode); err != nil {
-		return out, err
-	}
-	if change == nil {
-		return out, &entity.ValidationError{Rule: "change function", Limit: "non-nil", Value: "nil"}
-	}
 	key := Key{pk, rk}
-	if err := validKey(key); err != nil {
-		return out, err
-	}
-	user, err := c.writeOptions("ModifyTarget", key, wopts)
+	user, err := c.checkModify("ModifyTarget", key, opts, change == nil, wopts)
 	if err != nil {
 		return out, err
 	}

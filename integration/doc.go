@@ -78,20 +78,6 @@
 //
 //	go run github.com/tablekit/tablekit/integration/azurite/sharedrun -n 3 -- go test ./...
 //
-// Azurite (3.37, the pinned version) does not isolate concurrent entity
-// group transactions from each other, even in different tables: its table
-// store keeps one rollback list for the whole emulator, which every batch
-// in flight shares. Rarely, under many concurrent batches some of which
-// fail, rows written together by one transaction are left inconsistent
-// with each other, as a transaction partly undone would leave them. Seen
-// with indexentity's spilled lists: four processes running TestSpill 15
-// times each against one Azurite failed 4 runs of 60 (a member outside
-// its chunk's range, read after every writer had finished), the same four
-// processes against four Azurites 0 of 60, one process alone 0 of 30. The
-// Table service commits each entity group transaction atomically and in
-// isolation; a test that fails this way on Azurite alone, never on a live
-// account, is the emulator's.
-//
 // # Service profiles
 //
 // TABLEKIT_PROFILE=cosmos ([EnvProfile], [ProfileCosmos]) makes every table

@@ -128,13 +128,21 @@
 //     continuation entities instead of failing. The first entity then
 //     holds a directory ([PropChunks]: number and first member of each
 //     continuation) and each continuation the members of one key range;
-//     a change reads the directory and the one continuation whose range
-//     holds the member, and writes that continuation on condition of its
+//     a change reads the directory, the one continuation whose range
+//     holds the member, and the directory again — changed, the round
+//     starts again — and writes that continuation on condition of its
 //     ETag (a split also rewrites the directory, on condition of its
 //     own). An entity's range only shrinks when it is split, which
-//     rewrites it, so the one ETag guards the change. TestLargeValue
-//     proves it with one value held by 20,000 employees, built in bulk
-//     (BulkWrite, then Rebuild); for the full 100,000 run
+//     rewrites it and the directory: the directory unchanged across the
+//     continuation's read gives the range the continuation had, and the
+//     continuation's ETag guards it until the write: an insert and a
+//     delete whose continuation is split between their reads of the
+//     directory and of it start again, and the list stays exact
+//     (TestSpillBesideSplits; two writers racing through splits and
+//     emptying: TestSpill). TestLargeValue
+//     builds one value held by 4,000 employees with 40-character keys
+//     (the list's bytes of 20,000 keys of 7) in bulk (BulkWrite, then
+//     Rebuild); for the full 100,000 run
 //     `go test ./patterns/indexentity -run TestLargeValue -args -long`.
 //     Blob lists have no such limit.
 //
@@ -145,7 +153,8 @@
 //  1. read the entity (not for Insert): its values before the write;
 //  2. for each SamePartition index whose value changes: read the old
 //     value's first index entity (and, for a spilled list, the
-//     continuation holding the entity), and the new value's;
+//     continuation holding the entity and the first entity again), and
+//     the new value's;
 //  3. one entity group transaction: the index entities changed, each on
 //     condition of its ETag (the guide's rename touches three: the
 //     entity, the old value's list and the new value's), then the
@@ -284,7 +293,7 @@
 // # Costs and limits
 //
 // A write that changes one SamePartition value costs the entity's read,
-// two index entity reads (four for spilled lists) and one transaction; an
+// two index entity reads (six for spilled lists) and one transaction; an
 // unchanged value costs nothing more than the write. An index entity is a
 // hot spot: every writer of a value's entities writes it, so writers of
 // one popular value queue behind each other (Config.Retry bounds how
@@ -310,7 +319,7 @@
 // costs the primary's transaction (with the message's intent), the send
 // and the intent's delete, then the worker's receive, its read of the
 // primary, a read and a conditional write of each list it leaves or
-// enters (one more read for a spilled list), the read again and the
+// enters (two more reads for a spilled list), the read again and the
 // message's delete: for an insert 3 storage transactions in the write's
 // path and 9 in all, for a change of value (after Modify's read) 12. A LookupValueAll of n members costs
 // Buckets range queries (one page each for lists that fit an entity) and

@@ -15,12 +15,15 @@ import (
 // Config.MaxEntityBytes, a head holding a directory of continuation
 // entities (RowKey Name_value plus a number), each holding the members
 // of one key range. A change of one member reads the head and, for a
-// directory, the one continuation entity whose range holds the member,
-// and writes that entity on condition of its ETag; a split of an entity
-// also rewrites the head, on condition of its ETag. Two writers of one
-// entity cannot both succeed, and an entity's range only shrinks when it
-// is split (rewritten), so the ETag of the one entity changed guards the
-// change.
+// directory, the one continuation entity whose range holds the member and
+// then the head again, unchanged (else the round starts again), and
+// writes that entity on condition of its ETag; a split of an entity also
+// rewrites the head, on condition of its ETag. Two writers of one entity
+// cannot both succeed, and an entity's range only shrinks when it is
+// split (rewritten, and the head with it): the head unchanged across the
+// continuation's read gives the range the continuation had when it was
+// read, and the continuation's ETag guards it from then until the write
+// (TestSpillBesideSplits).
 
 // errChanged reports an index entity changed since it was read: the round
 // starts again from the reads. It matches entity.ErrPreconditionFailed,
@@ -130,6 +133,20 @@ func (s *Set[T]) readFor(ctx context.Context, ix *index[T], epk, value, member s
 	l.at = &c
 	if l.members, _, _, err = decodeRow(&c, false); err != nil {
 		return nil, l.corrupt(&c, err)
+	}
+	// The continuation may have been read after a split that the head
+	// read before it does not show: the continuation rewritten with a
+	// narrower range, the member's part moved to a new one. Its ETag
+	// would then guard a write to the wrong entity. Read the head again:
+	// unchanged, it names the continuation's range as it was when the
+	// continuation was read, and a split after that changes the
+	// continuation's ETag, which the write is conditional on.
+	again, err := t.Get(ctx, epk, ix.headRK(value))
+	if err != nil && !errors.Is(err, entity.ErrNotFound) {
+		return nil, &StepError{Step: "read index entity", Index: ix.Name, PartitionKey: epk, RowKey: ix.headRK(value), Err: err}
+	}
+	if err != nil || again.ETag != h.ETag {
+		return nil, errChanged
 	}
 	return l, nil
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
@@ -169,6 +173,137 @@ func TestSpill(t *testing.T) {
 		t.Errorf("%d index entities left for an empty list", len(rows))
 	}
 	noDrift(t, s)
+}
+
+// TestSpillBesideSplits: a writer reads a spilled list's directory, then
+// — before it reads the continuation that holds its member — another
+// writer splits that continuation, moving the member's part of its range
+// to a new one. The first writer must not add its member to the
+// narrowed continuation (a member outside its entity's range, which
+// Members refuses as corrupt): it reads the directory again, finds it
+// changed, and starts again. The list is exact and Check finds no drift.
+func TestSpillBesideSplits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := indexentity.Config{MaxEntityBytes: 8 << 10, Retry: hot}
+	s, emps := newLocal(t, cfg)
+	bags := patterntest.View[entity.DynamicEntity](t, env, emps)
+	member := func(j int) string { return keys.Pad(int64(j), 60) }
+	var want []string
+	held := map[int]bool{}
+	insert := func(s *indexentity.Set[Employee], j int) {
+		t.Helper()
+		if err := s.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: member(j), LastName: "Jones"}); err != nil {
+			t.Fatal(err)
+		}
+		want, held[j] = append(want, member(j)), true
+	}
+	// Tens, until the list has spilled into two continuations: the gaps
+	// leave room to fill a continuation below any member.
+	for j := 0; len(directory(t, bags)) < 2; j += 10 {
+		insert(s, j)
+	}
+	// m is the last number of the first continuation's range.
+	bound, err := strconv.Atoi(directory(t, bags)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := bound - 1
+	// splitAt fills the continuation whose range holds m from its lower
+	// bound until it splits: m's part of its range goes to a new one.
+	splitAt := func() {
+		bounds := directory(t, bags)
+		low := 0
+		for _, b := range bounds[1:] {
+			if j, _ := strconv.Atoi(b); j <= m {
+				low = j
+			}
+		}
+		for j := low; j < m; j++ {
+			if !held[j] {
+				insert(s, j)
+				if len(directory(t, bags)) > len(bounds) {
+					return
+				}
+			}
+		}
+		t.Fatalf("the continuation of %d did not split", m)
+	}
+	// late is a Set whose n-th index entity read (the continuation, after
+	// the directory) waits for splitAt.
+	late := func() (*indexentity.Set[Employee], *beforeNth) {
+		gate := &beforeNth{n: 2, fn: splitAt, match: func(r *http.Request) bool {
+			return r.Method == http.MethodGet && strings.Contains(r.URL.Path, "lastname_Jones")
+		}}
+		ls, err := indexentity.New(patterntest.View[Employee](t, env.With(gate), emps), cfg, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls, gate
+	}
+	check := func(step string, gate *beforeNth) {
+		t.Helper()
+		if gate.seen.Load() < 2 {
+			t.Fatalf("%s: %d index entity reads; the split never ran between them", step, gate.seen.Load())
+		}
+		slices.SortFunc(want, keys.Compare)
+		got, err := s.Members(ctx, "lastname", "Sales", "Jones")
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: Members: %d, want %d", step, len(got), len(want))
+		}
+		noDrift(t, s)
+	}
+	// An insert of m beside the split of its continuation.
+	ls, gate := late()
+	insert(ls, m)
+	check("insert", gate)
+	// A delete of m beside the next split of its continuation.
+	ls, gate = late()
+	if err := ls.Delete(ctx, "Sales", member(m), ""); err != nil {
+		t.Fatal(err)
+	}
+	want = slices.DeleteFunc(want, func(w string) bool { return w == member(m) })
+	check("delete", gate)
+}
+
+// directory returns the lower bounds of the continuations of the Jones
+// list in Sales, as its first entity's directory lists them ("" first);
+// nil while the list has not spilled.
+func directory(t *testing.T, bags *entity.Table[entity.DynamicEntity]) []string {
+	t.Helper()
+	head, err := bags.Get(context.Background(), "Sales", "lastname_Jones")
+	if errors.Is(err, entity.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := head.Properties[indexentity.PropChunks].(string)
+	var bounds []string
+	for line := range strings.Lines(text) {
+		_, from, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+		bounds = append(bounds, from)
+	}
+	return bounds
+}
+
+// beforeNth is a pipeline policy that runs fn once, before the n-th
+// request that match selects is sent.
+type beforeNth struct {
+	n     int32
+	match func(*http.Request) bool
+	fn    func()
+	seen  atomic.Int32
+}
+
+func (b *beforeNth) Do(req *policy.Request) (*http.Response, error) {
+	if b.match(req.Raw()) && b.seen.Add(1) == b.n {
+		b.fn()
+	}
+	return req.Next()
 }
 
 // indexRows lists the index entities of one value.

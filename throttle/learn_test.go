@@ -255,15 +255,14 @@ func TestLearnedLimitFollowsADrop(t *testing.T) {
 // process's part of it comes from statistics — a throttle lands on a
 // process in proportion to its tries, and the probe's step of a key of
 // 10 tries a second or more is the same for all — so it is asserted with
-// margin: with single entities each
-// process within 50% of its fair share in the worst of several runs; with
-// transactions, whose few throttled tries leave shares apart, only that
-// none is starved (under 2% of its share) or takes nearly the whole
-// partition (over 3.8 shares).
-// The log gives the spread, the runs with every process within 25%, and
-// the throttled tries per process, the only news of the others a process
-// gets; with TABLEKIT_FULL=1 it makes 16 runs of each, the package
-// doc's numbers.
+// margin: with single entities each process within 50% of its fair share
+// in the worst of several runs; with transactions, whose few throttled
+// tries leave shares apart, only that none is starved (under 2% of its
+// share) or takes nearly the whole partition (over 3.8 shares). The log
+// gives the spread, the runs with every process within 25%, and the
+// throttled tries per process, the only news of the others a process
+// gets; with TABLEKIT_FULL=1 it makes 16 runs of each, the package doc's
+// numbers.
 func TestLearnedLimitFourProcesses(t *testing.T) {
 	runs := seeds
 	if full() {

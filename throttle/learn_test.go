@@ -248,44 +248,58 @@ func TestLearnedLimitFollowsADrop(t *testing.T) {
 }
 
 // TestLearnedLimitFourProcesses: four processes, each with its own
-// Limiter, writing single entities to one partition of 60 entities/s
-// (fair share 15): at most 5% of the tries are throttled, the partition's
-// limit is used, and each process gets a fair part of it over two
-// minutes after the warm-up. Fairness comes from statistics — a throttle
-// lands on a process in proportion to its tries, and the probe's step is
-// the same for all — so it is asserted with margin, each process within
-// 50% of its fair share in the worst of several runs; the package doc
-// gives the measured spread (within 25% in 22 runs of 24).
-// Transactions of 10 entities, and of 100 at 1,000 entities/s, are
-// measured and logged: fewer tries, fewer throttles to share by.
+// Limiter, write to one partition — single entities at 60 entities/s
+// (fair share 15), transactions of 10 entities at 60/s, transactions of
+// 100 at 1,000/s — and over two minutes after the warm-up at most 5% of
+// the tries are throttled and the partition's limit is used. Each
+// process's part of it comes from statistics — a throttle lands on a
+// process in proportion to its tries, and the probe's step of a key of
+// 10 tries a second or more is the same for all — so it is asserted with
+// margin: with single entities each process within 50% of its fair share
+// in the worst of several runs; with transactions, whose few throttled
+// tries leave shares apart, only that none is starved (under 2% of its
+// share) or takes nearly the whole partition (over 3.8 shares). The log
+// gives the spread, the runs with every process within 25%, and the
+// throttled tries per process, the only news of the others a process
+// gets; with TABLEKIT_FULL=1 it makes 16 runs of each, the package doc's
+// numbers.
 func TestLearnedLimitFourProcesses(t *testing.T) {
+	runs := seeds
+	if full() {
+		runs = 16
+	}
 	for _, c := range []struct {
 		name   string
 		ld     load
-		assert bool
+		lo, hi float64 // the asserted bounds of a process's share, % of its fair share
 	}{
-		{"single entities, 60/s", load{partitions: 1, batch: 1, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, true},
-		{"transactions of 10, 60/s", load{partitions: 1, batch: 10, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, false},
-		{"transactions of 100, 1000/s", load{partitions: 1, batch: 100, processes: 4, partRate: 1000, acctRate: throttle.AccountTarget}, false},
+		{"single entities, 60/s", load{partitions: 1, batch: 1, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, 50, 150},
+		{"transactions of 10, 60/s", load{partitions: 1, batch: 10, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, 2, 380},
+		{"transactions of 100, 1000/s", load{partitions: 1, batch: 100, processes: 4, partRate: 1000, acctRate: throttle.AccountTarget}, 2, 380},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.ld.duration = 130 * time.Second
-			thr, ach, all := worst(t, c.ld, seeds, 10*time.Second, 130*time.Second)
+			thr, ach, all := worst(t, c.ld, runs, 10*time.Second, 130*time.Second)
 			lo, hi := 1e9, 0.0
+			within, throttled := 0, 0
 			for _, o := range all {
+				in := true
 				for _, f := range o.fairPct {
 					lo, hi = min(lo, f), max(hi, f)
+					in = in && f >= 75 && f <= 125
 				}
+				if in {
+					within++
+				}
+				throttled += o.throttled
 			}
-			t.Logf("%s: %.1f%% throttled, %.1f%% of the limit, each process %.0f–%.0f%% of its fair share (worst of %d runs)", c.name, thr, ach, lo, hi, seeds)
-			if !c.assert {
-				return
-			}
+			perProc := float64(throttled) / float64(len(all)*c.ld.processes)
+			t.Logf("%s: %.1f%% throttled, %.1f%% of the limit, each process %.0f–%.0f%% of its fair share (worst of %d runs); every process within 25%% in %d runs of %d; %.1f throttled tries per process", c.name, thr, ach, lo, hi, runs, within, runs, perProc)
 			if thr > 5 || ach < 85 {
 				t.Errorf("%.1f%% of tries throttled, %.1f%% of the limit achieved", thr, ach)
 			}
-			if lo < 50 || hi > 150 {
-				t.Errorf("a process got %.0f%% or %.0f%% of its fair share", lo, hi)
+			if lo < c.lo || hi > c.hi {
+				t.Errorf("a process got %.0f%% or %.0f%% of its fair share: want %.0f%% to %.0f%%", lo, hi, c.lo, c.hi)
 			}
 		})
 	}

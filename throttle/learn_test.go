@@ -257,8 +257,8 @@ func TestLearnedLimitFollowsADrop(t *testing.T) {
 // 10 tries a second or more is the same for all — so it is asserted with
 // margin: with single entities each process within 50% of its fair share
 // in the worst of several runs; with transactions, whose few throttled
-// tries leave shares apart, only that none is starved (under 2% of its
-// share) or takes nearly the whole partition (over 3.8 shares). The log
+// tries leave shares apart, only that none is starved (under 1% of its
+// share) or takes the whole partition (4 shares), at most 6% throttled. The log
 // gives the spread, the runs with every process within 25%, and the
 // throttled tries per process, the only news of the others a process
 // gets; with TABLEKIT_FULL=1 it makes 16 runs of each, the package doc's
@@ -272,10 +272,13 @@ func TestLearnedLimitFourProcesses(t *testing.T) {
 		name   string
 		ld     load
 		lo, hi float64 // the asserted bounds of a process's share, % of its fair share
+		maxThr float64 // the asserted bound of the tries throttled, %
 	}{
-		{"single entities, 60/s", load{partitions: 1, batch: 1, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, 50, 150},
-		{"transactions of 10, 60/s", load{partitions: 1, batch: 10, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, 2, 380},
-		{"transactions of 100, 1000/s", load{partitions: 1, batch: 100, processes: 4, partRate: 1000, acctRate: throttle.AccountTarget}, 2, 380},
+		{"single entities, 60/s", load{partitions: 1, batch: 1, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, 50, 150, 5},
+		// Asserted with margin over the worst of 48 runs (5–304% of the
+		// fair share, 4.3% throttled; 11–215%, 1.9%).
+		{"transactions of 10, 60/s", load{partitions: 1, batch: 10, processes: 4, partRate: 60, acctRate: throttle.AccountTarget}, 1, 400, 6},
+		{"transactions of 100, 1000/s", load{partitions: 1, batch: 100, processes: 4, partRate: 1000, acctRate: throttle.AccountTarget}, 1, 400, 6},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.ld.duration = 130 * time.Second
@@ -295,7 +298,7 @@ func TestLearnedLimitFourProcesses(t *testing.T) {
 			}
 			perProc := float64(throttled) / float64(len(all)*c.ld.processes)
 			t.Logf("%s: %.1f%% throttled, %.1f%% of the limit, each process %.0f–%.0f%% of its fair share (worst of %d runs); every process within 25%% in %d runs of %d; %.1f throttled tries per process", c.name, thr, ach, lo, hi, runs, within, runs, perProc)
-			if thr > 5 || ach < 85 {
+			if thr > c.maxThr || ach < 85 {
 				t.Errorf("%.1f%% of tries throttled, %.1f%% of the limit achieved", thr, ach)
 			}
 			if lo < c.lo || hi > c.hi {

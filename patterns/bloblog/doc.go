@@ -44,6 +44,11 @@
 // Logger did not create, is left for a new blob, to which the block goes;
 // a blob another writer appended to is left too, and the block is written
 // again elsewhere unless the bytes at its position are the block's own.
+// The metadata is set and each block appended on condition of the blob's
+// ETag as the Logger last wrote or read it, so a Logger never writes its
+// range and id over a blob that replaced its own under the same name,
+// nor appends to it when its length happens to match: it leaves that
+// blob, whose records a reader still finds (TestBesideAReplacedBlob).
 // Records in a blob someone else deleted or replaced are gone with it. A
 // record that cannot be written (a *RecordError) is refused alone, before
 // it is buffered (TestOneBadRecordAmongMany).
@@ -56,16 +61,20 @@
 //     (once per period), and create the next blob, if it does not exist,
 //     with the block's time range and the Logger's id in its metadata.
 //  2. When the block's records fall outside the blob's recorded range:
-//     widen the range in the metadata.
+//     widen the range in the metadata, on condition of the blob's ETag.
 //  3. Append the block at the position the Logger expects (the append
-//     position condition), with the blob's size limit.
+//     position condition) on condition of the blob's ETag, with the
+//     blob's size limit.
 //
 // # Failure and recovery
 //
 // A crash between 2 and 3 leaves a blob whose range is wider than its
-// records: readers read it and find nothing more. A lost reply to 3 makes
-// azcore's retry fail on the position condition; the blob's length then
-// shows the block was appended, and it is not appended again. When even
+// records: readers read it and find nothing more. A lost reply to 2 makes
+// azcore's retry fail on the ETag: the Logger leaves the blob, whose
+// range is then only wider than its records, for a new one. A lost reply
+// to 3 makes azcore's retry fail on its conditions (ETag, position); the
+// blob's length then shows the block was appended, and it is not
+// appended again. When even
 // that check fails, the block is kept and sent again at the same position
 // before anything else of its period, which appends it exactly once. A
 // lost reply to 1 makes the retry find the blob, and its metadata says

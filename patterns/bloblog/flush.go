@@ -24,6 +24,11 @@ type active struct {
 	size   int64 // bytes written, the next block's append position
 	blocks int
 	meta   blobMeta
+	// etag is the blob's ETag as this Logger last wrote or read it: its
+	// metadata is set and its blocks appended on condition of it, so that
+	// nothing is written over a blob someone else changed or replaced
+	// since — one of the same name and length included.
+	etag azcore.ETag
 	// left: someone else wrote to the blob; nothing more is appended to it.
 	left bool
 	// unsure is a block whose append had no answer: it may or may not be in
@@ -165,15 +170,21 @@ func (l *Logger) appendBlock(ctx context.Context, p int64, blk block) error {
 		}
 		if !b.meta.covers(blk.lo, blk.hi) {
 			m := b.meta.widen(blk.lo, blk.hi)
-			if _, err := b.client.SetMetadata(ctx, m.encode(), nil); gone(err) {
-				// Deleted by someone else: the next round starts a new
-				// blob.
+			resp, err := b.client.SetMetadata(ctx, m.encode(), &blob.SetMetadataOptions{
+				AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &b.etag}}})
+			if gone(err) || changed(err) {
+				// Deleted, or changed or replaced, by someone else (or a
+				// resend of a change whose reply was lost: the blob is
+				// left all the same): the next round starts a new blob.
+				// Setting this Logger's range and id over another
+				// writer's blob would hide its records from readers.
+				b.left = true
 				delete(l.blobs, p)
 				continue
 			} else if err != nil {
 				return &BlobError{Op: "set metadata of", Blob: b.name, Err: err}
 			}
-			b.meta = m
+			b.meta, b.etag = m, deref(resp.ETag)
 		}
 		done, err := l.tryAppend(ctx, b, blk)
 		if done || err != nil {
@@ -199,10 +210,12 @@ func (l *Logger) fits(b *active, blk block) bool {
 // is returned.
 func (l *Logger) tryAppend(ctx context.Context, b *active, blk block) (done bool, err error) {
 	pos, maxSize := b.size, l.cfg.MaxBlobBytes
-	_, err = b.client.AppendBlock(ctx, streaming.NopCloser(bytes.NewReader(blk.data)), &appendblob.AppendBlockOptions{
+	ar, err := b.client.AppendBlock(ctx, streaming.NopCloser(bytes.NewReader(blk.data)), &appendblob.AppendBlockOptions{
 		AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: &pos, MaxSize: &maxSize},
+		AccessConditions:               &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &b.etag}},
 	})
 	if err == nil {
+		b.etag = deref(ar.ETag)
 		b.size += int64(len(blk.data))
 		b.blocks++
 		b.unsure = nil
@@ -217,7 +230,7 @@ func (l *Logger) tryAppend(ctx context.Context, b *active, blk block) (done bool
 		b.unsure = nil
 		return false, nil
 	}
-	if refused && !bloberror.HasCode(err, bloberror.AppendPositionConditionNotMet, bloberror.MaxBlobSizeConditionNotMet, bloberror.BlockCountExceedsLimit) {
+	if refused && !changed(err) && !bloberror.HasCode(err, bloberror.AppendPositionConditionNotMet, bloberror.MaxBlobSizeConditionNotMet, bloberror.BlockCountExceedsLimit) {
 		// The service answered no: nothing was appended.
 		return false, &BlobError{Op: "append to", Blob: b.name, Err: err}
 	}
@@ -240,10 +253,16 @@ func (l *Logger) tryAppend(ctx context.Context, b *active, blk block) (done bool
 	size, blocks := deref(props.ContentLength), int(deref(props.BlobCommittedBlockCount))
 	switch {
 	case size == b.size+int64(len(blk.data)) && blocks == b.blocks+1:
-		b.size, b.blocks, b.unsure = size, blocks, nil
+		b.size, b.blocks, b.unsure, b.etag = size, blocks, nil, deref(props.ETag)
 		return true, nil
 	case size == b.size && blocks == b.blocks:
 		b.unsure = nil
+		if changed(err) {
+			// Not appended, and the blob changed all the same: someone
+			// else's change. Leave it.
+			b.left = true
+			return false, nil
+		}
 		if refused {
 			return false, nil // a limit: roll
 		}
@@ -273,6 +292,12 @@ func (l *Logger) tryAppend(ctx context.Context, b *active, blk block) (done bool
 		return false, &BlobError{Op: "append to", Blob: b.name, Err: errline.Join(err, rerr)}
 	}
 	return bytes.Equal(at, blk.data), nil
+}
+
+// changed reports a write refused on its ETag condition: the blob is not
+// the version this Logger last wrote or read.
+func changed(err error) bool {
+	return bloberror.HasCode(err, bloberror.ConditionNotMet) || isStatus(err, http.StatusPreconditionFailed)
 }
 
 // gone reports an error saying that a blob is no longer this Logger's
@@ -349,13 +374,13 @@ func (l *Logger) roll(ctx context.Context, p int64, blk block) (*active, error) 
 		}
 		name := blobName(l.cfg.Service, start, next)
 		client := l.c.NewAppendBlobClient(name)
-		_, err := client.Create(ctx, &appendblob.CreateOptions{
+		resp, err := client.Create(ctx, &appendblob.CreateOptions{
 			Metadata:         meta.encode(),
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &anyETag}},
 		})
 		if err == nil {
 			l.seqs[p] = next
-			return &active{name: name, client: client, meta: meta}, nil
+			return &active{name: name, client: client, meta: meta, etag: deref(resp.ETag)}, nil
 		}
 		if !bloberror.HasCode(err, bloberror.BlobAlreadyExists) && !isStatus(err, http.StatusConflict, http.StatusPreconditionFailed) {
 			return nil, &BlobError{Op: "create", Blob: name, Err: err}
@@ -405,7 +430,7 @@ func (l *Logger) open(ctx context.Context, name string) (*active, error) {
 	if m.writer != l.writer {
 		return nil, nil
 	}
-	return &active{name: name, client: client, size: deref(props.ContentLength), blocks: int(deref(props.BlobCommittedBlockCount)), meta: m}, nil
+	return &active{name: name, client: client, size: deref(props.ContentLength), blocks: int(deref(props.BlobCommittedBlockCount)), meta: m, etag: deref(props.ETag)}, nil
 }
 
 func isStatus(err error, codes ...int) bool {

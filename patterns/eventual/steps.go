@@ -89,18 +89,27 @@ func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey
 }
 
 // Move is the design guide's archive step (§6.3): read the entity from
-// from, InsertOrReplace it into to (after edit, if not nil, changed the
-// copy, keys included), and delete it from from on condition that it did
+// from, read the entity with its keys in to (after edit, if not nil,
+// changed the copy, keys included) and the source again, write the copy
+// into to on condition that to's entity is still the one read (an insert
+// when there was none), and delete the source on condition that it did
 // not change since the read — a concurrent change restarts the round from
-// the read, so the target ends with the latest version. A missing source
-// counts as done. Three storage operations.
+// the read, so the target ends with the latest version. The source read
+// again unchanged after the target's read keeps a Move that read an older
+// version from writing it over the newer one another Move (a redelivered
+// message) copied before deleting the source
+// (TestMoveBesideAMoveOfANewerVersion); for a T without an ETag field the
+// source's version cannot be told, and neither that nor a change between
+// the read and the delete is caught. A missing source counts as done.
+// Five storage operations.
 //
 // A source that another writer changes between every read and delete
 // does not keep Move looping: after 10 rounds (entity.RetryPolicy's
 // default) it returns an error that names Move and the keys and matches
-// entity.ErrContention, leaving the source as the writer left it and a
-// copy in the target (TestMoveGivesUpUnderEndlessContention); the message
-// runs again. Every error of Move is prefixed "eventual: move" and names
+// entity.ErrContention, leaving the source as the writer left it and
+// nothing written to the target, each round having found the source
+// changed before its copy (TestMoveGivesUpUnderEndlessContention); the
+// message runs again. Every error of Move is prefixed "eventual: move" and names
 // the keys; an error of edit is returned wrapped (errors.Is reaches it).
 //
 // Between the insert and the delete the entity is in both tables (there
@@ -116,7 +125,13 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 		// The entity read in clear would be written in clear.
 		return &ConfigError{Field: "to", Reason: "is not encrypted and from is (package crypt): move into a table of crypt's Table.Entity"}
 	}
-	err := entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
+	// The target's entity is read and written as a bag, so that the copy
+	// can be conditional on its ETag whatever T holds.
+	toBags, err := entity.ViewAs[entity.DynamicEntity](to)
+	if err != nil {
+		return &ConfigError{Field: "to", Reason: err.Error()}
+	}
+	err = entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
 		e, err := from.Get(ctx, partitionKey, rowKey)
 		if errors.Is(err, entity.ErrNotFound) {
 			return nil
@@ -137,7 +152,51 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 				return err
 			}
 		}
-		if err := to.Upsert(ctx, &e, entity.Replace); err != nil {
+		// The target's entity, then the source again: unchanged, the
+		// target was read while the source was the version copied, and a
+		// Move of a newer version writes the target after that read,
+		// which fails the copy's condition — else the copy of an older
+		// version could land over a newer one that Move copied before it
+		// deleted the source.
+		keys, err := entity.SystemOf(&e)
+		if err != nil {
+			return err
+		}
+		cur, err := toBags.Get(ctx, keys.PartitionKey, keys.RowKey)
+		found := err == nil
+		if err != nil && (!errors.Is(err, entity.ErrNotFound) || errors.Is(err, entity.ErrTableNotFound)) {
+			return err
+		}
+		if etag != entity.AnyETag {
+			again, err := from.Get(ctx, partitionKey, rowKey)
+			if errors.Is(err, entity.ErrNotFound) {
+				return errRound // moved or deleted meanwhile: the next round's read tells
+			}
+			if err != nil {
+				return err
+			}
+			if s, err := entity.SystemOf(&again); err != nil || s.ETag != etag {
+				return errRound
+			}
+		}
+		d, err := to.ToDynamic(&e)
+		if err != nil {
+			return err
+		}
+		if found {
+			d.ETag = cur.ETag
+			err = toBags.Update(ctx, d, entity.Replace)
+		} else {
+			err = toBags.Insert(ctx, d)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, entity.ErrTableNotFound):
+			return err
+		case errors.Is(err, entity.ErrPreconditionFailed), errors.Is(err, entity.ErrAlreadyExists),
+			errors.Is(err, entity.ErrNotFound), errors.Is(err, entity.ErrOutcomeUnknown):
+			return errRound // the target changed since its read (or a lost reply): read again
+		default:
 			return err
 		}
 		err = from.Delete(ctx, partitionKey, rowKey, etag)

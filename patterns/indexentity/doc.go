@@ -273,9 +273,13 @@
 //     outbox and refuses messages with a *ConfigError before any request
 //     (TestUserMessageRefused); a Set of SamePartition indexes given a
 //     processor keeps an outbox for them.
-//   - [Set.MoveTo] archives or moves a primary to another table: a copy
-//     with InsertOrReplace, then the Set's own Delete on condition of the
-//     ETag copied, which takes it off its lists. It is idempotent and
+//   - [Set.MoveTo] archives or moves a primary to another table: a read
+//     of the destination's entity, of the primary, a copy on condition of
+//     the destination's ETag, then the Set's own Delete on condition of
+//     the ETag copied, which takes it off its lists. Two moves of one
+//     primary with a write between them leave the newer version in the
+//     destination: the older copy fails its condition
+//     (TestMoveToBesideAMoveOfANewerVersion). It is idempotent and
 //     can be a step of an eventual handler: after a crash at any request,
 //     running it again finishes the move with no orphan membership and no
 //     lost primary (TestMoveCrashAtEveryStep); a delete whose reply was

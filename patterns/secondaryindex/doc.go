@@ -126,7 +126,9 @@
 // messages then catch up), but between the write and the Rebuild, lookups
 // without Verify return what the entries say. To move or archive a
 // primary, use MoveTo (from an eventual handler too: it is an idempotent
-// step; a delete of it whose reply was lost while another writer wrote
+// step; its copy is conditional on the destination's ETag, read before
+// the primary, so two moves of one primary with a write between them
+// leave the newer version there, TestMoveToBesideAMoveOfANewerVersion; a delete of it whose reply was lost while another writer wrote
 // the primary again is settled by reading again and moving the version
 // there, TestMoveLostDeleteBesideWriter); each Set write can be such a step (Modify with a change that
 // sets values, Delete, whose ErrNotFound on a repeat means done; Insert's

@@ -2,6 +2,7 @@ package indexset
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
@@ -320,12 +321,35 @@ func (c *Core[P, T, X]) MoveTo(ctx context.Context, pk, rk string, dst *entity.T
 	if err := c.ValidKeys(pk, rk); err != nil {
 		return err
 	}
+	// The destination's entity is read and written as a bag, so that the
+	// copy can be conditional on its ETag whatever T holds.
+	bags, err := entity.ViewAs[entity.DynamicEntity](dst)
+	if err != nil {
+		return &ConfigError[P]{Field: "MoveTo: dst", Reason: err.Error()}
+	}
 	return Move[P](ctx, pk, rk, dst.Name(), c.Retry, Mover[T]{
 		Read: func(ctx context.Context) (T, string, bool, error) {
 			v, found, err := c.Read(ctx, pk, rk)
 			return v.E, v.ETag, found, err
 		},
-		Copy:   func(ctx context.Context, e *T) error { return dst.Upsert(ctx, e, entity.Replace) },
+		Dest: func(ctx context.Context) (string, error) {
+			d, err := bags.Get(ctx, pk, rk)
+			if errors.Is(err, entity.ErrNotFound) {
+				return "", nil
+			}
+			return d.ETag, err
+		},
+		Copy: func(ctx context.Context, e *T, etag string) error {
+			d, err := dst.ToDynamic(e)
+			if err != nil {
+				return err
+			}
+			if etag == "" {
+				return bags.Insert(ctx, d)
+			}
+			d.ETag = etag
+			return bags.Update(ctx, d, entity.Replace)
+		},
 		Delete: func(ctx context.Context, etag string) error { return c.Delete(ctx, pk, rk, etag) },
 	})
 }

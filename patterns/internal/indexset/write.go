@@ -119,26 +119,49 @@ func ReadPrimary[P Package](op, pk, rk string, err error) error {
 // entity.ErrPreconditionFailed, so that entity.RetryPolicy goes on.
 var errMoved = fmt.Errorf("the primary changed since it was copied: %w", entity.ErrPreconditionFailed)
 
+// errCopyRaced makes MoveTo read again: the destination's copy changed
+// since it was read (another move wrote it), or the copy's outcome is
+// unknown.
+var errCopyRaced = fmt.Errorf("the destination changed since it was read: %w", entity.ErrPreconditionFailed)
+
 // Mover is what MoveTo needs of a Set: Read reads the primary (a fresh
-// copy of it, with its ETag; found false when it is not there), Copy
-// writes it to the destination, and Delete deletes it through the Set on
-// condition of etag, so that its entries or lists go with it.
+// copy of it, with its ETag; found false when it is not there), Dest
+// reads the ETag of the entity with its keys in the destination ("" when
+// there is none), Copy writes it to the destination on condition that
+// the entity there is still the one Dest read (etag; none when ""), and
+// Delete deletes it through the Set on condition of etag, so that its
+// entries or lists go with it.
 type Mover[T any] struct {
 	Read   func(ctx context.Context) (e T, etag string, found bool, err error)
-	Copy   func(ctx context.Context, e *T) error
+	Dest   func(ctx context.Context) (etag string, err error)
+	Copy   func(ctx context.Context, e *T, etag string) error
 	Delete func(ctx context.Context, etag string) error
 }
 
 // Move is MoveTo of both Sets, after the checks of its arguments: it
-// copies the stored primary pk/rk, then deletes it on condition of the
-// version copied. A primary changed between the copy and the delete is
-// copied again, and so is one whose delete's outcome is unknown
-// (entity.ErrOutcomeUnknown, a lost reply the Set could not settle): the
-// next round's read tells — gone, the move is done; there, it is copied
-// and deleted again. A primary not there is a move done already (nil).
-// The rounds are bounded by retry.
+// reads the destination's entity, then the stored primary pk/rk, copies
+// the primary on condition that the destination's entity is still the
+// one read, then deletes the primary on condition of the version copied.
+// The destination is read before the primary so that its ETag guards the
+// primary's version: a copy read before another move's read of a newer
+// version and sent after that move wrote the destination would
+// otherwise overwrite the newer version with the older one, and — that
+// move having deleted the primary — lose a committed write
+// (TestMoveToBesideAMoveOfANewerVersion). Read after the destination,
+// the primary is the version another move copied there or a newer one,
+// or gone; a move that wrote the destination after it was read fails the
+// copy's condition. A primary changed between the copy and the delete is
+// copied again, and so is one whose delete's (or copy's) outcome is
+// unknown (entity.ErrOutcomeUnknown, a lost reply the Set could not
+// settle): the next round's reads tell — gone, the move is done; there,
+// it is copied and deleted again. A primary not there is a move done
+// already (nil). The rounds are bounded by retry.
 func Move[P Package, T any](ctx context.Context, pk, rk, dst string, retry entity.RetryPolicy, m Mover[T]) error {
 	err := retry.Retry(ctx, func(ctx context.Context) error {
+		detag, err := m.Dest(ctx)
+		if err != nil {
+			return &stop{&StepError[P]{Step: "move: read " + dst, PartitionKey: pk, RowKey: rk, Err: err}}
+		}
 		e, etag, found, err := m.Read(ctx)
 		var se *StepError[P]
 		if err != nil && !errors.As(err, &se) {
@@ -150,7 +173,15 @@ func Move[P Package, T any](ctx context.Context, pk, rk, dst string, retry entit
 		if !found {
 			return nil // moved already, or deleted
 		}
-		if err := m.Copy(ctx, &e); err != nil {
+		err = m.Copy(ctx, &e, detag)
+		switch {
+		case err == nil:
+		case errors.Is(err, entity.ErrTableNotFound):
+			return &stop{&StepError[P]{Step: "move: copy to " + dst, PartitionKey: pk, RowKey: rk, Err: err}}
+		case errors.Is(err, entity.ErrPreconditionFailed), errors.Is(err, entity.ErrAlreadyExists),
+			errors.Is(err, entity.ErrNotFound), errors.Is(err, entity.ErrOutcomeUnknown):
+			return errCopyRaced // the next round's reads tell
+		default:
 			return &stop{&StepError[P]{Step: "move: copy to " + dst, PartitionKey: pk, RowKey: rk, Err: err}}
 		}
 		err = m.Delete(ctx, etag)

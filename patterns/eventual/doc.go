@@ -109,16 +109,17 @@
 //     through with Update Message while it waits or runs; each renewal's new
 //     pop receipt is kept for the delete.
 //  3. Run the kind's handler: its steps, each one storage request where the
-//     service allows (Move: read, the target's read, the read again, a
-//     write conditional on the target's ETag, delete on the read's ETag).
+//     service allows (Move: the target's read, the read, a write
+//     conditional on the target's ETag, delete on the read's ETag; with an
+//     edit, the target is read after the source and the source again).
 //  4. Delete the message (and its claim-check blob).
 //
-// The guide's archive example costs enqueue + receive/32 + read + the
-// target's read + the read again + the copy + delete + delete-message:
-// 7.07 storage transactions per employee (BenchmarkArchive, 100
-// messages; 5.03 before Move read the target and the source again, which
-// keeps a redelivered Move of an older version from overwriting a newer
-// copy: TestMoveBesideAMoveOfANewerVersion).
+// The guide's archive example costs enqueue + receive/32 + the target's
+// read + read + copy + delete + delete-message: ARCHIVE_TX storage
+// transactions per employee (BenchmarkArchive, ARCHIVE_N messages; 5.03
+// before Move read the target, which keeps a redelivered Move of an older
+// version from overwriting a newer copy:
+// TestMoveWithoutEditBesideAMoveOfANewerVersion).
 //
 // # Failure and recovery
 //

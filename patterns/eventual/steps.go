@@ -89,19 +89,21 @@ func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey
 }
 
 // Move is the design guide's archive step (§6.3): read the entity from
-// from, read the entity with its keys in to (after edit, if not nil,
-// changed the copy, keys included) and the source again, write the copy
-// into to on condition that to's entity is still the one read (an insert
-// when there was none), and delete the source on condition that it did
-// not change since the read — a concurrent change restarts the round from
-// the read, so the target ends with the latest version. The source read
-// again unchanged after the target's read keeps a Move that read an older
-// version from writing it over the newer one another Move (a redelivered
-// message) copied before deleting the source
-// (TestMoveBesideAMoveOfANewerVersion); for a T without an ETag field the
-// source's version cannot be told, and neither that nor a change between
-// the read and the delete is caught. A missing source counts as done.
-// Five storage operations.
+// from, write it into to (after edit, if not nil, changed the copy, keys
+// included) on condition that to's entity with its keys is still the one
+// read before (an insert when there was none), and delete it from from on
+// condition that it did not change since the read — a concurrent change
+// restarts the round from the reads, so the target ends with the latest
+// version. The target is read before the version it gets, so that a Move
+// that read an older version cannot write it over the newer one another
+// Move (a redelivered message) copied before deleting the source
+// (TestMoveBesideAMoveOfANewerVersion): without edit, the target and then
+// the source are read — four storage operations; with edit, the copy's
+// keys are known only once the source is read and edited, so the target
+// is read after it and the source once more, unchanged — five. For a T
+// without an ETag field the source's version cannot be told: with edit
+// the older copy is not caught, nor, either way, a change between the
+// read and the delete. A missing source counts as done.
 //
 // A source that another writer changes between every read and delete
 // does not keep Move looping: after 10 rounds (entity.RetryPolicy's
@@ -131,7 +133,33 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 	if err != nil {
 		return &ConfigError{Field: "to", Reason: err.Error()}
 	}
+	// readTarget reads the etag of the target's entity with keys pk/rk:
+	// "" when there is none.
+	readTarget := func(ctx context.Context, pk, rk string) (string, error) {
+		cur, err := toBags.Get(ctx, pk, rk)
+		switch {
+		case err == nil:
+			return cur.ETag, nil
+		case errors.Is(err, entity.ErrNotFound) && !errors.Is(err, entity.ErrTableNotFound):
+			return "", nil
+		}
+		return "", err
+	}
 	err = entity.RetryPolicy{}.Retry(ctx, func(ctx context.Context) error {
+		// The target is read before the version it gets is: a Move of a
+		// newer version writes it after that read, which fails this
+		// copy's condition — else the copy of an older version could
+		// land over a newer one another Move copied before it deleted
+		// the source. Without edit the copy has the source's keys, and
+		// the target is read first; with edit its keys are known once
+		// the source is read and edited, and the source is read again,
+		// unchanged, after the target.
+		var targetETag string
+		if edit == nil {
+			if targetETag, err = readTarget(ctx, partitionKey, rowKey); err != nil {
+				return err
+			}
+		}
 		e, err := from.Get(ctx, partitionKey, rowKey)
 		if errors.Is(err, entity.ErrNotFound) {
 			return nil
@@ -151,40 +179,32 @@ func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, r
 			if err := edit(&e); err != nil {
 				return err
 			}
-		}
-		// The target's entity, then the source again: unchanged, the
-		// target was read while the source was the version copied, and a
-		// Move of a newer version writes the target after that read,
-		// which fails the copy's condition — else the copy of an older
-		// version could land over a newer one that Move copied before it
-		// deleted the source.
-		keys, err := entity.SystemOf(&e)
-		if err != nil {
-			return err
-		}
-		cur, err := toBags.Get(ctx, keys.PartitionKey, keys.RowKey)
-		found := err == nil
-		if err != nil && (!errors.Is(err, entity.ErrNotFound) || errors.Is(err, entity.ErrTableNotFound)) {
-			return err
-		}
-		if etag != entity.AnyETag {
-			again, err := from.Get(ctx, partitionKey, rowKey)
-			if errors.Is(err, entity.ErrNotFound) {
-				return errRound // moved or deleted meanwhile: the next round's read tells
-			}
+			keys, err := entity.SystemOf(&e)
 			if err != nil {
 				return err
 			}
-			if s, err := entity.SystemOf(&again); err != nil || s.ETag != etag {
-				return errRound
+			if targetETag, err = readTarget(ctx, keys.PartitionKey, keys.RowKey); err != nil {
+				return err
+			}
+			if etag != entity.AnyETag {
+				again, err := from.Get(ctx, partitionKey, rowKey)
+				if errors.Is(err, entity.ErrNotFound) {
+					return errRound // moved or deleted meanwhile: the next round's read tells
+				}
+				if err != nil {
+					return err
+				}
+				if s, err := entity.SystemOf(&again); err != nil || s.ETag != etag {
+					return errRound
+				}
 			}
 		}
 		d, err := to.ToDynamic(&e)
 		if err != nil {
 			return err
 		}
-		if found {
-			d.ETag = cur.ETag
+		if targetETag != "" {
+			d.ETag = targetETag
 			err = toBags.Update(ctx, d, entity.Replace)
 		} else {
 			err = toBags.Insert(ctx, d)

@@ -115,8 +115,8 @@
 //  4. Delete the message (and its claim-check blob).
 //
 // The guide's archive example costs enqueue + receive/32 + the target's
-// read + read + copy + delete + delete-message: ARCHIVE_TX storage
-// transactions per employee (BenchmarkArchive, ARCHIVE_N messages; 5.03
+// read + read + copy + delete + delete-message: 6.03 storage
+// transactions per employee (BenchmarkArchive, 1,000 messages; 5.03
 // before Move read the target, which keeps a redelivered Move of an older
 // version from overwriting a newer copy:
 // TestMoveWithoutEditBesideAMoveOfANewerVersion).

@@ -95,9 +95,14 @@
 // interleaving can create the expiring period's table again for a moment,
 // on a service that allows a deleted name back at once (Azurite does): a
 // writer claimed the period before Expire moved the mark, and creates the
-// table after Expire deleted it; step 4 then deletes it. Azure Storage
-// refuses that creation while the name is being deleted (TableBeingDeleted),
-// which the writer reports as ErrExpired.
+// table after Expire deleted it; step 4 then deletes it. For that moment
+// a process that had the period open writes into the table again, is told
+// the write succeeded, and its entity goes when step 4 deletes the table
+// — the one exception to "no write can put an entity in those periods
+// again", not closed. Azure Storage refuses that creation while the name
+// is being deleted (TableBeingDeleted, for about 40 seconds after the
+// delete), which the writer reports as ErrExpired: there the window needs
+// a writer stalled between steps 2 and 3 for longer than that.
 //
 // # Ownership
 //

@@ -34,8 +34,9 @@
 // Every period has at most one table, named in the catalog; all writers use
 // it. Once Expire(before) returns, the tables of the periods that end at or
 // before before are deleted, no write can put an entity in those periods
-// again (writes fail with [ErrExpired]) and no name of theirs is used
-// again. The tables of the other periods are untouched. While Expire runs,
+// again (writes fail with [ErrExpired]; the one exception, a claimer
+// stalled across the Expire, is under "Failure and recovery") and no name
+// of theirs is used again. The tables of the other periods are untouched. While Expire runs,
 // a reader sees each expiring period whole, in part or not at all, and
 // never an error for it; entities of the other periods are all returned.
 //

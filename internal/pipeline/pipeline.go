@@ -99,6 +99,15 @@ func (c *Call) FirstTryNotBefore() (t time.Time, ok bool) {
 	return c.date.Add(-c.last.Sub(c.first)), true
 }
 
+// Date is the Date header of the call's last answer: the server's clock
+// when it answered, truncated to the second (so never late). ok is false
+// without a dated answer (no try, or a client without the policies).
+func (c *Call) Date() (t time.Time, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.date, !c.date.IsZero()
+}
+
 // triesPolicy counts the tries of calls that carry a Call.
 type triesPolicy struct{}
 

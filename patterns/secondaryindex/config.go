@@ -45,10 +45,13 @@ type Config struct {
 	// insert being sent within Grace/2 of its reservation or not at all.
 	// The last rests on time: the deadline stops a transaction from
 	// leaving after Grace/2, not one that left earlier from landing
-	// later, and a reservation's age is its Timestamp (the service's
-	// clock) read with Now. Choose Grace well above twice the longest a
-	// request may spend in transit (azcore's per-try timeout) plus the
-	// clocks' skew. 0 means Config.Processor's DefaultGrace (two thirds of
+	// later. A reservation's age is read on the service's clock alone:
+	// the Date of the answer that returned it less its Timestamp, so no
+	// skew of this process's clock frees a reservation early or keeps it
+	// late (TestReservationAgeIgnoresClockSkew); the Grace/2 deadline is
+	// time elapsed on this process's clock. Choose Grace well above twice
+	// the longest a request may spend in transit (azcore's per-try
+	// timeout). 0 means Config.Processor's DefaultGrace (two thirds of
 	// its redelivery window: 10 s with eventual's defaults). It must be
 	// shorter than that window, the time the processor keeps redelivering
 	// a message (eventual.Config's RetryDelay and MaxDeliveries), which a
@@ -72,8 +75,9 @@ type Config struct {
 	// (set it to Index.Buckets to read them all side by side); 0 means
 	// entity.DefaultConcurrency.
 	Concurrency int
-	// Now is the clock the reservations' ages are read with; nil means
-	// time.Now.
+	// Now is the clock a reservation's age is read with when the answer
+	// that returned it carried no Date header (a client built without
+	// entity.ClientOptions); nil means time.Now.
 	Now func() time.Time
 }
 

@@ -79,7 +79,6 @@ func TestCrashThenFreshProcess(t *testing.T) {
 							return err
 						}
 						cfg := remoteConfig(nil)
-						cfg.Now = func() time.Time { return time.Now().Add(time.Minute) }
 						p, err := eventual.New(patterntest.SameQueues(t, env, qs), nil, fast())
 						if err != nil {
 							return err
@@ -89,6 +88,7 @@ func TestCrashThenFreshProcess(t *testing.T) {
 						if err != nil {
 							return err
 						}
+						secondaryindex.AgeReservations(late, time.Minute)
 						_, err = late.Rebuild(ctx, secondaryindex.CheckOptions{})
 						return err
 					},

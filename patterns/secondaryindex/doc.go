@@ -256,10 +256,14 @@
 // see Config.Grace; for
 // an update whose owner still has the claimed ETag, the taker first
 // fences the owner — a write conditional on that ETag that changes it — so
-// that the claimed write can never apply). Every removal or takeover of an
-// entry is conditional on the entry's ETag, and a writer refreshes its own
-// reservation (changing that ETag) before each attempt, so a value is never
-// freed under a write that is about to take it.
+// that the claimed write can never apply). Grace is counted on the
+// service's clock: the Date of the answer that returned the entry less its
+// Timestamp, so a process whose clock runs ahead or behind frees a
+// reservation neither early nor late (TestReservationAgeIgnoresClockSkew).
+// Every removal or takeover of an entry is conditional on the entry's
+// ETag, and a writer refreshes its own reservation (changing that ETag)
+// before each attempt, so a value is never freed under a write that is
+// about to take it.
 //
 // # Drift: Check, Repair, Rebuild
 //

@@ -648,8 +648,9 @@ func BenchmarkTableWideInlineInsert(b *testing.B) {
 // sending, injected) fails after reserving its email; its release runs
 // inline at once and cannot free a reservation younger than Grace, so
 // the reservation stays: another employee's insert of the email is a
-// pending *UniqueError until Grace has passed (a clock one minute ahead,
-// Config.Now), and then takes the value over. The final state has the
+// pending *UniqueError until Grace has passed (the reservation read a
+// minute older than the service's clock says, AgeReservations), and then
+// takes the value over. The final state has the
 // second employee alone, with one entry.
 func TestInlineTableWideFailedInsertFreesAfterGrace(t *testing.T) {
 	t.Parallel()
@@ -677,11 +678,11 @@ func TestInlineTableWideFailedInsertFreesAfterGrace(t *testing.T) {
 	email.Buckets = 4
 	later, err := secondaryindex.New(patterntest.View[Employee](t, env, tbl), secondaryindex.Config{
 		PrimaryPrefix: "empid_", Processor: p, Outbox: eventual.OutboxConfig{Grace: eventual.NoGrace},
-		Now: func() time.Time { return time.Now().Add(time.Minute) },
 	}, email)
 	if err != nil {
 		t.Fatal(err)
 	}
+	secondaryindex.AgeReservations(later, time.Minute)
 	if err := later.Insert(ctx, &second); err != nil {
 		t.Fatalf("an insert of the email after Grace: %v", err)
 	}
@@ -696,4 +697,58 @@ func TestInlineTableWideFailedInsertFreesAfterGrace(t *testing.T) {
 func TestInlineSuite(t *testing.T) {
 	t.Parallel()
 	indextest.Inline(t, suite())
+}
+
+// TestReservationAgeIgnoresClockSkew: a reservation's age is read on the
+// service's clock (the Date of the answer that returned it), not this
+// process's. An insert whose transaction never reaches the service
+// (injected) leaves its email reserved; a Set whose clock (Config.Now)
+// runs three minutes ahead — past the 10 s Grace — still finds the
+// reservation young, a pending *UniqueError, where reading the age with
+// its clock would free the value under a writer that may still be sending
+// its insert. A Set whose clock runs three minutes behind takes the value
+// over once Grace has passed on the service's clock (the reservation read
+// a minute older, AgeReservations), where its own clock would keep it
+// reserved for three minutes more.
+func TestReservationAgeIgnoresClockSkew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := employees(t, env)
+	inj := faults.New(faults.Config{FailBefore: 1, Match: func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "$batch")
+	}})
+	broken, _ := inlineSetOn(t, env.With(inj), tbl, eventual.Hooks{})
+	first := Employee{PartitionKey: "D0", RowKey: empid(0), FirstName: "John", LastName: "Jones", Email: "jones@contoso.com"}
+	if err := broken.Insert(ctx, &first); err == nil {
+		t.Fatal("an insert whose transaction was never sent succeeded")
+	}
+	skewed := func(skew time.Duration) *secondaryindex.Set[Employee] {
+		p, err := eventual.NewInline(eventual.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		email := emailIndex(secondaryindex.TableWide)
+		email.Buckets = 4
+		s, err := secondaryindex.New(patterntest.View[Employee](t, env, tbl), secondaryindex.Config{
+			PrimaryPrefix: "empid_", Processor: p, Outbox: eventual.OutboxConfig{Grace: eventual.NoGrace},
+			Now: func() time.Time { return time.Now().Add(skew) },
+		}, email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	second := Employee{PartitionKey: "D1", RowKey: empid(1), FirstName: "Jim", LastName: "Jones", Email: "jones@contoso.com"}
+	var ue *secondaryindex.UniqueError
+	if err := skewed(3*time.Minute).Insert(ctx, &second); !errors.As(err, &ue) || !ue.Pending {
+		t.Fatalf("an insert of the reserved email with a clock 3 min ahead: %v, want a pending *UniqueError", err)
+	}
+	behind := skewed(-3 * time.Minute)
+	secondaryindex.AgeReservations(behind, time.Minute)
+	if err := behind.Insert(ctx, &second); err != nil {
+		t.Fatalf("an insert of the email after Grace with a clock 3 min behind: %v", err)
+	}
+	if byEmail := inlineState(t, behind, tbl.Name()); len(byEmail) != 1 || byEmail["jones@contoso.com"] != empid(1) {
+		t.Errorf("final state %v, want the second employee alone", byEmail)
+	}
 }

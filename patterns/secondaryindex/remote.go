@@ -5,8 +5,10 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/pipeline"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -81,7 +83,7 @@ func (w *write[T]) reserve(ctx context.Context) (*eventual.Message, error) {
 	for _, r := range claims {
 		ix, newP, newK, newV, claim := r.ix, r.epk, r.erk, r.value, r.claim
 		if w.reservedNow == 0 {
-			w.reservedAt = s.cfg.Now()
+			w.reservedAt = time.Now() // the deadline it sets runs on this clock
 		}
 		w.reservedNow++
 		if !slices.Contains(w.reserved[ix.Name], newV) {
@@ -144,12 +146,12 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 	step := func(err error) error {
 		return &StepError{Step: "reserve", Index: ix.Name, PartitionKey: epk, RowKey: erk, Err: err}
 	}
-	return s.claim(ctx, want, step, func(cur *entity.DynamicEntity) (bool, error) {
+	return s.claim(ctx, want, step, func(cur *entity.DynamicEntity, now time.Time) (bool, error) {
 		opk, ork, ok := owner(cur)
 		if ok && opk == pk && ork == rk {
 			return true, nil // refresh this write's own claim
 		}
-		switch v, err := s.free(ctx, ix, cur, value); {
+		switch v, err := s.free(ctx, ix, cur, now, value); {
 		case err != nil:
 			return false, step(err)
 		case v == held:
@@ -163,6 +165,21 @@ func (s *Set[T]) reserve(ctx context.Context, ix *index[T], value, pk, rk, claim
 	})
 }
 
+// getEntry reads the entry pk, rk and the service's time when it
+// answered: the Date header of the answer that returned the entry (the
+// clock that set its Timestamp, truncated to the second, so an age read
+// with it is never too long), or, when the answer had none (a client
+// without entity.ClientOptions' policies), Config.Now.
+func (s *Set[T]) getEntry(ctx context.Context, pk, rk string) (entity.DynamicEntity, time.Time, error) {
+	cctx, call := pipeline.WithCall(ctx)
+	e, err := s.core.Entries.Get(cctx, pk, rk)
+	now, ok := call.Date()
+	if !ok {
+		now = s.cfg.Now()
+	}
+	return e, now, err
+}
+
 // errReadAgain makes claim read the entry again.
 var errReadAgain = errors.New("secondaryindex: read the entry again")
 
@@ -172,9 +189,9 @@ var errReadAgain = errors.New("secondaryindex: read the entry again")
 // (errReadAgain), or fail. A lost race or an outcome entity could not
 // settle reads again, which tells; after maxRounds, step's
 // entity.ErrContention.
-func (s *Set[T]) claim(ctx context.Context, want *entity.DynamicEntity, step func(error) error, decide func(cur *entity.DynamicEntity) (take bool, err error)) error {
+func (s *Set[T]) claim(ctx context.Context, want *entity.DynamicEntity, step func(error) error, decide func(cur *entity.DynamicEntity, now time.Time) (take bool, err error)) error {
 	for range maxRounds {
-		cur, err := s.core.Entries.Get(ctx, want.PartitionKey, want.RowKey)
+		cur, now, err := s.getEntry(ctx, want.PartitionKey, want.RowKey)
 		if errors.Is(err, entity.ErrNotFound) {
 			err := s.core.Entries.Insert(ctx, clone(want))
 			if err == nil {
@@ -190,7 +207,7 @@ func (s *Set[T]) claim(ctx context.Context, want *entity.DynamicEntity, step fun
 		if err != nil {
 			return step(err)
 		}
-		take, err := decide(&cur)
+		take, err := decide(&cur, now)
 		switch {
 		case errors.Is(err, errReadAgain):
 			continue
@@ -253,7 +270,11 @@ const (
 //     it, the write may be under way: after Grace the owner is fenced, by a
 //     write conditional on that ETag that changes it, so the write never
 //     applies.
-func (s *Set[T]) free(ctx context.Context, ix *index[T], e *entity.DynamicEntity, value string) (verdict, error) {
+//
+// now is the service's time when e was read (getEntry): e's age is read
+// on the clock that stamped its Timestamp, so no skew of this process's
+// clock frees a reservation early or keeps it past Grace.
+func (s *Set[T]) free(ctx context.Context, ix *index[T], e *entity.DynamicEntity, now time.Time, value string) (verdict, error) {
 	opk, ork, ok := owner(e)
 	if !ok {
 		return free, nil // not an entry: nothing points at it
@@ -266,7 +287,7 @@ func (s *Set[T]) free(ctx context.Context, ix *index[T], e *entity.DynamicEntity
 		return held, nil
 	}
 	claim, claimed := entity.Prop[string](e, PropClaim)
-	old := !e.Timestamp.IsZero() && s.cfg.Now().Sub(e.Timestamp) >= s.cfg.Grace
+	old := !e.Timestamp.IsZero() && now.Add(s.aged).Sub(e.Timestamp) >= s.cfg.Grace
 	switch {
 	case !claimed:
 		return free, nil
@@ -344,13 +365,13 @@ func (s *Set[T]) ensure(ctx context.Context, ix *index[T], p *version[T], pk, rk
 		}
 		return nil
 	}
-	return s.claim(ctx, want, step, func(cur *entity.DynamicEntity) (bool, error) {
+	return s.claim(ctx, want, step, func(cur *entity.DynamicEntity, now time.Time) (bool, error) {
 		opk, ork, ok := owner(cur)
 		if ok && opk == pk && ork == rk {
 			_, claimed := cur.Properties[PropClaim]
 			return claimed || !sameCopy(want, cur), nil
 		}
-		switch v, err := s.free(ctx, ix, cur, value); {
+		switch v, err := s.free(ctx, ix, cur, now, value); {
 		case err != nil:
 			return false, step(err)
 		case v == held:
@@ -382,7 +403,7 @@ func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string
 		return nil
 	}
 	for range maxRounds {
-		cur, err := s.core.Entries.Get(ctx, epk, erk)
+		cur, now, err := s.getEntry(ctx, epk, erk)
 		if errors.Is(err, entity.ErrNotFound) {
 			return nil
 		}
@@ -392,7 +413,7 @@ func (s *Set[T]) release(ctx context.Context, ix *index[T], pk, rk, value string
 		if opk, ork, ok := owner(&cur); !ok || opk != pk || ork != rk {
 			return nil // another's now
 		}
-		switch v, err := s.free(ctx, ix, &cur, value); {
+		switch v, err := s.free(ctx, ix, &cur, now, value); {
 		case err != nil:
 			return step(err)
 		case v == held:

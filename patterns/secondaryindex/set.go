@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"time"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/edmvalue"
@@ -28,6 +29,7 @@ type Set[T any] struct {
 	raw    *entity.Table[json.RawMessage] // the primary's table, for its entries, read as sent
 	copies *entity.Table[json.RawMessage] // the entries' table, read as sent
 	cfg    Config
+	aged   time.Duration // added to every reservation's age (tests: AgeReservations)
 }
 
 // New returns the Set of primary's entities with the given indexes.

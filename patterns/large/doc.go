@@ -37,11 +37,16 @@
 // that a request the client
 // sent reaches the service and is executed within Grace/2, as the Table
 // service executes an entity write within its 30 s server timeout (see
-// Failure and recovery), and that Grace is positive (a negative Grace is
-// for maintenance while no writer runs). Get returns one committed version
-// of the entity with every blob value of that version, or an error — a
-// *BlobError matching [ErrBlobCorrupt] or [ErrBlobMissing] for a blob that
-// storage lost or someone changed, never wrong or partial data.
+// Failure and recovery), that the clock of the process running Sweep or
+// the workers runs ahead of the storage service's by less than Grace/2
+// less that time (a blob's age is the service's creation time read with
+// Config.Now: a clock ahead by d makes every blob look d older; one
+// behind only defers deletions), and that Grace is positive (a negative
+// Grace is for maintenance while no writer runs). Get returns one
+// committed version of the entity with every blob value of that version,
+// or an error — a *BlobError matching [ErrBlobCorrupt] or
+// [ErrBlobMissing] for a blob that storage lost or someone changed, never
+// wrong or partial data.
 //
 // Writes are serialised by optimistic concurrency on the entity's ETag,
 // as for any entity: Replace and Delete of a version that changed fail

@@ -92,8 +92,11 @@ type Config struct {
 	Checksum Checksum
 	// Now is the clock that Sweep and the processor's workers compare
 	// with the blobs' creation times (the service's clock) to judge their
-	// age against Grace; nil means time.Now. Writers do not use it: their
-	// Grace/2 deadline runs on the real clock, whatever Now says.
+	// age against Grace; nil means time.Now. A clock ahead of the
+	// service's by d makes every blob look d older — keep d well below
+	// Grace/2 (see Grace) —, one behind defers deletions by d. Writers do
+	// not use it: their Grace/2 deadline runs on the real clock, whatever
+	// Now says.
 	Now func() time.Time
 }
 

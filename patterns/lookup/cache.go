@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/pipeline"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -41,9 +42,10 @@ type Config struct {
 	// waiting for it, not under any one caller's context; 0 means 30 s.
 	Timeout time.Duration
 	// Now is the clock the TTL is measured with; nil means time.Now. The
-	// service's Timestamps, not this clock, decide what a revalidation
-	// asks for, so a skewed client clock delays or hastens revalidations
-	// but never makes one miss a change.
+	// service's Timestamps and the Date of its answers, not this clock,
+	// decide what a revalidation asks for, so a skewed client clock delays
+	// or hastens revalidations but never makes one miss a change (on a
+	// client built with entity.ClientOptions: see the package's Clocks).
 	Now func() time.Time
 }
 
@@ -366,7 +368,9 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 		q.Filter = q.Filter.And(filter.Ge("Timestamp", old.mark.Add(-c.cfg.Margin)))
 	}
 	copied := full
-	for raw, err := range c.rows.Query(ctx, q) {
+	// The call's answers date the load's start on the service's clock.
+	qctx, call := pipeline.WithCall(ctx)
+	for raw, err := range c.rows.Query(qctx, q) {
 		if err != nil {
 			return nil, &LoadError{Full: full, Err: err}
 		}
@@ -406,13 +410,19 @@ func (c *Cache[T]) run(ctx context.Context, full bool) (*Snapshot[T], error) {
 	// entity: after the load started. The newest Timestamp seen is the
 	// service's clock, but an entity changed during a load of several
 	// pages can show a Timestamp later than a change the load missed in
-	// an earlier page; the load's start is that bound, by a clock that may
-	// be skewed. The earlier of the two, less Margin, misses nothing
-	// unless the client's clock is ahead of the service's by more than
-	// Margin while such a load runs.
+	// an earlier page; the load's start is that bound, taken on the
+	// service's clock too (the Date of the last answer less the local
+	// time since the first request left: pipeline.Call.FirstTryNotBefore),
+	// so no skew of this process's clock moves it. Only without a dated
+	// answer (a client without entity.ClientOptions' policies) is it
+	// Loaded, by Config.Now. The earlier of the two is the mark.
+	start := next.Loaded
+	if t, ok := call.FirstTryNotBefore(); ok {
+		start = t
+	}
 	next.mark = next.Newest
-	if next.Loaded.Before(next.mark) {
-		next.mark = next.Loaded
+	if start.Before(next.mark) {
+		next.mark = start
 	}
 	c.snap.Store(next)
 	return next, nil

@@ -28,7 +28,10 @@
 //     plus the load's own duration: a lookup that finds the snapshot older
 //     than TTL waits for a revalidation (one at a time; concurrent lookups
 //     share it). Refresh and Reload return after a load that started after
-//     they were called: a change written before the call is served after it.
+//     they were called: a change written before the call is served after
+//     it, also one written while an earlier load was reading its pages,
+//     and whatever this process's clock says (TestClientClockSkew,
+//     TestLoadStraddledByChangesWithClockAhead).
 //   - Snapshots are immutable and replaced whole (an atomic pointer), so a
 //     reader never sees a torn value or a half-applied revalidation, and a
 //     reader holding a Snapshot sees one version of all the data. Lookups
@@ -72,10 +75,16 @@
 // for changes since Margin before its mark (1 minute by default: for
 // rarely changing data, that re-reads the few entities changed in the
 // minute before the newest change). The mark is the service's newest
-// Timestamp or, when earlier, the load's start by the client's clock, which
-// bounds a multi-page load that a concurrent change may straddle; a client
-// clock behind the service's only makes revalidations read more. Azurite
-// stamps every entity with its one process's clock, in milliseconds, and
+// Timestamp or, when earlier, the load's start, which bounds a multi-page
+// load that a concurrent change may straddle. The start is taken on the
+// service's clock too: the Date of the load's last answer less the time
+// since its first request left. So a client clock ahead of or behind the
+// service's moves no mark; as the Date has whole seconds, a revalidation
+// may re-read the changes of the second before the last load. Only a
+// client built without entity.ClientOptions, whose answers are not dated,
+// falls back to Config.Now: a clock of it ahead by more than Margin may
+// then miss a change that straddled a load. Azurite stamps every entity
+// with its one process's clock, in milliseconds, and
 // compares DateTime filters to the millisecond.
 //
 // # Encrypted tables

@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/integration"
+	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/internal/clock"
+	"github.com/tablekit/tablekit/patterns/internal/patterntest"
 	"github.com/tablekit/tablekit/patterns/lookup"
 )
 
@@ -157,7 +163,10 @@ func TestRevalidationReadsOnlyChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tbl := setup(t, env, 200)
-	time.Sleep(100 * time.Millisecond)
+	// The load's start bounds the next revalidation's mark, taken from the
+	// Date of its answers, which has whole seconds: the 200 must be stamped
+	// more than a second (plus Margin) before the load.
+	time.Sleep(1200 * time.Millisecond)
 	// The newest entity when the cache loads.
 	if err := tbl.Upsert(ctx, dept("d200", 1), entity.Replace); err != nil {
 		t.Fatal(err)
@@ -452,5 +461,71 @@ func TestOneUndecodableRowAmongMany(t *testing.T) {
 	}
 	if f := c.Cached().Failed(); len(f) != 1 {
 		t.Fatalf("Failed() = %v, want d003 only", f)
+	}
+}
+
+// beforeSecondPage runs do once, before the first query request that
+// continues a query (the second page), once armed.
+type beforeSecondPage struct {
+	armed atomic.Bool
+	do    func()
+}
+
+func (b *beforeSecondPage) Do(req *policy.Request) (*http.Response, error) {
+	raw := req.Raw()
+	if raw.Method == http.MethodGet && strings.Contains(raw.URL.RawQuery, "NextRowKey") && b.armed.CompareAndSwap(true, false) {
+		b.do()
+	}
+	return req.Next()
+}
+
+// TestLoadStraddledByChangesWithClockAhead: a change a multi-page load
+// missed (d000, changed after its page was read) is stamped before a
+// change the same load saw on a later page (d004), so the newest
+// Timestamp alone would have the next revalidation skip it; the load's
+// start bounds the mark, and it is taken on the service's clock (the
+// Date of the load's answers), so a client clock three hours ahead — or
+// behind — still has the revalidation read the missed change.
+func TestLoadStraddledByChangesWithClockAhead(t *testing.T) {
+	t.Parallel()
+	for _, skew := range []time.Duration{3 * time.Hour, -3 * time.Hour} {
+		t.Run(fmt.Sprint(skew), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			tbl := setup(t, env, 5)
+			hook := &beforeSecondPage{do: func() {
+				if err := tbl.Upsert(ctx, dept("d000", 2), entity.Replace); err != nil {
+					t.Error(err)
+				}
+				time.Sleep(5 * time.Millisecond) // a later Timestamp for d004
+				if err := tbl.Upsert(ctx, dept("d004", 2), entity.Replace); err != nil {
+					t.Error(err)
+				}
+			}}
+			view := patterntest.View[Department](t, env.With(faults.ShortPages{N: 2}, hook), tbl)
+			c, err := lookup.New(view, lookup.Config{Query: departments, TTL: -1, Margin: -1, Now: func() time.Time { return time.Now().Add(skew) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hook.armed.Store(true)
+			if err := c.Reload(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if hook.armed.Load() {
+				t.Fatal("the load read one page: no change straddled it")
+			}
+			if d, _ := c.Get(ctx, "departments", "d000"); d.Version != 1 {
+				t.Fatalf("the straddled load read d000 version %d, want 1 (read before the change)", d.Version)
+			}
+			if err := c.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c.Cached().Full {
+				t.Error("the revalidation was a full load")
+			}
+			if d, _ := c.Get(ctx, "departments", "d000"); d.Version != 2 {
+				t.Errorf("after the revalidation the cache serves d000 version %d, want 2", d.Version)
+			}
+		})
 	}
 }

@@ -123,7 +123,11 @@ type Config struct {
 	// message outlives its markers. SweepMarkers deletes expired ones.
 	// Replay would give a message a new life in its queue: it leaves in
 	// the poison queue, as ErrStaleReplay, a message created MarkerTTL ago
-	// or more, unless ReplayOptions.Stale.
+	// or more, unless ReplayOptions.Stale. These times are the processes'
+	// own clocks (a message's creation by its sender's, a marker's expiry
+	// by its writer's, SweepMarkers and Replay by theirs): keep their skew
+	// well below the day MarkerTTL leaves over the queue's 7 days, and
+	// replay well before MarkerTTL.
 	MarkerTTL time.Duration
 	// Now is the clock of the times the processor records (a message's
 	// creation, an outbox's grace, Once's markers); nil means time.Now.

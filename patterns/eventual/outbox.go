@@ -39,7 +39,13 @@ type OutboxConfig struct {
 	// Grace is how old an intent must be before Relay sends it: younger ones
 	// are being sent by the Submit that wrote them. 0 means 30 s; NoGrace
 	// (any negative duration) means no wait, for tests and for a Relay
-	// known to run after every writer stopped.
+	// known to run after every writer stopped. An intent's age is its
+	// Timestamp (the service's clock) read with the processor's clock
+	// (Config.Now or Clock): a clock ahead of the service's by d relays
+	// intents up to d younger than Grace, sending a message its Submit
+	// may still be sending (a second delivery, which at-least-once
+	// handlers absorb); one behind delays relays by d. With NoGrace the
+	// clock plays no part (TestNoGraceIgnoresClockSkew).
 	Grace time.Duration
 }
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration/faults"
@@ -374,20 +373,6 @@ func TestInsertSourceCountsFences(t *testing.T) {
 	}
 }
 
-// beforeFirstWrite is a per-retry policy that runs fn once, before the
-// first request that is not a read is sent.
-type beforeFirstWrite struct {
-	once sync.Once
-	fn   func()
-}
-
-func (b *beforeFirstWrite) Do(req *policy.Request) (*http.Response, error) {
-	if req.Raw().Method != http.MethodGet {
-		b.once.Do(b.fn)
-	}
-	return req.Next()
-}
-
 // TestInsertSourceFencesTargetsOfOtherSources shows why InsertSource
 // fences the targets Relation.Targets names that refer to another source,
 // and so why they count against its transaction. A department refers to
@@ -414,7 +399,7 @@ func TestInsertSourceFencesTargetsOfOtherSources(t *testing.T) {
 	}
 	b := Employee{PartitionKey: "Sales", RowKey: empID(2), Name: "Bob", Phone: "2"}
 	var inserted error
-	race := &beforeFirstWrite{fn: func() { inserted = g.copies.InsertSource(ctx, &b) }}
+	race := &patterntest.Before{Match: patterntest.Writes, Fn: func() { inserted = g.copies.InsertSource(ctx, &b) }}
 	var rounds atomic.Int32
 	h := g.over(t, env.With(race), denormalize.Config{})
 	d, err := h.copies.ModifyTarget(ctx, "Sales", deptPrefix+"000", func(d *Department) error {
@@ -465,7 +450,7 @@ func TestInsertTargetBesideItsSourcesInsert(t *testing.T) {
 	g := newGuide(t, env, denormalize.Config{})
 	b := Employee{PartitionKey: "Sales", RowKey: empID(2), Name: "Bob", Phone: "2"}
 	var inserted error
-	race := &beforeFirstWrite{fn: func() { inserted = g.copies.InsertSource(ctx, &b) }}
+	race := &patterntest.Before{Match: patterntest.Writes, Fn: func() { inserted = g.copies.InsertSource(ctx, &b) }}
 	h := g.over(t, env.With(race), denormalize.Config{})
 	if err := h.copies.InsertTarget(ctx, &Department{PartitionKey: "Sales", RowKey: deptPrefix + "000", ManagerID: b.RowKey}); err != nil || inserted != nil {
 		t.Fatalf("InsertTarget: %v; InsertSource between its read and its write: %v", err, inserted)

@@ -3,11 +3,8 @@ package eventual_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"sync/atomic"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
@@ -64,7 +61,7 @@ func TestMoveWithoutEditBesideAMoveOfANewerVersion(t *testing.T) {
 	if err := from.Insert(ctx, &stepItem{PartitionKey: "p", RowKey: "r", Value: "v1"}); err != nil {
 		t.Fatal(err)
 	}
-	gate := &beforeFirstWrite{fn: func() {
+	gate := &patterntest.Before{Match: patterntest.Writes, Fn: func() {
 		changed := stepItem{PartitionKey: "p", RowKey: "r", Value: "v2"}
 		if err := from.UpdateAny(ctx, &changed, entity.Replace); err != nil {
 			t.Error(err)
@@ -77,7 +74,7 @@ func TestMoveWithoutEditBesideAMoveOfANewerVersion(t *testing.T) {
 	if err := eventual.Move(ctx, from, late, "p", "r", nil); err != nil {
 		t.Fatal(err)
 	}
-	if !gate.ran.Load() {
+	if !gate.Ran() {
 		t.Fatal("the Move wrote nothing to the target")
 	}
 	got, err := to.Get(ctx, "p", "r")
@@ -87,18 +84,4 @@ func TestMoveWithoutEditBesideAMoveOfANewerVersion(t *testing.T) {
 	if _, err := from.Get(ctx, "p", "r"); !errors.Is(err, entity.ErrNotFound) {
 		t.Errorf("source still holds it: %v", err)
 	}
-}
-
-// beforeFirstWrite is a pipeline policy that runs fn once, before the
-// first request other than a GET is sent.
-type beforeFirstWrite struct {
-	fn  func()
-	ran atomic.Bool
-}
-
-func (b *beforeFirstWrite) Do(req *policy.Request) (*http.Response, error) {
-	if req.Raw().Method != http.MethodGet && b.ran.CompareAndSwap(false, true) {
-		b.fn()
-	}
-	return req.Next()
 }

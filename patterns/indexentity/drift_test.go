@@ -372,7 +372,7 @@ func TestRebuildFence(t *testing.T) {
 	if _, err := bags.DeleteIfExists(ctx, "Sales", "lastname_Jones"); err != nil {
 		t.Fatal(err)
 	}
-	hook := &beforeBatch{f: func() {
+	hook := &patterntest.Before{Match: isBatch, Fn: func() {
 		if _, err := other.Modify(ctx, "Sales", "000003", func(e *Employee) error { e.LastName = "Smith"; return nil }, entity.ModifyOptions{}); err != nil {
 			t.Error(err)
 		}

@@ -27,10 +27,10 @@ func TestMoveToBesideAMoveOfANewerVersion(t *testing.T) {
 	if err := s.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000001", FirstName: "old", LastName: "Jones"}); err != nil {
 		t.Fatal(err)
 	}
-	gate := &beforeNth{n: 1, match: func(r *http.Request) bool {
+	gate := &patterntest.Before{Match: func(r *http.Request) bool {
 		// The first write to the archive: the copy.
 		return r.Method != http.MethodGet && strings.Contains(r.URL.Path, archive.Name())
-	}, fn: func() {
+	}, Fn: func() {
 		if _, err := s.Modify(ctx, "Sales", "000001", func(e *Employee) error { e.FirstName = "new"; return nil }, entity.ModifyOptions{}); err != nil {
 			t.Error(err)
 			return
@@ -47,7 +47,7 @@ func TestMoveToBesideAMoveOfANewerVersion(t *testing.T) {
 	if err := late.MoveTo(ctx, "Sales", "000001", patterntest.View[Employee](t, e, archive)); err != nil {
 		t.Fatal(err)
 	}
-	if gate.seen.Load() < 1 {
+	if !gate.Ran() {
 		t.Fatal("the second writer never ran before the copy")
 	}
 	if got := rawGet(t, emps.Name(), "Sales", "000001"); got != nil {

@@ -8,11 +8,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration/faults"
@@ -22,21 +20,6 @@ import (
 )
 
 func isBatch(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/$batch") }
-
-// beforeBatch runs f once, just before the first transaction of the
-// clients it is a policy of goes out: a concurrent writer that gets in
-// between a writer's reads and its transaction, every time.
-type beforeBatch struct {
-	once sync.Once
-	f    func()
-}
-
-func (b *beforeBatch) Do(req *policy.Request) (*http.Response, error) {
-	if isBatch(req.Raw()) {
-		b.once.Do(b.f)
-	}
-	return req.Next()
-}
 
 // TestRenameUnderConcurrentWriter renames an employee from Jones to
 // Smith — the employee, Jones's index entity and Smith's in one
@@ -54,7 +37,7 @@ func TestRenameUnderConcurrentWriter(t *testing.T) {
 		}
 	}
 	answered := &patterntest.Answered{} // the service's answers, not azcore's tries
-	hook := &beforeBatch{f: func() {
+	hook := &patterntest.Before{Match: isBatch, Fn: func() {
 		// The concurrent writer: a new Smith, one Jones fewer.
 		if err := other.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: "000009", LastName: "Smith"}); err != nil {
 			t.Error(err)

@@ -8,10 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/keys"
@@ -231,8 +229,8 @@ func TestSpillBesideSplits(t *testing.T) {
 	}
 	// late is a Set whose n-th index entity read (the continuation, after
 	// the directory) waits for splitAt.
-	late := func() (*indexentity.Set[Employee], *beforeNth) {
-		gate := &beforeNth{n: 2, fn: splitAt, match: func(r *http.Request) bool {
+	late := func() (*indexentity.Set[Employee], *patterntest.Before) {
+		gate := &patterntest.Before{N: 2, Fn: splitAt, Match: func(r *http.Request) bool {
 			return r.Method == http.MethodGet && strings.Contains(r.URL.Path, "lastname_Jones")
 		}}
 		ls, err := indexentity.New(patterntest.View[Employee](t, env.With(gate), emps), cfg, indexentity.Index[Employee]{Name: "lastname", Value: lastName})
@@ -241,10 +239,10 @@ func TestSpillBesideSplits(t *testing.T) {
 		}
 		return ls, gate
 	}
-	check := func(step string, gate *beforeNth) {
+	check := func(step string, gate *patterntest.Before) {
 		t.Helper()
-		if gate.seen.Load() < 2 {
-			t.Fatalf("%s: %d index entity reads; the split never ran between them", step, gate.seen.Load())
+		if !gate.Ran() {
+			t.Fatalf("%s: the split never ran between the index entity reads", step)
 		}
 		slices.SortFunc(want, keys.Compare)
 		got, err := s.Members(ctx, "lastname", "Sales", "Jones")
@@ -288,22 +286,6 @@ func directory(t *testing.T, bags *entity.Table[entity.DynamicEntity]) []string 
 		bounds = append(bounds, from)
 	}
 	return bounds
-}
-
-// beforeNth is a pipeline policy that runs fn once, before the n-th
-// request that match selects is sent.
-type beforeNth struct {
-	n     int32
-	match func(*http.Request) bool
-	fn    func()
-	seen  atomic.Int32
-}
-
-func (b *beforeNth) Do(req *policy.Request) (*http.Response, error) {
-	if b.match(req.Raw()) && b.seen.Add(1) == b.n {
-		b.fn()
-	}
-	return req.Next()
 }
 
 // indexRows lists the index entities of one value.

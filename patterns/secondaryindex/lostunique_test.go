@@ -5,10 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration/faults"
 	"github.com/tablekit/tablekit/patterns/internal/patterntest"
@@ -85,21 +83,6 @@ func TestTakenValueLostReply(t *testing.T) {
 	}
 }
 
-// beforeFirst is a per-retry policy that runs f once, just before the
-// first request match accepts goes out.
-type beforeFirst struct {
-	once  sync.Once
-	match func(*http.Request) bool
-	f     func()
-}
-
-func (b *beforeFirst) Do(req *policy.Request) (*http.Response, error) {
-	if b.match(req.Raw()) {
-		b.once.Do(b.f)
-	}
-	return req.Next()
-}
-
 // TestTakenValueLostReplyOtherPartition: the same with the email indexed
 // in another partition, where the value is claimed by inserting its
 // entry before the primary: another employee claims the value between
@@ -119,7 +102,7 @@ func TestTakenValueLostReplyOtherPartition(t *testing.T) {
 	}
 	inj := faults.New(faults.Config{})
 	inj.LoseNext(1, isEntryInsert)
-	hook := &beforeFirst{match: isEntryInsert, f: func() {
+	hook := &patterntest.Before{Match: isEntryInsert, Fn: func() {
 		if err := healthy.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(1), LastName: "Holder", Email: "taken@x.com"}); err != nil {
 			t.Error(err)
 		}

@@ -26,14 +26,12 @@ func TestMoveToBesideAMoveOfANewerVersion(t *testing.T) {
 	if err := s.Insert(ctx, &Employee{PartitionKey: "Sales", RowKey: empid(1), FirstName: "old", LastName: "Jones", Email: "j@x.com"}); err != nil {
 		t.Fatal(err)
 	}
-	ran := false
-	gate := &beforeFirst{
+	gate := &patterntest.Before{
 		// The first write to the archive: the copy.
-		match: func(r *http.Request) bool {
+		Match: func(r *http.Request) bool {
 			return r.Method != http.MethodGet && strings.Contains(r.URL.Path, archive.Name())
 		},
-		f: func() {
-			ran = true
+		Fn: func() {
 			if _, err := s.Modify(ctx, "Sales", empid(1), func(e *Employee) error { e.FirstName = "new"; return nil }, entity.ModifyOptions{}); err != nil {
 				t.Error(err)
 				return
@@ -48,7 +46,7 @@ func TestMoveToBesideAMoveOfANewerVersion(t *testing.T) {
 	if err := late.MoveTo(ctx, "Sales", empid(1), patterntest.View[Employee](t, e, archive)); err != nil {
 		t.Fatal(err)
 	}
-	if !ran {
+	if !gate.Ran() {
 		t.Fatal("the second writer never ran before the copy")
 	}
 	if got := rawGet(t, rawTable(t, tbl.Name()), "Sales", empid(1)); got != nil {

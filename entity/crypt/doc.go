@@ -223,7 +223,12 @@
 // per entity: TestRotateSharedContentKeys). During a rotation give readers and
 // writers [Keyring](newKey, oldKey): every entity reads under either key.
 // Rotate with [RotateOptions].Reencrypt re-encrypts entities in full, which
-// also moves legacy and plaintext entities to this format. An entity that
+// also moves legacy and plaintext entities to this format. It rewrites as
+// T only entities whose every property T has a field for: a row of
+// another shape (another type of the table, an index entry, an outbox
+// intent) is rewrapped, or left alone if it holds no envelope, and never
+// loses a property (RotateResult.Kept; TestReencryptKeepsOtherShapes).
+// An entity that
 // cannot be moved (its metadata malformed, its key unknown, with Reencrypt
 // one that fails to read) is left as it is and listed in
 // RotateResult.Failed; the rotation goes on past it and ends with a
@@ -243,6 +248,15 @@
 //     without the old key fails to read it, so its fan-out is retried):
 //     rotate every table a pattern writes, and keep the Keyring in
 //     readers, writers and workers until all are.
+//   - Index entries and index entities (secondaryindex, indexentity)
+//     hold beacons and clear properties, never a ciphertext or an
+//     envelope: no Rotate touches them, and lookups work across a
+//     rotation with the new key alone (TestEncryptedIndexAcrossRotation
+//     in secondaryindex). A beacon is an HMAC under Config.BeaconKey,
+//     which Rotate never changes: keep it for the life of the table. A
+//     table opened with another one computes other beacons, so its beacon
+//     filters and beacon-keyed indexes find none of the entities written
+//     before (never a wrong one).
 //   - Queue messages (fan-out messages, large's disposals, the outbox's)
 //     and claim-check blobs hold keys, blob names and the caller's
 //     payloads, never a ciphertext or a wrapped key: a message in flight

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
 	"github.com/tablekit/tablekit/internal/argerr"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // errReread makes the retry loop read the entity again.
@@ -31,8 +32,13 @@ type RotateOptions struct {
 	// (a read, then a replace under its ETag) instead of rewrapping its
 	// content key: the way to move legacy (.NET) entities, or plaintext
 	// ones with Config.ReadPlaintext, to this package's format, and to apply
-	// changed tags or beacons. Every entity of the scan is read as T, so use
-	// it on tables (or filters) of one type; T needs an etag field.
+	// changed tags or beacons. It rewrites as T only the entities whose
+	// every property T has a field for (or an extra field keeps); T needs
+	// an etag field. An entity with a property T lacks — another type's,
+	// or a pattern's own row in the table (an index entry, an outbox
+	// intent, large's row) — is not read as T, which would drop that
+	// property: it is rewrapped as without Reencrypt, or left alone when
+	// it holds no envelope, and counted in RotateResult.Kept.
 	// false rewraps, and leaves legacy and plaintext entities alone.
 	Reencrypt bool
 	// PageSize is the most entities read per request; 0 means 1000.
@@ -48,8 +54,12 @@ type RotateResult struct {
 	Rewrapped   int // entities whose content key is now wrapped under the current key
 	Reencrypted int // entities rewritten in full (RotateOptions.Reencrypt)
 	Current     int // already under the current key
-	Skipped     int // legacy or plaintext entities left alone (no Reencrypt)
+	Skipped     int // legacy or plaintext entities left alone (without Reencrypt, or of another shape)
 	Gone        int // deleted while the rotation ran
+	// Kept counts, with Reencrypt, the entities of another shape than T,
+	// rewrapped or left alone rather than rewritten (also counted in
+	// Rewrapped, Current or Skipped).
+	Kept int
 	// Failed lists the entities the rotation could not move, each with its
 	// error, left as they are: metadata that is malformed or not an
 	// Edm.Binary, a key no key-encryption key holds, a content key that does
@@ -145,6 +155,9 @@ func (t *Table[T]) Rotate(ctx context.Context, opts RotateOptions) (RotateResult
 		return res, err
 	}
 	q := entity.Query{Filter: opts.Filter, PageSize: opts.PageSize, Select: []string{MetadataProperty, legacyKeyProperty}}
+	if opts.Reencrypt {
+		q.Select = nil // every property's name, to tell T's entities from others
+	}
 	token := opts.From
 	rw := rewraps{}
 	for {
@@ -197,7 +210,7 @@ func (t *Table[T]) currentKeyID(ctx context.Context) (string, error) {
 // rotateOne rotates one entity, read with its envelope and ETag, retrying
 // from a fresh read while concurrent writers change it.
 func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity, current string, opts RotateOptions, rw rewraps, res *RotateResult) error {
-	first, merged := true, false
+	first, merged, counted := true, false, false
 	return opts.Retry.Retry(ctx, func(ctx context.Context) error {
 		if !first {
 			fresh, err := dyn.Get(ctx, d.PartitionKey, d.RowKey)
@@ -212,7 +225,13 @@ func (t *Table[T]) rotateOne(ctx context.Context, dyn *entity.Table[entity.Dynam
 		}
 		first = false
 		if opts.Reencrypt {
-			return t.reencrypt(ctx, d, res)
+			if !t.otherShape(d) {
+				return t.reencrypt(ctx, d, res)
+			}
+			if !counted {
+				res.Kept++
+				counted = true
+			}
 		}
 		meta, ok := entity.Prop[[]byte](d, MetadataProperty)
 		if !ok {
@@ -305,6 +324,25 @@ func (t *Table[T]) mergeEnvelope(ctx context.Context, dyn *entity.Table[entity.D
 	}
 	res.Rewrapped++
 	return nil
+}
+
+// otherShape reports whether d has a property that T has no field for and
+// that an entity of T does not carry (its envelope, beacons, a write
+// token): rewriting it as T would drop that property.
+func (t *Table[T]) otherShape(d *entity.DynamicEntity) bool {
+	if t.fields == nil || t.keepsUnknown {
+		return false
+	}
+	for name := range d.Properties {
+		switch {
+		case strings.HasPrefix(name, ReservedPrefix), name == legacyKeyProperty, name == legacySetProperty, name == wtoken.Property:
+		default:
+			if _, ok := t.fields[name]; !ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reencrypt rewrites one legacy or plaintext entity in this package's

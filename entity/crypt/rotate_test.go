@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
+	"github.com/tablekit/tablekit/entity/filter"
 )
 
 // TestRotatePastBadEntities: a rotation meets entities it cannot move —
@@ -114,5 +115,85 @@ func TestRotatePastBadEntities(t *testing.T) {
 	slices.Sort(failed)
 	if want := []string{"015tampered", "025plain", "045meta", "055string", "065unknown", "075unwrap"}; !slices.Equal(failed, want) || res.Reencrypted != 20 || !errors.Is(err, crypt.ErrTampered) {
 		t.Fatalf("reencrypting: failed %v, %+v, %v", failed, res, err)
+	}
+}
+
+// badge is another type kept in the people's table.
+type badge struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string
+	Code         string `table:",encrypt"`
+	Floor        int32
+}
+
+// withExtra is person with an extra field, which keeps any property.
+type withExtra struct {
+	PartitionKey string
+	RowKey       string
+	ETag         string
+	First        string `table:",encrypt"`
+	Last         string `table:",encrypt"`
+	Email        string `table:",encrypt"`
+	Level        int32  `table:",sign"`
+	Dept         string
+	Rest         map[string]any `table:",extra"`
+}
+
+// TestReencryptKeepsOtherShapes: Rotate with Reencrypt, by a table of
+// person that reads plaintext, over a table that also holds an encrypted
+// badge (another type) and a plain row of another shape, rewrites only
+// the people: the badge is rewrapped and reads, under the new key alone,
+// as it was written; the plain row is left byte for byte. Read as person
+// and rewritten, both would have lost their properties. A type with an
+// extra field keeps every property, so over it Reencrypt rewrites all.
+func TestReencryptKeepsOtherShapes(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	oldKey, newKey := newLocalKey(t, "kek-old", 1), newLocalKey(t, "kek-new", 2)
+	people, raw := onAzurite[person](t, env, crypt.Config{Key: oldKey, Types: []any{badge{}}})
+	for _, rk := range []string{"p1", "p2"} {
+		p := personValue(rk)
+		if err := people.Insert(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	badges := cryptOver[badge](t, raw, people.Name(), crypt.Config{Key: oldKey, Types: []any{person{}}})
+	if err := badges.Insert(ctx, &badge{PartitionKey: "Sales", RowKey: "b1", Code: "door-4711", Floor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	plain := body{"PartitionKey": "Sales", "RowKey": "x1", "Pointer": "elsewhere", "Dept": "Sales"}
+	putRaw(t, raw, plain)
+	plainBefore := rawEntity(t, raw, "Sales", "x1")
+
+	rotating := cryptOver[person](t, raw, people.Name(), crypt.Config{Key: crypt.Keyring(newKey, oldKey), Types: []any{badge{}}, ReadPlaintext: true})
+	res, err := rotating.Rotate(ctx, crypt.RotateOptions{Reencrypt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scanned != 4 || res.Reencrypted != 2 || res.Rewrapped != 1 || res.Skipped != 1 || res.Kept != 2 {
+		t.Errorf("Reencrypt: %+v, want 2 people reencrypted, the badge rewrapped and the plain row skipped, both kept", res)
+	}
+	b, err := cryptOver[badge](t, raw, people.Name(), crypt.Config{Key: newKey, Types: []any{person{}}}).Get(ctx, "Sales", "b1")
+	if err != nil || b.Code != "door-4711" || b.Floor != 3 {
+		t.Errorf("the badge under the new key alone: %+v, %v", b, err)
+	}
+	if got := rawEntity(t, raw, "Sales", "x1"); fmt.Sprint(got) != fmt.Sprint(plainBefore) {
+		t.Errorf("the plain row: %v, was %v", got, plainBefore)
+	}
+	for _, rk := range []string{"p1", "p2"} {
+		if p, err := cryptOver[person](t, raw, people.Name(), crypt.Config{Key: newKey, Types: []any{badge{}}}).Get(ctx, "Sales", rk); err != nil || p.Email != "jonesj@contoso.com" {
+			t.Errorf("%s under the new key alone: %+v, %v", rk, p, err)
+		}
+	}
+
+	// Over a type that keeps every property, the plain row is rewritten,
+	// its properties kept.
+	res, err = cryptOver[withExtra](t, raw, people.Name(), crypt.Config{Key: newKey, ReadPlaintext: true}).Rotate(ctx, crypt.RotateOptions{Reencrypt: true, Filter: filter.Eq("RowKey", "x1")})
+	if err != nil || res.Reencrypted != 1 || res.Kept != 0 {
+		t.Fatalf("Reencrypt as a type with an extra field: %+v, %v", res, err)
+	}
+	if got := rawEntity(t, raw, "Sales", "x1"); got["Pointer"] != "elsewhere" || got[crypt.MetadataProperty] == nil {
+		t.Errorf("the plain row, reencrypted as a type with an extra field: %v", got)
 	}
 }

@@ -125,6 +125,8 @@ type Table[T any] struct {
 	core   *core
 	hooks  *protect.Hooks
 	fields map[string]protect.Field // nil for entity.DynamicEntity
+	// keepsUnknown: T has an extra field, which keeps any property.
+	keepsUnknown bool
 }
 
 // New returns an encrypting view of tbl. Nothing is sent; the type's tags
@@ -169,7 +171,7 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		cache:     newKeyCache(cfg.KeyCache),
 		sharing:   newSharing(cfg.ContentKeyWrites, cfg.ContentKeyAge),
 	}
-	t := &Table[T]{base: tbl, core: c, hooks: hooks}
+	t := &Table[T]{base: tbl, core: c, hooks: hooks, keepsUnknown: hooks.KeepsUnknown(reflect.TypeFor[T]())}
 	if list != nil {
 		t.fields = make(map[string]protect.Field, len(list))
 		for _, f := range list {

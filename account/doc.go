@@ -193,13 +193,17 @@
 //
 // No error repeats an account key, a signature or a password: a URL is
 // shown without its query and user information, a value longer than any
-// name or suffix only by its first 8 bytes and its length (a key pasted
-// into the wrong setting), and a setting that is not key=value only by its
-// position. TestNoSecretInErrors in internal/secretscan feeds about forty
+// name or suffix only by its length (a key pasted into the wrong setting,
+// or alone: a base64 key ends in "=", so it reads as a setting named by
+// it), and a setting that is not key=value only by its position. Each
+// error of a connection string that cannot be read matches
+// entity.ErrInvalidConnectionString; a setting given with no value is
+// refused (an empty TableEndpoint would leave the endpoint derived, to a
+// host the string did not name). TestNoSecretInErrors in internal/secretscan feeds about forty
 // malformed connection strings and twenty-odd SAS URLs through every
 // constructor of the module that takes a credential and scans each error's
 // Error(), %+v and %#v (and those of every error it wraps) for the key,
-// the signature and the password, any 12 characters of them in a row, and
+// the signature and the password, any 6 characters of them in a row, and
 // their escaped, base64 and hex forms; FuzzNewFromConnectionString checks
 // that no error repeats the AccountKey.
 //

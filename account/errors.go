@@ -3,7 +3,9 @@ package account
 import (
 	"errors"
 	"fmt"
+
 	"github.com/tablekit/tablekit/internal/argerr"
+	"github.com/tablekit/tablekit/internal/connstr"
 )
 
 // Sentinels matched (errors.Is) by this package's errors.
@@ -50,8 +52,13 @@ func (e *ConfigError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) and errors.Is(err,
 // entity.ErrInvalid) true: entity.ErrInvalid is every package's
 // ConfigError's sentinel (this package does not import entity; both are
-// one value).
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalid || target == argerr.Err }
+// one value); and, for a connection string that cannot be read (Field
+// FieldConnectionString or FieldAccountKey),
+// errors.Is(err, entity.ErrInvalidConnectionString).
+func (e *ConfigError) Is(target error) bool {
+	return target == ErrInvalid || target == argerr.Err ||
+		target == connstr.ErrMalformed && (e.Field == FieldConnectionString || e.Field == FieldAccountKey)
+}
 
 // errNilAccount is the error of a method called on a nil *Account.
 var errNilAccount = &ConfigError{Field: FieldAccount, Reason: "nil *Account (use one of the New functions)"}

@@ -114,7 +114,7 @@ func NewTableFromService[T any](svc *aztables.ServiceClient, name string) (*Tabl
 // ErrInvalidConnectionString reports a connection string that cannot be
 // read; the error says which setting is wrong, never the key. It matches
 // ErrInvalid: nothing was sent.
-var ErrInvalidConnectionString = invalidArg("entity: malformed connection string")
+var ErrInvalidConnectionString = connstr.ErrMalformed
 
 // NewTableFromConnectionString connects with an account connection string
 // (account key or SAS) to the named table. opts (nil means aztables'

@@ -20,10 +20,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
-// ErrMalformed is matched by every error Parse returns.
-var ErrMalformed = errors.New("malformed connection string")
+// ErrMalformed is matched by every error Parse returns. It is
+// entity.ErrInvalidConnectionString, one value, so that every package's
+// refusal of a connection string matches it; it matches entity.ErrInvalid.
+var ErrMalformed error = malformedError{}
+
+type malformedError struct{}
+
+func (malformedError) Error() string        { return "entity: malformed connection string" }
+func (malformedError) Is(target error) bool { return target == argerr.Err }
 
 // Error says what is wrong with a connection string. It never repeats the
 // account key, a signature or the query of a URL.
@@ -124,6 +133,11 @@ func Parse(s string) (Parsed, error) {
 		}
 		keys = append(keys, k)
 		kv[k] = strings.TrimSpace(v)
+		if kv[k] == "" {
+			// An empty endpoint would leave one derived, to a host the
+			// string did not name.
+			return Parsed{}, malformed("setting %s has no value: give one or leave the setting out", quoteName(k))
+		}
 	}
 	if len(kv) == 0 {
 		return Parsed{}, &Error{Reason: "empty"}
@@ -161,7 +175,7 @@ func Parse(s string) (Parsed, error) {
 		p.Protocol = "https"
 	}
 	if p.Protocol != "https" && p.Protocol != "http" {
-		return Parsed{}, malformed("DefaultEndpointsProtocol=%s: want https or http", show(p.Protocol))
+		return Parsed{}, malformed("DefaultEndpointsProtocol %s: want https or http", show(p.Protocol))
 	}
 	if p.EndpointSuffix == "" {
 		p.EndpointSuffix = "core.windows.net"
@@ -229,7 +243,7 @@ func Parse(s string) (Parsed, error) {
 // DevelopmentStorageProxyUri, the only setting it takes.
 func parseDev(dev string, keys []string, get func(string) (string, bool)) (Parsed, error) {
 	if !strings.EqualFold(dev, "true") {
-		return Parsed{}, malformed("UseDevelopmentStorage=%s: only true is meaningful", show(dev))
+		return Parsed{}, malformed("UseDevelopmentStorage %s: only true is meaningful", show(dev))
 	}
 	for _, k := range keys {
 		if !strings.EqualFold(k, "UseDevelopmentStorage") && !strings.EqualFold(k, "DevelopmentStorageProxyUri") {
@@ -551,15 +565,15 @@ func malformed(format string, args ...any) *Error {
 
 // show quotes a setting's name or value (never a key's or a
 // signature's) for a message. A value longer than any name, suffix or
-// protocol is shown as its first 8 bytes and its length: it may be a
-// secret pasted into the wrong setting (an account key has 88 characters,
-// a signature 44).
+// protocol is shown by its length alone: it may be a secret pasted into
+// the wrong setting (an account key has 88 characters, a signature 44),
+// and any part of it would give part of the secret away.
 func show(s string) string {
-	const max, prefix = 32, 8
+	const max = 32
 	if len(s) <= max {
 		return strconv.Quote(s)
 	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(strings.ToValidUTF8(s[:prefix], "")), len(s))
+	return fmt.Sprintf("of %d bytes (not shown)", len(s))
 }
 
 // quoteName quotes a setting's name, as show does.

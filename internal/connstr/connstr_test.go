@@ -103,6 +103,11 @@ func TestParseErrors(t *testing.T) {
 		"AccountName=a;AccountKey=k;TableEndpoint=acct.table.core.windows.net",
 		"UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://a/b",
 		"=value;AccountName=a;AccountKey=k",
+		// An empty endpoint would leave the table's derived, to a host the
+		// string did not name.
+		"AccountName=devstoreaccount1;AccountKey=a2V5;TableEndpoint=",
+		"AccountName=acct;AccountKey=a2V5;EndpointSuffix= ;DefaultEndpointsProtocol=https",
+		"AccountName=acct;AccountKey=",
 	} {
 		_, err := Parse(in)
 		var e *Error
@@ -110,10 +115,18 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, want a *Error matching ErrMalformed", in, err)
 		}
 	}
-	// The key never appears in an error.
+	// The key never appears in an error, nor any part of one pasted alone
+	// (a base64 key ends in "=", so it reads as a setting named by the
+	// key) or into another setting.
 	_, err := Parse("AccountKey=SECRETSECRETSECRET;garbageSECRETSECRET")
 	if err == nil || strings.Contains(err.Error(), "SECRETSECRETSECRET") {
 		t.Errorf("error leaks the secret: %v", err)
+	}
+	for _, in := range []string{DevAccountKey, "AccountName=" + DevAccountKey + ";AccountKey=a2V5", "DefaultEndpointsProtocol=" + DevAccountKey} {
+		_, err := Parse(in)
+		if err == nil || strings.Contains(err.Error(), DevAccountKey[:4]) {
+			t.Errorf("Parse of a key in the wrong place: %v, want an error without any of the key", err)
+		}
 	}
 }
 

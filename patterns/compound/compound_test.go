@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,11 +150,24 @@ func TestGuideReviews(t *testing.T) {
 	if _, err := rel.Get(ctx, "Sales", 1234567, 2012); !errors.Is(err, keys.ErrInvalidKey) {
 		t.Errorf("a seven-digit id: %v", err)
 	}
-	for _, err := range rel.Children(ctx, "Sa/les", 1, entity.Query{}) {
-		if !errors.Is(err, keys.ErrInvalidKey) {
-			t.Errorf("a bad partition: %v", err)
+	badPartition := func(what string, err error) {
+		t.Helper()
+		var ke *compound.KeyError
+		if !errors.As(err, &ke) || ke.Part != "partition" || !errors.Is(err, keys.ErrInvalidKey) || !errors.Is(err, entity.ErrInvalid) || !strings.HasPrefix(err.Error(), "compound: ") {
+			t.Errorf("%s with a bad partition: %v, want a *compound.KeyError naming the partition, matching entity.ErrInvalid", what, err)
 		}
 	}
+	for _, err := range rel.Children(ctx, "Sa/les", 1, entity.Query{}) {
+		badPartition("Children", err)
+	}
+	for _, err := range rel.ChildrenIn(ctx, "a?b", 1, compound.Window[int64]{From: 2012, To: 2014}, entity.Query{}) {
+		badPartition("ChildrenIn", err)
+	}
+	for _, err := range rel.ChildrenIn(ctx, "a?b", 1, compound.Window[int64]{From: 2012, To: 2012}, entity.Query{}) {
+		badPartition("ChildrenIn of an empty window", err)
+	}
+	var stamped Review
+	badPartition("Stamp", rel.Stamp(&stamped, "a#b", 1, 2012))
 	if n := meter.Snapshot().Sub(before).Total(); n != 0 {
 		t.Errorf("bad ids sent %d requests", n)
 	}

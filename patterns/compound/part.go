@@ -126,9 +126,13 @@ func ceilTicks(t time.Time) int64 {
 	return k
 }
 
-// tickWindow is the ticks [lo, hi) of the instants from ≤ t < to.
+// tickWindow is the ticks [lo, hi) of the instants from ≤ t < to; a zero
+// to is no bound (a zero from, the first tick, is none already).
 func tickWindow(from, to time.Time) (lo, hi int64, empty bool) {
 	lo, hi = ceilTicks(from), ceilTicks(to)
+	if to.IsZero() {
+		hi = keys.MaxTicks + 1
+	}
 	return lo, hi, hi <= lo
 }
 

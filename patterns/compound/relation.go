@@ -230,7 +230,7 @@ func (r *Relation[T, P, C]) ChildrenBetween(ctx context.Context, pk string, p P,
 
 func (r *Relation[T, P, C]) query(ctx context.Context, pk, from, to string, err error, q entity.Query) iter.Seq2[T, error] {
 	if err == nil {
-		err = keys.Validate(pk)
+		err = checkPartition(pk)
 	}
 	if err != nil {
 		return func(yield func(T, error) bool) {
@@ -253,8 +253,8 @@ func (r *Relation[T, P, C]) Stamp(e *T, pk string, p P, c C) error {
 	if err != nil {
 		return err
 	}
-	if err := keys.Validate(pk); err != nil {
-		return &KeyError{Part: "partition", Key: pk, Err: err}
+	if err := checkPartition(pk); err != nil {
+		return err
 	}
 	sys, err := entity.SystemOf(e)
 	if err != nil {
@@ -269,8 +269,9 @@ func (r *Relation[T, P, C]) Stamp(e *T, pk string, p P, c C) error {
 // the earlier instant — whichever way the part's keys sort, and exact to
 // the 100 ns tick that ids are stored in: a bound between two ticks
 // stands for the next tick, so the window holds exactly the ids id with
-// From ≤ id < To. Instants outside .NET DateTime's range (years 1 to
-// 9999) are no bound: Window{To: t} is every id before t.
+// From ≤ id < To. The zero time.Time, and instants outside .NET
+// DateTime's range (years 1 to 9999), are no bound: Window{To: t} is every
+// id before t, Window{From: t} every id from t on.
 type Window[C any] struct {
 	From, To C
 }
@@ -345,7 +346,7 @@ func (r *Relation[T, P, C]) ChildrenIn(ctx context.Context, pk string, p P, w Wi
 	}
 	from, to, err := r.In(p, w)
 	if err == nil && from == to {
-		if err := keys.Validate(pk); err != nil {
+		if err := checkPartition(pk); err != nil {
 			return func(yield func(T, error) bool) {
 				var zero T
 				yield(zero, err)
@@ -354,4 +355,13 @@ func (r *Relation[T, P, C]) ChildrenIn(ctx context.Context, pk string, p P, w Wi
 		return func(func(T, error) bool) {}
 	}
 	return r.query(ctx, pk, from, to, err, q)
+}
+
+// checkPartition refuses a PartitionKey the service would, before any
+// request: a *KeyError naming the partition.
+func checkPartition(pk string) error {
+	if err := keys.Validate(pk); err != nil {
+		return &KeyError{Part: "partition", Key: pk, Err: err}
+	}
+	return nil
 }

@@ -195,7 +195,7 @@ func TestChildrenInIsChronological(t *testing.T) {
 			want := func(w compound.Window[time.Time]) []time.Time {
 				var out []time.Time
 				for _, a := range at {
-					if !a.Before(w.From) && a.Before(w.To) {
+					if !a.Before(w.From) && (w.To.IsZero() || a.Before(w.To)) {
 						out = append(out, a)
 					}
 				}
@@ -210,6 +210,7 @@ func TestChildrenInIsChronological(t *testing.T) {
 				{From: t2.Add(-tick), To: t2},
 				{From: t1.Add(tick / 2), To: t2.Add(tick / 2)},
 				{To: t1},
+				{From: t2}, // a zero To is no bound
 				{From: t2, To: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
 			} {
 				got, n := read(w)

@@ -29,11 +29,6 @@ func init() {
 			return table.(interface{ guardedCopy(protect.Guard) any }).guardedCopy(g)
 		},
 		Fields: protectFields,
-		KeepsUnknown: func(t reflect.Type) bool {
-			sh, err := shapeOf(t)
-			p, ok := sh.(*structCodec)
-			return err == nil && ok && p.extra != nil
-		},
 		BatchAdd: func(b any, kind uint8, unconditional bool, e any, s protect.Scheme) {
 			rule := etagNone
 			switch OpKind(kind) {

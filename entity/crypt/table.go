@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/internal/protect"
+	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -125,7 +126,7 @@ type Table[T any] struct {
 	core   *core
 	hooks  *protect.Hooks
 	fields map[string]protect.Field // nil for entity.DynamicEntity
-	// keepsUnknown: T has an extra field, which keeps any property.
+	// keepsUnknown: T keeps any property (an extra field, DynamicEntity).
 	keepsUnknown bool
 }
 
@@ -171,7 +172,11 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Table[T], error) {
 		cache:     newKeyCache(cfg.KeyCache),
 		sharing:   newSharing(cfg.ContentKeyWrites, cfg.ContentKeyAge),
 	}
-	t := &Table[T]{base: tbl, core: c, hooks: hooks, keepsUnknown: hooks.KeepsUnknown(reflect.TypeFor[T]())}
+	_, open, err := entityfields.PropertiesOf(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	t := &Table[T]{base: tbl, core: c, hooks: hooks, keepsUnknown: open}
 	if list != nil {
 		t.fields = make(map[string]protect.Field, len(list))
 		for _, f := range list {

@@ -526,6 +526,8 @@ func TestEncryptedRefusals(t *testing.T) {
 	}
 	_, err = secondaryindex.New(enc, secondaryindex.Config{}, idx("Tier"))
 	add("a property in clear", err, "stores in clear")
+	_, err = secondaryindex.New(enc, secondaryindex.Config{}, idx("Nope"))
+	add("no such property", err, "does not store")
 	_, err = secondaryindex.New(noBeacon.Entity(), secondaryindex.Config{}, idx("Email"))
 	add("a property without a beacon", err, "Config.Beacons")
 	_, err = secondaryindex.New(maybe.Entity(), secondaryindex.Config{}, secondaryindex.Index[entity.DynamicEntity]{Name: "email", Encrypted: "Email", Key: func(d *entity.DynamicEntity) (string, bool) { return entity.Prop[string](d, "Email") }})

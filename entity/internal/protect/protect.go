@@ -147,9 +147,6 @@ type Hooks struct {
 	// Fields lists the properties of an entity type (a tagged struct
 	// type); nil for DynamicEntity, whose properties are known per value.
 	Fields func(t reflect.Type) ([]Field, error)
-	// KeepsUnknown reports whether an entity type (a tagged struct type)
-	// has an extra field, which keeps the properties it has no field for.
-	KeepsUnknown func(t reflect.Type) bool
 	// BatchAdd adds one operation (an entity.OpKind) on e to batch (an
 	// *entity.Batch), encoding e through s; a merge, replace or delete is
 	// conditional on e's ETag unless unconditional.

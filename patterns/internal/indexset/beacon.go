@@ -3,10 +3,12 @@ package indexset
 import (
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
 // Beacon keys the rows of an index of an encrypted property (the
@@ -27,11 +29,20 @@ type Beacon struct {
 const BeaconBytes = 16
 
 // NewBeacon returns the Beacon of an index declared Encrypted: prop, of
-// the encrypted primary table prot (nil for a plain table). When the
-// declaration cannot hold — prot is plain, or stores prop in clear,
+// the encrypted primary table prot (nil for a plain table); prop is a
+// stored property's name or its field's Go path. When the declaration
+// cannot hold — T stores no such property, prot is plain, or stores prop in clear,
 // encrypts it for some entities only, or without a beacon — it returns
 // the reason, for the package's *DeclarationError of field Encrypted.
 func NewBeacon[T any](prot *entity.Table[T], prop string) (*Beacon, string) {
+	st, err := entityfields.StoredOf(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err.Error()
+	}
+	prop, reason := st.Resolve(prop)
+	if reason != "" {
+		return nil, reason
+	}
 	named := "names " + strconv.Quote(prop)
 	if prot == nil {
 		return nil, named + " but the primary table is not encrypted (give crypt.Table.Entity, or leave Encrypted empty)"

@@ -308,9 +308,9 @@ func TestRefusalsMatchErrInvalid(t *testing.T) {
 		// denormalize.
 		{"denormalize.New(nil tables)", func() error { _, err := denormalize.New[Dept, Emp](nil, nil, denormalize.Config{}); return err }, nil},
 		{"denormalize.New(no relation)", func() error { _, err := denormalize.New(depts, emps, denormalize.Config{}); return err }, nil},
-		{"Copies.InsertSource(nil)", func() error { return copies.InsertSource(ctx, nil) }, nil},
+		{"Copies.InsertSource(nil)", func() error { return copies.InsertSource(ctx, nil) }, entity.ErrInvalidType},
 		{"Copies.InsertSource(bad key)", func() error { return copies.InsertSource(ctx, &Emp{PartitionKey: "a/b", RowKey: "r"}) }, nil},
-		{"Copies.InsertTarget(nil)", func() error { return copies.InsertTarget(ctx, nil) }, nil},
+		{"Copies.InsertTarget(nil)", func() error { return copies.InsertTarget(ctx, nil) }, entity.ErrInvalidType},
 		{"Copies.ModifySource(nil change)", func() error {
 			_, err := copies.ModifySource(ctx, "p", "r", nil, entity.ModifyOptions{})
 			return err

@@ -3,6 +3,7 @@ package denormalize
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
@@ -41,7 +42,7 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOpti
 		return err
 	}
 	if s == nil {
-		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+		return &entity.TypeError{Type: reflect.TypeFor[*S](), Reason: "nil entity"}
 	}
 	key, err := keyOf(s)
 	if err != nil {

@@ -3,6 +3,7 @@ package denormalize
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
@@ -31,7 +32,7 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 		return err
 	}
 	if t == nil {
-		return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+		return &entity.TypeError{Type: reflect.TypeFor[*T](), Reason: "nil entity"}
 	}
 	key, err := keyOf(t)
 	if err != nil {

@@ -357,7 +357,7 @@ func TestValidation(t *testing.T) {
 	if _, err := s.Members(ctx, "nosuch", "Sales", "Jones"); !errors.Is(err, indexentity.ErrUnknownIndex) {
 		t.Errorf("unknown index: %v", err)
 	}
-	if err := s.Insert(ctx, nil); !errors.Is(err, entity.ErrInvalid) {
+	if err := s.Insert(ctx, nil); !errors.Is(err, entity.ErrInvalid) || !errors.Is(err, entity.ErrInvalidType) {
 		t.Errorf("nil entity: %v", err)
 	}
 	e := Employee{PartitionKey: "Sales", RowKey: "1", LastName: "Jones"}

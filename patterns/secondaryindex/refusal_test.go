@@ -62,6 +62,9 @@ func TestRefusalsMatchErrInvalid(t *testing.T) {
 		{"Rebuild from a foreign token", func() error { _, err := local.Rebuild(ctx, secondaryindex.CheckOptions{Resume: "ie1.e30"}); return err }(), secondaryindex.ErrInvalidToken},
 		{"Repair of an entry in another table", local.Repair(ctx, drift.Finding{Kind: drift.Orphan, Index: "name", Entry: drift.Key{Table: "elsewhere", PartitionKey: "Sales", RowKey: "name_x empid_1"}}), secondaryindex.ErrInvalidToken},
 		{"a negative Limit", first(wide.LookupValueAll(ctx, "name", "x", secondaryindex.LookupOptions{Limit: -1})), secondaryindex.ErrInvalidConfig},
+		// A nil entity, as entity.Table refuses it.
+		{"Insert(nil)", local.Insert(ctx, nil), entity.ErrInvalidType},
+		{"Update(nil)", wide.Update(ctx, nil), entity.ErrInvalidType},
 	} {
 		if !errors.Is(c.err, c.want) || !errors.Is(c.err, entity.ErrInvalid) {
 			t.Errorf("%s: %v; want an error matching %v and entity.ErrInvalid", c.name, c.err, c.want)

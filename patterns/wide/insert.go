@@ -2,6 +2,7 @@ package wide
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
@@ -31,7 +32,7 @@ func (w *Table[T]) Insert(ctx context.Context, v *T) error {
 // toBag converts v for writing, and checks its keys.
 func (w *Table[T]) toBag(ctx context.Context, v *T) (*entity.DynamicEntity, error) {
 	if v == nil {
-		return nil, &entity.ValidationError{Rule: "entity", Limit: "a non-nil pointer", Value: "nil"}
+		return nil, &entity.TypeError{Type: reflect.TypeFor[*T](), Reason: "nil entity"}
 	}
 	bag, err := w.codec.ToDynamic(v)
 	if err != nil {

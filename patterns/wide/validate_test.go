@@ -77,7 +77,7 @@ func TestInvalidInputRefusedBeforeSending(t *testing.T) {
 			_, err := w.Modify(ctx, "p", "r", nil, entity.ModifyOptions{})
 			return err
 		}, []error{entity.ErrInvalid}},
-		{"nil entity insert", func() error { return w.Insert(ctx, nil) }, []error{entity.ErrInvalid}},
+		{"nil entity insert", func() error { return w.Insert(ctx, nil) }, []error{entity.ErrInvalid, entity.ErrInvalidType}},
 		{"nil entity upsert", func() error { return w.Upsert(ctx, nil) }, []error{entity.ErrInvalid}},
 		{"nil entity replace", func() error { return w.Replace(ctx, nil) }, []error{entity.ErrInvalid}},
 	}

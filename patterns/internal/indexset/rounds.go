@@ -125,7 +125,7 @@ func finish[T any](e *T, written, base string) {
 // Insert adds e and its index rows. See the packages' Insert.
 func (c *Core[P, T, X]) Insert(ctx context.Context, e *T, opts []WriteOptions) error {
 	if e == nil {
-		return NilEntity()
+		return NilEntity[T]()
 	}
 	pk, rk, err := KeyOf(e)
 	if err != nil {
@@ -149,7 +149,7 @@ func (c *Core[P, T, X]) Insert(ctx context.Context, e *T, opts []WriteOptions) e
 // the packages' Update.
 func (c *Core[P, T, X]) Update(ctx context.Context, e *T, opts []WriteOptions) error {
 	if e == nil {
-		return NilEntity()
+		return NilEntity[T]()
 	}
 	sys, err := entity.SystemOf(e)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/entityfields"
@@ -45,9 +46,10 @@ func OpError[P Package](op, pk, rk string, err error, named func(error) bool) er
 }
 
 // NilEntity is the error of a write given a nil entity, before any
-// request.
-func NilEntity() error {
-	return &entity.ValidationError{Rule: "entity", Limit: "non-nil", Value: "nil"}
+// request: entity.Table's, an *entity.TypeError matching
+// entity.ErrInvalidType and entity.ErrInvalid.
+func NilEntity[T any]() error {
+	return &entity.TypeError{Type: reflect.TypeFor[*T](), Reason: "nil entity"}
 }
 
 // NilChange is the error of a Modify given a nil change function, before

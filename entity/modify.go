@@ -157,7 +157,7 @@ func (r RetryPolicy) retry(ctx context.Context, attempt func(ctx context.Context
 	var last error
 	var took time.Duration
 	for n := 1; n <= r.Attempts; n++ {
-		if n > 1 {
+		if n > 1 && last != errRound {
 			if err := r.backoff(ctx, n-1, took); err != nil {
 				return join(err, last)
 			}
@@ -196,13 +196,18 @@ func (r RetryPolicy) retry(ctx context.Context, attempt func(ctx context.Context
 // property.
 //
 // Lost replies: on a table with write tokens (WithWriteTokens) Modify is
-// exactly-once. When its write's reply is lost and azcore's resend gets
-// 412 — or, for the insert of Create, 409 — (or every try fails in
-// transport), the next round's read shows whether the write was applied:
-// if so Modify returns that entity as read (with the change, and any
-// later writes) without applying the change again; if another writer
-// won, the round goes on as for any 412; if the read cannot tell, the
-// error matches ErrOutcomeUnknown. Without write tokens the same case is
+// exactly-once. When its conditional write's reply is lost, it is not
+// resent: the next round reads the entity at once and its chain shows
+// whether the write was applied (for the insert of Create, azcore's
+// resend gets 409 and the next round's read tells the same way). If so
+// Modify returns that entity as read (with the change, and any later
+// writes) without applying the change again; if another writer won, the
+// round goes on as for any 412; if the read cannot tell — more than
+// wtoken's 16 writes landed between the write and the read, or a write
+// without a token replaced the entity — the error matches
+// ErrOutcomeUnknown. Reading at once is what keeps that rare on a hot
+// row: azcore's resend would come RetryDelay later (4 s by default),
+// after hundreds of other writes (TestModifyTokensSettleBeforeTheChainMoves). Without write tokens the same case is
 // settled only when the stored version predates the write, and is
 // otherwise ErrOutcomeUnknown: never applied twice
 // (TestModifyCreateLostReply). An inserted entity stored exactly as sent
@@ -294,6 +299,13 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		if etag == "" {
 			w.kind, w.merge, op = wInsert, false, OpInsert
 		}
+		// A conditional write with a token is settled by the next round's
+		// read, at once, rather than by azcore's resend RetryDelay later:
+		// on a hot row the writes in between would push its token out of
+		// the stored chain (wtoken.MaxTokens), leaving the outcome
+		// unknown. An insert is still resent: a read that finds nothing
+		// could not tell a lost insert from one deleted since.
+		w.settleAtOnce = token != "" && w.kind == wConditional
 		var newETag string
 		err := t.withBody("Modify", cur, func(body []byte, pk, rk string) error {
 			if pk != partitionKey || rk != rowKey {
@@ -319,6 +331,9 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		mayBeOwn := (t.conn.kit && w.call.Resent()) || (!t.conn.kit && token != "")
 		var se *ServiceError
 		switch {
+		case w.settleAtOnce && w.call.Reached() && !(errors.As(err, &se) && se.StatusCode != 0):
+			pending, pendingErr = w, err
+			return errRound // read back at once (RetryPolicy.retry skips the wait)
 		case errors.As(err, &se) && se.StatusCode == http.StatusPreconditionFailed:
 			if mayBeOwn {
 				pending, pendingErr = w, err

@@ -94,6 +94,10 @@ type write struct {
 	token  string      // its write token, "" for none
 	base   wtoken.Base // what it knew of the version it is conditional on
 	delete bool
+	// settleAtOnce: a try that fails after it may have reached the
+	// service is not resent (pipeline.Call.StopResends); the caller reads
+	// back instead.
+	settleAtOnce bool
 }
 
 // withToken gives w a new write token and returns body carrying its chain,

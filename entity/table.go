@@ -587,6 +587,9 @@ func (t *Table[T]) sendOnly(ctx context.Context, w *write, body []byte, do func(
 	w.sent = body
 	cctx, call := pipeline.WithCall(ctx)
 	w.call = call
+	if w.settleAtOnce {
+		call.StopResends()
+	}
 	etag, err := do(cctx, body)
 	if err == nil {
 		return etag, nil

@@ -131,7 +131,7 @@ func TestModify(t *testing.T) {
 		// readme:begin modify
 		emps = emps.WithWriteTokens() // opt in: a token per write in the reserved property TkWrite
 		e, err := emps.Modify(ctx, "Sales", "000123", func(e *Employee) error {
-			e.Vacation++ // applied exactly once, even when a reply is lost and azcore resends
+			e.Vacation++ // applied once, even when a reply is lost
 			return nil
 		}, entity.ModifyOptions{}) // Merge, up to 40 rounds against concurrent writers
 		// readme:end

@@ -45,6 +45,7 @@ type Call struct {
 	tries   int
 	earlier bool // a try before the current one may have reached the service
 	current bool // the current (last) try may have reached the service
+	stop    bool // end the call at the first failed try that may have reached the service
 	first   time.Time
 	last    time.Time // when the last try's answer arrived (local clock)
 	date    time.Time // that answer's Date header (server clock), zero if none
@@ -56,6 +57,19 @@ type callKey struct{}
 func WithCall(ctx context.Context) (context.Context, *Call) {
 	c := new(Call)
 	return context.WithValue(ctx, callKey{}, c), c
+}
+
+// StopResends makes the call end at its first try that fails after it
+// may have reached the service (a transport error other than a failed
+// connection), instead of azcore resending it after RetryDelay: for a
+// write whose outcome a read back settles (a write token), a read at once
+// beats a resend that meets the service after other writers moved on.
+// A try that failed to connect is still resent, and answers (503, 500)
+// are retried as azcore retries them.
+func (c *Call) StopResends() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stop = true
 }
 
 // Tries is the number of tries the per-retry policy saw: 0 when the client
@@ -137,8 +151,19 @@ func (triesPolicy) Do(req *policy.Request) (*http.Response, error) {
 			c.date = d
 		}
 	}
+	if err != nil && c.stop && c.current {
+		err = noResend{err}
+	}
 	return resp, err
 }
+
+// noResend is a try's error that azcore's retry policy does not retry
+// (it has the NonRetriable method azcore looks for).
+type noResend struct{ err error }
+
+func (e noResend) Error() string { return e.err.Error() }
+func (e noResend) Unwrap() error { return e.err }
+func (noResend) NonRetriable()   {}
 
 // notSent reports a transport error that happened before any byte of the
 // request left: the connection could not be made.

@@ -162,6 +162,39 @@ func TestTriesSeeResends(t *testing.T) {
 	}
 }
 
+// TestStopResends: a call that stops resends ends at its first try that
+// failed after it may have reached the service, with that try's error;
+// a try that failed to connect, and an answer azcore retries (503), are
+// still retried.
+func TestStopResends(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	cases := []struct {
+		name    string
+		steps   []func(*http.Request) (*http.Response, error)
+		tries   int
+		reached bool
+		wantErr error
+	}{
+		{"reply lost", []func(*http.Request) (*http.Response, error){fail(reset), answer(409, "")}, 1, true, syscall.ECONNRESET},
+		{"refused, then lost", []func(*http.Request) (*http.Response, error){fail(refused), fail(reset), answer(409, "")}, 2, true, syscall.ECONNRESET},
+		{"503, then 201", []func(*http.Request) (*http.Response, error){answer(503, ""), answer(201, "{}")}, 2, true, nil},
+		{"refused every time", []func(*http.Request) (*http.Response, error){fail(refused)}, 4, false, syscall.ECONNREFUSED},
+	}
+	for _, c := range cases {
+		s := &script{steps: c.steps}
+		ctx, call := WithCall(context.Background())
+		call.StopResends()
+		_, err := client(t, s, true).AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)
+		if call.Tries() != c.tries || len(s.sent) != c.tries || call.Reached() != c.reached {
+			t.Errorf("%s: tries %d (sent %d) reached %v, want %d %v", c.name, call.Tries(), len(s.sent), call.Reached(), c.tries, c.reached)
+		}
+		if c.wantErr == nil && err != nil || c.wantErr != nil && !errors.Is(err, c.wantErr) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.wantErr)
+		}
+	}
+}
+
 func TestFirstTryNotBeforeUsesTheServersClock(t *testing.T) {
 	server := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := &script{steps: []func(*http.Request) (*http.Response, error){

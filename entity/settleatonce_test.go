@@ -1,0 +1,86 @@
+package entity_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/integration/faults"
+)
+
+// TestModifyTokensSettleBeforeTheChainMoves: on a table with write
+// tokens, a Modify whose write's reply is lost while another writer keeps
+// incrementing the same row settles its write by reading the row back at
+// once — not after azcore's resend, which waits its RetryDelay (here
+// 400 ms, the default is 4 s) while the other writer's writes push this
+// write's token out of the stored chain (wtoken.MaxTokens) and leave the
+// outcome unknown. The final count is every increment reported done.
+func TestModifyTokensSettleBeforeTheChainMoves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := faults.New(faults.Config{})
+	opts := env.ClientOptions()
+	opts.Retry.MaxRetries = 2
+	opts.Retry.RetryDelay, opts.Retry.MaxRetryDelay = 400*time.Millisecond, 400*time.Millisecond
+	f.SetEnabled(false)
+	client := env.With(f).TableWith(t, entity.ClientOptions(opts))
+	f.SetEnabled(true)
+	base, err := entity.NewTable[Counter](client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := base.WithWriteTokens()
+	if err := counters.Insert(ctx, &Counter{PartitionKey: "c", RowKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	inc := func(c *Counter) error { c.N++; return nil }
+	var other atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	f.LoseNextThen(1, func(r *http.Request) bool { return r.Method != http.MethodGet && r.Method != http.MethodPost }, func(*http.Request) {
+		// The other writer starts as the reply is lost, and writes for
+		// longer than azcore's resend would wait.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			deadline := time.After(time.Second)
+			for {
+				select {
+				case <-deadline:
+					return
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := base.WithWriteTokens().Modify(ctx, "c", "1", inc, entity.ModifyOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+				other.Add(1)
+			}
+		}()
+	})
+	_, err = counters.Modify(ctx, "c", "1", inc, entity.ModifyOptions{})
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("Modify with its reply lost beside another writer: %v (want it settled: errors.Is ErrOutcomeUnknown = %v)", err, errors.Is(err, entity.ErrOutcomeUnknown))
+	}
+	got, err := base.Get(ctx, "c", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := other.Load() + 1; got.N != want {
+		t.Errorf("counter %d, want %d (the other writer's %d and this one)", got.N, want, other.Load())
+	}
+	if s := f.Stats(); s.LostReplies != 1 {
+		t.Fatalf("faults: %+v", s)
+	}
+	_ = azcore.ETagAny
+}

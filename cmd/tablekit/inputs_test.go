@@ -133,8 +133,8 @@ func gzipBytes(b []byte) []byte {
 
 // import takes its input's format from --in's name: .jsonl.gz and .jsonl
 // (gzip, as export writes under any name, or not; the last line with or
-// without its newline), .json (a manifest), .csv and .csv.gz (gzip or
-// not); each gives the source's rows. Any other name is refused before
+// without its newline), .json (a manifest), .csv and .csv.gz (gzip, as
+// export --out NAME.csv.gz writes it, or not); each gives the source's rows. Any other name is refused before
 // any request unless --format says the format, and then read as it says.
 func TestImportFormatFromTheName(t *testing.T) {
 	t.Parallel()
@@ -149,6 +149,12 @@ func TestImportFormatFromTheName(t *testing.T) {
 	zipped, _ := os.ReadFile(gz)
 	lines := gunzip(t, zipped)
 	csvData, _ := os.ReadFile(csv)
+	// export --out NAME.csv.gz writes the CSV gzip-compressed.
+	csvGz := filepath.Join(dir, "x.csv.gz")
+	must(t, 0, "export", "--connection-string", cs, "--table", srcName, "--out", csvGz)
+	if b, _ := os.ReadFile(csvGz); !bytes.Equal(gunzip(t, b), csvData) {
+		t.Fatalf("export --out x.csv.gz wrote %.200q, not the CSV of --out x.csv gzip-compressed", b)
+	}
 	files := map[string][]byte{
 		"e.jsonl.gz":      zipped,
 		"gzip.jsonl":      zipped, // export --out x.jsonl writes gzip

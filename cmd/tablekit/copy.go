@@ -10,6 +10,7 @@ import (
 	"github.com/tablekit/tablekit/cmd/tablekit/internal/state"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 const copyUsage = `--table NAME [--to-table NAME] [--to-connection-string STR] [flags]
@@ -18,7 +19,7 @@ Copies the entities of a table (all of them, those --filter selects, or a
 PartitionKey range) to a table of the same or another account, reading
 PartitionKey ranges in parallel and writing in transactions of up to 100.
 Both sides are paced by one throttle.Limiter. The destination table is
-created when missing. The job is resumable: on Ctrl-C it finishes what is in
+created when missing, and the command says so ("created table NAME"). The job is resumable: on Ctrl-C it finishes what is in
 flight and prints a token (--resume TOKEN); with --checkpoint FILE the token
 is also saved after every page, to resume after a crash (--resume @FILE).
 --shard k/n lets n processes copy one table together.
@@ -29,7 +30,11 @@ Modes (--mode):
   insert-or-skip     write only entities the destination lacks; count the rest as skipped
   insert             write only entities the destination lacks; a stored entity with other
                      properties is a conflict, reported and left alone (exit 3), one with the
-                     same properties (a resumed run) counts as already there`
+                     same properties (a resumed run) counts as already there
+
+A row's write token (TkWrite, stored by entity's WithWriteTokens and the
+index patterns) is copied too: written without it, then merged back onto
+the version written (one more request per such row).`
 
 const copyExample = `  tablekit copy --connection-string "$SRC" --table Orders \
       --to-connection-string "$DST" --to-table Orders --mode insert \
@@ -156,7 +161,7 @@ func runCopy(c *cli, args []string) int {
 			return c.fail(err)
 		}
 	}
-	if err := dstTbl.CreateTableIfNotExists(work); err != nil && !errors.Is(err, entity.ErrUnauthorized) {
+	if err := c.ensureTable(work, dstTbl, dstName); err != nil {
 		if c.stopped() {
 			return c.interrupted("nothing copied", "", "")
 		}
@@ -324,14 +329,26 @@ func (cp *copier) write(ctx context.Context, p page) (pageResult, error) {
 			}
 			return res, err
 		}
+		// fences merge back the TkWrite of rows written (tokens.go);
+		// counted says which count each was taken into.
+		var fences []fence
+		var counted []*int64
 		for i, o := range outs {
 			switch {
 			case o.Err == nil:
 				res.counts.Written++
+				if hasToken(&p.items[i]) {
+					fences, counted = append(fences, fence{i: i, etag: o.ETag}), append(counted, &res.counts.Written)
+				}
 			case ctx.Err() != nil:
 				return res, ctx.Err()
 			case errors.Is(o.Err, entity.ErrAlreadyExists) && cp.mode == "insert-or-skip":
 				res.counts.Skipped++
+				if hasToken(&p.items[i]) {
+					// An earlier run's write that stopped before its
+					// fence: read and completed.
+					fences, counted = append(fences, fence{i: i}), append(counted, &res.counts.Skipped)
+				}
 			case errors.Is(o.Err, entity.ErrAlreadyExists) && cp.mode == "insert":
 				stored, err := cp.dst.Get(ctx, o.PartitionKey, o.RowKey)
 				if err != nil {
@@ -339,6 +356,9 @@ func (cp *copier) write(ctx context.Context, p page) (pageResult, error) {
 				}
 				if stored.SameContent(p.items[i]) {
 					res.counts.Existing++
+				} else if lacksToken(stored, p.items[i]) {
+					res.counts.Existing++
+					fences, counted = append(fences, fence{i: i, etag: stored.ETag}), append(counted, &res.counts.Existing)
 				} else {
 					res.counts.Conflicts++
 					cp.c.itemFailed("conflict", 0, o.PartitionKey, o.RowKey, errors.New("stored with other properties; left as it is"))
@@ -348,6 +368,21 @@ func (cp *copier) write(ctx context.Context, p page) (pageResult, error) {
 				cp.c.itemFailed("failed", 0, o.PartitionKey, o.RowKey, o.Err)
 			default:
 				return res, o.Err
+			}
+		}
+		restoreTokens(ctx, cp.dst, p.items, fences, 0)
+		for k, f := range fences {
+			switch {
+			case f.err == nil:
+			case ctx.Err() != nil:
+				return res, ctx.Err()
+			case refused(f.err):
+				*counted[k]--
+				res.counts.Failed++
+				d := &p.items[f.i]
+				cp.c.itemFailed("failed", 0, d.PartitionKey, d.RowKey, fmt.Errorf("written without its %s, and merging it back failed: %w", wtoken.Property, f.err))
+			default:
+				return res, f.err
 			}
 		}
 	}

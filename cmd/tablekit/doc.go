@@ -128,7 +128,18 @@
 //	 "created": "…"}
 //
 // The parts joined are the export; import checks every part's size and
-// sha256 before its first write. --format csv is Azure Storage Explorer's
+// sha256 before its first write. import tells the format by --in's name:
+// .jsonl.gz and .jsonl are JSON Lines, gzip (as export writes under any
+// name) or not, .json a manifest, .csv and .csv.gz the CSV below; any other
+// name is refused unless --format says it; from stdin, gzip or a backup's
+// header line is JSON Lines, anything else CSV
+// (TestImportFormatFromTheName). A table import or copy writes to is
+// created when missing, and the command says so on stderr ("created table
+// NAME", TestImportSaysItCreatedTheTable). A row's write token (TkWrite,
+// stored by entity's WithWriteTokens and the index patterns) is copied and
+// imported with the row, merged back after the write that strips it, so a
+// second copy or import in insert mode finds every such row already there
+// (TestCopyAndImportKeepWriteTokens). --format csv is Azure Storage Explorer's
 // typed CSV: PartitionKey, RowKey, Timestamp, then "Name" and "Name@type"
 // per property (TestOnOneTable/CSVIsStorageExplorersFormat, which also imports
 // Storage Explorer's own rows). A CSV export reads the table twice and is

@@ -28,7 +28,8 @@ const exportUsage = `--table NAME --out FILE|-|blob:CONTAINER/NAME|BLOB-URL [fla
 
 Writes a table (all of it, what --filter selects, or a PartitionKey range) as
 package backup's gzip JSON Lines (--format jsonl, the default) or as Azure
-Storage Explorer's typed CSV (--format csv, or an --out ending in .csv).
+Storage Explorer's typed CSV (--format csv, or an --out ending in .csv; one
+ending in .csv.gz is the CSV gzip-compressed).
 
 A file is written as FILE.partial and renamed when complete; with
 --split-size, --out names a manifest and the data goes to parts
@@ -92,7 +93,7 @@ func runExport(c *cli, args []string) int {
 	rf.register(fs, true)
 	table := fs.String("table", "", "table to export")
 	out := fs.String("out", "", "FILE, - for stdout, blob:CONTAINER/NAME, or a blob URL (with a SAS for another account)")
-	format := fs.String("format", "", "jsonl (gzip JSON Lines of package backup) or csv (Storage Explorer); default: csv for an --out ending in .csv, else jsonl")
+	format := fs.String("format", "", "jsonl (gzip JSON Lines of package backup) or csv (Storage Explorer); default: csv for an --out ending in .csv or .csv.gz (gzip), else jsonl")
 	filterText := fs.String("filter", "", "OData filter of the entities to export")
 	splitText := fs.String("split-size", "", "write parts of about this size (such as 256MiB) and a manifest (--out names the manifest; files only)")
 	segment := fs.Int("segment", 1000, "entities per gzip member (and between checkpoints)")
@@ -107,7 +108,7 @@ func runExport(c *cli, args []string) int {
 	}
 	if *format == "" {
 		*format = "jsonl"
-		if strings.HasSuffix(strings.ToLower(*out), ".csv") {
+		if lo := strings.ToLower(*out); strings.HasSuffix(lo, ".csv") || strings.HasSuffix(lo, ".csv.gz") {
 			*format = "csv"
 		}
 	}
@@ -545,6 +546,18 @@ func (c *cli) exportCSV(tbl *entity.Table[entity.DynamicEntity], user filter.Exp
 	prog := c.startProgress("entities", 0)
 	defer prog.stop()
 	cw := &countWriter{}
+	// An --out ending in .csv.gz is the CSV gzip-compressed, as import
+	// reads it.
+	exportCSV := func(w io.Writer) error { return backup.ExportCSV(ctx, tbl, w, f) }
+	if strings.HasSuffix(strings.ToLower(job.Out), ".csv.gz") {
+		exportCSV = func(w io.Writer) error {
+			zw := gzip.NewWriter(w)
+			if err := backup.ExportCSV(ctx, tbl, zw, f); err != nil {
+				return err
+			}
+			return zw.Close()
+		}
+	}
 	var err error
 	var files []string
 	switch {
@@ -555,11 +568,11 @@ func (c *cli) exportCSV(tbl *entity.Table[entity.DynamicEntity], user filter.Exp
 		switch {
 		case out == "-":
 			cw.w = c.data
-			err = backup.ExportCSV(ctx, tbl, cw, f)
+			err = exportCSV(cw)
 		case bb != nil:
 			pr, pw := io.Pipe()
 			cw.w = pw
-			go func() { pw.CloseWithError(backup.ExportCSV(ctx, tbl, cw, f)) }()
+			go func() { pw.CloseWithError(exportCSV(cw)) }()
 			_, err = bb.UploadStream(ctx, pr, nil)
 			pr.CloseWithError(err)
 			files = append(files, job.Out)
@@ -570,7 +583,7 @@ func (c *cli) exportCSV(tbl *entity.Table[entity.DynamicEntity], user filter.Exp
 				return c.fail(err)
 			}
 			cw.w = fh
-			err = backup.ExportCSV(ctx, tbl, cw, f)
+			err = exportCSV(cw)
 			if cerr := fh.Close(); err == nil {
 				err = cerr
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,18 +14,22 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/cmd/tablekit/internal/state"
-	"github.com/tablekit/tablekit/entity"
 )
 
 const importUsage = `--table NAME --in FILE|-|blob:CONTAINER/NAME|BLOB-URL [flags]
 
-Writes the entities of an export back into a table (created when missing):
-package backup's gzip JSON Lines, a split export's manifest (every part's
-size and sha256 checked before the first write), or Storage Explorer's
-typed CSV (--format csv, or an --in ending in .csv). A line that cannot be
+Writes the entities of an export back into a table. A missing table is
+created, and the command says so on stderr ("created table NAME"). The input
+is package backup's JSON Lines (an --in ending in .jsonl.gz or .jsonl,
+gzip or not), a split export's manifest (.json; every part's size and
+sha256 checked before the first write), or Storage Explorer's typed CSV
+(.csv or .csv.gz); --format jsonl or csv says it for any other name, which
+is refused without it. From stdin (--in -) the format is what the input
+holds: gzip or a backup's header is JSON Lines, else CSV. A line that cannot be
 written — undecodable, an invalid key or property, refused by the service —
 is reported with its line number and keys, and the import goes on (exit 3).
 Resumable: Ctrl-C prints --resume TOKEN; --checkpoint FILE saves it after
@@ -57,7 +62,7 @@ func runImport(c *cli, args []string) int {
 	bf.register(fs, "blob-", "blob's")
 	table := fs.String("table", "", "table to write")
 	in := fs.String("in", "", "FILE, - for stdin, blob:CONTAINER/NAME or a blob URL")
-	format := fs.String("format", "", "jsonl (a backup, or a split export's manifest) or csv; default: csv for an --in ending in .csv, else what the input holds")
+	format := fs.String("format", "", "jsonl (a backup, or a split export's manifest) or csv; default: from --in's name (.jsonl.gz, .jsonl, .json, .csv, .csv.gz), or for stdin what the input holds")
 	mode := fs.String("mode", "insert-or-replace", "insert-or-replace or insert")
 	segment := fs.Int("segment", 1000, "entities written between checkpoints")
 	parallel := fs.Int("parallel", 4, "partitions written at once")
@@ -78,11 +83,15 @@ func runImport(c *cli, args []string) int {
 	default:
 		return c.fail(usagef("--mode %q: want insert-or-replace or insert", *mode))
 	}
-	if *format == "" && strings.HasSuffix(strings.ToLower(*in), ".csv") {
-		*format = "csv"
-	}
 	if *format != "" && *format != "jsonl" && *format != "csv" {
 		return c.fail(usagef("--format %q: want jsonl or csv", *format))
+	}
+	if *format == "" && *in != "-" {
+		f, ok := formatOfName(*in)
+		if !ok {
+			return c.fail(usagef("--in %s: cannot tell its format from its name: want a name ending in .jsonl.gz, .jsonl, .csv.gz or .csv (or .json, a split export's manifest), or give --format jsonl or csv", redactURL(*in)))
+		}
+		*format = f
 	}
 	if *segment < 1 || *parallel < 1 {
 		return c.fail(usagef("--segment and --parallel must be positive"))
@@ -136,12 +145,25 @@ func runImport(c *cli, args []string) int {
 			size = st.Size()
 		}
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
+	// The input as read so far, for the progress's fraction: an input
+	// read through gzip or recompressed counts its own bytes.
+	raw := &countingReader{r: r}
+	br := bufio.NewReaderSize(raw, 64<<10)
 	head, _ := br.Peek(512)
 	r = br
+	gzipped := len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b
+	bytesRead := func(p backup.Progress) int64 { return p.Bytes }
 	var parts []partInfo
 	switch {
 	case *format == "csv":
+		if gzipped {
+			zr, err := gzip.NewReader(br)
+			if err != nil {
+				return c.fail(usagef("--in %s: %v", inLabel, err))
+			}
+			defer zr.Close()
+			r, bytesRead = zr, func(backup.Progress) int64 { return raw.n.Load() }
+		}
 	case bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) && bytes.Contains(head, []byte(`"tablekit.manifest"`)):
 		if isBlobSpec(*in) || *in == "-" {
 			return c.fail(usagef("a manifest names part files: give it as a file"))
@@ -152,10 +174,17 @@ func runImport(c *cli, args []string) int {
 		}
 		defer mr.Close()
 		r, size, parts, *format = mr, total, ps, "jsonl"
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+	case gzipped:
 		*format = "jsonl"
-	case *format == "":
-		*format = "csv" // not gzip: read as CSV (ImportCSV says what is wrong with it)
+	case *format == "jsonl" || bytes.HasPrefix(head, []byte(`{"tablekit.backup"`)):
+		// JSON Lines without gzip: compressed here in members of
+		// --segment lines, as Import reads a backup.
+		*format = "jsonl"
+		zr := gzipMembers(br, *segment)
+		defer zr.Close()
+		r, bytesRead = zr, func(backup.Progress) int64 { return raw.n.Load() }
+	default:
+		*format = "csv" // stdin, neither gzip nor a backup: read as CSV (ImportCSV says what is wrong with it)
 	}
 	job := importJob{V: 1, Cmd: "import", Table: cn.label + name, In: inLabel, Format: *format, Mode: *mode}
 	if *resume != "" {
@@ -173,7 +202,7 @@ func runImport(c *cli, args []string) int {
 		job.Entities = old.Entities
 		c.say("resuming after %d entities", job.Entities)
 	}
-	if err := tbl.CreateTableIfNotExists(work); err != nil && !errors.Is(err, entity.ErrUnauthorized) {
+	if err := c.ensureTable(work, tbl, name); err != nil {
 		return c.fail(fmt.Errorf("create the table: %w", err))
 	}
 	prog := c.startProgress("entities", job.Entities)
@@ -215,7 +244,7 @@ func runImport(c *cli, args []string) int {
 		Progress: func(p backup.Progress) {
 			prog.set(p.Entities)
 			if size > 0 {
-				prog.setFraction(float64(p.Bytes) / float64(size))
+				prog.setFraction(float64(bytesRead(p)) / float64(size))
 			}
 		},
 	}
@@ -316,3 +345,91 @@ type multiCloser struct {
 }
 
 func (m multiCloser) Close() error { m.close(); return nil }
+
+// formatOfName is the format an --in's name says (a blob URL's path, its
+// query left out): jsonl for .jsonl.gz, .jsonl and .json (a split
+// export's manifest), csv for .csv and .csv.gz; ok is false for any other.
+func formatOfName(in string) (format string, ok bool) {
+	name := strings.ToLower(in)
+	if isBlobSpec(in) {
+		name, _, _ = strings.Cut(name, "?")
+	}
+	switch {
+	case strings.HasSuffix(name, ".jsonl.gz"), strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".json"):
+		return "jsonl", true
+	case strings.HasSuffix(name, ".csv.gz"), strings.HasSuffix(name, ".csv"):
+		return "csv", true
+	}
+	return "", false
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// gzipMembers is the JSON Lines of r compressed as Export writes them: a
+// gzip member per n lines, so that Import, which holds a member's lines
+// until its checksum is read, holds at most n. A last line without its
+// end gets one (a file of JSON Lines need not end in a newline; the line
+// is checked as any other). Close stops the compression.
+func gzipMembers(r io.Reader, n int) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		br := bufio.NewReaderSize(r, 64<<10)
+		members := 0
+		var err error
+		for err == nil {
+			var zw *gzip.Writer
+			for lines := 0; lines < n && err == nil; {
+				var b []byte
+				b, err = br.ReadBytes('\n')
+				if len(b) == 0 {
+					continue
+				}
+				if b[len(b)-1] != '\n' {
+					b = append(b, '\n')
+				}
+				if zw == nil {
+					zw, _ = gzip.NewWriterLevel(pw, gzip.BestSpeed)
+				}
+				if _, werr := zw.Write(b); werr != nil {
+					pw.CloseWithError(werr)
+					return
+				}
+				lines++
+			}
+			if zw == nil && members > 0 {
+				break
+			}
+			if zw == nil {
+				zw = gzip.NewWriter(pw) // an empty input: one empty member
+			}
+			if cerr := zw.Close(); cerr != nil {
+				pw.CloseWithError(cerr)
+				return
+			}
+			members++
+		}
+		if err == io.EOF {
+			err = nil
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
+}
+
+// redactURL is an --in without its query (a blob URL's SAS).
+func redactURL(in string) string {
+	if isBlobSpec(in) {
+		in, _, _ = strings.Cut(in, "?")
+	}
+	return in
+}

@@ -17,10 +17,12 @@ const tablesUsage = `list [--prefix P] | create NAME | delete NAME --yes
 
 Lists the account's tables (those whose name starts with --prefix), creates
 one (an existing table is not an error: it says so), or deletes one with its
-entities (--yes required).`
+entities (--yes required). The table of create and delete is given as the
+argument or, as in the other commands, with --table NAME.`
 
 const tablesExample = `  tablekit tables list --prefix Orders
   tablekit tables create Orders2024
+  tablekit tables create --table Orders2024
   tablekit tables delete Orders2023 --yes`
 
 func runTables(c *cli, args []string) int {
@@ -34,6 +36,7 @@ func runTables(c *cli, args []string) int {
 	cf.register(fs, "", "")
 	prefix := fs.String("prefix", "", "list: only tables whose name starts with this")
 	yes := fs.Bool("yes", false, "delete: yes, delete the table and every entity in it")
+	table := fs.String("table", "", "create, delete: the table (or give it as the argument)")
 	// The table name may come before or after the flags.
 	var name string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -44,6 +47,13 @@ func runTables(c *cli, args []string) int {
 	}
 	if name == "" {
 		name = fs.Arg(0)
+	}
+	switch {
+	case *table == "":
+	case name == "":
+		name = *table
+	case name != *table:
+		return c.fail(usagef("two table names, %q and --table %q: give one", name, *table))
 	}
 	switch sub {
 	case "list":

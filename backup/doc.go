@@ -49,19 +49,17 @@
 //
 // That includes a row's write token, TkWrite, which package entity stores
 // on rows written through Table.WithWriteTokens and the index patterns on
-// every row. entity strips it from every write without a token (so that an
-// old chain is never restored by a property bag read and written back), so
-// Import writes such a row through entity and then merges its TkWrite back
-// onto the version it wrote: one more request per such row, conditional on
-// that version's ETag, so a version another writer changed in between
-// keeps that writer's change. In Insert mode a row stored exactly as its
-// line but for the TkWrite it lacks (an import stopped between the two
-// writes) counts as already there and gets its TkWrite. So a table written
-// through write tokens exports, imports and exports again to the same
-// bytes, and importing its backup again in Insert mode finds every row
-// already there (TestRoundTripKeepsWriteTokens); killed at every request,
-// the merges included, and resumed from its last checkpoint, an import
-// ends with the same rows, read raw (TestImportOfWriteTokensSurvivesACrashAtEveryRequest).
+// every row. entity removes it from a write without a token, so that a
+// property bag read and written back never restores an old chain; Import
+// writes with entity.BulkOptions.KeepWriteTokens, which stores it as the
+// backup holds it, in the same request. So a table written through write
+// tokens exports, imports and exports again to the same bytes, and
+// importing its backup again in Insert mode finds every row already there
+// (TestRoundTripKeepsWriteTokens); killed at every request and resumed from
+// its last checkpoint, an import ends with the same rows, read raw
+// (TestImportOfWriteTokensSurvivesACrashAtEveryRequest). Restore into a
+// table no token writer is writing: a chain put back under a writer's lost
+// reply can settle that reply wrongly.
 //
 // # Guarantee
 //

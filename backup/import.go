@@ -18,7 +18,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/entity"
-	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 // Mode is how Import writes an entity whose keys are already stored.
@@ -376,7 +375,7 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 	if opts.Mode == Insert {
 		mode = entity.OpInsert
 	}
-	outs, err := tbl.BulkWrite(ctx, ents, entity.BulkOptions{Mode: mode, Concurrency: opts.Concurrency})
+	outs, err := tbl.BulkWrite(ctx, ents, entity.BulkOptions{Mode: mode, Concurrency: opts.Concurrency, KeepWriteTokens: true})
 	if err != nil {
 		var be *entity.BulkError
 		if !errors.As(err, &be) || len(outs) != len(ents) {
@@ -384,24 +383,13 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 		}
 	}
 	var unsettled *EntityError
-	// fences are the TkWrite properties to merge back (see tokens.go);
-	// fenced their lines, and whether each counted as written.
-	var (
-		fences  []fence
-		fenced  []line
-		written []bool
-	)
 	for i, o := range outs {
 		l := seg[at[i]]
 		switch {
 		case o.Err == nil:
 			sum.Written++
-			if hasToken(&seg[at[i]].d) {
-				fences = append(fences, fence{d: &seg[at[i]].d, etag: o.ETag})
-				fenced, written = append(fenced, l), append(written, true)
-			}
 		case opts.Mode == Insert && errors.Is(o.Err, entity.ErrAlreadyExists):
-			same, etag, gerr := sameAsStored(ctx, tbl, &l.d)
+			same, gerr := sameAsStored(ctx, tbl, &l.d)
 			switch {
 			case gerr != nil:
 				// Whether the stored entity is the backup's is unknown: a
@@ -413,12 +401,6 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 				}
 			case same:
 				sum.Existing++
-				if etag != "" {
-					// Written by an earlier run that stopped before its
-					// fence.
-					fences = append(fences, fence{d: &seg[at[i]].d, etag: etag})
-					fenced, written = append(fenced, l), append(written, false)
-				}
 			default:
 				sum.Conflicts = append(sum.Conflicts, EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey,
 					Err: fmt.Errorf("stored with other properties: %w", o.Err)})
@@ -429,23 +411,6 @@ func writeSegment(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], 
 			if !settled(o.Err) && unsettled == nil {
 				unsettled = &ee
 			}
-		}
-	}
-	restoreTokens(ctx, tbl, fences, opts.Concurrency)
-	for i, f := range fences {
-		if f.err == nil {
-			continue
-		}
-		l := fenced[i]
-		if written[i] {
-			sum.Written--
-		} else {
-			sum.Existing--
-		}
-		ee := EntityError{Line: l.n, PartitionKey: l.d.PartitionKey, RowKey: l.d.RowKey, Err: fmt.Errorf("written without its %s, and merging it back failed: %w", wtoken.Property, f.err)}
-		sum.Failed = append(sum.Failed, ee)
-		if !settled(f.err) && unsettled == nil {
-			unsettled = &ee
 		}
 	}
 	if unsettled != nil {
@@ -477,18 +442,11 @@ func settled(err error) bool {
 }
 
 // sameAsStored reports whether the stored entity with d's keys has exactly
-// d's properties (entity.DynamicEntity.SameContent), or is what a write
-// of d stored before its TkWrite was merged back: then etag is the stored
-// version's, onto which to merge it.
-func sameAsStored(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity) (same bool, etag string, err error) {
+// d's properties (entity.DynamicEntity.SameContent).
+func sameAsStored(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], d *entity.DynamicEntity) (bool, error) {
 	got, err := tbl.Get(ctx, d.PartitionKey, d.RowKey)
-	switch {
-	case err != nil:
-		return false, "", err
-	case got.SameContent(*d):
-		return true, "", nil
-	case lacksToken(got, *d):
-		return true, got.ETag, nil
+	if err != nil {
+		return false, err
 	}
-	return false, "", nil
+	return got.SameContent(*d), nil
 }

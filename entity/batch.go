@@ -468,11 +468,11 @@ var errUnmade = &BatchError{Index: -1, Err: &ValidationError{Rule: "batch", Limi
 // submitOps sends valid operations as one transaction and writes the new
 // ETags back into the entities that have a target. With tokens, every
 // insert and conditional operation carries the transaction's write token.
-func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens bool) ([]string, error) {
+func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, use tokenUse) ([]string, error) {
 	writes := make([]write, len(ops))
 	bodies := make([][]byte, len(ops))
 	var tok string
-	if tokens {
+	if use == tokensNew {
 		tok = wtoken.New()
 	}
 	for i := range ops {
@@ -493,7 +493,7 @@ func (c *conn) submitOps(ctx context.Context, name string, ops []batchOp, tokens
 			}
 		}
 		if op.kind != OpDelete {
-			bodies[i], _ = w.withToken(nil, op.body, tokens)
+			bodies[i], _ = w.withToken(nil, op.body, use)
 			w.sent = bodies[i]
 		}
 		if w.kind != wInsert && w.kind != wConditional || w.delete {
@@ -775,5 +775,5 @@ func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
 			}
 		}
 	}
-	return t.conn.submitOps(ctx, t.name, b.ops, t.tokens)
+	return t.conn.submitOps(ctx, t.name, b.ops, t.tokenUse())
 }

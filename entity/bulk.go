@@ -18,6 +18,14 @@ type BulkOptions struct {
 	// Concurrency is the most partitions written at once; 0 means
 	// DefaultConcurrency.
 	Concurrency int
+	// KeepWriteTokens writes the TkWrite each entity holds as it is — a
+	// restore or a copy of rows written with write tokens — where a write
+	// would otherwise remove it (or, on a table WithWriteTokens, start a
+	// new chain), so that the chain read back is the one restored. A lost
+	// reply is then settled by the stored content, as for a write without
+	// a token. Restore only a table no token writer is writing: a chain
+	// put back under a writer's lost reply can settle it wrongly.
+	KeepWriteTokens bool
 }
 
 // Outcome is what happened to one entity of a bulk write.
@@ -89,6 +97,10 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 	}
 	t = t.bind(ctx, "", false)
 	outcomes := make([]Outcome, len(entities))
+	use := t.tokenUse()
+	if opts.KeepWriteTokens {
+		use = tokensKept
+	}
 	order, groups := t.encodeBulk(entities, opts.Mode, outcomes)
 	runEach(order, opts.Concurrency, func(pk string) {
 		var batched, singles []pending
@@ -106,10 +118,10 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions
 				}
 				continue
 			}
-			t.writeChunk(ctx, chunk, outcomes)
+			t.writeChunk(ctx, chunk, outcomes, use)
 		}
 		for _, p := range singles {
-			t.writeSingle(ctx, p, outcomes)
+			t.writeSingle(ctx, p, outcomes, use)
 		}
 	})
 	return outcomes, bulkError(outcomes)
@@ -193,13 +205,13 @@ func chunkBulk(list []pending) [][]pending {
 
 // writeChunk submits one chunk, dropping and reporting each failing entity
 // and resubmitting the rest, until all are written or reported.
-func (t *Table[T]) writeChunk(ctx context.Context, chunk []pending, outcomes []Outcome) {
+func (t *Table[T]) writeChunk(ctx context.Context, chunk []pending, outcomes []Outcome, use tokenUse) {
 	for len(chunk) > 0 {
 		ops := make([]batchOp, len(chunk))
 		for i, p := range chunk {
 			ops[i] = p.op
 		}
-		etags, err := t.conn.submitOps(ctx, t.name, ops, t.tokens)
+		etags, err := t.conn.submitOps(ctx, t.name, ops, use)
 		if err == nil {
 			for i, p := range chunk {
 				outcomes[p.index].ETag = etags[i]
@@ -220,13 +232,16 @@ func (t *Table[T]) writeChunk(ctx context.Context, chunk []pending, outcomes []O
 
 // writeSingle writes one entity of an upsert mode as a single-entity
 // upsert, which a resend repeats harmlessly.
-func (t *Table[T]) writeSingle(ctx context.Context, p pending, outcomes []Outcome) {
+func (t *Table[T]) writeSingle(ctx context.Context, p pending, outcomes []Outcome, use tokenUse) {
 	if err := ctx.Err(); err != nil {
 		outcomes[p.index].Err = err
 		return
 	}
 	w := &write{op: "BulkWrite", kind: wUpsert, pk: p.op.pk, rk: p.op.rk}
-	body, _ := w.withToken(nil, p.op.body, false)
+	if use != tokensKept {
+		use = tokensStrip // an upsert carries no token
+	}
+	body, _ := w.withToken(nil, p.op.body, use)
 	cctx, call := pipeline.WithCall(ctx)
 	etag, err := t.conn.writeEntity(cctx, p.op.kind, p.op.pk, p.op.rk, "", body)
 	applied, stored, err := t.conn.settle(ctx, call, t.name, w, wrapEntityErr("BulkWrite", t.name, p.op.pk, p.op.rk, err))

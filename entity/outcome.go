@@ -100,11 +100,24 @@ type write struct {
 	settleAtOnce bool
 }
 
+// tokenUse says what a write does with TkWrite.
+type tokenUse uint8
+
+const (
+	tokensStrip tokenUse = iota // none: a TkWrite in the body is removed
+	tokensNew                   // a new token on the chain read (WithWriteTokens)
+	tokensKept                  // the body's TkWrite as it is (BulkOptions.KeepWriteTokens)
+)
+
 // withToken gives w a new write token and returns body carrying its chain,
-// appended to dst; for writes that take none, body without any TkWrite.
-// copied is false when body itself is returned (it had none to strip).
-func (w *write) withToken(dst, body []byte, tokens bool) (out []byte, copied bool) {
-	if !tokens || w.delete || w.kind == wAny || w.kind == wUpsert {
+// appended to dst; for writes that take none, body without any TkWrite,
+// unless use keeps the body's own. copied is false when body itself is
+// returned.
+func (w *write) withToken(dst, body []byte, use tokenUse) (out []byte, copied bool) {
+	if use == tokensKept {
+		return body, false
+	}
+	if use != tokensNew || w.delete || w.kind == wAny || w.kind == wUpsert {
 		if !wtoken.Mentions(body) {
 			return body, false
 		}

@@ -580,7 +580,7 @@ func (t *Table[T]) sendOnly(ctx context.Context, w *write, body []byte, do func(
 	if w.kind == wConditional && !w.base.Known && w.base.ETag == "" {
 		w.base = baseOf(t.shape, body, w.etag)
 	}
-	body, copied := w.withToken((*bp)[:0], body, t.tokens)
+	body, copied := w.withToken((*bp)[:0], body, t.tokenUse())
 	if copied {
 		*bp = body[:0]
 	}
@@ -787,4 +787,12 @@ func (t *Table[T]) withBody(op string, e *T, send func(body []byte, pk, rk strin
 		bufPool.Put(bp)
 	}
 	return err
+}
+
+// tokenUse is what the table's writes do with TkWrite.
+func (t *Table[T]) tokenUse() tokenUse {
+	if t.tokens {
+		return tokensNew
+	}
+	return tokensStrip
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/tablekit/tablekit/cmd/tablekit/internal/state"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
-	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
 const copyUsage = `--table NAME [--to-table NAME] [--to-connection-string STR] [flags]
@@ -33,8 +32,7 @@ Modes (--mode):
                      same properties (a resumed run) counts as already there
 
 A row's write token (TkWrite, stored by entity's WithWriteTokens and the
-index patterns) is copied too: written without it, then merged back onto
-the version written (one more request per such row).`
+index patterns) is copied as it is, in the same request.`
 
 const copyExample = `  tablekit copy --connection-string "$SRC" --table Orders \
       --to-connection-string "$DST" --to-table Orders --mode insert \
@@ -322,33 +320,21 @@ func (cp *copier) write(ctx context.Context, p page) (pageResult, error) {
 		cp.c.itemFailed("not read", 0, re.PartitionKey, re.RowKey, re)
 	}
 	if len(p.items) > 0 {
-		outs, err := cp.dst.BulkWrite(ctx, p.items, entity.BulkOptions{Mode: cp.op})
+		outs, err := cp.dst.BulkWrite(ctx, p.items, entity.BulkOptions{Mode: cp.op, KeepWriteTokens: true})
 		if len(outs) != len(p.items) {
 			if err == nil {
 				err = errors.New("bulk write returned no outcomes")
 			}
 			return res, err
 		}
-		// fences merge back the TkWrite of rows written (tokens.go);
-		// counted says which count each was taken into.
-		var fences []fence
-		var counted []*int64
 		for i, o := range outs {
 			switch {
 			case o.Err == nil:
 				res.counts.Written++
-				if hasToken(&p.items[i]) {
-					fences, counted = append(fences, fence{i: i, etag: o.ETag}), append(counted, &res.counts.Written)
-				}
 			case ctx.Err() != nil:
 				return res, ctx.Err()
 			case errors.Is(o.Err, entity.ErrAlreadyExists) && cp.mode == "insert-or-skip":
 				res.counts.Skipped++
-				if hasToken(&p.items[i]) {
-					// An earlier run's write that stopped before its
-					// fence: read and completed.
-					fences, counted = append(fences, fence{i: i}), append(counted, &res.counts.Skipped)
-				}
 			case errors.Is(o.Err, entity.ErrAlreadyExists) && cp.mode == "insert":
 				stored, err := cp.dst.Get(ctx, o.PartitionKey, o.RowKey)
 				if err != nil {
@@ -356,9 +342,6 @@ func (cp *copier) write(ctx context.Context, p page) (pageResult, error) {
 				}
 				if stored.SameContent(p.items[i]) {
 					res.counts.Existing++
-				} else if lacksToken(stored, p.items[i]) {
-					res.counts.Existing++
-					fences, counted = append(fences, fence{i: i, etag: stored.ETag}), append(counted, &res.counts.Existing)
 				} else {
 					res.counts.Conflicts++
 					cp.c.itemFailed("conflict", 0, o.PartitionKey, o.RowKey, errors.New("stored with other properties; left as it is"))
@@ -368,21 +351,6 @@ func (cp *copier) write(ctx context.Context, p page) (pageResult, error) {
 				cp.c.itemFailed("failed", 0, o.PartitionKey, o.RowKey, o.Err)
 			default:
 				return res, o.Err
-			}
-		}
-		restoreTokens(ctx, cp.dst, p.items, fences, 0)
-		for k, f := range fences {
-			switch {
-			case f.err == nil:
-			case ctx.Err() != nil:
-				return res, ctx.Err()
-			case refused(f.err):
-				*counted[k]--
-				res.counts.Failed++
-				d := &p.items[f.i]
-				cp.c.itemFailed("failed", 0, d.PartitionKey, d.RowKey, fmt.Errorf("written without its %s, and merging it back failed: %w", wtoken.Property, f.err))
-			default:
-				return res, f.err
 			}
 		}
 	}

@@ -137,9 +137,9 @@
 // created when missing, and the command says so on stderr ("created table
 // NAME", TestImportSaysItCreatedTheTable). A row's write token (TkWrite,
 // stored by entity's WithWriteTokens and the index patterns) is copied and
-// imported with the row, merged back after the write that strips it, so a
-// second copy or import in insert mode finds every such row already there
-// (TestCopyAndImportKeepWriteTokens). --format csv is Azure Storage Explorer's
+// imported as it is, in the row's own write (entity.BulkOptions.KeepWriteTokens),
+// so a second copy or import in insert mode finds every such row already
+// there (TestCopyAndImportKeepWriteTokens). --format csv is Azure Storage Explorer's
 // typed CSV: PartitionKey, RowKey, Timestamp, then "Name" and "Name@type"
 // per property (TestOnOneTable/CSVIsStorageExplorersFormat, which also imports
 // Storage Explorer's own rows). A CSV export reads the table twice and is

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // ErrInvalidKey is the sentinel every error of this package matches with
@@ -56,8 +54,8 @@ const (
 	RuleSyntax Rule = "syntax"
 )
 
-// KeyError reports a broken key rule. It matches ErrInvalidKey and
-// entity.ErrInvalid with errors.Is; use errors.As to read the details.
+// KeyError reports a broken key rule. It matches ErrInvalidKey with
+// errors.Is; use errors.As to read the details.
 type KeyError struct {
 	// Func is the function that reported the error, e.g. "Validate".
 	Func string
@@ -145,10 +143,8 @@ func (e *KeyError) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is ErrInvalidKey or entity.ErrInvalid (one
-// value with internal/argerr.Err): a key refused before any request reads
-// like any invalid argument, whichever package returns it.
-func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey || target == argerr.Err }
+// Is reports whether target is ErrInvalidKey.
+func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }
 
 // quoteShort quotes v for an error message, keeping at most 64 bytes of it.
 func quoteShort(v string) string {

@@ -118,6 +118,31 @@
 // decrypts and checks. A table that may encrypt the discriminator
 // property is refused.
 //
+// # Guarantee
+//
+// Each sentence names the test that injects the failure it is about; all
+// run on Azurite and read the final state with a raw client.
+//
+//   - A row is read as the type its discriminator names, decoded once; a
+//     row of a type the schema does not know comes back as a property bag
+//     and does not stop the iteration, or, with Config.Strict, is an error
+//     for that row alone (TestUnknownTypesLenientAndStrict).
+//   - A Batch of several types is one entity group transaction: all or
+//     nothing (TestMixedTypeTransaction); one entity of a type the schema
+//     does not know, or with a key the service refuses, refuses the whole
+//     Submit before any request, naming its index, and nothing is stored
+//     (TestSubmitOneBadEntityAmongMany).
+//   - A write whose reply was lost while another process inserted,
+//     replaced, merged or deleted the same entity is reported applied or
+//     entity.ErrOutcomeUnknown, never refused (TestWritesBesideAnotherWriter,
+//     at every request).
+//   - An upgrade written back on read, Migrate and a property bag's Modify
+//     never overwrite a concurrent change: each writes on condition of the
+//     ETag it read and starts again from a fresh read
+//     (TestUpgradeWriteBackRacesAWriter, TestBagUpdateRacesASecondWriter,
+//     TestMigrateBesideConcurrentWriters); Migrate killed at every request
+//     and resumed upgrades every row once (TestMigrateSurvivesACrashAtEveryRequest).
+//
 // # Azurite and Cosmos DB
 //
 // All tests run on Azurite. Under the Cosmos DB profile of package

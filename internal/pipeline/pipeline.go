@@ -126,6 +126,13 @@ func (c *Call) Date() (t time.Time, ok bool) {
 type triesPolicy struct{}
 
 func (triesPolicy) Do(req *policy.Request) (*http.Response, error) {
+	if err := req.Raw().Context().Err(); err != nil {
+		// The call's context ended before this try: net/http would send
+		// nothing, so the try is no try — not counted, not metered by the
+		// policies after this one, and a write whose context was cancelled
+		// before it started was certainly not applied.
+		return nil, err
+	}
 	c, _ := req.Raw().Context().Value(callKey{}).(*Call)
 	if c == nil {
 		return req.Next()

@@ -195,6 +195,21 @@ func TestStopResends(t *testing.T) {
 	}
 }
 
+// TestCancelledBeforeTheFirstTry: a call whose context ended before it
+// started makes no try: nothing reaches the transport (or the policies
+// after this one), and the Call counts none, so that a write is known
+// not applied.
+func TestCancelledBeforeTheFirstTry(t *testing.T) {
+	s := &script{steps: []func(*http.Request) (*http.Response, error){answer(201, "{}")}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx, call := WithCall(ctx)
+	_, err := client(t, s, true).AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)
+	if !errors.Is(err, context.Canceled) || len(s.sent) != 0 || call.Tries() != 0 || call.Reached() {
+		t.Errorf("%v; sent %d, tries %d, reached %v: want context.Canceled and no try", err, len(s.sent), call.Tries(), call.Reached())
+	}
+}
+
 func TestFirstTryNotBeforeUsesTheServersClock(t *testing.T) {
 	server := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := &script{steps: []func(*http.Request) (*http.Response, error){

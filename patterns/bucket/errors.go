@@ -3,6 +3,8 @@ package bucket
 import (
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/tablekit/tablekit/internal/argerr"
 
 	"github.com/tablekit/tablekit/entity"
@@ -25,6 +27,9 @@ type ArgError struct {
 }
 
 func (e *ArgError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("bucket: %s: %s %s: %s: %s", e.Op, e.Arg, e.Value, e.Reason, strings.TrimPrefix(e.Err.Error(), "entity: "))
+	}
 	return fmt.Sprintf("bucket: %s: %s %s: %s", e.Op, e.Arg, e.Value, e.Reason)
 }
 

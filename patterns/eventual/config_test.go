@@ -62,6 +62,11 @@ func TestInvalidConfigIsRefused(t *testing.T) {
 		"nil client":    {{Work: svc.NewQueueClient("a")}},
 		"poison name":   {mismatch},
 		"name too long": {long},
+		// Names the service refuses (400 InvalidResourceName).
+		"upper case and underscore": QueuesOf(svc, "A_B"),
+		"two characters":            QueuesOf(svc, "ab"),
+		"two hyphens":               QueuesOf(svc, "a--b"),
+		"leading hyphen":            QueuesOf(svc, "-abc"),
 	} {
 		if _, err := New(qs, nil, Config{}); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
@@ -119,8 +124,8 @@ func TestMessagesAreCheckedBeforeSending(t *testing.T) {
 		// The queue is unreachable: a request would fail differently.
 		err := p.Enqueue(t.Context(), good, m)
 		var ee *EnqueueError
-		if !errors.Is(err, ErrInvalidMessage) || !errors.As(err, &ee) || ee.Index != 1 {
-			t.Errorf("%s: %v, want an *EnqueueError at index 1 matching ErrInvalidMessage", name, err)
+		if !errors.Is(err, ErrInvalidMessage) || !errors.Is(err, entity.ErrInvalid) || !errors.As(err, &ee) || ee.Index != 1 {
+			t.Errorf("%s: %v, want an *EnqueueError at index 1 matching ErrInvalidMessage and entity.ErrInvalid", name, err)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package eventual
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/argerr"
 )
 
@@ -107,10 +109,14 @@ func (e *MessageError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrInvalidMessage) true, and ErrTooLarge for a
-// message over the size limit.
+// message over the size limit; every MessageError, refused before any
+// request, matches entity.ErrInvalid too.
 func (e *MessageError) Is(target error) bool {
-	if target == ErrInvalidMessage {
+	switch target {
+	case ErrInvalidMessage:
 		return e.Err != ErrTooLarge
+	case entity.ErrInvalid:
+		return true
 	}
 	return target == e.Err
 }

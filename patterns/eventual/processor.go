@@ -111,7 +111,30 @@ func queueName(q *azqueue.QueueClient) (string, error) {
 	if err != nil || parts.QueueName == "" {
 		return "", &ConfigError{Field: "queue", Reason: fmt.Sprintf("URL %q names no queue", q.URL())}
 	}
+	if why := checkQueueName(parts.QueueName); why != "" {
+		return "", &ConfigError{Field: "queue", Reason: fmt.Sprintf("name %q %s", parts.QueueName, why)}
+	}
 	return parts.QueueName, nil
+}
+
+// checkQueueName says why the service would refuse a queue name (400
+// InvalidResourceName), or "": 3 to 63 lower-case letters, digits and
+// hyphens, starting and ending with a letter or digit, no two hyphens in
+// a row.
+func checkQueueName(n string) string {
+	if len(n) < 3 || len(n) > 63 {
+		return fmt.Sprintf("has %d characters; a queue name has 3 to 63", len(n))
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0 && i < len(n)-1 && n[i-1] != '-':
+		default:
+			return fmt.Sprintf("has %q at %d; a queue name has lower-case letters, digits and single hyphens inside", c, i)
+		}
+	}
+	return ""
 }
 
 // CreateQueues creates every queue and poison queue that does not exist:

@@ -63,7 +63,8 @@ func (t *Table[T]) write(ctx context.Context, op string, e *T, c cond, etag stri
 	}
 	d, err := t.codec.ToDynamic(e)
 	if err != nil {
-		return &Error{Op: op, Err: err}
+		sys, _ := entity.SystemOf(e) // the keys as given, which the error names
+		return &Error{Op: op, PartitionKey: sys.PartitionKey, RowKey: sys.RowKey, Err: err}
 	}
 	w := &writer[T]{t: t, op: op, d: d}
 	if err := w.prepare(e); err != nil {

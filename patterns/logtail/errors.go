@@ -3,9 +3,10 @@ package logtail
 import (
 	"errors"
 	"fmt"
-	"github.com/tablekit/tablekit/internal/argerr"
 	"strconv"
 	"strings"
+
+	"github.com/tablekit/tablekit/internal/argerr"
 
 	"github.com/tablekit/tablekit/entity"
 )
@@ -33,6 +34,9 @@ type ArgError struct {
 }
 
 func (e *ArgError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("logtail: %s: %s %s: %s: %s", e.Op, e.Arg, e.Value, e.Reason, strings.TrimPrefix(e.Err.Error(), "entity: "))
+	}
 	return fmt.Sprintf("logtail: %s: %s %s: %s", e.Op, e.Arg, e.Value, e.Reason)
 }
 

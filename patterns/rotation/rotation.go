@@ -42,7 +42,11 @@ type Config[T any] struct {
 	Period time.Duration
 	// Time returns the instant an entity belongs to: it picks the table a
 	// write goes to, and Query returns only entities whose Time is in the
-	// range asked for. Required.
+	// range asked for. Required. An instant before 1601-01-01 or from
+	// 9999-12-01 on is refused with a *ConfigError before any request:
+	// the catalog stores each period's start and end as DateTime, which
+	// the service takes from 1601 to the end of 9999, and a period that
+	// starts in 9999's last month could end past it.
 	Time func(*T) time.Time
 	// Ahead is how many periods after the one being written are created
 	// with it, so the next table exists (and has had time to warm up) before

@@ -34,7 +34,7 @@ type PanicError struct {
 	Value any
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("queueproc: handler panicked: %v", e.Value) }
+func (e *PanicError) Error() string { return fmt.Sprintf("eventual: handler panicked: %v", e.Value) }
 
 // IsGone reports whether err says that a message is no longer ours: it was
 // deleted, or its pop receipt is stale because it was received again (404

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -403,6 +404,15 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		base := wtoken.Base{ETag: etag, Known: true}
 		if s, ok := wtoken.Find(raw); ok {
 			base.Chain, _ = wtoken.Parse(s)
+		}
+		// This call's token in the chain: a write of an earlier round that
+		// a read had found not applied was executed after it (its
+		// connection broke while the service still held it). Every round
+		// writes on condition of the version it read, so that one write
+		// is the only one applied.
+		if token != "" && slices.Contains(base.Chain.Tokens, token) {
+			out = cur
+			return nil
 		}
 		if err := change(&cur); err != nil {
 			return changeError{err}

@@ -1,15 +1,21 @@
 package entity_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration/faults"
 )
@@ -83,4 +89,75 @@ func TestModifyTokensSettleBeforeTheChainMoves(t *testing.T) {
 		t.Fatalf("faults: %+v", s)
 	}
 	_ = azcore.ETagAny
+}
+
+// lateApply is a per-retry policy that answers the first matching write
+// with a transport error at once, without sending it, and sends it to the
+// service only after the next GET has been answered: a request the
+// service executes after the writer's read-back.
+type lateApply struct {
+	match   func(*http.Request) bool
+	mu      sync.Mutex
+	held    *http.Request
+	body    []byte
+	applied chan error
+}
+
+func (l *lateApply) Do(req *policy.Request) (*http.Response, error) {
+	l.mu.Lock()
+	held := l.held
+	if held == nil && l.applied == nil && l.match(req.Raw()) {
+		body, _ := io.ReadAll(req.Raw().Body)
+		l.held, l.body, l.applied = req.Raw().Clone(context.Background()), body, make(chan error, 1)
+		l.mu.Unlock()
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	}
+	if held != nil && req.Raw().Method == http.MethodGet {
+		l.held = nil
+		l.mu.Unlock()
+		resp, err := req.Next()
+		held.Body = io.NopCloser(bytes.NewReader(l.body))
+		late, lerr := http.DefaultClient.Do(held)
+		if lerr == nil {
+			late.Body.Close()
+			if late.StatusCode >= 300 {
+				lerr = fmt.Errorf("the late write: %s", late.Status)
+			}
+		}
+		l.applied <- lerr
+		return resp, err
+	}
+	l.mu.Unlock()
+	return req.Next()
+}
+
+// TestModifyTokensWriteAppliedAfterTheReadBack: a conditional write whose
+// connection broke is executed by the service only after Modify's next
+// round has read the entity back (found without the write, so not
+// applied) — the next round's write then meets the late write's version
+// and fails, and the round after finds Modify's token in the chain: the
+// change is applied once, never twice.
+func TestModifyTokensWriteAppliedAfterTheReadBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	late := &lateApply{match: func(r *http.Request) bool { return r.Method != http.MethodGet && r.Method != http.MethodPost }}
+	base, err := entity.NewTable[Counter](env.With(late).Table(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := base.WithWriteTokens()
+	if err := counters.Insert(ctx, &Counter{PartitionKey: "c", RowKey: "1"}); err != nil { // a POST: not held
+		t.Fatal(err)
+	}
+	got, err := counters.Modify(ctx, "c", "1", func(c *Counter) error { c.N++; return nil }, entity.ModifyOptions{})
+	if lerr := <-late.applied; lerr != nil {
+		t.Fatal(lerr)
+	}
+	stored, gerr := base.Get(ctx, "c", "1")
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	if err != nil || got.N != 1 || stored.N != 1 {
+		t.Errorf("Modify: %+v, %v; stored %d: want the increment applied once", got, err, stored.N)
+	}
 }

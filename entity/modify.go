@@ -208,7 +208,14 @@ func (r RetryPolicy) retry(ctx context.Context, attempt func(ctx context.Context
 // without a token replaced the entity — the error matches
 // ErrOutcomeUnknown. Reading at once is what keeps that rare on a hot
 // row: azcore's resend would come RetryDelay later (4 s by default),
-// after hundreds of other writes (TestModifyTokensSettleBeforeTheChainMoves). Without write tokens the same case is
+// after hundreds of other writes (TestModifyTokensSettleBeforeTheChainMoves).
+// A write the service executes only after that read (its connection
+// broke while the service still held it) makes the next round's write
+// fail on its version, and the round after finds Modify's token in the
+// chain: applied once (TestModifyTokensWriteAppliedAfterTheReadBack).
+// Only when Modify stops before such a round — ErrContention, the change
+// function's error, ctx — can that late write land after the call
+// returned its error. Without write tokens the same case is
 // settled only when the stored version predates the write, and is
 // otherwise ErrOutcomeUnknown: never applied twice
 // (TestModifyCreateLostReply). An inserted entity stored exactly as sent

@@ -88,23 +88,28 @@ func (p *Processor) checkInline(m *Message) error {
 }
 
 // runInline runs the handler of the message whose queue text is text, as
-// a worker would on its first delivery, reporting the run to
-// Hooks.Outcome.
-func (p *Processor) runInline(ctx context.Context, text string) (err error) {
+// a worker would on its delivery number count, and returns the run's
+// Outcome (Done or Retry, Err the handler's error) for the caller to
+// settle and report (p.report).
+func (p *Processor) runInline(ctx context.Context, text string, count int64) (out Outcome) {
 	start := p.cfg.Clock.Now()
+	out = Outcome{Result: Retry, DequeueCount: count}
 	env, err := decodeEnvelope(text)
 	if err != nil {
-		return err // prepare encoded it: cannot happen
+		out.Err = err // prepare encoded it: cannot happen
+		return out
 	}
+	out.Kind, out.ID = env.Kind, env.ID
 	p.mu.RLock()
 	reg := p.kinds[env.Kind]
 	p.mu.RUnlock()
 	if reg == nil {
-		return fmt.Errorf("eventual: no handler for kind %q", env.Kind)
+		out.Err = fmt.Errorf("eventual: no handler for kind %q", env.Kind)
+		return out
 	}
 	d := Delivery{
 		Kind: env.Kind, ID: env.ID, Created: env.Created.Time,
-		DequeueCount: 1, Inserted: start,
+		DequeueCount: count, Inserted: start,
 		once: onceConfig{TTL: p.cfg.MarkerTTL, Now: p.cfg.Clock.Now},
 	}
 	defer func() {
@@ -115,13 +120,19 @@ func (p *Processor) runInline(ctx context.Context, text string) (err error) {
 		if errors.As(err, &pe) {
 			err = &MessageError{Kind: env.Kind, ID: env.ID, Reason: pe.Reason, Err: pe.Err}
 		}
-		if p.cfg.Hooks.Outcome != nil {
-			out := Outcome{Result: Done, Kind: env.Kind, ID: env.ID, DequeueCount: 1, Duration: p.cfg.Clock.Now().Sub(start), Err: err}
-			if err != nil {
-				out.Result = Retry
-			}
-			p.cfg.Hooks.Outcome(out)
+		out.Duration = p.cfg.Clock.Now().Sub(start)
+		out.Err = err
+		if err == nil {
+			out.Result = Done
 		}
 	}()
-	return reg.run(withDelivery(ctx, d), []byte(env.Payload))
+	err = reg.run(withDelivery(ctx, d), []byte(env.Payload))
+	return out
+}
+
+// report passes an inline run's outcome to Hooks.Outcome.
+func (p *Processor) report(out Outcome) {
+	if p.cfg.Hooks.Outcome != nil {
+		p.cfg.Hooks.Outcome(out)
+	}
 }

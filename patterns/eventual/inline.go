@@ -37,17 +37,21 @@ func (e *InlineError) Is(target error) bool { return target == ErrInline }
 // the handler registered for the message's kind (Handle) in the caller's
 // goroutine, on the message as a worker would receive it: encoded as
 // Config.Encoding says and decoded again, the same Kind, ID, Created and
-// payload, with a Delivery whose DequeueCount is 1 and whose Queue and
-// MessageID are "" (Once is keyed by the ID, as for a queued message).
-// See "Inline processor" in the package documentation for its guarantee
-// and its cost.
+// payload, with a Delivery whose Queue and MessageID are "" (Once is
+// keyed by the ID, as for a queued message) and whose DequeueCount is the
+// run's number: 1 in Submit and Enqueue, and for an outbox intent one
+// more for each run Relay counted on it. See "Inline processor" in the
+// package documentation for its guarantee and its cost.
 //
 // Of Config it uses Now or Clock, MarkerTTL, Encoding, EnqueueConcurrency
-// (how many handlers one call runs at once) and Hooks: Hooks.Outcome is
-// called once per run, with Result Done or Retry (the handler failed; its
-// outbox intent stays for Relay); Hooks.Error with the failures Submit
-// does not return. The other fields are checked as New checks them and
-// unused.
+// (how many handlers one call runs at once), MaxDeliveries (how many runs
+// of an outbox intent's handler fail before Relay sets the intent aside,
+// matching ErrPoisoned; 0 means 5) and Hooks: Hooks.Outcome is called
+// once per run, with Result Done, Retry (the handler failed; its outbox
+// intent stays for Relay) or Poison (the intent was set aside, Reason
+// ReasonFailed, or ReasonOverdelivered for one whose last run was cut,
+// set aside without a run); Hooks.Error with the failures Submit does not
+// return. The other fields are checked as New checks them and unused.
 //
 // What needs a queue is refused with an *InlineError (ErrInline): Run,
 // Drain, Replay, PoisonRecord, and Enqueue of a message with a Delay.

@@ -180,6 +180,11 @@ func TestInlineFailsTwiceThenSucceeds(t *testing.T) {
 	if sent, err := o.Relay(ctx); sent != 0 || !errors.Is(err, injected) {
 		t.Fatalf("Relay of run 2: %d, %v", sent, err)
 	}
+	// The count rewrote the intent: its Timestamp is the run's, from which
+	// OutboxConfig.Grace runs again.
+	if again := ip.raw(t)[eventual.OutboxPrefix+id]; !again.Timestamp.After(in.Timestamp) || again.Properties["Runs"] != int32(2) {
+		t.Errorf("after run 2 the intent has Timestamp %v (Submit's %v), Runs %v; want a later one, 2", again.Timestamp, in.Timestamp, again.Properties["Runs"])
+	}
 	if sent, err := o.Relay(ctx); sent != 1 || err != nil {
 		t.Fatalf("Relay of run 3: %d, %v", sent, err)
 	}
@@ -299,5 +304,79 @@ func TestInlineRelayCutAfterCountingSkipsOne(t *testing.T) {
 	}
 	if n, rks := ip.counted(t); n != 1 || len(rks) != 1 {
 		t.Errorf("%d counted, partition %v; want 1 and no intent", n, rks)
+	}
+}
+
+// TestInlineCutLastRunIsSetAside: MaxDeliveries 2; Submit's run fails
+// (injected, always), a Relay is stopped right after the service
+// answered its count of run 2, before the handler. The next Relay does
+// not run the handler a third time: it sets the intent aside (ErrPoisoned,
+// Outcome Poison with ReasonOverdelivered and no error: the cut run's is
+// not known), with Runs 2 and a Reason starting with ReasonOverdelivered.
+func TestInlineCutLastRunIsSetAside(t *testing.T) {
+	t.Parallel()
+	ip := newInlinePayroll(t)
+	ip.seed(t)
+	ip.fail = failing(-1, errors.New("injected: always fails"))
+	rec := newOutcomes()
+	cfg := eventual.Config{MaxDeliveries: 2, Hooks: rec.hooks()}
+	_, o := ip.on(t, env, cfg)
+	if err := ip.raise(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, cut := ip.on(t, env.With(&afterFirstWrite{fn: cancel}), cfg)
+	if _, err := cut.Relay(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cut Relay: %v", err)
+	}
+	var re *eventual.RelayError
+	if sent, err := o.Relay(context.Background()); sent != 0 || !errors.As(err, &re) || !re.Poisoned || !errors.Is(err, eventual.ErrPoisoned) {
+		t.Fatalf("the Relay after the cut last run: %d, %v; want it set aside", sent, err)
+	}
+	if got := ip.dequeueCounts(); !slices.Equal(got, []int64{1}) {
+		t.Errorf("DequeueCounts %v, want 1: no run after the cut one", got)
+	}
+	outs := rec.list()
+	if last := outs[len(outs)-1]; len(outs) != 2 || last.Result != eventual.Poison || last.Reason != eventual.ReasonOverdelivered || last.Err != nil || last.DequeueCount != 3 {
+		t.Errorf("outcomes %+v, want Retry then Poison (%s, no error, DequeueCount 3)", outs, eventual.ReasonOverdelivered)
+	}
+	dead := ip.raw(t)[eventual.UnsendablePrefix+ip.deliveries[0].ID]
+	reason, _ := entity.Prop[string](&dead, "Reason")
+	if runs, _ := entity.Prop[int32](&dead, "Runs"); runs != 2 || !strings.HasPrefix(reason, eventual.ReasonOverdelivered) {
+		t.Errorf("set-aside row: Runs %v, Reason %q", dead.Properties["Runs"], reason)
+	}
+}
+
+// TestInlineMaxDeliveriesOneSetsAsideInSubmit: with MaxDeliveries 1 the
+// run in Submit is the last: its failure (injected) sets the intent
+// aside at once. Submit still returns nil (the change committed) and
+// reports the *RelayError matching ErrPoisoned to Hooks.Error and Result
+// Poison to Hooks.Outcome; no intent is left for Relay.
+func TestInlineMaxDeliveriesOneSetsAsideInSubmit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ip := newInlinePayroll(t)
+	ip.seed(t)
+	injected := errors.New("injected: fails")
+	ip.fail = failing(-1, injected)
+	rec := newOutcomes()
+	_, o := ip.on(t, env, eventual.Config{MaxDeliveries: 1, Hooks: rec.hooks()})
+	if err := ip.raise(ctx, o); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	if errs := rec.errors(); len(errs) != 1 || !errors.Is(errs[0], eventual.ErrPoisoned) || !errors.Is(errs[0], injected) {
+		t.Errorf("Hooks.Error got %v, want the intent set aside with the handler's error", errs)
+	}
+	if outs := rec.list(); len(outs) != 1 || outs[0].Result != eventual.Poison || outs[0].Reason != eventual.ReasonFailed {
+		t.Errorf("outcomes %+v, want one Poison", outs)
+	}
+	rows := ip.raw(t)
+	id := ip.deliveries[0].ID
+	if _, ok := rows[eventual.UnsendablePrefix+id]; !ok || len(rows) != 2 {
+		t.Errorf("rows %v, want the employee and the set-aside row", slices.Sorted(maps.Keys(rows)))
+	}
+	if sent, err := o.Relay(ctx); sent != 0 || err != nil {
+		t.Errorf("Relay: %d, %v", sent, err)
 	}
 }

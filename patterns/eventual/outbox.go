@@ -233,7 +233,7 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 	if _, errs := o.send(ctx, partitionKey, todo); len(errs) > 0 {
 		what := "the relay will send"
 		if o.p.inline {
-			what = "the relay will run what is left"
+			what = "the relay will run what is not set aside"
 		}
 		o.p.onError(fmt.Errorf("eventual: outbox: committed; %s: %w", what, errline.Join(errs...)))
 	}
@@ -273,6 +273,18 @@ func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, att
 // Its *RelayError has SetAside true and matches ErrUnsendable. Any other
 // failure (a send or delete that failed) leaves the intent for the next
 // Relay.
+//
+// An inline processor's Relay (NewInline) runs each intent's handler
+// instead of sending it, having first counted the run on the intent: it
+// replaces the intent with its Runs one higher, on condition of the ETag
+// it read (one more request per run), and the handler's DequeueCount is
+// that count. A Relay whose count fails on the ETag, another Relay having
+// counted that run first, leaves the intent to it and reports nothing for
+// it. When run Config.MaxDeliveries fails — or that run was counted and
+// never ended — the intent is set aside as above, with the handler's
+// error as its reason; its *RelayError has SetAside and Poisoned true and
+// matches ErrPoisoned. See "Inline processor" and "Wire format" in the
+// package documentation.
 func (o *Outbox[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	if err := o.usable(); err != nil {
 		return 0, err
@@ -541,7 +553,7 @@ func (o *Outbox[T]) runIntent(ctx context.Context, pk string, r *ready) (bool, e
 			// setting aside failed: no run more, as a queued message
 			// delivered more than MaxDeliveries times.
 			reason := fmt.Errorf("%s: its handler was started %d times inline (Config.MaxDeliveries %d); the last run was cut, or setting the intent aside after it failed, so its error is not known", ReasonOverdelivered, r.prior, limit)
-			return false, o.poison(ctx, pk, r, reason, Outcome{Result: Poison, Kind: r.kind, ID: r.id, DequeueCount: r.prior, Reason: ReasonOverdelivered}, false)
+			return false, o.poison(ctx, pk, r, reason, Outcome{Result: Poison, Kind: r.kind, ID: r.id, DequeueCount: count, Reason: ReasonOverdelivered}, false)
 		}
 		counted := &entity.DynamicEntity{PartitionKey: r.row.PartitionKey, RowKey: r.row.RowKey, ETag: r.row.ETag, Properties: maps.Clone(r.row.Properties)}
 		counted.Set(propRuns, int32(count))
@@ -630,7 +642,9 @@ func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) []err
 }
 
 // UnsendableIntent is an intent that Relay set aside because it can
-// never be sent.
+// never be sent or, for an inline processor, because its handler failed
+// on Config.MaxDeliveries runs (its Reason then starts with ReasonFailed
+// or ReasonOverdelivered).
 type UnsendableIntent struct {
 	PartitionKey string
 	RowKey       string // UnsendablePrefix + the message id
@@ -681,7 +695,9 @@ func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.S
 // partitionKey back among the intents, for a later Relay to send once the
 // cause is fixed (the processor given a blob container, a handler's kind
 // renamed back): one entity group transaction that inserts the intent and
-// deletes the unsendable row. An intent of that id already waiting is an
+// deletes the unsendable row. The intent comes back with Runs 0: an
+// inline processor's next run of it is DequeueCount 1, and it has
+// Config.MaxDeliveries runs again. An intent of that id already waiting is an
 // error matching entity.ErrAlreadyExists; no unsendable row,
 // entity.ErrNotFound.
 func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {

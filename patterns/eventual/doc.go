@@ -291,8 +291,10 @@
 // Cost against a queued processor: no Put Message, no receive, no message
 // delete, no claim-check blob, no poison queue — a message costs its
 // handler's requests and the intent's delete (a run of Relay one request
-// more: the count, a Replace of the intent with its payload; a last run
-// that fails, the set-aside transaction instead of the delete), and the
+// more: the count, a Replace of the intent with its payload, so that
+// Relay's run of the payroll example's raise is 5 requests with its
+// query, TestInlineFailsTwiceThenSucceeds; a last run that fails, the
+// set-aside transaction instead of the delete), and the
 // write returns only
 // after the handler ran, on the caller's time. For secondaryindex's
 // unique TableWide index (BenchmarkTableWideInlineInsert in package

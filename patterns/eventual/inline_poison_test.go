@@ -159,7 +159,9 @@ func TestInlineGivesUpAfterMaxDeliveries(t *testing.T) {
 // leaves an intent with no Runs property, which counts as one run; the
 // first Relay's is run 2, the second's run 3 — with Outcomes Retry,
 // Retry, Done; the intent is deleted, the raise counted once, and a
-// further Relay runs nothing.
+// further Relay runs nothing. Each count rewrites the intent (a later
+// Timestamp), and the Relay of run 3 makes 5 requests: the query, the
+// count, the handler's two, the delete.
 func TestInlineFailsTwiceThenSucceeds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -185,8 +187,16 @@ func TestInlineFailsTwiceThenSucceeds(t *testing.T) {
 	if again := ip.raw(t)[eventual.OutboxPrefix+id]; !again.Timestamp.After(in.Timestamp) || again.Properties["Runs"] != int32(2) {
 		t.Errorf("after run 2 the intent has Timestamp %v (Submit's %v), Runs %v; want a later one, 2", again.Timestamp, in.Timestamp, again.Properties["Runs"])
 	}
-	if sent, err := o.Relay(ctx); sent != 1 || err != nil {
+	// Run 3 through a Relay whose answered requests are counted: the
+	// intents' query, the count, the handler's two (the department's read
+	// and Once's transaction), the intent's delete.
+	answered := &patterntest.Answered{}
+	_, counted := ip.on(t, env.With(answered), eventual.Config{Hooks: rec.hooks()})
+	if sent, err := counted.Relay(ctx); sent != 1 || err != nil {
 		t.Fatalf("Relay of run 3: %d, %v", sent, err)
+	}
+	if n := answered.Total(); n != 5 {
+		t.Errorf("the Relay of a successful run made %d requests, want 5", n)
 	}
 	if sent, err := o.Relay(ctx); sent != 0 || err != nil {
 		t.Fatalf("a further Relay: %d, %v", sent, err)

@@ -89,6 +89,8 @@ type Config struct {
 	VisibilityTimeout time.Duration
 	// MaxDeliveries is how many times a message is delivered before it is
 	// moved to the poison queue; 0 means 5, as Azure Functions and WebJobs do.
+	// For an inline processor (NewInline), how many runs of an outbox
+	// intent's handler fail before Relay sets the intent aside.
 	MaxDeliveries int
 	// RetryDelay is how long a message whose handler failed stays invisible
 	// before it is delivered again, doubling with each delivery up to
@@ -166,7 +168,9 @@ const Done Result = 1
 // Retry: the handler failed; the message will be delivered again.
 const Retry Result = 2
 
-// Poison: the message was moved to the poison queue.
+// Poison: the message was moved to the poison queue; for an inline
+// processor (NewInline), its outbox intent was set aside by Relay (or by
+// Submit, with MaxDeliveries 1).
 const Poison Result = 3
 
 // Released: the processor stopped before the handler finished; the message
@@ -312,11 +316,14 @@ func (nowClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 // checks such a wait against it, and [Processor.DefaultGrace] derives one
 // from it.
 //
-// An inline processor (NewInline) never gives a message up: an intent
-// whose handler fails stays in its partition and every Relay runs it
-// again, without end. It has no window: RedeliveryWindow is 0,
-// CheckGrace takes any positive grace, and DefaultGrace is 10 s, a queued
-// processor's default.
+// An inline processor (NewInline) has no window of its own:
+// RedeliveryWindow is 0, CheckGrace takes any positive grace, and
+// DefaultGrace is 10 s, a queued processor's default. Its window is its
+// outbox's: Relay runs an intent again only OutboxConfig.Grace after its
+// last run (each run rewrites the intent), and sets it aside after
+// Config.MaxDeliveries runs, so a handler that waits by failing has at
+// least (MaxDeliveries - 1) × OutboxConfig.Grace, 2 minutes with the
+// defaults.
 func (p *Processor) RedeliveryWindow() time.Duration {
 	if p.usable() != nil || p.inline {
 		return 0
@@ -378,7 +385,7 @@ func (p *Processor) CheckGrace(field string, grace time.Duration) error {
 		if grace <= 0 {
 			return &ConfigError{Field: field, Reason: fmt.Sprintf("is %v, want a positive duration", grace)}
 		}
-		return nil // Relay runs a waiting intent again without end
+		return nil // the outbox's grace spaces the runs: see RedeliveryWindow
 	}
 	w := redeliveryWindow(p.cfg)
 	switch {

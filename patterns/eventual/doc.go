@@ -210,7 +210,8 @@
 // one would send a message, the caller's goroutine runs the handler
 // registered for its kind, on the message as a worker would receive it
 // (encoded and decoded again: the same kind, id, creation time and
-// payload; DequeueCount 1, no queue). Over an Outbox, Submit commits the
+// payload; no queue; DequeueCount the run's number: 1 in Submit, then
+// one more for each Relay's run). Over an Outbox, Submit commits the
 // change and the intents in one transaction, runs each intent's handler,
 // and deletes the intents whose handler succeeded
 // (TestInlineSubmitRunsTheHandler). It suits a service that wants the
@@ -233,11 +234,46 @@
 //     (TestInlineHandlerFailureLeavesTheIntent). Until a Relay runs it,
 //     the handler's work is pending in the intent, as a queued message's
 //     is in its queue.
-//   - Nothing gives up: an intent whose handler keeps failing is never
-//     poisoned; every Relay runs it again and reports a *RelayError for it
-//     (TestInlineHandlerFailureLeavesTheIntent). So there is no redelivery
-//     window: [Processor.CheckGrace] takes any positive grace and
-//     [Processor.DefaultGrace] is 10 s. Run Relay at startup and every
+//   - The same cap as a queue, on runs instead of deliveries: before it
+//     runs a handler, Relay counts the run on the intent (Runs, the
+//     intent replaced on condition of the ETag it read), and the
+//     handler's Delivery.DequeueCount is the run's number — Submit's run
+//     is 1, the first Relay's 2 — so a handler that fails twice then
+//     succeeds runs exactly three times, DequeueCount 1, 2, 3, and its
+//     intent is deleted (TestInlineFailsTwiceThenSucceeds, the failures
+//     injected). When run Config.MaxDeliveries fails, its Relay sets the
+//     intent aside instead of leaving it for another run, as a queue
+//     poisons its message: a *RelayError with SetAside and Poisoned
+//     matching ErrPoisoned (not ErrUnsendable) and the handler's error,
+//     Result Poison with Reason ReasonFailed to Hooks.Outcome, and a
+//     set-aside row whose Reason names the handler's last error, listed by
+//     Unsendable; Revive brings it back with its count reset, its next run
+//     DequeueCount 1 (TestInlineGivesUpAfterMaxDeliveries: a handler that
+//     always fails, seen with DequeueCount 1 to MaxDeliveries, the table
+//     read raw at the end). With MaxDeliveries 1, Submit's failed run sets
+//     it aside (TestInlineMaxDeliveriesOneSetsAsideInSubmit).
+//   - A run is counted once, and one count is run at most once: of two
+//     Relays that read one version of an intent, one counts the run and
+//     runs it; the other's count fails on the ETag and it leaves the
+//     intent to the first, reporting nothing for it
+//     (TestInlineRacingRelaysCountEachRunOnce: the second Relay injected
+//     just before the first one's count). A run is counted before it
+//     starts: a Relay that stops between its count and the handler (or a
+//     count whose reply was lost) leaves a count without a run, and the
+//     next Relay's DequeueCount skips one — nothing is lost
+//     (TestInlineRelayCutAfterCountingSkipsOne). When that was run
+//     MaxDeliveries, or its setting aside failed, the next Relay sets the
+//     intent aside without running it again, Reason ReasonOverdelivered,
+//     its error unknown (TestInlineCutLastRunIsSetAside).
+//   - Runs are an outbox grace apart: a count rewrites the intent, whose
+//     Timestamp is then the run's (TestInlineFailsTwiceThenSucceeds), and
+//     Relay runs an intent only OutboxConfig.Grace after its Timestamp. A
+//     handler that waits by failing so has at least (MaxDeliveries − 1) ×
+//     Grace — 2 minutes with the defaults, none with NoGrace and Relays
+//     in a loop — before it is given up: [Processor.RedeliveryWindow] is
+//     0, [Processor.CheckGrace] takes any positive grace and
+//     [Processor.DefaultGrace] is 10 s; keep a pattern's grace (and
+//     secondaryindex's) below that window. Run Relay at startup and every
 //     OutboxConfig.Grace or so (secondaryindex.Set.Relay, for a Set).
 //   - What could never run is refused before anything is committed: a
 //     kind without a handler on the processor, or a payload that does not
@@ -254,7 +290,12 @@
 //
 // Cost against a queued processor: no Put Message, no receive, no message
 // delete, no claim-check blob, no poison queue — a message costs its
-// handler's requests and the intent's delete, and the write returns only
+// handler's requests and the intent's delete (a run of Relay one request
+// more: the count, a Replace of the intent with its payload, so that
+// Relay's run of the payroll example's raise is 5 requests with its
+// query, TestInlineFailsTwiceThenSucceeds; a last run that fails, the
+// set-aside transaction instead of the delete), and the
+// write returns only
 // after the handler ran, on the caller's time. For secondaryindex's
 // unique TableWide index (BenchmarkTableWideInlineInsert in package
 // secondaryindex, Azurite, 2 shared cores, -benchtime 50x -count 3): 8
@@ -267,7 +308,9 @@
 // then the entry's, neither crash-safe nor unique) is 2 requests and 1.8
 // to 3.5 ms. What the queue buys and the inline processor gives up:
 // writes that return before the handler ran, handlers that run on other
-// machines, poison handling and Replay, delays, payloads over 64 KiB
+// machines, a poison queue and Replay (an intent that keeps failing is
+// set aside in its partition instead, and Revive is its Replay), retry
+// delays, delays, payloads over 64 KiB
 // through Enqueue's claim check, and a retry that does not wait for the
 // next Relay.
 //
@@ -343,6 +386,22 @@
 //
 //	{"PartitionKey":"Sales","RowKey":"tablekit.outbox_7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Kind":"RaiseRecorded.v1","ID":"7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Created@odata.type":"Edm.DateTime","Created":"2024-05-01T10:00:00.1234567Z","Payload@odata.type":"Edm.Binary","Payload":"eyJkZXBhcnRtZW50IjoiU2FsZXMifQ==","Attempt":"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"}
 //	{"PartitionKey":"Sales","RowKey":"tablekit.unsendable_bad-1","Kind":"Bad Kind","ID":"bad-1","Created@odata.type":"Edm.DateTime","Created":"2024-05-01T10:00:00.0000000Z","Payload@odata.type":"Edm.Binary","Payload":"e30=","Attempt":"by-hand","Reason":"eventual: message \"bad-1\" of kind \"Bad Kind\": the kind is empty, longer than 128 bytes, or has characters other than letters, digits, '.', '_', '-'","SetAside@odata.type":"Edm.DateTime","SetAside":"2024-05-01T10:00:00.1234567Z"}
+//
+// An inline processor (NewInline) counts the runs of an intent's handler
+// in the intent's property Runs (Edm.Int32): how many runs were started,
+// Submit's own included. An intent without it — as Submit writes it, or
+// as a version that did not count wrote it — has had 1. Before each run,
+// Relay replaces the intent with Runs one higher, on condition of the
+// ETag it read, and runs the handler only if that succeeded; Revive
+// writes Runs 0. When run Config.MaxDeliveries fails, the intent is set
+// aside as above, keeping Runs, with a Reason that starts with
+// ReasonFailed ("failed on every delivery") and names the handler's last
+// error (at most 1 KiB of Reason in all, as for every set-aside intent),
+// or with ReasonOverdelivered when its last run was cut and its error is
+// not known. Queued processors ignore Runs. An intent set aside after two
+// runs:
+//
+//	{"PartitionKey":"Sales","RowKey":"tablekit.unsendable_7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Kind":"RaiseRecorded.v1","ID":"7d0e5c1a-2f4b-4c7e-9a31-5b8f0e6d2c44","Created@odata.type":"Edm.DateTime","Created":"2024-05-01T10:00:00.1234567Z","Payload@odata.type":"Edm.Binary","Payload":"eyJkZXBhcnRtZW50IjoiU2FsZXMifQ==","Attempt":"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9","Runs":2,"Reason":"failed on every delivery: 2 runs inline (Config.MaxDeliveries 2); the last failed: the ledger is closed","SetAside@odata.type":"Edm.DateTime","SetAside":"2024-05-01T10:00:00.1234567Z"}
 //
 // # Encrypted tables
 //

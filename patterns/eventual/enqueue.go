@@ -80,18 +80,24 @@ func (p *Processor) queueName(q int) string {
 // sendAll sends out, up to Config.EnqueueConcurrency at once, and returns
 // each one's error.
 func (p *Processor) sendAll(ctx context.Context, out []outgoing) []error {
-	errs := make([]error, len(out))
-	if len(out) == 1 {
-		errs[0] = p.send(ctx, out[0])
+	return p.each(len(out), func(i int) error { return p.send(ctx, out[i]) })
+}
+
+// each runs fn(0) … fn(n-1), up to Config.EnqueueConcurrency at once, and
+// returns each one's error.
+func (p *Processor) each(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	if n == 1 {
+		errs[0] = fn(0)
 		return errs
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, p.cfg.EnqueueConcurrency)
-	for i := range out {
+	for i := range n {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			errs[i] = p.send(ctx, out[i])
+			errs[i] = fn(i)
 		})
 	}
 	wg.Wait()
@@ -174,7 +180,9 @@ func (p *Processor) shard(m *Message) int {
 
 func (p *Processor) send(ctx context.Context, o outgoing) error {
 	if p.inline {
-		return p.runInline(ctx, o.text)
+		out := p.runInline(ctx, o.text, 1)
+		p.report(out)
+		return out.Err
 	}
 	if o.claim != "" {
 		if err := PutBlob(ctx, p.blobs, o.claim, o.body); err != nil {

@@ -34,6 +34,13 @@ var (
 	// ErrUnsendable reports an outbox intent that can never be sent, which
 	// Relay set aside (a *RelayError with SetAside true).
 	ErrUnsendable = errors.New("eventual: intent can never be sent")
+	// ErrPoisoned reports an outbox intent of an inline processor
+	// (NewInline) whose handler was started Config.MaxDeliveries times
+	// without succeeding, which Relay set aside as a queued processor
+	// would poison its message (a *RelayError with SetAside and Poisoned
+	// true). It does not match ErrUnsendable: the intent could be run,
+	// its handler failed.
+	ErrPoisoned = errors.New("eventual: intent's handler failed on every run")
 	// ErrStaleReplay reports a poison message that Replay left where it
 	// is because it was created Config.MarkerTTL ago or more: the markers
 	// of its Once steps may have been swept (SweepMarkers), so running it
@@ -45,14 +52,19 @@ var (
 // RelayError reports an outbox intent that Relay did not send, or a
 // partition whose intents it could not read (RowKey ""): it names the
 // partition, the intent's RowKey and, when they were read, its message's
-// kind and id. SetAside reports an intent that can never be sent, moved
-// to its unsendable row with Err as the reason; it then matches
-// ErrUnsendable. Any other intent stays where it is for the next Relay.
+// kind and id. SetAside reports an intent moved to its set-aside row
+// (UnsendablePrefix) with Err as the reason: one that can never be sent,
+// matching ErrUnsendable, or, with Poisoned also true, an inline
+// processor's intent whose handler was started Config.MaxDeliveries
+// times without succeeding, matching ErrPoisoned (Err then wraps the
+// handler's last error, when that run's error is known). Any other
+// intent stays where it is for the next Relay.
 type RelayError struct {
 	Partition string
 	RowKey    string
 	Kind, ID  string
 	SetAside  bool
+	Poisoned  bool
 	Err       error
 }
 
@@ -61,14 +73,27 @@ func (e *RelayError) Error() string {
 	if e.RowKey != "" {
 		what = fmt.Sprintf("eventual: relay: intent (%s), message %q of kind %q", argerr.Keys(e.Partition, e.RowKey), e.ID, e.Kind)
 	}
-	if e.SetAside {
+	switch {
+	case e.Poisoned:
+		return fmt.Sprintf("%s: its handler failed on every run, set aside: %v", what, e.Err)
+	case e.SetAside:
 		return fmt.Sprintf("%s: can never be sent, set aside: %v", what, e.Err)
 	}
 	return fmt.Sprintf("%s: %v", what, e.Err)
 }
 
-// Is makes errors.Is(err, ErrUnsendable) true for an intent set aside.
-func (e *RelayError) Is(target error) bool { return e.SetAside && target == ErrUnsendable }
+// Is makes errors.Is(err, ErrUnsendable) true for an intent set aside as
+// unsendable, and errors.Is(err, ErrPoisoned) for one set aside because
+// its handler kept failing.
+func (e *RelayError) Is(target error) bool {
+	switch {
+	case e.Poisoned:
+		return e.SetAside && target == ErrPoisoned
+	case e.SetAside:
+		return target == ErrUnsendable
+	}
+	return false
+}
 
 // Unwrap returns the cause.
 func (e *RelayError) Unwrap() error { return e.Err }

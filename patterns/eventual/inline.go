@@ -37,17 +37,21 @@ func (e *InlineError) Is(target error) bool { return target == ErrInline }
 // the handler registered for the message's kind (Handle) in the caller's
 // goroutine, on the message as a worker would receive it: encoded as
 // Config.Encoding says and decoded again, the same Kind, ID, Created and
-// payload, with a Delivery whose DequeueCount is 1 and whose Queue and
-// MessageID are "" (Once is keyed by the ID, as for a queued message).
-// See "Inline processor" in the package documentation for its guarantee
-// and its cost.
+// payload, with a Delivery whose Queue and MessageID are "" (Once is
+// keyed by the ID, as for a queued message) and whose DequeueCount is the
+// run's number: 1 in Submit and Enqueue, and for an outbox intent one
+// more for each run Relay counted on it. See "Inline processor" in the
+// package documentation for its guarantee and its cost.
 //
 // Of Config it uses Now or Clock, MarkerTTL, Encoding, EnqueueConcurrency
-// (how many handlers one call runs at once) and Hooks: Hooks.Outcome is
-// called once per run, with Result Done or Retry (the handler failed; its
-// outbox intent stays for Relay); Hooks.Error with the failures Submit
-// does not return. The other fields are checked as New checks them and
-// unused.
+// (how many handlers one call runs at once), MaxDeliveries (how many runs
+// of an outbox intent's handler fail before Relay sets the intent aside,
+// matching ErrPoisoned; 0 means 5) and Hooks: Hooks.Outcome is called
+// once per run, with Result Done, Retry (the handler failed; its outbox
+// intent stays for Relay) or Poison (the intent was set aside, Reason
+// ReasonFailed, or ReasonOverdelivered for one whose last run was cut,
+// set aside without a run); Hooks.Error with the failures Submit does not
+// return. The other fields are checked as New checks them and unused.
 //
 // What needs a queue is refused with an *InlineError (ErrInline): Run,
 // Drain, Replay, PoisonRecord, and Enqueue of a message with a Delay.
@@ -88,23 +92,28 @@ func (p *Processor) checkInline(m *Message) error {
 }
 
 // runInline runs the handler of the message whose queue text is text, as
-// a worker would on its first delivery, reporting the run to
-// Hooks.Outcome.
-func (p *Processor) runInline(ctx context.Context, text string) (err error) {
+// a worker would on its delivery number count, and returns the run's
+// Outcome (Done or Retry, Err the handler's error) for the caller to
+// settle and report (p.report).
+func (p *Processor) runInline(ctx context.Context, text string, count int64) (out Outcome) {
 	start := p.cfg.Clock.Now()
+	out = Outcome{Result: Retry, DequeueCount: count}
 	env, err := decodeEnvelope(text)
 	if err != nil {
-		return err // prepare encoded it: cannot happen
+		out.Err = err // prepare encoded it: cannot happen
+		return out
 	}
+	out.Kind, out.ID = env.Kind, env.ID
 	p.mu.RLock()
 	reg := p.kinds[env.Kind]
 	p.mu.RUnlock()
 	if reg == nil {
-		return fmt.Errorf("eventual: no handler for kind %q", env.Kind)
+		out.Err = fmt.Errorf("eventual: no handler for kind %q", env.Kind)
+		return out
 	}
 	d := Delivery{
 		Kind: env.Kind, ID: env.ID, Created: env.Created.Time,
-		DequeueCount: 1, Inserted: start,
+		DequeueCount: count, Inserted: start,
 		once: onceConfig{TTL: p.cfg.MarkerTTL, Now: p.cfg.Clock.Now},
 	}
 	defer func() {
@@ -115,13 +124,19 @@ func (p *Processor) runInline(ctx context.Context, text string) (err error) {
 		if errors.As(err, &pe) {
 			err = &MessageError{Kind: env.Kind, ID: env.ID, Reason: pe.Reason, Err: pe.Err}
 		}
-		if p.cfg.Hooks.Outcome != nil {
-			out := Outcome{Result: Done, Kind: env.Kind, ID: env.ID, DequeueCount: 1, Duration: p.cfg.Clock.Now().Sub(start), Err: err}
-			if err != nil {
-				out.Result = Retry
-			}
-			p.cfg.Hooks.Outcome(out)
+		out.Duration = p.cfg.Clock.Now().Sub(start)
+		out.Err = err
+		if err == nil {
+			out.Result = Done
 		}
 	}()
-	return reg.run(withDelivery(ctx, d), []byte(env.Payload))
+	err = reg.run(withDelivery(ctx, d), []byte(env.Payload))
+	return out
+}
+
+// report passes an inline run's outcome to Hooks.Outcome.
+func (p *Processor) report(out Outcome) {
+	if p.cfg.Hooks.Outcome != nil {
+		p.cfg.Hooks.Outcome(out)
+	}
 }

@@ -77,7 +77,8 @@ type intent struct {
 }
 
 // The properties of an intent entity (see "Wire format" in the package
-// documentation), and the two a set-aside intent adds.
+// documentation), the runs an inline processor counts on it, and the two
+// a set-aside intent adds.
 const (
 	propKind     = "Kind"
 	propID       = "ID"
@@ -85,6 +86,7 @@ const (
 	propKey      = "Key"
 	propPayload  = "Payload"
 	propAttempt  = "Attempt"
+	propRuns     = "Runs"
 	propReason   = "Reason"
 	propSetAside = "SetAside"
 )
@@ -222,12 +224,16 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 	for i := range todo {
 		if i < len(etags) && etags[i] != "" {
 			todo[i].etag = etags[i] // delete this very intent, not a later one with the same id
+			if o.p.inline && o.p.cfg.MaxDeliveries <= 1 {
+				// Its one run is this one: a failure sets it aside.
+				todo[i].row = rowOf(rows[i], etags[i])
+			}
 		}
 	}
 	if _, errs := o.send(ctx, partitionKey, todo); len(errs) > 0 {
 		what := "the relay will send"
 		if o.p.inline {
-			what = "the relay will run what is left"
+			what = "the relay will run what is not set aside"
 		}
 		o.p.onError(fmt.Errorf("eventual: outbox: committed; %s: %w", what, errline.Join(errs...)))
 	}
@@ -267,6 +273,18 @@ func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, att
 // Its *RelayError has SetAside true and matches ErrUnsendable. Any other
 // failure (a send or delete that failed) leaves the intent for the next
 // Relay.
+//
+// An inline processor's Relay (NewInline) runs each intent's handler
+// instead of sending it, having first counted the run on the intent: it
+// replaces the intent with its Runs one higher, on condition of the ETag
+// it read (one more request per run), and the handler's DequeueCount is
+// that count. A Relay whose count fails on the ETag, another Relay having
+// counted that run first, leaves the intent to it and reports nothing for
+// it. When run Config.MaxDeliveries fails — or that run was counted and
+// never ended — the intent is set aside as above, with the handler's
+// error as its reason; its *RelayError has SetAside and Poisoned true and
+// matches ErrPoisoned. See "Inline processor" and "Wire format" in the
+// package documentation.
 func (o *Outbox[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 	if err := o.usable(); err != nil {
 		return 0, err
@@ -329,6 +347,36 @@ type ready struct {
 	rowKey, etag string
 	kind, id     string
 	out          outgoing
+	// Inline processors only. relay: the run is a Relay's, counted on
+	// the intent before it starts; prior: the runs counted before it;
+	// row: the intent as stored (its ETag is etag), which a last run that
+	// fails sets aside (nil: it is not set aside here).
+	relay bool
+	prior int64
+	row   *entity.DynamicEntity
+}
+
+// rowOf is the stored row of an intent Submit wrote, whose ETag is etag.
+func rowOf(in *intent, etag string) *entity.DynamicEntity {
+	row := &entity.DynamicEntity{PartitionKey: in.PartitionKey, RowKey: in.RowKey, ETag: etag}
+	row.Set(propKind, in.Kind).Set(propID, in.ID).Set(propCreated, in.Created).Set(propPayload, in.Payload).Set(propAttempt, in.Attempt)
+	if in.Key != "" {
+		row.Set(propKey, in.Key)
+	}
+	return row
+}
+
+// runsOf is how many runs of its handler an inline processor has counted
+// on an intent row: its Runs property, 1 when it has none (the Submit's
+// own run, as for an intent written before runs were counted).
+func runsOf(row *entity.DynamicEntity) int64 {
+	switch v := row.Properties[propRuns].(type) {
+	case int32:
+		return int64(max(v, 0))
+	case int64:
+		return max(v, 0)
+	}
+	return 1
 }
 
 // relayRows sends the intents rows of one partition, setting aside those
@@ -344,7 +392,11 @@ func (o *Outbox[T]) relayRows(ctx context.Context, pk string, rows []entity.Dyna
 			out, err = o.p.prepare(m)
 		}
 		if err == nil {
-			todo = append(todo, ready{rowKey: row.RowKey, etag: row.ETag, kind: m.Kind, id: m.ID, out: out})
+			r := ready{rowKey: row.RowKey, etag: row.ETag, kind: m.Kind, id: m.ID, out: out}
+			if o.p.inline {
+				r.relay, r.prior, r.row = true, runsOf(row), row
+			}
+			todo = append(todo, r)
 			continue
 		}
 		re := &RelayError{Partition: pk, RowKey: row.RowKey, Kind: m.Kind, ID: m.ID, Err: err}
@@ -443,23 +495,34 @@ func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []e
 	if len(todo) == 0 {
 		return 0, nil
 	}
-	outs := make([]outgoing, len(todo))
-	for i := range todo {
-		outs[i] = todo[i].out
-	}
 	var errs []error
 	var done []ready
-	for i, err := range o.p.sendAll(ctx, outs) {
-		if err != nil {
-			r := todo[i]
-			step := "enqueue into " + o.p.queueName(r.out.queue)
-			if o.p.inline {
-				step = "run inline (the intent stays for the next Relay)"
+	if o.p.inline {
+		ran := make([]bool, len(todo))
+		for i, err := range o.p.each(len(todo), func(i int) (err error) {
+			ran[i], err = o.runIntent(ctx, pk, &todo[i])
+			return err
+		}) {
+			if err != nil {
+				errs = append(errs, err)
 			}
-			errs = append(errs, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("%s: %w", step, err)})
-			continue
+			if ran[i] {
+				done = append(done, todo[i])
+			}
 		}
-		done = append(done, todo[i])
+	} else {
+		outs := make([]outgoing, len(todo))
+		for i := range todo {
+			outs[i] = todo[i].out
+		}
+		for i, err := range o.p.sendAll(ctx, outs) {
+			if err != nil {
+				r := todo[i]
+				errs = append(errs, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("enqueue into %s: %w", o.p.queueName(r.out.queue), err)})
+				continue
+			}
+			done = append(done, todo[i])
+		}
 	}
 	for chunk := range slices.Chunk(done, entity.MaxBatchOperations) {
 		for i, err := range o.deleteSent(ctx, pk, chunk) {
@@ -470,6 +533,82 @@ func (o *Outbox[T]) send(ctx context.Context, pk string, todo []ready) (int, []e
 		}
 	}
 	return len(done), errs
+}
+
+// runIntent runs the handler of one intent of an inline processor: run
+// number r.prior + 1. A Relay's run is first counted on the intent — its
+// Runs replaced, on condition of the ETag read, so that of two Relays
+// that read one version only one runs it — and an intent whose counted
+// runs reached Config.MaxDeliveries is set aside instead of run. A last
+// run that fails sets the intent aside (poison). It reports whether the
+// handler succeeded (the intent, now r.etag, is then to be deleted) and
+// the intent's *RelayError; neither for an intent another Relay counted
+// first, or that is gone.
+func (o *Outbox[T]) runIntent(ctx context.Context, pk string, r *ready) (bool, error) {
+	limit := int64(o.p.cfg.MaxDeliveries)
+	count := r.prior + 1
+	if r.relay {
+		if r.prior >= limit {
+			// Run MaxDeliveries was started and did not end, or its
+			// setting aside failed: no run more, as a queued message
+			// delivered more than MaxDeliveries times.
+			reason := fmt.Errorf("%s: its handler was started %d times inline (Config.MaxDeliveries %d); the last run was cut, or setting the intent aside after it failed, so its error is not known", ReasonOverdelivered, r.prior, limit)
+			return false, o.poison(ctx, pk, r, reason, Outcome{Result: Poison, Kind: r.kind, ID: r.id, DequeueCount: count, Reason: ReasonOverdelivered}, false)
+		}
+		counted := &entity.DynamicEntity{PartitionKey: r.row.PartitionKey, RowKey: r.row.RowKey, ETag: r.row.ETag, Properties: maps.Clone(r.row.Properties)}
+		counted.Set(propRuns, int32(count))
+		err := o.bags.Update(ctx, counted, entity.Replace)
+		switch {
+		case errors.Is(err, entity.ErrPreconditionFailed) || errors.Is(err, entity.ErrNotFound):
+			// Another Relay counted this run and runs it, or the intent
+			// is done (or replaced by a new one, which the next Relay
+			// judges): not this Relay's.
+			return false, nil
+		case err != nil:
+			return false, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("counting run %d (the intent stays for the next Relay): %w", count, err)}
+		}
+		r.row, r.etag = counted, counted.ETag
+		if err := ctx.Err(); err != nil {
+			return false, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("run %d counted and not started (the intent stays for the next Relay): %w", count, err)}
+		}
+	}
+	out := o.p.runInline(ctx, r.out.text, count)
+	switch {
+	case out.Err == nil:
+		o.p.report(out)
+		return true, nil
+	case count >= limit && r.row != nil:
+		out.Result, out.Reason = Poison, ReasonFailed
+		reason := fmt.Errorf("%s: %d runs inline (Config.MaxDeliveries %d); the last failed: %w", ReasonFailed, count, limit, out.Err)
+		return false, o.poison(ctx, pk, r, reason, out, true)
+	}
+	o.p.report(out)
+	return false, &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: fmt.Errorf("run inline (the intent stays for the next Relay): %w", out.Err)}
+}
+
+// poison sets aside the intent r, whose handler failed on every run
+// (reason), and reports out — Result Poison, or Retry when the intent
+// could not be set aside and stays for the next Relay — to Hooks.Outcome,
+// unless another Relay took the intent meanwhile and no run happened here
+// (ran false). It returns the intent's *RelayError, nil when another Relay
+// took it.
+func (o *Outbox[T]) poison(ctx context.Context, pk string, r *ready, reason error, out Outcome, ran bool) error {
+	re := &RelayError{Partition: pk, RowKey: r.rowKey, Kind: r.kind, ID: r.id, Err: reason}
+	switch serr := o.setAside(ctx, r.row, reason); {
+	case serr == nil:
+		re.SetAside, re.Poisoned = true, true
+	case errors.Is(serr, errGone):
+		if ran {
+			out.Result = Retry
+			o.p.report(out)
+		}
+		return nil
+	default:
+		out.Result = Retry
+		re.Err = fmt.Errorf("%w; setting it aside failed (the next Relay will): %w", reason, serr)
+	}
+	o.p.report(out)
+	return re
 }
 
 // deleteSent deletes the intents of sent messages: one transaction, or
@@ -503,7 +642,9 @@ func (o *Outbox[T]) deleteSent(ctx context.Context, pk string, rs []ready) []err
 }
 
 // UnsendableIntent is an intent that Relay set aside because it can
-// never be sent.
+// never be sent or, for an inline processor, because its handler failed
+// on Config.MaxDeliveries runs (its Reason then starts with ReasonFailed
+// or ReasonOverdelivered).
 type UnsendableIntent struct {
 	PartitionKey string
 	RowKey       string // UnsendablePrefix + the message id
@@ -554,7 +695,9 @@ func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.S
 // partitionKey back among the intents, for a later Relay to send once the
 // cause is fixed (the processor given a blob container, a handler's kind
 // renamed back): one entity group transaction that inserts the intent and
-// deletes the unsendable row. An intent of that id already waiting is an
+// deletes the unsendable row. The intent comes back with Runs 0: an
+// inline processor's next run of it is DequeueCount 1, and it has
+// Config.MaxDeliveries runs again. An intent of that id already waiting is an
 // error matching entity.ErrAlreadyExists; no unsendable row,
 // entity.ErrNotFound.
 func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
@@ -575,6 +718,7 @@ func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
 	back := entity.DynamicEntity{PartitionKey: partitionKey, RowKey: o.cfg.Prefix + id, Properties: maps.Clone(dead.Properties)}
 	delete(back.Properties, propReason)
 	delete(back.Properties, propSetAside)
+	back.Set(propRuns, int32(0)) // an inline processor's next run is run 1
 	b := o.bags.NewBatch().Insert(&back).Delete(partitionKey, deadKey, dead.ETag)
 	if _, err := o.bags.Submit(ctx, b); err != nil {
 		// A lost reply: applied when the row is gone and the intent back.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"regexp"
@@ -142,14 +143,14 @@ func rawEntity[T any](t *testing.T, tbl *entity.Table[T], pk, rk string) []byte 
 // TestWireFormatExamples checks each example of the "Wire format" section
 // of the package documentation against what the code writes, read back
 // with raw clients: the envelope as plain JSON, in base64 and with a claim
-// check; a poison record; Once's marker; an outbox intent, and one set
-// aside.
+// check; a poison record; Once's marker; an outbox intent, one set
+// aside, and one an inline processor set aside after MaxDeliveries runs.
 func TestWireFormatExamples(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ex := docExamples(t)
-	if len(ex) != 7 {
-		t.Fatalf("%d examples in the Wire format section, want 7", len(ex))
+	if len(ex) != 8 {
+		t.Fatalf("%d examples in the Wire format section, want 8", len(ex))
 	}
 	cfg := patterntest.Fast()
 	cfg.Now = func() time.Time { return wireNow }
@@ -312,5 +313,36 @@ func TestWireFormatExamples(t *testing.T) {
 			t.Fatal("Relay reported no unsendable intent")
 		}
 		sameObject(t, "intent set aside", rawEntity(t, accounts, "Sales", eventual.UnsendablePrefix+"bad-1"), ex[6], false, map[string]func(string) bool{"SetAside": isTime})
+	}
+
+	// An intent whose handler failed on every run of an inline processor
+	// (MaxDeliveries 2: Submit's run and a Relay's).
+	{
+		accounts := patterntest.Table[Account](t, env)
+		icfg := cfg
+		icfg.MaxDeliveries = 2
+		p, err := eventual.NewInline(icfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eventual.Handle(p, raiseKind, func(context.Context, RaiseRecorded) error { return errors.New("the ledger is closed") }, eventual.HandleOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		o, err := eventual.NewOutbox(p, accounts, eventual.OutboxConfig{Grace: eventual.NoGrace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raised, err := raiseKind.Message(RaiseRecorded{"Sales"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raised.ID = wireID
+		if err := o.Submit(ctx, "Sales", nil, raised); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Relay(ctx, "Sales"); !errors.Is(err, eventual.ErrPoisoned) {
+			t.Fatalf("Relay: %v, want the intent set aside", err)
+		}
+		sameObject(t, "intent set aside after its runs", rawEntity(t, accounts, "Sales", eventual.UnsendablePrefix+wireID), ex[7], false, map[string]func(string) bool{"Attempt": isUUID, "SetAside": isTime})
 	}
 }

@@ -130,6 +130,9 @@ type MessageError struct {
 }
 
 func (e *MessageError) Error() string {
+	if e.ID == "" && e.Kind == "" && e.Reason != "" {
+		return "eventual: " + e.Reason // about the call, not one message
+	}
 	return fmt.Sprintf("eventual: message %q of kind %q: %s", e.ID, e.Kind, e.Reason)
 }
 

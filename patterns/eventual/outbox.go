@@ -158,7 +158,9 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // could be told.
 //
 // Before the transaction every message is checked as Processor.CheckSendable
-// checks it: a message that could never be sent — invalid, or too large
+// checks it. Submit needs at least one message — a change alone is the
+// table's own Submit — and refuses none with a *MessageError
+// (ErrInvalidMessage). A message that could never be sent — invalid, or too large
 // for a queue message when the processor has no blob container — is
 // refused with a *MessageError (matching ErrInvalidMessage or ErrTooLarge)
 // and nothing is committed. A payload is at most 64 KiB (an intent's
@@ -172,7 +174,7 @@ func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func
 		return err
 	}
 	if len(msgs) == 0 {
-		return &MessageError{Reason: "Submit has no message; use the table's Submit", Err: ErrInvalidMessage}
+		return &MessageError{Reason: "Submit has no message (a change alone is the table's Submit)", Err: ErrInvalidMessage}
 	}
 	if len(msgs) > MaxSubmitMessages {
 		return &TooManyMessagesError{Op: "Submit", Count: len(msgs), Limit: MaxSubmitMessages}

@@ -98,7 +98,11 @@
 //     failure goes to the processor's Hooks.Error — and Set.Relay
 //     finishes it: run it at startup and every Config.Outbox.Grace
 //     (TestInlineTableWideCutAfterCommit, TestInlineTableWideCrashAtEveryStep,
-//     TestInlineTableWideLostReplies). Uniqueness holds as queued
+//     TestInlineTableWideLostReplies). After the processor's
+//     MaxDeliveries failed runs the intent is set aside, as a queued
+//     message is poisoned (eventual's "Inline processor"): the entries
+//     stay behind their primary until it is revived (Outbox.Revive) or
+//     the index rebuilt; Check reports them. Uniqueness holds as queued
 //     (TestInlineTableWideConcurrentUnique); a failed insert's reservation
 //     goes to the value's next claimant after Grace
 //     (TestInlineTableWideFailedInsertFreesAfterGrace). A unique insert

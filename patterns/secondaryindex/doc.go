@@ -100,9 +100,9 @@
 //     (TestInlineTableWideCutAfterCommit, TestInlineTableWideCrashAtEveryStep,
 //     TestInlineTableWideLostReplies). After the processor's
 //     MaxDeliveries failed runs the intent is set aside, as a queued
-//     message is poisoned (eventual's "Inline processor"): the entries
-//     stay behind their primary until it is revived (Outbox.Revive) or
-//     the index rebuilt; Check reports them. Uniqueness holds as queued
+//     message is poisoned (eventual's "Inline processor"): its entries
+//     stay behind their primary, which Check reports and Rebuild
+//     repairs. Uniqueness holds as queued
 //     (TestInlineTableWideConcurrentUnique); a failed insert's reservation
 //     goes to the value's next claimant after Grace
 //     (TestInlineTableWideFailedInsertFreesAfterGrace). A unique insert

@@ -1,11 +1,9 @@
 package entity_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -92,14 +90,13 @@ func TestModifyTokensSettleBeforeTheChainMoves(t *testing.T) {
 }
 
 // lateApply is a per-retry policy that answers the first matching write
-// with a transport error at once, without sending it, and sends it to the
-// service only after the next GET has been answered: a request the
-// service executes after the writer's read-back.
+// with a transport error at once, without sending it, and sends it on
+// through the rest of the pipeline only after the next GET has been
+// answered: a request the service executes after the writer's read-back.
 type lateApply struct {
 	match   func(*http.Request) bool
 	mu      sync.Mutex
-	held    *http.Request
-	body    []byte
+	held    *policy.Request
 	applied chan error
 }
 
@@ -107,8 +104,7 @@ func (l *lateApply) Do(req *policy.Request) (*http.Response, error) {
 	l.mu.Lock()
 	held := l.held
 	if held == nil && l.applied == nil && l.match(req.Raw()) {
-		body, _ := io.ReadAll(req.Raw().Body)
-		l.held, l.body, l.applied = req.Raw().Clone(context.Background()), body, make(chan error, 1)
+		l.held, l.applied = req.Clone(context.Background()), make(chan error, 1)
 		l.mu.Unlock()
 		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 	}
@@ -116,12 +112,14 @@ func (l *lateApply) Do(req *policy.Request) (*http.Response, error) {
 		l.held = nil
 		l.mu.Unlock()
 		resp, err := req.Next()
-		held.Body = io.NopCloser(bytes.NewReader(l.body))
-		late, lerr := http.DefaultClient.Do(held)
+		lerr := held.RewindBody()
 		if lerr == nil {
-			late.Body.Close()
-			if late.StatusCode >= 300 {
-				lerr = fmt.Errorf("the late write: %s", late.Status)
+			var late *http.Response
+			if late, lerr = held.Next(); lerr == nil {
+				late.Body.Close()
+				if late.StatusCode >= 300 {
+					lerr = fmt.Errorf("the late write: %s", late.Status)
+				}
 			}
 		}
 		l.applied <- lerr

@@ -120,8 +120,13 @@ type meterPolicy struct {
 }
 
 // Do counts the request before sending it: a request that fails on the way,
-// or whose reply is lost, may still have been executed and billed.
+// or whose reply is lost, may still have been executed and billed. A
+// request whose context has already ended is not counted: net/http sends
+// nothing for it (tablekit's constructors probe a client that way).
 func (p meterPolicy) Do(req *policy.Request) (*http.Response, error) {
+	if req.Raw().Context().Err() != nil {
+		return req.Next()
+	}
 	k := Classify(req.Raw())
 	if p.svc != "" && p.svc != k.Service {
 		k = Key{Service: p.svc, Op: operationOf(p.svc, req.Raw())}

@@ -2,6 +2,7 @@ package cost_test
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -10,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/cost"
+	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration"
 	"github.com/tablekit/tablekit/integration/faults"
 )
@@ -207,3 +209,28 @@ func TestSnapshotArithmetic(t *testing.T) {
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// TestMeterSkipsWhatNeverLeaves: a request whose context has ended before
+// it is sent never reaches the wire, so the meter does not count it —
+// entity's constructors probe a client that way, and a client built
+// without tablekit's options carries the meter to that probe.
+func TestMeterSkipsWhatNeverLeaves(t *testing.T) {
+	m := cost.NewMeter()
+	opts := &aztables.ClientOptions{}
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, m.Policy())
+	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1:1/devstoreaccount1/Probe", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := entity.NewTable[entity.DynamicEntity](client); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := client.GetEntity(ctx, "p", "r", nil); err == nil {
+		t.Fatal("a read with a cancelled context succeeded")
+	}
+	if n := m.Snapshot().Total(); n != 0 {
+		t.Errorf("counted %d requests that never left: %v", n, m.Snapshot())
+	}
+}

@@ -605,7 +605,7 @@ func TestFilterRewrite(t *testing.T) {
 	}
 	for _, f := range refused {
 		_, err := ct.QueryPage(ctx, entity.Query{Filter: f}, "")
-		if !errors.Is(err, crypt.ErrEncryptedFilter) || !errors.Is(err, filter.ErrInvalidFilter) {
+		if !errors.Is(err, crypt.ErrEncryptedFilter) || !errors.Is(err, filter.ErrInvalidFilter) || !errors.Is(err, entity.ErrInvalid) {
 			s, _ := f.Build()
 			t.Errorf("%s: %v, want ErrEncryptedFilter", s, err)
 		}

@@ -180,7 +180,8 @@ func (e *FilterError) Error() string {
 	return ErrEncryptedFilter.Error() + " " + e.Property + ": " + e.Reason
 }
 
-// Is matches ErrEncryptedFilter and filter.ErrInvalidFilter.
+// Is matches ErrEncryptedFilter, filter.ErrInvalidFilter and
+// entity.ErrInvalid: a filter refused before any request.
 func (e *FilterError) Is(target error) bool {
-	return target == ErrEncryptedFilter || target == filter.ErrInvalidFilter
+	return target == ErrEncryptedFilter || target == filter.ErrInvalidFilter || target == entity.ErrInvalid
 }

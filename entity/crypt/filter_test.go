@@ -69,7 +69,7 @@ func TestFilterOnPerEntityEncryption(t *testing.T) {
 	for name, f := range refused {
 		got, err := rows(ct, f)
 		var fe *crypt.FilterError
-		if !errors.Is(err, crypt.ErrEncryptedFilter) || !errors.Is(err, filter.ErrInvalidFilter) || !errors.As(err, &fe) || len(got) != 0 {
+		if !errors.Is(err, crypt.ErrEncryptedFilter) || !errors.Is(err, filter.ErrInvalidFilter) || !errors.Is(err, entity.ErrInvalid) || !errors.As(err, &fe) || len(got) != 0 {
 			t.Errorf("%s: %v %v, want ErrEncryptedFilter before any row", name, got, err)
 		}
 		if _, err := ct.QueryPage(ctx, entity.Query{Filter: f}, ""); !errors.Is(err, crypt.ErrEncryptedFilter) {

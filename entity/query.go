@@ -96,6 +96,9 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 		if err != nil {
 			return c, err
 		}
+		if n := q.Filter.Comparisons(); n > filter.MaxComparisons {
+			return c, &ValidationError{Rule: "filter comparisons", Limit: "at most 15 (the service refuses more in one $filter)", Value: strconv.Itoa(n)}
+		}
 		c.filter = &f
 		h.Write([]byte(f))
 	}

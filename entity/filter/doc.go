@@ -61,7 +61,10 @@
 //     lower case);
 //   - numbers are compared across types: Double 2.0 matches the Int32
 //     literal 2, which the service, comparing typed values, does not; an
-//     Int64 property does not match an Int32 literal on either;
+//     Int64 property does not match an Int32 literal on either, and an
+//     Int32 property compared with an Int64 literal (a Go int) is answered
+//     500 Internal Server Error by Azurite: compare an int32 field with an
+//     int32 value or filter.Int32;
 //   - its number token has no exponent and no d/f suffix (so Double never
 //     writes one).
 //

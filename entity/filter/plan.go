@@ -91,7 +91,8 @@ const (
 	// the query matches nothing.
 	WarnUnsatisfiable
 	// WarnTooManyComparisons: more than MaxComparisons comparisons; the
-	// service refuses the filter.
+	// service refuses the filter, and entity.Table's queries refuse it
+	// before any request (Azurite would take it).
 	WarnTooManyComparisons
 )
 
@@ -172,6 +173,15 @@ func (e Expr) Plan() Plan {
 			" comparisons; the Table service permits at most "+strconv.Itoa(MaxComparisons))
 	}
 	return p
+}
+
+// Comparisons counts the filter's discrete comparisons, which the
+// service allows at most MaxComparisons of (Plan counts them too).
+func (e Expr) Comparisons() int {
+	if e.n == nil {
+		return 0
+	}
+	return e.n.countComparisons()
 }
 
 func (n *node) countComparisons() int {

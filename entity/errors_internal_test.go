@@ -11,7 +11,7 @@ func TestInvalidTokenOneLine(t *testing.T) {
 	pk := "a"
 	token := continuation{pk: &pk}.encode(1)
 	_, err := decodeToken(token, 2)
-	const want = "entity: invalid continuation token: the token belongs to a query with another filter or select"
+	const want = "entity: invalid continuation token: the token belongs to a query of another table, filter or select, or was changed"
 	if !errors.Is(err, ErrInvalidToken) || err.Error() != want {
 		t.Errorf("a token of another query: %q; want %q matching ErrInvalidToken", err, want)
 	}

@@ -22,8 +22,9 @@ import (
 const MaxPageSize = 1000
 
 // ErrInvalidToken reports a continuation token that is malformed, not in
-// the one form QueryPage writes, or made by a different query. It matches
-// ErrInvalid: the token is refused before any request.
+// the one form QueryPage writes, changed, or made by a query of another
+// table, filter or select. It matches ErrInvalid: the token is refused
+// before any request.
 var ErrInvalidToken = invalidArg("entity: invalid continuation token")
 
 // Query describes a query over a table (design guide §2, §7).
@@ -91,6 +92,8 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 		return c, &ValidationError{Rule: "limit", Limit: "0 (no limit) or more", Value: strconv.Itoa(q.Limit)}
 	}
 	h := fnv.New64a()
+	h.Write([]byte(strings.ToLower(t.name))) // a token of another table is refused
+	h.Write([]byte{0})
 	if !q.Filter.IsEmpty() {
 		f, err := q.Filter.Build()
 		if err != nil {
@@ -141,7 +144,8 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 // q.Limit, if set, caps this page (a limit across pages is the caller's to
 // keep, since the pages may be read by different processes).
 // The returned Page.Next, stored anywhere, resumes the same query later; it
-// is refused with ErrInvalidToken by a query with another filter or select.
+// is refused with ErrInvalidToken by a query of another table, filter or
+// select, and when changed in any byte (TestTokensOfAnotherTableOrChanged).
 // A page may be empty and still have a Next. A continuation at an empty
 // PartitionKey or RowKey is kept as such, so the next page starts exactly
 // there.
@@ -339,14 +343,30 @@ func continuationOf(h http.Header) continuation {
 
 func (c continuation) done() bool { return c.pk == nil && c.rk == nil }
 
-// Token layout, base64url without padding: version 1, flags (bit 0: a
-// NextPartitionKey, bit 1: a NextRowKey), the query fingerprint (8 bytes,
-// big-endian), NextPartitionKey, 0x00, NextRowKey. Continuation values never
-// hold U+0000. A continuation has exactly one token: decodeToken refuses
-// any other spelling of it (base64 that skips CR and LF, or ends in
-// non-zero bits), so a token read back is the token written
-// (FuzzDecodeToken).
-const tokenVersion = 1
+// Token layout, base64url without padding: version 2, flags (bit 0: a
+// NextPartitionKey, bit 1: a NextRowKey), a check (8 bytes, big-endian:
+// FNV-1a of the query's fingerprint — its table, filter and select — and
+// of the continuation values), NextPartitionKey, 0x00, NextRowKey.
+// Continuation values never hold U+0000. A token of another table or
+// query, or changed in any byte, fails the check (TestTokensOfAnotherTableOrChanged).
+// A continuation has exactly one token: decodeToken refuses any other
+// spelling of it (base64 that skips CR and LF, or ends in non-zero bits),
+// so a token read back is the token written (FuzzDecodeToken). Version 1
+// tokens, whose check covered the query alone, are refused.
+const tokenVersion = 2
+
+// tokenCheck is a token's check of the query's fingerprint and the
+// continuation values.
+func tokenCheck(fingerprint uint64, pk, rk string) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], fingerprint)
+	h.Write(b[:])
+	h.Write([]byte(pk))
+	h.Write([]byte{0})
+	h.Write([]byte(rk))
+	return h.Sum64()
+}
 
 func (c continuation) encode(fingerprint uint64) string {
 	if c.done() {
@@ -364,7 +384,7 @@ func (c continuation) encode(fingerprint uint64) string {
 	}
 	b := make([]byte, 0, 11+len(pk)+len(rk))
 	b = append(b, tokenVersion, flags)
-	b = binary.BigEndian.AppendUint64(b, fingerprint)
+	b = binary.BigEndian.AppendUint64(b, tokenCheck(fingerprint, pk, rk))
 	b = append(b, pk...)
 	b = append(b, 0)
 	b = append(b, rk...)
@@ -379,12 +399,12 @@ func decodeToken(token string, fingerprint uint64) (continuation, error) {
 	if err != nil || len(b) < 11 || b[0] != tokenVersion || b[1]&^3 != 0 {
 		return continuation{}, ErrInvalidToken
 	}
-	if binary.BigEndian.Uint64(b[2:10]) != fingerprint {
-		return continuation{}, join(ErrInvalidToken, errors.New("the token belongs to a query with another filter or select"))
-	}
 	pk, rk, ok := strings.Cut(string(b[10:]), "\x00")
 	if !ok || strings.Contains(rk, "\x00") {
 		return continuation{}, ErrInvalidToken
+	}
+	if binary.BigEndian.Uint64(b[2:10]) != tokenCheck(fingerprint, pk, rk) {
+		return continuation{}, join(ErrInvalidToken, errors.New("the token belongs to a query of another table, filter or select, or was changed"))
 	}
 	// A part that is absent holds nothing: one continuation, one token.
 	if (b[1]&1 == 0 && pk != "") || (b[1]&2 == 0 && rk != "") {

@@ -174,7 +174,8 @@ func (r RetryPolicy) retry(ctx context.Context, attempt func(ctx context.Context
 }
 
 // Modify reads the entity, lets change edit it, and writes it back with
-// opts.Mode on condition that nobody wrote it in between; when somebody
+// opts.Mode on condition that nobody wrote it in between (T needs an etag
+// field, or Modify is a *TypeError before any request); when somebody
 // did, it starts again from a fresh read, with backoff, at most
 // opts.Retry.Attempts times (40 by default, then ErrContention: see
 // RetryPolicy for the waits and for sizing them). change may return an

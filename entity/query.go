@@ -34,7 +34,9 @@ type Query struct {
 	Filter filter.Expr
 	// Select names the properties to return ($select, server-side
 	// projection); only those fields of T are filled. PartitionKey and RowKey
-	// always come back. Empty means every property.
+	// always come back. Empty means every property. A row read with Select
+	// carries its ETag but not its other properties: write it back with
+	// Merge, never Replace, which would store it without them.
 	Select []string
 	// PageSize is the most entities per request ($top), 1 to 1000; 0 means the
 	// service's maximum. It limits a page, not the result.

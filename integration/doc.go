@@ -78,6 +78,18 @@
 //
 //	go run github.com/tablekit/tablekit/integration/azurite/sharedrun -n 3 -- go test ./...
 //
+// Where Azurite 3.37 differs from the service, beyond what package filter
+// lists for queries (DateTime to the millisecond, numbers compared across
+// types, an Int32 property against an Int64 literal answered 500): it
+// accepts more than 15 comparisons in a $filter (entity refuses them
+// first); it lets a SAS limited to one key range read another; it refuses,
+// 400 PropertyValueTooLarge, an insert of a string of exactly 32,768 UTF-16
+// units that are not all ASCII, which the service and a replace on Azurite
+// take; and it misreads a $batch delete whose RowKey holds U+2028 or U+2029
+// (a JavaScript line break): it deletes another row of the partition, or
+// answers 400 InvalidDuplicateRow. Single-entity deletes, and batch inserts,
+// merges and replaces, of such keys are right.
+//
 // # Service profiles
 //
 // TABLEKIT_PROFILE=cosmos ([EnvProfile], [ProfileCosmos]) makes every table

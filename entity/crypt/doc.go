@@ -37,8 +37,11 @@
 // [Table] has the methods of [entity.Table] that make sense for encrypted
 // entities, with their meaning (ETags, lost replies, transactions through
 // [Batch] and Submit, BulkWrite, paging, fan-out); [entity.Marshal] and
-// entity.Table refuse a type with encrypt or sign fields, so nothing marked
-// is ever written in clear by mistake. [Table.Entity] is the same table as
+// an entity.Table of a type with encrypt or sign fields refuse to write it,
+// so such a type is never written in clear by mistake. A plain view of the
+// same table as another type (entity.ViewAs, a DynamicEntity table) knows
+// no tags and writes what it is given: write encrypted entities through
+// this package's Table only. [Table.Entity] is the same table as
 // an *entity.Table[T], for everything that takes one (see Patterns).
 //
 // # Patterns

@@ -1,9 +1,11 @@
 package entity_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/integration/faults"
 )
@@ -104,8 +107,18 @@ func (l *lateApply) Do(req *policy.Request) (*http.Response, error) {
 	l.mu.Lock()
 	held := l.held
 	if held == nil && l.applied == nil && l.match(req.Raw()) {
-		l.held, l.applied = req.Clone(context.Background()), make(chan error, 1)
+		// The body is copied now: azcore closes the call's own when the
+		// call returns, before the late send.
+		body, err := io.ReadAll(req.Body())
+		if err == nil {
+			l.held = req.Clone(context.Background())
+			err = l.held.SetBody(streaming.NopCloser(bytes.NewReader(body)), req.Raw().Header.Get("Content-Type"))
+		}
+		l.applied = make(chan error, 1)
 		l.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
 		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 	}
 	if held != nil && req.Raw().Method == http.MethodGet {

@@ -59,7 +59,7 @@ type chunk struct {
 // Logger stops when ctx ends or Close is called, after flushing its buffer
 // (within Config.CloseTimeout).
 func New(ctx context.Context, c *container.Client, cfg Config) (*Logger, error) {
-	if err := argerr.Ctx(ctx, configError); err != nil {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
 		return nil, err
 	}
 	if c == nil {
@@ -243,11 +243,13 @@ func (l *Logger) ready(ctx context.Context) error {
 	if err := l.ok(); err != nil {
 		return err
 	}
-	return argerr.Ctx(ctx, configError)
+	return argerr.Ctx(ctx, ctxError)
 }
 
-// configError is this package's refusal of an argument, for argerr.Ctx.
-func configError(field, reason string) error { return &ConfigError{Field: field, Reason: reason} }
+// ctxError is this package's refusal of an argument, made by argerr.Ctx
+// for a nil context.Context at every exported function and method that
+// takes one: "bloblog: invalid ctx: is nil: …", matching entity.ErrInvalid.
+func ctxError(field, reason string) error { return &ConfigError{Field: field, Reason: reason} }
 
 // Err returns nil while the Logger runs, and after it stopped the error of
 // its last flush: a *FlushError when records were lost.

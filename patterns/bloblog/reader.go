@@ -169,5 +169,5 @@ func (r *Reader) ready(ctx context.Context) error {
 	if r == nil || r.c == nil {
 		return &ConfigError{Field: "Reader", Reason: argerr.ZeroValue}
 	}
-	return argerr.Ctx(ctx, configError)
+	return argerr.Ctx(ctx, ctxError)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/security/keyvault/azkeys"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/backup"
@@ -138,8 +139,9 @@ func TestNilAndZeroRefused(t *testing.T) {
 		{reflect.TypeFor[resolver.Table](), must(resolver.NewTable(client, schema))},
 		{reflect.TypeFor[crypt.Table[Person]](), must(crypt.New(people, crypt.Config{Key: kek}))},
 		{reflect.TypeFor[crypt.LocalKey](), reflect.ValueOf(kek)},
-		// keyvault.Key: nil and zero only; a working one needs a vault.
-		{reflect.TypeFor[keyvault.Key](), reflect.Value{}},
+		{reflect.TypeFor[keyvault.Key](), must(keyvault.New(must(azkeys.NewClient("https://v.vault.azure.net/", noToken{}, &azkeys.ClientOptions{
+			ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, PerRetryPolicies: []policy.Policy{&reqs}},
+		})).Interface().(*azkeys.Client), "https://v.vault.azure.net/", "k", keyvault.Config{}))},
 		{reflect.TypeFor[sas.Issuer](), must(sas.NewIssuerFromConnectionString("UseDevelopmentStorage=true", sas.Config{}))},
 		{reflect.TypeFor[bloblog.Logger](), reflect.ValueOf(logger)},
 		{reflect.TypeFor[bloblog.Reader](), must(bloblog.NewReader(box, bloblog.Config{Service: "s"}))},
@@ -231,10 +233,13 @@ func TestNilAndZeroRefused(t *testing.T) {
 		}
 	}
 
-	n := 0
+	n, nilCtxs := 0, 0
 	check := func(name string, fn reflect.Value, args []reflect.Value, nilCtx bool) {
 		t.Helper()
 		n++
+		if nilCtx {
+			nilCtxs++
+		}
 		before := reqs.n.Load()
 		errs, hasErr, ok := callRecover(t, name, fn, args)
 		if !ok {
@@ -286,7 +291,15 @@ func TestNilAndZeroRefused(t *testing.T) {
 		f := funcs[name]
 		check(name+"(nil ctx)", reflect.ValueOf(func() error { return f() }), nil, true)
 	}
-	t.Logf("%d calls", n)
+	t.Logf("%d calls over %d types and %d functions, %d of them with a nil context", n, len(types), len(funcs), nilCtxs)
+}
+
+// noToken is a credential that never gets a token: a key of a vault that
+// no request may reach.
+type noToken struct{}
+
+func (noToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{}, errors.New("no token")
 }
 
 // isValueType reports a type whose zero value is ready to use (no New).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/provision"
 )
 
@@ -50,6 +51,9 @@ const provisionConcurrency = 4
 // *ConfigError matching ErrInvalid, before any request. No Provisioner
 // at all is nil.
 func Provision(ctx context.Context, ps ...Provisioner) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	for i, p := range ps {
 		if reason := nilProvisioner(p); reason != "" {
 			return &ConfigError{Field: FieldProvisioners, Reason: fmt.Sprintf("ps[%d] %s", i, reason)}

@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // MetadataToken is the blob metadata key under which ExportBlob keeps the
@@ -50,6 +51,9 @@ const MetadataToken = "tablekitexport"
 // the blob, not its container (account.ContainerProvisioner(c).Provision,
 // or account.Provision with it, creates the container unless it exists).
 func ExportBlob(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], dst *blockblob.Client, opts ExportOptions) (Summary, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return Summary{}, err
+	}
 	if dst == nil {
 		return Summary{}, &ConfigError{Field: "blob", Reason: ReasonNil}
 	}

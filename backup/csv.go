@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 const csvTime = "2006-01-02T15:04:05.0000000Z"
@@ -340,6 +341,9 @@ func readCSV(r io.Reader) iter.Seq2[line, error] {
 // Storage Explorer's typed CSV, properties in byte order of their names.
 // It reads the table twice: once to learn the columns, once to write.
 func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, f filter.Expr) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if tbl == nil || w == nil {
 		return &ConfigError{Field: "table or writer", Reason: ReasonNil}
 	}
@@ -371,6 +375,9 @@ func ExportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w i
 // ImportCSV reads Storage Explorer's typed CSV (see ReadCSV) and writes its
 // entities to tbl as Import writes a backup's.
 func ImportCSV(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], r io.Reader, opts ImportOptions) (ImportSummary, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return ImportSummary{}, err
+	}
 	if tbl == nil || r == nil {
 		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: ReasonNil}
 	}

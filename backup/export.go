@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -167,6 +168,9 @@ func prepare(tbl *entity.Table[entity.DynamicEntity], opts ExportOptions) (Expor
 // Export writes the entities of tbl to w as a backup (see the package doc
 // for the format and the guarantee).
 func Export(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], w io.Writer, opts ExportOptions) (Summary, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return Summary{}, err
+	}
 	opts, pos, err := prepare(tbl, opts)
 	if err != nil {
 		return Summary{}, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Mode is how Import writes an entity whose keys are already stored.
@@ -146,6 +147,9 @@ type line struct {
 // Import reads a backup made by Export from r and writes its entities to
 // tbl (see the package doc for the guarantee).
 func Import(ctx context.Context, tbl *entity.Table[entity.DynamicEntity], r io.Reader, opts ImportOptions) (ImportSummary, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return ImportSummary{}, err
+	}
 	if tbl == nil || r == nil {
 		return ImportSummary{}, &ConfigError{Field: "table or reader", Reason: ReasonNil}
 	}

@@ -751,6 +751,9 @@ func keysBody(pk, rk string) []byte {
 // *ClientOptionsError (ErrNeedsClientOptions) that says what to do, and a
 // refusal is reported as answered.
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := t.okWrite(); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/pipeline"
 )
 
@@ -85,6 +86,9 @@ func (e *BulkError) Unwrap() error {
 // (ErrNeedsClientOptions) that says to build the client with
 // ClientOptions (TestTransactionsWithoutThePolicies).
 func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts BulkOptions) ([]Outcome, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := t.okWrite(); err != nil {
 		return nil, err
 	}

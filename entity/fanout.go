@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -44,6 +45,12 @@ type FanOutOptions struct {
 // that cannot be decoded, with q.ContinueOnRowError: see Query); stopping
 // early cancels the queries still running.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q Query, opts FanOutOptions) iter.Seq2[T, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return failed[T](err)
+	}
+	if err := t.ok(); err != nil {
+		return failed[T](err)
+	}
 	t, q, err := t.bindQuery(ctx, "QueryPartitions", q, partitions, true)
 	if err != nil {
 		return failed[T](err)

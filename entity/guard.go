@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity/internal/protect"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
 
@@ -146,6 +147,9 @@ func ViewAs[U, T any](t *Table[T]) (*Table[U], error) {
 // to its zero value, never a partly filled one. Without protection it is
 // Unmarshal(data, v).
 func (t *Table[T]) Unmarshal(ctx context.Context, data []byte, v any) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if t == nil || t.guard == nil {
 		return Unmarshal(data, v)
 	}
@@ -187,6 +191,9 @@ func (t *Table[T]) FromDynamic(d *DynamicEntity, v any) error {
 // spreads over the rows is ciphertext, and Open reads the assembled bag
 // back. Without protection it returns a copy of d.
 func (t *Table[T]) Seal(ctx context.Context, d *DynamicEntity) (*DynamicEntity, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if d == nil {
 		return nil, &TypeError{Type: reflect.TypeOf(d), Reason: "nil pointer"}
 	}
@@ -202,6 +209,9 @@ func (t *Table[T]) Seal(ctx context.Context, d *DynamicEntity) (*DynamicEntity, 
 // reaches the key-encryption key). Without protection it returns a copy
 // of d.
 func (t *Table[T]) Open(ctx context.Context, d *DynamicEntity) (*DynamicEntity, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if t == nil || t.guard == nil {
 		return t.Seal(ctx, d)
 	}

@@ -147,6 +147,9 @@ func (r RetryPolicy) backoff(ctx context.Context, n int, lost time.Duration) err
 // pattern of the design guide (§3, §6.4, §6.9). Lost rounds are spaced as
 // RetryPolicy says.
 func (r RetryPolicy) Retry(ctx context.Context, attempt func(ctx context.Context) error) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if attempt == nil {
 		return &ValidationError{Rule: "attempt function", Limit: "non-nil", Value: "nil"}
 	}
@@ -223,6 +226,9 @@ func (r RetryPolicy) retry(ctx context.Context, attempt func(ctx context.Context
 // is no proof here, unlike for Insert: a racing creator's change may
 // have stored the same values.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts ModifyOptions) (T, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	var out T
 	if err := t.okWrite(); err != nil {
 		return out, err

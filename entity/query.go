@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // MaxPageSize is the most entities the service returns in one page.
@@ -135,6 +136,9 @@ func (t *Table[T]) compile(q Query) (compiled, error) {
 // q.ContinueOnRowError, a row that cannot be decoded: its *RowError is
 // yielded in its place and the sequence goes on.
 func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	t, q, err := t.bindQuery(ctx, "Query", q, nil, false)
 	if err != nil {
 		return failed[T](err)
@@ -152,6 +156,9 @@ func (t *Table[T]) Query(ctx context.Context, q Query) iter.Seq2[T, error] {
 // PartitionKey or RowKey is kept as such, so the next page starts exactly
 // there.
 func (t *Table[T]) QueryPage(ctx context.Context, q Query, token string) (Page[T], error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return Page[T]{}, err
+	}
 	t, q, err := t.bindQuery(ctx, "QueryPage", q, nil, false)
 	if err != nil {
 		return Page[T]{}, err

@@ -328,6 +328,9 @@ func (t *Table[T]) Name() string {
 // answer, which errors.Is does not reach
 // (TestTableLifecycleIsTruthfulAfterALostReply in integration/seamtest).
 func (t *Table[T]) CreateTable(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -346,6 +349,9 @@ func (t *Table[T]) CreateTable(ctx context.Context) error {
 // the table exists when it returns nil (also when a resent create met the
 // table its first try made).
 func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	err := t.CreateTable(ctx)
 	if errors.Is(err, ErrAlreadyExists) {
 		return nil
@@ -370,6 +376,9 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 // Provisioner, so that account.Provision(ctx, orders, …) creates every
 // table, queue and container a program uses in one call.
 func (t *Table[T]) Provision(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -385,6 +394,9 @@ func (t *Table[T]) Provision(ctx context.Context) error {
 // when a try whose reply was lost may have deleted it (its Last holds the
 // 404 answer).
 func (t *Table[T]) DeleteTable(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -438,6 +450,9 @@ func TimestampFromETag(etag string) (time.Time, bool) {
 // is not the service's answer (a reply that cannot be read, a cancelled
 // context), which unwraps to the cause.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	var out T
 	t = t.bind(ctx, "Get", false)
 	body, etag, err := t.getRaw(ctx, "Get", partitionKey, rowKey)
@@ -542,6 +557,9 @@ func rawBody(resp *http.Response, fallback []byte) ([]byte, error) {
 // the first try can have arrived, ErrAlreadyExists; otherwise
 // ErrOutcomeUnknown.
 func (t *Table[T]) Insert(ctx context.Context, e *T) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.okWrite(); err != nil {
 		return err
 	}
@@ -610,6 +628,9 @@ func (t *Table[T]) sendOnly(ctx context.Context, w *write, body []byte, do func(
 // ETag (InsertOrMerge / InsertOrReplace). The new ETag is written back into e.
 // A resend repeats it harmlessly, so its answer is always the truth.
 func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.okWrite(); err != nil {
 		return err
 	}
@@ -647,6 +668,9 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode UpdateMode) error {
 // have arrived (or its chain shows another write won, see
 // WithWriteTokens), and ErrOutcomeUnknown otherwise.
 func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.okWrite(); err != nil {
 		return err
 	}
@@ -666,6 +690,9 @@ func (t *Table[T]) Update(ctx context.Context, e *T, mode UpdateMode) error {
 // (ErrOutcomeUnknown when that answers a resend: the first try may have
 // updated an entity deleted since).
 func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode UpdateMode) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.okWrite(); err != nil {
 		return err
 	}
@@ -710,6 +737,9 @@ func (t *Table[T]) update(ctx context.Context, op string, e *T, mode UpdateMode,
 // may have deleted it), as is a 412 unless the stored version predates
 // the first try.
 func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return t.delete(ctx, "Delete", partitionKey, rowKey, etag)
 }
 
@@ -738,6 +768,9 @@ func (t *Table[T]) delete(ctx context.Context, op, partitionKey, rowKey, etag st
 
 // DeleteEntity removes e on condition that its ETag is still e's.
 func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.okWrite(); err != nil {
 		return err
 	}
@@ -756,6 +789,9 @@ func (t *Table[T]) DeleteEntity(ctx context.Context, e *T) error {
 // this call deleted it is unknown: the entity is gone, and the error
 // matches ErrOutcomeUnknown; repeat the call to settle it.
 func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (deleted bool, err error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return false, err
+	}
 	err = t.delete(ctx, "DeleteIfExists", partitionKey, rowKey, AnyETag)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Batch is an entity group transaction over entities of several registered
@@ -154,6 +155,9 @@ func (b *Batch) fail(err error) *Batch {
 // naming the failing operation, or a *entity.BatchError for a transaction
 // that breaks a rule and was not sent.
 func (t *Table) Submit(ctx context.Context, b *Batch) ([]string, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := t.ok(); err != nil {
 		return nil, err
 	}

@@ -191,6 +191,9 @@ func (o MigrateOptions) withDefaults() (MigrateOptions, error) {
 // throttle.Limiter in the client's pipeline on a live account
 // (TestMigrateThrottled: under a Simulator, no request throttled).
 func (t *Table) Migrate(ctx context.Context, opts MigrateOptions) (MigrateReport, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return MigrateReport{}, err
+	}
 	start := time.Now()
 	var rep MigrateReport
 	if err := t.ok(); err != nil {

@@ -1,6 +1,10 @@
 package resolver
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/internal/argerr"
+)
 
 // Provision creates the table unless it exists, as entity.Table.Provision
 // does: nil only when it exists — created now, found existing, or found by
@@ -10,6 +14,9 @@ import "context"
 // Provisioner: account.Provision(ctx, hr, …) creates every resource of a
 // program in one call (TestProvisionEveryPattern in package account).
 func (t *Table) Provision(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}

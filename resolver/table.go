@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Table reads and writes the entities of one table through a Schema. Write
@@ -122,6 +123,9 @@ func (t *Table) Bags() *entity.Table[entity.DynamicEntity] {
 // Insert adds v; an entity with the same keys is an error matching
 // entity.ErrAlreadyExists.
 func (t *Table) Insert(ctx context.Context, v any) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -139,6 +143,9 @@ func (t *Table) Insert(ctx context.Context, v any) error {
 // Upsert inserts v or merges or replaces the entity with its keys, whatever
 // its version.
 func (t *Table) Upsert(ctx context.Context, v any, mode entity.UpdateMode) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -157,6 +164,9 @@ func (t *Table) Upsert(ctx context.Context, v any, mode entity.UpdateMode) error
 // is still v's: entity.ErrPreconditionFailed when another writer changed it,
 // entity.ErrNotFound when it is gone, entity.ErrNoETag when v has none.
 func (t *Table) Update(ctx context.Context, v any, mode entity.UpdateMode) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -173,6 +183,9 @@ func (t *Table) Update(ctx context.Context, v any, mode entity.UpdateMode) error
 
 // UpdateAny merges or replaces the existing entity whatever its version.
 func (t *Table) UpdateAny(ctx context.Context, v any, mode entity.UpdateMode) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -191,6 +204,9 @@ func (t *Table) UpdateAny(ctx context.Context, v any, mode entity.UpdateMode) er
 // etag, as entity.Table.Delete: entity.AnyETag deletes any version, "" is
 // entity.ErrNoETag.
 func (t *Table) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -200,6 +216,9 @@ func (t *Table) Delete(ctx context.Context, partitionKey, rowKey, etag string) e
 // DeleteEntity removes v's entity on condition that its ETag is still v's
 // (entity.ErrNoETag when v has none).
 func (t *Table) DeleteEntity(ctx context.Context, v any) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := t.ok(); err != nil {
 		return err
 	}
@@ -213,6 +232,9 @@ func (t *Table) DeleteEntity(ctx context.Context, v any) error {
 // DeleteIfExists removes the entity with these stored keys whatever its
 // version, and reports whether there was one.
 func (t *Table) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (bool, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return false, err
+	}
 	if err := t.ok(); err != nil {
 		return false, err
 	}
@@ -223,6 +245,9 @@ func (t *Table) DeleteIfExists(ctx context.Context, partitionKey, rowKey string)
 // full key: RowKeyOf builds it; Get[T] takes the id). A missing entity is a
 // *RowError matching entity.ErrNotFound.
 func (t *Table) Get(ctx context.Context, partitionKey, rowKey string) (any, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	v, _, err := t.get(ctx, partitionKey, rowKey)
 	return v, err
 }
@@ -301,6 +326,9 @@ func (t *Table) query(q entity.Query) entity.Query {
 // added to it. The first error is yielded and ends the sequence; in a
 // Strict schema a row of unknown type is such an error.
 func (t *Table) Query(ctx context.Context, q entity.Query) iter.Seq2[any, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(any, error) bool) { yield(nil, err) }
+	}
 	return func(yield func(any, error) bool) {
 		if err := t.ok(); err != nil {
 			yield(nil, err)
@@ -329,6 +357,9 @@ func (t *Table) Query(ctx context.Context, q entity.Query) iter.Seq2[any, error]
 // process or another; it is "" when the query is complete. A page may be
 // empty and still have a Next.
 func (t *Table) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[any], error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return entity.Page[any]{}, err
+	}
 	if err := t.ok(); err != nil {
 		return entity.Page[any]{}, err
 	}
@@ -359,6 +390,9 @@ func (t *Table) QueryPage(ctx context.Context, q entity.Query, token string) (en
 // read a department of a type this program does not know, add one to
 // EmployeeCount, merge it back, guarded by its ETag.
 func (t *Table) Modify(ctx context.Context, partitionKey, rowKey string, change func(v any) error, opts entity.ModifyOptions) (any, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	var out any
 	if err := t.ok(); err != nil {
 		return nil, err

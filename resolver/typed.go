@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // entryFor returns the entry T is written under.
@@ -67,6 +68,9 @@ func OfType[T any](s *Schema) (filter.Expr, error) {
 // another registered type ErrWrongType, one of unknown type ErrUnknownType;
 // each is a *RowError.
 func Get[T any](ctx context.Context, t *Table, partitionKey, id string) (*T, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := t.ok(); err != nil {
 		return nil, err
 	}
@@ -99,6 +103,9 @@ func as[T any](v any, pk, rk string) (*T, error) {
 // discriminator can say it as a filter) and yields them as *T, dropping any
 // other row; see Table.Query. q.Limit counts the rows yielded.
 func Query[T any](ctx context.Context, t *Table, q entity.Query) iter.Seq2[*T, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(*T, error) bool) { yield(nil, err) }
+	}
 	return func(yield func(*T, error) bool) {
 		if err := t.ok(); err != nil {
 			yield(nil, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Batch is an entity group transaction of entities encrypted as single
@@ -85,6 +86,12 @@ func (b *Batch) Len() int { return len(b.ops) }
 // *entity.BatchError at its index whose text names its keys
 // (TestSubmitOneBadEntityAmongMany).
 func (t *Table[T]) Submit(ctx context.Context, b *Batch) ([]string, error) {
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if b == nil || !b.made {
 		return nil, &entity.BatchError{Index: -1, Err: &WriteError{Reason: "nil batch or one not made by Table.NewBatch", Kind: errors.New("crypt: invalid batch")}}
 	}

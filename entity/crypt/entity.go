@@ -37,7 +37,12 @@ import (
 // A view made by entity.ViewAs encrypts the properties T's tags encrypt,
 // and those Config.Encrypt chooses, by name, whatever its own type: a
 // pattern's property bags of the table are written and read as T's.
-func (t *Table[T]) Entity() *entity.Table[T] { return t.ent }
+func (t *Table[T]) Entity() *entity.Table[T] {
+	if t.ok() != nil {
+		return nil
+	}
+	return t.ent
+}
 
 // guard is the Table's protection as entity binds it (protect.Guard).
 type guard[T any] struct{ t *Table[T] }

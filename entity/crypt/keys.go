@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // KeyWrapper is a key-encryption key (KEK): it wraps the random content key
@@ -69,11 +71,19 @@ func NewLocalKey(id string, key []byte) (*LocalKey, error) {
 }
 
 // ID returns the key's id.
-func (k *LocalKey) ID() string { return k.id }
+func (k *LocalKey) ID() string {
+	if k == nil {
+		return ""
+	}
+	return k.id
+}
 
 // Wrap wraps cek by RFC 3394, or RFC 5649 when its length is not a
 // multiple of 8 bytes of at least 16.
-func (k *LocalKey) Wrap(_ context.Context, cek []byte) (string, string, []byte, error) {
+func (k *LocalKey) Wrap(ctx context.Context, cek []byte) (string, string, []byte, error) {
+	if err := k.ready(ctx); err != nil {
+		return "", "", nil, err
+	}
 	if len(cek) >= 16 && len(cek)%8 == 0 {
 		w, err := wrapKW(k.block, cek)
 		return k.id, k.alg, w, err
@@ -83,7 +93,10 @@ func (k *LocalKey) Wrap(_ context.Context, cek []byte) (string, string, []byte, 
 }
 
 // Unwrap reverses Wrap for content keys wrapped under this key's id.
-func (k *LocalKey) Unwrap(_ context.Context, keyID, algorithm string, wrapped []byte) ([]byte, error) {
+func (k *LocalKey) Unwrap(ctx context.Context, keyID, algorithm string, wrapped []byte) ([]byte, error) {
+	if err := k.ready(ctx); err != nil {
+		return nil, err
+	}
 	if keyID != k.id {
 		return nil, ErrUnknownKey
 	}
@@ -117,4 +130,13 @@ func (r keyring) Unwrap(ctx context.Context, keyID, algorithm string, wrapped []
 		}
 	}
 	return nil, ErrUnknownKey
+}
+
+// ready refuses a nil or zero LocalKey, which NewLocalKey never returns,
+// and a nil ctx.
+func (k *LocalKey) ready(ctx context.Context) error {
+	if k == nil || k.block == nil {
+		return &ConfigError{Field: "LocalKey", Reason: argerr.ZeroValue}
+	}
+	return argerr.Ctx(ctx, ctxError)
 }

@@ -145,6 +145,12 @@ func entityFailure(err error) bool {
 // rotated. Stopped anywhere (ctx, a crash), Rotate resumes from the last
 // token passed to Checkpoint, or from the start, at the cost of a scan.
 func (t *Table[T]) Rotate(ctx context.Context, opts RotateOptions) (RotateResult, error) {
+	if err := t.ok(); err != nil {
+		return RotateResult{}, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return RotateResult{}, err
+	}
 	var res RotateResult
 	current, err := t.currentKeyID(ctx)
 	if err != nil {

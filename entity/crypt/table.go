@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/internal/protect"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -230,10 +231,21 @@ func checkMode(op string, mode entity.UpdateMode) error {
 }
 
 // Name returns the table name bound into the ciphertexts, in lower case.
-func (t *Table[T]) Name() string { return t.core.table }
+func (t *Table[T]) Name() string {
+	if t.ok() != nil {
+		return ""
+	}
+	return t.core.table
+}
 
 // CreateTableIfNotExists creates the table unless it exists.
 func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return t.base.CreateTableIfNotExists(ctx)
 }
 
@@ -241,6 +253,12 @@ func (t *Table[T]) CreateTableIfNotExists(ctx context.Context) error {
 // Provision does (a lost reply, a name still being deleted), so that
 // account.Provision takes an encrypted table beside the others.
 func (t *Table[T]) Provision(ctx context.Context) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return t.base.Provision(ctx)
 }
 
@@ -250,6 +268,12 @@ func (t *Table[T]) Provision(ctx context.Context) error {
 // partly filled one (whose keys and ETag would invite a conditional
 // overwrite).
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
+	if err := t.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	return zeroOnError(t.ent.Get(ctx, partitionKey, rowKey))
 }
 
@@ -277,12 +301,24 @@ func zeroRowsOnError[T any](seq iter.Seq2[T, error]) iter.Seq2[T, error] {
 
 // Insert encrypts and adds e; see entity.Table.Insert.
 func (t *Table[T]) Insert(ctx context.Context, e *T) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return t.ent.Insert(ctx, e)
 }
 
 // Upsert encrypts e and inserts or replaces it (InsertOrReplace); mode
 // Merge is refused with ErrMerge before any request.
 func (t *Table[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := checkMode("Upsert", mode); err != nil {
 		return err
 	}
@@ -292,6 +328,12 @@ func (t *Table[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) err
 // Update encrypts e and replaces the stored entity on condition that its
 // ETag is still e's; see entity.Table.Update. Merge is refused.
 func (t *Table[T]) Update(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := checkMode("Update", mode); err != nil {
 		return err
 	}
@@ -300,6 +342,12 @@ func (t *Table[T]) Update(ctx context.Context, e *T, mode entity.UpdateMode) err
 
 // UpdateAny is Update whatever the stored ETag.
 func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := checkMode("UpdateAny", mode); err != nil {
 		return err
 	}
@@ -311,6 +359,12 @@ func (t *Table[T]) UpdateAny(ctx context.Context, e *T, mode entity.UpdateMode) 
 // entity.Table.Modify. Encrypted entities are replaced whole: opts.Mode 0
 // means entity.Replace here, and Merge is refused.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
+	if err := t.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	if opts.Mode == 0 {
 		opts.Mode = entity.Replace
 	}
@@ -323,11 +377,23 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 
 // Delete removes the entity with these keys if its ETag is still etag.
 func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return t.base.Delete(ctx, partitionKey, rowKey, etag)
 }
 
 // DeleteIfExists removes the entity whatever its version.
 func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey string) (bool, error) {
+	if err := t.ok(); err != nil {
+		return false, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return false, err
+	}
 	return t.base.DeleteIfExists(ctx, partitionKey, rowKey)
 }
 
@@ -338,11 +404,23 @@ func (t *Table[T]) DeleteIfExists(ctx context.Context, partitionKey, rowKey stri
 // then run on the beacon. $select always brings back the protected
 // properties and the metadata, which the signature needs.
 func (t *Table[T]) Query(ctx context.Context, q entity.Query) iter.Seq2[T, error] {
+	if err := t.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return zeroRowsOnError(t.ent.Query(ctx, q))
 }
 
 // QueryPage reads one page of q; see entity.Table.QueryPage and Query.
 func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) (entity.Page[T], error) {
+	if err := t.ok(); err != nil {
+		return entity.Page[T]{}, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return entity.Page[T]{}, err
+	}
 	p, err := t.ent.QueryPage(ctx, q, token)
 	if err != nil {
 		return entity.Page[T]{}, err
@@ -353,12 +431,24 @@ func (t *Table[T]) QueryPage(ctx context.Context, q entity.Query, token string) 
 // QueryPartitions runs q in each partition concurrently; see
 // entity.Table.QueryPartitions and Query.
 func (t *Table[T]) QueryPartitions(ctx context.Context, partitions []string, q entity.Query, opts entity.FanOutOptions) iter.Seq2[T, error] {
+	if err := t.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return zeroRowsOnError(t.ent.QueryPartitions(ctx, partitions, q, opts))
 }
 
 // BulkWrite encrypts and writes many entities, grouped into transactions by
 // partition; see entity.Table.BulkWrite. Mode OpUpsertMerge is refused.
 func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts entity.BulkOptions) ([]entity.Outcome, error) {
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if opts.Mode == entity.OpUpsertMerge || opts.Mode == entity.OpMerge {
 		return nil, errMerge("BulkWrite with " + opts.Mode.String())
 	}
@@ -368,6 +458,12 @@ func (t *Table[T]) BulkWrite(ctx context.Context, entities []T, opts entity.Bulk
 // Marshal returns the encrypted JSON body of e, as Insert would send it:
 // for bodies that travel another way (a queue message, a file).
 func (t *Table[T]) Marshal(ctx context.Context, e *T) ([]byte, error) {
+	if err := t.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	c := t.core.borrow(ctx, "")
 	defer c.release()
 	return t.hooks.Marshal(e, c)
@@ -377,6 +473,12 @@ func (t *Table[T]) Marshal(ctx context.Context, e *T) ([]byte, error) {
 // returned, with its annotations: minimal or full metadata) into e. When
 // it fails, *e is set to the zero value, never left partly filled.
 func (t *Table[T]) Unmarshal(ctx context.Context, data []byte, e *T) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	c := t.core.borrow(ctx, "Unmarshal")
 	err := t.hooks.Unmarshal(data, e, c)
 	c.release()

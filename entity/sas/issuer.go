@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/connstr"
 )
 
@@ -102,7 +103,12 @@ func NewIssuerFromConnectionString(connectionString string, cfg Config) (*Issuer
 }
 
 // Endpoint returns the table service endpoint the URLs point at.
-func (i *Issuer) Endpoint() string { return i.endpoint }
+func (i *Issuer) Endpoint() string {
+	if i == nil {
+		return ""
+	}
+	return i.endpoint
+}
 
 // Grant returns a URL for the design guide's scenario: the holder may do
 // perms to the entities of table inside r, and nothing else, for the
@@ -110,6 +116,9 @@ func (i *Issuer) Endpoint() string { return i.endpoint }
 // user their own partition, Rows or RowPrefix their own rows of a shared
 // partition. OpenTable opens the URL.
 func (i *Issuer) Grant(table string, r KeyRange, perms Permissions) (string, error) {
+	if err := i.ok(); err != nil {
+		return "", err
+	}
 	if r.IsZero() {
 		return "", invalid("Range", "", "Grant limits a token to a key range; use TableURL for a token over the whole table")
 	}
@@ -123,6 +132,9 @@ func (i *Issuer) Grant(table string, r KeyRange, perms Permissions) (string, err
 // Expiry left zero (without a Policy) is now plus the TTL, and a Protocol
 // left empty is the Issuer's.
 func (i *Issuer) TableURL(v TableSAS) (string, error) {
+	if err := i.ok(); err != nil {
+		return "", err
+	}
 	if v.Expiry.IsZero() && v.Policy == "" {
 		v.Expiry = i.cfg.Now().Add(i.cfg.TTL)
 	}
@@ -140,6 +152,9 @@ func (i *Issuer) TableURL(v TableSAS) (string, error) {
 // carrying it, for OpenService; an Expiry left zero is now plus the TTL.
 // Append a table name to the path (before the '?') for OpenTable.
 func (i *Issuer) AccountURL(v AccountSAS) (string, error) {
+	if err := i.ok(); err != nil {
+		return "", err
+	}
 	if v.Expiry.IsZero() {
 		v.Expiry = i.cfg.Now().Add(i.cfg.TTL)
 	}
@@ -151,4 +166,12 @@ func (i *Issuer) AccountURL(v AccountSAS) (string, error) {
 		return "", err
 	}
 	return i.endpoint + "?" + tok.Query(), nil
+}
+
+// ok refuses a nil or zero Issuer, which NewIssuer never returns.
+func (i *Issuer) ok() error {
+	if i == nil || i.key == nil {
+		return invalid("Issuer", "", argerr.ZeroValue)
+	}
+	return nil
 }

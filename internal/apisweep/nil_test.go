@@ -9,9 +9,9 @@
 // package's source checks for completeness, so a new exported function
 // or type without a case here fails the test.
 //
-// Not swept: a nil context.Context. The context package's rule ("do not
-// pass a nil Context, even if a function permits it") stands; every ctx
-// argument gets context.Background().
+// Here every ctx argument gets context.Background(); a nil
+// context.Context, which the context package says never to pass, is
+// TestNilAndZeroRefused's (nilctx_test.go): refused, typed, never a panic.
 package apisweep_test
 
 import (

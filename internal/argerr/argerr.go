@@ -13,6 +13,7 @@
 package argerr
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"unicode/utf8"
@@ -39,7 +40,25 @@ const (
 	Nil       = "is nil"
 	ZeroValue = "is nil or the zero value: make it with New"
 	Negative  = "is negative"
+	// NilContext is the reason, for Field CtxField, of a nil
+	// context.Context given to an exported function or method.
+	NilContext = "is nil: pass a context (context.Background() when there is none)"
 )
+
+// CtxField is the Field every package's error names for a nil context.
+const CtxField = "ctx"
+
+// Ctx is the one check of a context argument at every exported entry
+// point of tablekit: nil when ctx can be used; for a nil ctx, the
+// package's own error made by mk from CtxField and NilContext, returned
+// before anything is started or sent (a nil context would panic where it
+// is first used, often in a goroutine).
+func Ctx(ctx context.Context, mk func(field, reason string) error) error {
+	if ctx != nil {
+		return nil
+	}
+	return mk(CtxField, NilContext)
+}
 
 // Keys is how every error of tablekit names an entity's keys:
 // `PartitionKey "p", RowKey "r"`, or `PartitionKey "p"` alone for a

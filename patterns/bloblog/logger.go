@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/google/uuid"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Logger buffers log records and appends them, a block at a time, to
@@ -58,6 +59,9 @@ type chunk struct {
 // Logger stops when ctx ends or Close is called, after flushing its buffer
 // (within Config.CloseTimeout).
 func New(ctx context.Context, c *container.Client, cfg Config) (*Logger, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if c == nil {
 		return nil, &ConfigError{Field: "container", Reason: ReasonNil}
 	}
@@ -91,6 +95,9 @@ func New(ctx context.Context, c *container.Client, cfg Config) (*Logger, error) 
 // Append waits for it. To wait through failing flushes too, use
 // AppendContext.
 func (l *Logger) Append(t time.Time, data []byte) error {
+	if err := l.ok(); err != nil {
+		return err
+	}
 	return l.append(context.Background(), false, t, data)
 }
 
@@ -100,8 +107,8 @@ func (l *Logger) Append(t time.Time, data []byte) error {
 // rather than dropped. When ctx ends first the record is not buffered and
 // the error is a *FlushError matching ctx's error and the flush's.
 func (l *Logger) AppendContext(ctx context.Context, t time.Time, data []byte) error {
-	if ctx == nil {
-		return &RecordError{Reason: "nil context"}
+	if err := l.ready(ctx); err != nil {
+		return err
 	}
 	return l.append(ctx, true, t, data)
 }
@@ -178,6 +185,9 @@ func (l *Logger) Write(p []byte) (int, error) {
 // blobs, or with the error that stopped it (the records stay buffered and
 // are tried again).
 func (l *Logger) Flush(ctx context.Context) error {
+	if err := l.ready(ctx); err != nil {
+		return err
+	}
 	reply := make(chan error, 1)
 	select {
 	case l.flushReq <- reply:
@@ -198,6 +208,9 @@ func (l *Logger) Flush(ctx context.Context) error {
 // Logger. Records it could not write are reported by a *FlushError. Close
 // may be called more than once.
 func (l *Logger) Close() error {
+	if err := l.ok(); err != nil {
+		return err
+	}
 	l.stopOnce.Do(func() { close(l.stop) })
 	<-l.done
 	return l.err
@@ -206,11 +219,44 @@ func (l *Logger) Close() error {
 // Done is closed when the Logger has stopped (after Close, or when its
 // context ended) and its last flush is over; Err then says whether every
 // record was written.
-func (l *Logger) Done() <-chan struct{} { return l.done }
+// A nil or zero Logger, which never ran, is done at once (Err says why).
+func (l *Logger) Done() <-chan struct{} {
+	if l.ok() != nil {
+		return closed
+	}
+	return l.done
+}
+
+// closed is the Done of a nil or zero Logger; nothing sends on it.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// ok refuses a nil or zero Logger, which New never returns.
+func (l *Logger) ok() error {
+	if l == nil || l.c == nil || l.done == nil {
+		return &ConfigError{Field: "Logger", Reason: argerr.ZeroValue}
+	}
+	return nil
+}
+
+// ready is ok and a usable ctx: the check at each entry point taking one.
+func (l *Logger) ready(ctx context.Context) error {
+	if err := l.ok(); err != nil {
+		return err
+	}
+	return argerr.Ctx(ctx, ctxError)
+}
+
+// ctxError is this package's refusal of an argument, made by argerr.Ctx
+// for a nil context.Context at every exported function and method that
+// takes one: "bloblog: invalid ctx: is nil: …", matching entity.ErrInvalid.
+func ctxError(field, reason string) error { return &ConfigError{Field: field, Reason: reason} }
 
 // Err returns nil while the Logger runs, and after it stopped the error of
 // its last flush: a *FlushError when records were lost.
 func (l *Logger) Err() error {
+	if err := l.ok(); err != nil {
+		return err
+	}
 	select {
 	case <-l.done:
 		return l.err

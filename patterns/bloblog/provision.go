@@ -19,8 +19,8 @@ import (
 // package account). A Reader has no Provision: it reads the container its
 // Loggers write.
 func (l *Logger) Provision(ctx context.Context) error {
-	if l == nil || l.c == nil {
-		return &ConfigError{Field: "Logger", Reason: "is nil or the zero value: make it with New"}
+	if err := l.ready(ctx); err != nil {
+		return err
 	}
 	if err := provision.Container(ctx, l.c); err != nil {
 		return fmt.Errorf("bloblog: provision: %w", err)

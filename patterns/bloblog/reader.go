@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Reader reads the records of a service's log over a time range.
@@ -44,6 +45,9 @@ type Blob struct {
 // they hold no record in the range. It lists one name prefix per day of
 // the range, narrowed to the periods of the range.
 func (r *Reader) Blobs(ctx context.Context, from, to time.Time) ([]Blob, error) {
+	if err := r.ready(ctx); err != nil {
+		return nil, err
+	}
 	if err := checkRange(from, to); err != nil {
 		return nil, err
 	}
@@ -97,6 +101,10 @@ func (r *Reader) Blobs(ctx context.Context, from, to time.Time) ([]Blob, error) 
 // blob may or may not be included.
 func (r *Reader) Read(ctx context.Context, from, to time.Time) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
+		if err := r.ready(ctx); err != nil {
+			yield(Record{}, err)
+			return
+		}
 		blobs, err := r.Blobs(ctx, from, to)
 		if err != nil {
 			yield(Record{}, err)
@@ -153,4 +161,13 @@ func checkRange(from, to time.Time) error {
 		return &ConfigError{Field: "range", Reason: "from " + from.UTC().Format(time.RFC3339Nano) + " is not before to " + to.UTC().Format(time.RFC3339Nano)}
 	}
 	return nil
+}
+
+// ready refuses a nil or zero Reader, which NewReader never returns, and
+// a nil ctx.
+func (r *Reader) ready(ctx context.Context) error {
+	if r == nil || r.c == nil {
+		return &ConfigError{Field: "Reader", Reason: argerr.ZeroValue}
+	}
+	return argerr.Ctx(ctx, ctxError)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -14,6 +15,12 @@ import (
 // query, in the bucket Partition names. A missing entity is an *Error
 // matching entity.ErrNotFound.
 func (s *Spread[T]) Get(ctx context.Context, name, rowKey string) (T, error) {
+	if err := s.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	var zero T
 	if err := s.checkName("Get", name); err != nil {
 		return zero, err
@@ -34,6 +41,12 @@ func (s *Spread[T]) Get(ctx context.Context, name, rowKey string) (T, error) {
 // merged result, and costs each bucket at most one request when it is at
 // most 1,000.
 func (s *Spread[T]) Query(ctx context.Context, name string, q entity.Query) iter.Seq2[T, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return s.query(ctx, "Query", name, q)
 }
 
@@ -62,6 +75,12 @@ func (s *Spread[T]) query(ctx context.Context, op, name string, q entity.Query) 
 // partition holding the same entities returns, at the price of one request
 // per bucket (n up to 1,000), run Config.Concurrency at a time.
 func (s *Spread[T]) Tail(ctx context.Context, name string, n int) ([]T, error) {
+	if err := s.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if n < 1 {
 		return nil, &ArgError{Op: "Tail", Arg: "n", Value: strconv.Itoa(n), Reason: "want 1 or more"}
 	}

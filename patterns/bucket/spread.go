@@ -79,12 +79,18 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Spread[T], error) {
 // keys.Bucket(rowKey, Buckets) — a stable hash, so a point read needs no
 // lookup, and consecutive RowKeys land in different buckets.
 func (s *Spread[T]) Partition(name, rowKey string) string {
+	if s.ok() != nil {
+		return ""
+	}
 	return keys.Compound(name, keys.Bucket(rowKey, s.cfg.Buckets))
 }
 
 // Partitions returns the PartitionKeys of every bucket of name, in the
 // service's order.
 func (s *Spread[T]) Partitions(name string) []string {
+	if s.ok() != nil {
+		return nil
+	}
 	out := make([]string, len(s.ids))
 	for i, id := range s.ids {
 		out[i] = keys.Compound(name, id)

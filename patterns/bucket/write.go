@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
@@ -29,6 +30,12 @@ import (
 // wrapping the *entity.BulkError (several entries) or the service error
 // (one entry).
 func (s *Spread[T]) Write(ctx context.Context, name string, entries ...*T) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := s.checkName("Write", name); err != nil {
 		return err
 	}

@@ -15,6 +15,9 @@ import (
 // every resource of a program in one call (TestProvisionEveryPattern in
 // package account).
 func (r *Relation[T, P, C]) Provision(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if r == nil || r.t == nil {
 		return &ConfigError{Field: "Relation", Reason: argerr.ZeroValue}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -186,6 +187,9 @@ func (r *Relation[T, P, C]) Between(p P, from, to C) (string, string, error) {
 // Get reads child c of parent p in partition pk: one point query. A
 // missing child is an error matching entity.ErrNotFound.
 func (r *Relation[T, P, C]) Get(ctx context.Context, pk string, p P, c C) (T, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	if err := r.ok(); err != nil {
 		var zero T
 		return zero, err
@@ -203,6 +207,9 @@ func (r *Relation[T, P, C]) Get(ctx context.Context, pk string, p P, c C) (T, er
 // range further (a partition scan within it); its Select, PageSize and
 // Limit apply as in entity.Table.Query.
 func (r *Relation[T, P, C]) Children(ctx context.Context, pk string, p P, q entity.Query) iter.Seq2[T, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	if err := r.ok(); err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
@@ -218,6 +225,9 @@ func (r *Relation[T, P, C]) Children(ctx context.Context, pk string, p P, q enti
 // instants in (to, from], to being the earlier: ChildrenIn reads a time
 // window in time order.
 func (r *Relation[T, P, C]) ChildrenBetween(ctx context.Context, pk string, p P, from, to C, q entity.Query) iter.Seq2[T, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	if err := r.ok(); err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T
@@ -338,6 +348,9 @@ func (r *Relation[T, P, C]) In(p P, w Window[C]) (from, to string, err error) {
 // ChildrenBetween(ctx, pk, p, t2, t1, q) would read t1 < t ≤ t2
 // (TestChildrenInIsChronological).
 func (r *Relation[T, P, C]) ChildrenIn(ctx context.Context, pk string, p P, w Window[C], q entity.Query) iter.Seq2[T, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	if err := r.ok(); err != nil {
 		return func(yield func(T, error) bool) {
 			var zero T

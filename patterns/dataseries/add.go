@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -22,6 +23,12 @@ import (
 // entity.ErrOutcomeUnknown. A delta of 0 changes nothing and returns the
 // slot's current value (one point query). See AddMany.
 func (s *Series) Add(ctx context.Context, pk, rk string, slot int, delta int64) (int64, error) {
+	if err := s.ok(); err != nil {
+		return 0, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	if delta == 0 {
 		return s.value(ctx, pk, rk, slot)
 	}
@@ -85,6 +92,12 @@ func (s *Series) checkSlot(op string, slot int) error {
 // another program after that check) keep their increments. A delta of 0
 // is no change.
 func (s *Series) AddMany(ctx context.Context, pk, rk string, deltas map[int]int64) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	_, err := s.add(ctx, "AddMany", pk, rk, deltas)
 	return err
 }

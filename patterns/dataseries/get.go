@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -18,6 +19,12 @@ import (
 // over 24 entities. A longer series is one range query over its entities,
 // which lie next to each other in the partition.
 func (s *Series) Get(ctx context.Context, pk, rk string) ([]int64, error) {
+	if err := s.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := s.checkKeys("Get", pk, rk); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,12 @@ import (
 // every resource of a program in one call (TestProvisionEveryPattern in
 // package account).
 func (s *Series) Provision(ctx context.Context) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if s == nil || s.tbl == nil {
 		return &ConfigError{Field: "Series", Reason: argerr.ZeroValue}
 	}

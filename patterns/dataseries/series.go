@@ -102,13 +102,23 @@ func New(tbl *entity.Table[entity.DynamicEntity], cfg Config) (*Series, error) {
 }
 
 // Slots is the length of every series.
-func (s *Series) Slots() int { return s.cfg.Slots }
+func (s *Series) Slots() int {
+	if s.ok() != nil {
+		return 0
+	}
+	return s.cfg.Slots
+}
 
 // chunks is the number of entities a series takes.
 func (s *Series) chunks() int { return (s.cfg.Slots + s.cfg.SlotsPerEntity - 1) / s.cfg.SlotsPerEntity }
 
 // Property returns the name of the property that holds slot i.
-func (s *Series) Property(slot int) string { return s.cfg.Prefix + keys.Pad(int64(slot), s.width) }
+func (s *Series) Property(slot int) string {
+	if s.ok() != nil {
+		return ""
+	}
+	return s.cfg.Prefix + keys.Pad(int64(slot), s.width)
+}
 
 // entityKey returns the RowKey of the entity that holds slot of the series
 // rowKey: rowKey itself when a series is one entity, and otherwise the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/scantoken"
 	"github.com/tablekit/tablekit/patterns/drift"
@@ -61,6 +62,9 @@ func parseToken(s string) (token, error) {
 // unless the caller stops (TestBadTargetCheck); any other error ends the
 // scan.
 func (c *Copies[T, S]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
+	}
 	if err := c.ok(); err != nil {
 		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
 	}
@@ -220,6 +224,9 @@ func (c *Copies[T, S]) findings(ctx context.Context, t *doc[T], sources map[Key]
 // what the target's sources hold (Refresh). It is idempotent and safe
 // while writers write; a target that is gone needs no repair.
 func (c *Copies[T, S]) Repair(ctx context.Context, f drift.Finding) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}
@@ -237,6 +244,9 @@ func (c *Copies[T, S]) Repair(ctx context.Context, f drift.Finding) error {
 // its error names those targets (at most 10) once the scan is complete,
 // with Next "".
 func (c *Copies[T, S]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return drift.Summary{}, err
+	}
 	if err := c.ok(); err != nil {
 		return drift.Summary{}, err
 	}

@@ -259,6 +259,9 @@ func (c *Copies[T, S]) retry(r entity.RetryPolicy) entity.RetryPolicy {
 // count is what both sent, the error joins both tables' failures
 // (eventual.RelayError, found with errors.As).
 func (c *Copies[T, S]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	if err := c.ok(); err != nil {
 		return 0, err
 	}

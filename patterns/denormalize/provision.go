@@ -1,6 +1,10 @@
 package denormalize
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/internal/argerr"
+)
 
 // Provision creates what the Copies store in, unless it exists: the
 // sources' table and the targets' table (one, when they share it), as
@@ -15,6 +19,9 @@ import "context"
 // creates every resource of a program in one call
 // (TestProvisionEveryPattern in package account).
 func (c *Copies[T, S]) Provision(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}

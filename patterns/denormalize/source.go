@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
@@ -38,6 +39,9 @@ const maxRounds = 16
 // one per fan-out message) is a *CopiesError matching ErrTooManyCopies,
 // whatever source they refer to: narrow Relation.Targets to insert there.
 func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOptions) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}
@@ -104,6 +108,9 @@ func (c *Copies[T, S]) InsertSource(ctx context.Context, s *S, opts ...WriteOpti
 // entity.ErrOutcomeUnknown), never guessed, and the change is applied at
 // most once.
 func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change func(*S) error, opts entity.ModifyOptions, wopts ...WriteOptions) (S, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(S), err
+	}
 	var out S
 	key := Key{pk, rk}
 	user, err := c.checkModify("ModifySource", key, opts, change == nil, wopts)
@@ -144,6 +151,9 @@ func (c *Copies[T, S]) ModifySource(ctx context.Context, pk, rk string, change f
 // SamePartition relations, and one transaction (with OtherPartition
 // relations, its fan-out message's intent too).
 func (c *Copies[T, S]) DeleteSource(ctx context.Context, pk, rk string, opts ...WriteOptions) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}
@@ -207,6 +217,9 @@ func stillUnknown(step string, key Key, unknown, last error) error {
 // source is an error matching entity.ErrNotFound (its targets' copies
 // are removed by their Refresh).
 func (c *Copies[T, S]) Push(ctx context.Context, pk, rk string) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/patterns/eventual"
@@ -28,6 +29,9 @@ import (
 // OtherPartition sources, a second read of each (see ModifyTarget: when
 // it fails, t was inserted and the error matches ErrCopyUnverified).
 func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOptions) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}
@@ -98,6 +102,9 @@ func (c *Copies[T, S]) InsertTarget(ctx context.Context, t *T, opts ...WriteOpti
 // what was written) and the error matches ErrCopyUnverified: do not apply
 // the change again; Refresh the target (TestVerifyCopyFails).
 func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	var out T
 	key := Key{pk, rk}
 	user, err := c.checkModify("ModifyTarget", key, opts, change == nil, wopts)
@@ -129,6 +136,9 @@ func (c *Copies[T, S]) ModifyTarget(ctx context.Context, pk, rk string, change f
 // whose copies are current is not written. A missing target is an error
 // matching entity.ErrNotFound.
 func (c *Copies[T, S]) Refresh(ctx context.Context, pk, rk string) (T, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	if err := c.ok(); err != nil {
 		var zero T
 		return zero, err

@@ -346,6 +346,12 @@ type onceConfig struct {
 // applied it before. Markers live Config.MarkerTTL; SweepMarkers deletes
 // them after that. Two storage operations when effect reads one entity.
 func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, step string, effect func(ctx context.Context, b *entity.Batch) error) (applied bool, err error) {
+	if err := argerr.Ctx(ctx, func(field, reason string) error { return &ConfigError{Field: field, Reason: reason} }); err != nil {
+		return false, err
+	}
+	if effect == nil {
+		return false, nilArg("effect")
+	}
 	d, ok := DeliveryFrom(ctx)
 	if !ok {
 		return false, ErrNoDelivery
@@ -359,6 +365,9 @@ func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, step str
 func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key string, cfg onceConfig, effect func(ctx context.Context, b *entity.Batch) error) (applied bool, err error) {
 	if t == nil {
 		return false, nilArg("table")
+	}
+	if effect == nil {
+		return false, nilArg("effect")
 	}
 	if cfg.TTL == 0 {
 		cfg.TTL = 8 * 24 * time.Hour

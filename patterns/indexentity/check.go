@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -785,6 +786,12 @@ func (s *Set[T]) listPartitions(ctx context.Context, ix *index[T], t token) iter
 // about it (a list naming it is not an Orphan), and Rebuild leaves it.
 // Any other error (a failed query) is yielded and ends the sequence.
 func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
+	}
 	return func(yield func(drift.Finding, error) bool) {
 		stopped := false
 		err := s.scan(ctx, opts, func(c *checked) bool {

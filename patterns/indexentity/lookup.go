@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 )
@@ -17,6 +18,12 @@ import (
 // blob read). For SamePartition indexes they are exactly the primaries
 // holding value; for the others, the list may be behind.
 func (s *Set[T]) Members(ctx context.Context, index, pk, value string) ([]string, error) {
+	if err := s.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	ix, err := s.index(index)
 	if err != nil {
 		return nil, err
@@ -42,6 +49,12 @@ func (s *Set[T]) Members(ctx context.Context, index, pk, value string) ([]string
 // *StepError naming its keys, and the sequence goes on for as long as
 // the caller ranges over it; any other error ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return func(yield func(T, error) bool) {
 		var zero T
 		ix, err := s.index(index)
@@ -191,6 +204,12 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 // range query per bucket, Config.Concurrency at once. The list may be behind its primaries, as
 // OtherPartition lists may.
 func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift.Key, error) {
+	if err := s.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	ix, err := s.index(index)
 	if err != nil {
 		return nil, err
@@ -226,6 +245,12 @@ func (s *Set[T]) ValueMembers(ctx context.Context, index, value string) ([]drift
 // handled. Another index than a TableWide one is an error matching
 // ErrPlacement, before any request.
 func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return func(yield func(T, error) bool) {
 		var zero T
 		ix, err := s.index(index)

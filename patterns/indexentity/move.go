@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // MoveTo moves the primary pk/rk to table dst (an archive): it reads the
@@ -32,5 +33,11 @@ import (
 // the Set's. dst must not be the primaries' table (a *ConfigError before
 // any request).
 func (s *Set[T]) MoveTo(ctx context.Context, pk, rk string, dst *entity.Table[T]) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return s.core.MoveTo(ctx, pk, rk, dst)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -59,6 +60,12 @@ func (s *Set[T]) repairLocal(ctx context.Context, ix *index[T], pk, rk, value st
 // lost while another writer changed the same entities, when reading them
 // back cannot tell whether it was applied (TestRepairBesideWriter).
 func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	ix, err := s.index(f.Index)
 	if err != nil {
 		return err
@@ -411,6 +418,12 @@ func chunks(ms []string, size int) [][]string {
 // (TestOneBadRow). A second Rebuild right after the first, with no writer
 // in between, repairs nothing.
 func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
+	if err := s.ok(); err != nil {
+		return drift.Summary{}, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return drift.Summary{}, err
+	}
 	var sum drift.Summary
 	var failed error
 	var rows []error

@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
@@ -72,13 +73,24 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 }
 
 // Indexes returns the names of the Set's indexes, in declaration order.
-func (s *Set[T]) Indexes() []string { return s.core.IndexNames() }
+func (s *Set[T]) Indexes() []string {
+	if s.ok() != nil {
+		return nil
+	}
+	return s.core.IndexNames()
+}
 
 // Relay sends the index messages of primary writes whose process died
 // between the write and the send (the outbox's intents), in the given
 // partitions or the whole table; see eventual.Outbox.Relay. Run it now and
 // then where OtherPartition or Blob indexes are kept.
 func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := s.ok(); err != nil {
+		return 0, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	return s.core.Relay(ctx, partitions...)
 }
 
@@ -99,6 +111,12 @@ func (s *Set[T]) rows(ix *index[T]) *entity.Table[entity.DynamicEntity] {
 // made (TestProvision), so Provision may run at every start of a service,
 // and again after any error.
 func (s *Set[T]) Provision(ctx context.Context) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if s.blobs == nil {
 		return s.core.Provision(ctx)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -219,6 +220,12 @@ func (w *write[T]) PrimaryRefused(err, target error) bool {
 // opts (at most one; also on Update, Modify and Delete) commits the
 // caller's own messages in the same transaction: see WriteOptions.
 func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return s.core.Insert(ctx, e, opts)
 }
 
@@ -231,6 +238,12 @@ func (s *Set[T]) Insert(ctx context.Context, e *T, opts ...WriteOptions) error {
 // before any request. A concurrent writer of a list makes it start
 // again from the reads.
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return s.core.Update(ctx, e, opts)
 }
 
@@ -261,6 +274,12 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 // entity.Table.WithWriteTokens); when that cannot tell, the error
 // matches entity.ErrOutcomeUnknown.
 func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
+	if err := s.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	return s.core.Modify(ctx, pk, rk, change, opts, wopts)
 }
 
@@ -278,5 +297,11 @@ func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) erro
 // entity.ErrOutcomeUnknown: Delete neither reports it refused nor deletes
 // the other process's version (TestLostReplyBesideWriter).
 func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteOptions) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return s.core.Delete(ctx, pk, rk, etag, opts...)
 }

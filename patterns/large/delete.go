@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Delete removes the entity with these keys on condition that its ETag is
@@ -19,6 +20,12 @@ import (
 // and one Put Message (then, in the worker, a Get Messages share, one
 // Delete Blob per blob and a Delete Message).
 func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey, etag string) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if etag == "" {
 		return &Error{Op: "delete", PartitionKey: partitionKey, RowKey: rowKey, Err: entity.ErrNoETag}
 	}

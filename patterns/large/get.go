@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/internal/wtoken"
 )
@@ -24,6 +25,12 @@ import (
 // read the entity again (Config.ReadAttempts). A missing entity matches
 // entity.ErrNotFound.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string) (T, error) {
+	if err := t.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	var zero T
 	var lastETag string
 	for attempt := 1; ; attempt++ {

@@ -1,6 +1,10 @@
 package large
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/internal/argerr"
+)
 
 // Insert adds e: its blob fields' values are uploaded first, each as a
 // blob of its own, then the entity is inserted with their references. An
@@ -12,5 +16,11 @@ import "context"
 // Storage transactions: one Put Blob per blob field with a value (more
 // for a Stream larger than Config.BlockSize), and the insert.
 func (t *Table[T]) Insert(ctx context.Context, e *T) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return t.write(ctx, "insert", e, condInsert, "")
 }

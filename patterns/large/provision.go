@@ -20,6 +20,12 @@ import (
 // creates every resource of a program in one call
 // (TestProvisionEveryPattern in package account).
 func (t *Table[T]) Provision(ctx context.Context) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if t == nil || t.rows == nil || t.blobs == nil {
 		return &ConfigError{Field: "Table", Reason: argerr.ZeroValue}
 	}

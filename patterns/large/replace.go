@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Replace writes e over the stored entity on condition that its ETag is
@@ -24,6 +25,12 @@ import (
 // costs a Get Messages share, the Delete Blob and a Delete Message, in
 // the worker).
 func (t *Table[T]) Replace(ctx context.Context, e *T) error {
+	if err := t.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	etag := ""
 	if e != nil {
 		sys, err := entity.SystemOf(e)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Stream is a blob field whose value is written from an io.Reader and read
@@ -52,6 +54,9 @@ var errNotStored = errors.New("large: the Stream has not been written yet; its v
 // matching ErrBlobMissing: read the entity again. A Stream of no value
 // reads as empty. Close the reader.
 func (s Stream) Open(ctx context.Context) (io.ReadCloser, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.r != nil:
 		return nil, errNotStored

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/eventual"
@@ -58,6 +59,12 @@ const sweepConcurrency = 8
 // is executed more than Grace/2 later (see the package doc) — and one
 // that Sweep finds unreferenced stays so.
 func (t *Table[T]) Sweep(ctx context.Context) (SweepResult, error) {
+	if err := t.ok(); err != nil {
+		return SweepResult{}, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return SweepResult{}, err
+	}
 	var res SweepResult
 	pager := t.blobs.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
 		Prefix:  &t.prefix,

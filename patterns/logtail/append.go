@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -32,6 +33,12 @@ import (
 // (an *Error) holds an *AppendError listing each entry not written with
 // its error.
 func (l *Log[T]) Append(ctx context.Context, partition string, entries ...*T) error {
+	if err := l.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := checkPartition("Append", partition); err != nil {
 		return err
 	}

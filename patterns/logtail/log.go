@@ -102,7 +102,12 @@ func New[T any](tbl *entity.Table[T], cfg Config) (*Log[T], error) {
 }
 
 // WriterID returns the id that ends this Log's RowKeys ("" with PlainKeys).
-func (l *Log[T]) WriterID() string { return l.cfg.WriterID }
+func (l *Log[T]) WriterID() string {
+	if l.ok() != nil {
+		return ""
+	}
+	return l.cfg.WriterID
+}
 
 // nextKey returns the RowKey of the next entry made at now.
 func (l *Log[T]) nextKey(now time.Time) string {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Page reads one page of at most size entries of partition, newest first,
@@ -15,6 +16,12 @@ import (
 // per page; a page may come back short, or even empty with a Next, when the
 // service ends it early.
 func (l *Log[T]) Page(ctx context.Context, partition string, size int, token string) (entity.Page[T], error) {
+	if err := l.ok(); err != nil {
+		return entity.Page[T]{}, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return entity.Page[T]{}, err
+	}
 	if err := checkPartition("Page", partition); err != nil {
 		return entity.Page[T]{}, err
 	}

@@ -15,6 +15,12 @@ import (
 // resource of a program in one call (TestProvisionEveryPattern in package
 // account).
 func (l *Log[T]) Provision(ctx context.Context) error {
+	if err := l.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if l == nil || l.tbl == nil {
 		return &ConfigError{Field: "Log", Reason: argerr.ZeroValue}
 	}

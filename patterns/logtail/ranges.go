@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -15,6 +16,12 @@ const noUpper = keys.MaxTicks + 1
 // Since yields the entries of partition made at t or later (to the 100 ns
 // tick), newest first: one RowKey range query, followed across pages.
 func (l *Log[T]) Since(ctx context.Context, partition string, t time.Time) iter.Seq2[T, error] {
+	if err := l.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return l.between("Since", ctx, partition, keys.Ticks(t), noUpper)
 }
 
@@ -22,6 +29,12 @@ func (l *Log[T]) Since(ctx context.Context, partition string, t time.Time) iter.
 // to (to the 100 ns tick), newest first: one RowKey range query, followed
 // across pages. Nothing is read when to is not after from.
 func (l *Log[T]) Between(ctx context.Context, partition string, from, to time.Time) iter.Seq2[T, error] {
+	if err := l.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return l.between("Between", ctx, partition, keys.Ticks(from), keys.Ticks(to))
 }
 

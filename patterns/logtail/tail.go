@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Tail returns the n newest entries of partition, newest first (fewer when
@@ -13,6 +14,12 @@ import (
 // reads 1,000 per request, and the service may end a page early after 5 s,
 // which Tail follows).
 func (l *Log[T]) Tail(ctx context.Context, partition string, n int) ([]T, error) {
+	if err := l.ok(); err != nil {
+		return nil, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := checkPartition("Tail", partition); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -48,6 +49,12 @@ const trimRounds = 5
 // appended during a Trim with an instant before `before` (a writer's clock
 // behind) may be kept.
 func (l *Log[T]) Trim(ctx context.Context, partition string, before time.Time) (int, error) {
+	if err := l.ok(); err != nil {
+		return 0, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	if err := checkPartition("Trim", partition); err != nil {
 		return 0, err
 	}

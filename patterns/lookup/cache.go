@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/pipeline"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -214,6 +215,9 @@ func New[T any](t *entity.Table[T], cfg Config) (*Cache[T], error) {
 // revalidating it first when it is older than the TTL. An entity the data
 // does not hold is a *NotFoundError (errors.Is(err, entity.ErrNotFound)).
 func (c *Cache[T]) Get(ctx context.Context, pk, rk string) (T, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	if err := c.ok(); err != nil {
 		var zero T
 		return zero, err
@@ -237,6 +241,9 @@ func (c *Cache[T]) Get(ctx context.Context, pk, rk string) (T, error) {
 // it first when it is older than the TTL: for joins that look many
 // entities up in one consistent version.
 func (c *Cache[T]) Snapshot(ctx context.Context) (*Snapshot[T], error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := c.ok(); err != nil {
 		return nil, err
 	}
@@ -269,6 +276,9 @@ func (c *Cache[T]) ok() error {
 // once a load that started after the call has finished, so a change
 // written before the call is served afterwards.
 func (c *Cache[T]) Refresh(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}
@@ -279,6 +289,9 @@ func (c *Cache[T]) Refresh(ctx context.Context) error {
 // Reload reads the whole query again, which also drops entities deleted
 // since the last full load.
 func (c *Cache[T]) Reload(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := c.ok(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Expire deletes every period that ends at or before before: one table
@@ -33,6 +34,9 @@ import (
 // them (TestExpireCrashRecoveredByFreshRotation). Every step may be
 // repeated.
 func (r *Rotation[T]) Expire(ctx context.Context, before time.Time) ([]PeriodTable, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := r.ok(); err != nil {
 		return nil, err
 	}

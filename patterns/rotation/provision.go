@@ -1,6 +1,10 @@
 package rotation
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/internal/argerr"
+)
 
 // Provision creates the catalog table unless it exists, as
 // entity.Table.Provision does: nil only when it exists — created now,
@@ -13,6 +17,9 @@ import "context"
 // logs, …) creates every resource of a program in one call
 // (TestProvisionEveryPattern in package account).
 func (r *Rotation[T]) Provision(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := r.ok(); err != nil {
 		return err
 	}

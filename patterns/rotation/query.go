@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/merge"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -13,6 +14,9 @@ import (
 // Periods lists the live periods that overlap [from, to), oldest first:
 // one query of the catalog.
 func (r *Rotation[T]) Periods(ctx context.Context, from, to time.Time) ([]PeriodTable, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	rows, err := r.overlapping(ctx, from, to)
 	if err != nil {
 		return nil, err
@@ -67,6 +71,9 @@ type keyed[T any] struct {
 // the service drop the entities of the first and last period that lie
 // outside the range instead of sending them.
 func (r *Rotation[T]) Query(ctx context.Context, from, to time.Time, q entity.Query) iter.Seq2[T, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	return func(yield func(T, error) bool) {
 		var zero T
 		rows, err := r.overlapping(ctx, from, to)

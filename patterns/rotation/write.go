@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Table returns the table of the period that holds t, claiming the period
@@ -14,6 +15,9 @@ import (
 // when it is new: for operations this package does not wrap (Get, Update,
 // Submit, Delete). A period that has expired is ErrExpired.
 func (r *Rotation[T]) Table(ctx context.Context, t time.Time) (*entity.Table[T], error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := r.ok(); err != nil {
 		return nil, err
 	}
@@ -28,6 +32,9 @@ func (r *Rotation[T]) Table(ctx context.Context, t time.Time) (*entity.Table[T],
 // Azure Storage: call it ahead of time (an hour before midnight for daily
 // tables) so the first writes of a period do not wait.
 func (r *Rotation[T]) Prepare(ctx context.Context, t time.Time) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := r.ok(); err != nil {
 		return err
 	}
@@ -41,6 +48,9 @@ func (r *Rotation[T]) Prepare(ctx context.Context, t time.Time) error {
 // Insert adds e to the table of its period; an entity with the same keys in
 // that period is entity.ErrAlreadyExists.
 func (r *Rotation[T]) Insert(ctx context.Context, e *T) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return r.write(ctx, e, func(ctx context.Context, tbl *entity.Table[T]) error { return tbl.Insert(ctx, e) })
 }
 
@@ -50,6 +60,9 @@ func (r *Rotation[T]) Insert(ctx context.Context, e *T) error {
 // mode is entity.Merge or entity.Replace; any other is a *ConfigError
 // before any request.
 func (r *Rotation[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if mode != entity.Merge && mode != entity.Replace {
 		return &ConfigError{Field: "mode", Reason: "UpdateMode(" + strconv.Itoa(int(mode)) + "): want entity.Merge or entity.Replace"}
 	}
@@ -67,6 +80,9 @@ func (r *Rotation[T]) Upsert(ctx context.Context, e *T, mode entity.UpdateMode) 
 // expired, invalid for the service) fails alone, in its Outcome; the
 // others are written (TestBulkWriteBadItems).
 func (r *Rotation[T]) BulkWrite(ctx context.Context, entities []T, opts entity.BulkOptions) ([]entity.Outcome, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return nil, err
+	}
 	if err := r.ok(); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -42,6 +43,12 @@ import (
 // message has not run yet) are reported like any other drift; check again
 // after the queue drained, or Rebuild.
 func (s *Set[T]) Check(ctx context.Context, opts CheckOptions) iter.Seq2[drift.Finding, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(drift.Finding, error) bool) { yield(drift.Finding{}, err) }
+	}
 	return s.check(ctx, opts, nil, nil)
 }
 

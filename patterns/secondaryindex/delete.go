@@ -1,6 +1,10 @@
 package secondaryindex
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablekit/tablekit/internal/argerr"
+)
 
 // Delete removes the entity with keys pk, rk and its entries, if its ETag
 // is still etag (entity.ErrPreconditionFailed otherwise); "" or
@@ -19,5 +23,11 @@ import "context"
 // opts may carry the caller's messages, committed with the delete
 // (WriteOptions); a Delete that finds nothing to delete sends none.
 func (s *Set[T]) Delete(ctx context.Context, pk, rk, etag string, opts ...WriteOptions) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return s.core.Delete(ctx, pk, rk, etag, opts...)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/filter"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/internal/jsonscan"
 	"github.com/tablekit/tablekit/keys"
@@ -169,6 +170,12 @@ func (s *Set[T]) placed(step, name string, tableWide, paged bool, opts *LookupOp
 // entity.ErrNotFound. A TableWide index is an error matching ErrPlacement:
 // use LookupValue.
 func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts LookupOptions) (T, error) {
+	if err := s.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	ix, err := s.placed("lookup", index, false, false, &opts)
 	if err != nil {
 		var zero T
@@ -183,6 +190,12 @@ func (s *Set[T]) Lookup(ctx context.Context, index, pk, value string, opts Looku
 // opts.Verify. No such entity is an error matching entity.ErrNotFound; an
 // index that is not TableWide one matching ErrPlacement (use Lookup).
 func (s *Set[T]) LookupValue(ctx context.Context, index, value string, opts LookupOptions) (T, error) {
+	if err := s.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	ix, err := s.placed("lookup", index, true, false, &opts)
 	if err != nil {
 		var zero T
@@ -218,6 +231,12 @@ func (s *Set[T]) lookupOne(ctx context.Context, ix *index[T], pk, value string, 
 // goes on with the next entry for as long as the caller ranges over it;
 // any other error (a failed query) ends it.
 func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts LookupOptions) iter.Seq2[T, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	ix, err := s.placed("lookup", index, false, true, &opts)
 	if err != nil {
 		return fail[T](err)
@@ -232,6 +251,12 @@ func (s *Set[T]) LookupAll(ctx context.Context, index, pk, value string, opts Lo
 // Errors are yielded as by LookupAll; an index that is not TableWide is an
 // error matching ErrPlacement (use LookupAll).
 func (s *Set[T]) LookupValueAll(ctx context.Context, index, value string, opts LookupOptions) iter.Seq2[T, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	ix, err := s.placed("lookup", index, true, true, &opts)
 	if err != nil {
 		return fail[T](err)
@@ -273,6 +298,12 @@ func (s *Set[T]) lookupAll(ctx context.Context, ix *index[T], pk, value string, 
 // TableWide index is an error matching ErrPlacement: use
 // LookupValuePrefix.
 func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opts LookupOptions) iter.Seq2[T, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	ix, err := s.placed("lookup", index, false, false, &opts)
 	if err != nil {
 		return fail[T](err)
@@ -297,6 +328,12 @@ func (s *Set[T]) LookupPrefix(ctx context.Context, index, pk, prefix string, opt
 // the reads of the buckets after it are cancelled and none after it is
 // started.
 func (s *Set[T]) LookupValuePrefix(ctx context.Context, index, prefix string, opts LookupOptions) iter.Seq2[T, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(T, error) bool) { yield(*new(T), err) }
+	}
 	ix, err := s.placed("lookup", index, true, false, &opts)
 	if err != nil {
 		return fail[T](err)

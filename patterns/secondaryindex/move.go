@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // MoveTo moves the primary pk/rk to dst (an archive table, say) with its
@@ -38,5 +39,11 @@ import (
 // another writer deletes during the move leaves its last version in dst.
 // The rounds are bounded by Config.Retry.
 func (s *Set[T]) MoveTo(ctx context.Context, pk, rk string, dst *entity.Table[T]) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return s.core.MoveTo(ctx, pk, rk, dst)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/patterns/drift"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
@@ -29,6 +30,12 @@ import (
 // the primaries ends it. Repair returns an error matching ErrDuplicate
 // for it, and changes nothing.
 func (s *Set[T]) Repair(ctx context.Context, f drift.Finding) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	ix, err := s.index(f.Index)
 	if err != nil {
 		return err
@@ -219,6 +226,12 @@ func (s *Set[T]) dropEntry(ctx context.Context, t *entity.Table[entity.DynamicEn
 // Summary.Next resumes the rebuild where it stopped; so does the last
 // token given to opts.Checkpoint, for a rebuild whose process died.
 func (s *Set[T]) Rebuild(ctx context.Context, opts CheckOptions) (drift.Summary, error) {
+	if err := s.ok(); err != nil {
+		return drift.Summary{}, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return drift.Summary{}, err
+	}
 	var sum drift.Summary
 	last := opts.Resume
 	user := opts.Checkpoint

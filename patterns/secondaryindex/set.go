@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/edmvalue"
 	"github.com/tablekit/tablekit/internal/entityfields"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
@@ -92,7 +93,12 @@ func New[T any](primary *entity.Table[T], cfg Config, indexes ...Index[T]) (*Set
 }
 
 // Indexes returns the names of the Set's indexes, in declaration order.
-func (s *Set[T]) Indexes() []string { return s.core.IndexNames() }
+func (s *Set[T]) Indexes() []string {
+	if s.ok() != nil {
+		return nil
+	}
+	return s.core.IndexNames()
+}
 
 // Relay sends the index messages of primary writes whose process died
 // between the write and the send (the outbox's intents), in the given
@@ -100,6 +106,12 @@ func (s *Set[T]) Indexes() []string { return s.core.IndexNames() }
 // then where OtherPartition or TableWide indexes are kept, or writes carry
 // messages (WriteOptions).
 func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := s.ok(); err != nil {
+		return 0, err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	return s.core.Relay(ctx, partitions...)
 }
 
@@ -108,7 +120,15 @@ func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 // "Already exists" is success, also for a create whose reply was lost and
 // whose resend met what the first try made (TestProvision), so Provision
 // may run at every start of a service, and again after any error.
-func (s *Set[T]) Provision(ctx context.Context) error { return s.core.Provision(ctx) }
+func (s *Set[T]) Provision(ctx context.Context) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
+	return s.core.Provision(ctx)
+}
 
 // version is one stored or intended version of a primary.
 type version[T any] = indexset.Version[T]

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Update replaces the stored entity by e, with its entries, on condition
@@ -14,6 +15,12 @@ import (
 // its entries; Modify does the read and the change in one call. opts may
 // carry the caller's messages, committed with the change (WriteOptions).
 func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	return s.core.Update(ctx, e, opts)
 }
 
@@ -46,5 +53,11 @@ func (s *Set[T]) Update(ctx context.Context, e *T, opts ...WriteOptions) error {
 // (WriteOptions): the round that commits carries them, so they are sent
 // once whatever the rounds lost to other writers.
 func (s *Set[T]) Modify(ctx context.Context, pk, rk string, change func(*T) error, opts entity.ModifyOptions, wopts ...WriteOptions) (T, error) {
+	if err := s.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	return s.core.Modify(ctx, pk, rk, change, opts, wopts)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 )
 
@@ -22,6 +23,12 @@ import (
 // life, told by its sequence numbers), the version this Delete targeted
 // is gone too: Delete reports success and leaves the new entity alone.
 func (w *Table[T]) Delete(ctx context.Context, pk, id, etag string) error {
+	if err := w.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	err := w.delete(ctx, pk, id, etag)
 	if err != nil {
 		return &Error{Op: "delete", PartitionKey: pk, ID: id, Err: err}

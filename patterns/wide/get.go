@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Get reads the logical entity with partition key pk and id, with one range
@@ -16,6 +17,12 @@ import (
 // ETag, which Replace and Delete are conditional on; its Timestamp field the
 // time of the last write.
 func (w *Table[T]) Get(ctx context.Context, pk, id string) (T, error) {
+	if err := w.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	var v T
 	if err := checkKeys(pk, id); err != nil {
 		return v, &Error{Op: "get", PartitionKey: pk, ID: id, Err: err}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/entityfields"
 )
 
@@ -18,6 +19,12 @@ import (
 // properties, or over 4 MiB) is refused with a *TooLargeError before any
 // request.
 func (w *Table[T]) Insert(ctx context.Context, v *T) error {
+	if err := w.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	bag, err := w.toBag(ctx, v)
 	if err != nil {
 		return opError("insert", v, err)

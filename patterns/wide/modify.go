@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 )
 
@@ -48,6 +49,12 @@ var errKeysChanged = fmt.Errorf("%w: the change edited PartitionKey or RowKey", 
 // the properties T's value holds are written over the stored ones and the
 // others are kept.
 func (w *Table[T]) Modify(ctx context.Context, pk, id string, change func(*T) error, opts entity.ModifyOptions) (T, error) {
+	if err := w.ok(); err != nil {
+		return *new(T), err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return *new(T), err
+	}
 	var out T
 	mode, policy := opts.Mode, opts.Retry
 	if mode == 0 {

@@ -15,6 +15,12 @@ import (
 // resource of a program in one call (TestProvisionEveryPattern in package
 // account).
 func (w *Table[T]) Provision(ctx context.Context) error {
+	if err := w.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if w == nil || w.rows == nil {
 		return &ConfigError{Field: "Table", Reason: argerr.ZeroValue}
 	}

@@ -2,6 +2,8 @@ package wide
 
 import (
 	"context"
+
+	"github.com/tablekit/tablekit/internal/argerr"
 )
 
 // Replace writes v over the version of its logical entity that v's ETag
@@ -18,6 +20,12 @@ import (
 // ErrInvalidETag (use Upsert to write whatever the version). The new ETag
 // is stored into v.
 func (w *Table[T]) Replace(ctx context.Context, v *T) error {
+	if err := w.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	bag, err := w.toBag(ctx, v)
 	if err != nil {
 		return opError("replace", v, err)

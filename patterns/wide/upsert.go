@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablekit/tablekit/entity"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/errline"
 )
 
@@ -20,6 +21,12 @@ import (
 // first try was applied before the delete cannot be told, and its result
 // is the same either way.
 func (w *Table[T]) Upsert(ctx context.Context, v *T) error {
+	if err := w.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	bag, err := w.toBag(ctx, v)
 	if err != nil {
 		return opError("upsert", v, err)

@@ -38,6 +38,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/security/keyvault/azkeys"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/entity/crypt"
+	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/connstr"
 )
 
@@ -124,6 +125,9 @@ func New(client *azkeys.Client, vaultURL, name string, cfg Config) (*Key, error)
 // Wrap wraps cek with the vault's wrapKey and returns the full key id
 // (with the version that wrapped it).
 func (k *Key) Wrap(ctx context.Context, cek []byte) (string, string, []byte, error) {
+	if err := k.ready(ctx); err != nil {
+		return "", "", nil, err
+	}
 	alg := k.cfg.Algorithm
 	resp, err := k.client.WrapKey(ctx, k.name, k.cfg.Version, azkeys.KeyOperationParameters{Algorithm: &alg, Value: cek}, nil)
 	if err != nil {
@@ -140,6 +144,9 @@ func (k *Key) Wrap(ctx context.Context, cek []byte) (string, string, []byte, err
 // found" is crypt.ErrUnknownKey and its refusal of the wrapped bytes
 // crypt.ErrUnwrap, each wrapping the *azcore.ResponseError.
 func (k *Key) Unwrap(ctx context.Context, keyID, algorithm string, wrapped []byte) ([]byte, error) {
+	if err := k.ready(ctx); err != nil {
+		return nil, err
+	}
 	version, ok := k.version(keyID)
 	if !ok {
 		return nil, crypt.ErrUnknownKey
@@ -173,4 +180,13 @@ func (k *Key) version(keyID string) (string, bool) {
 		return "", false
 	}
 	return parts[2], true
+}
+
+// ready refuses a nil or zero Key, which New never returns, and a nil ctx,
+// before any request.
+func (k *Key) ready(ctx context.Context) error {
+	if k == nil || k.client == nil {
+		return &configError{"*keyvault.Key " + argerr.ZeroValue}
+	}
+	return argerr.Ctx(ctx, func(field, reason string) error { return &configError{field + " " + reason} })
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/security/keyvault/azkeys"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/account"
 	"github.com/tablekit/tablekit/backup"
 	"github.com/tablekit/tablekit/entity"
@@ -54,14 +55,9 @@ var ctxDirs = []string{
 	"patterns/rotation", "patterns/secondaryindex", "patterns/wide",
 }
 
-// notSwept are the entry points taking a context that the sweep leaves
-// out, and why. Package eventual's, but for Once, are another change's
-// (Processor.Enqueue, EnqueueAfter, Run, Provision, Outbox.Insert, …, and
-// Kind.Enqueue / EnqueueAfter, Publisher.Publish, Deliver's handlers): a
-// nil ctx is not yet refused there.
-var notSwept = map[string]bool{
-	"patterns/eventual": true,
-}
+// notSwept are the packages whose entry points taking a context the
+// sweep leaves out: none.
+var notSwept = map[string]bool{}
 
 // TestNilAndZeroRefused calls, by reflection, every exported method of
 // the operational types of tablekit (entity's, resolver's, crypt's, sas's
@@ -126,6 +122,16 @@ func TestNilAndZeroRefused(t *testing.T) {
 	}
 	defer func() { _ = logger.Close() }()
 	key := func(e *Person) (string, bool) { return e.Name, e.Name != "" }
+	queues, err := azqueue.NewServiceClientWithNoCredential("http://127.0.0.1:1/devstoreaccount1", &azqueue.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}, PerRetryPolicies: []policy.Policy{&reqs}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	processor, err := eventual.New(eventual.QueuesOf(queues, "work"), box, eventual.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// Each operational type, with a working value (nil: nil and zero
 	// receivers only).
@@ -168,6 +174,8 @@ func TestNilAndZeroRefused(t *testing.T) {
 		{reflect.TypeFor[secondaryindex.Set[Person]](), must(secondaryindex.New(people, secondaryindex.Config{},
 			secondaryindex.Index[Person]{Name: "name", Key: key}))},
 		{reflect.TypeFor[wide.Table[Person]](), must(wide.New(people, wide.Config{}))},
+		{reflect.TypeFor[eventual.Processor](), reflect.ValueOf(processor)},
+		{reflect.TypeFor[eventual.Outbox[Person]](), must(eventual.NewOutbox(processor, people, eventual.OutboxConfig{}))},
 	}
 
 	// The functions that take a context, each called with a nil one and
@@ -209,6 +217,29 @@ func TestNilAndZeroRefused(t *testing.T) {
 		"eventual.Once": func() error {
 			_, err := eventual.Once(nilCtx, people, "p", "step", func(context.Context, *entity.Batch) error { return nil })
 			return err
+		},
+		"eventual.Insert": func() error { return eventual.Insert(nilCtx, people, &Person{}) },
+		"eventual.Upsert": func() error { return eventual.Upsert(nilCtx, people, &Person{}) },
+		"eventual.Delete": func() error { return eventual.Delete(nilCtx, people, "p", "r") },
+		"eventual.Move": func() error {
+			return eventual.Move(nilCtx, people, people, "p", "r", nil)
+		},
+		"eventual.SweepMarkers": func() error {
+			_, err := eventual.SweepMarkers(nilCtx, people, time.Now())
+			return err
+		},
+		"eventual.PutBlob": func() error { return eventual.PutBlob(nilCtx, box, "b", nil) },
+		"eventual.PutBlobIfAbsent": func() error {
+			_, err := eventual.PutBlobIfAbsent(nilCtx, box, "b", nil)
+			return err
+		},
+		"eventual.DeleteBlob": func() error { return eventual.DeleteBlob(nilCtx, box, "b") },
+		"eventual.DeliveryFrom": func() error {
+			// No error to return: a nil context carries no delivery.
+			if _, ok := eventual.DeliveryFrom(nilCtx); ok {
+				return errors.New("a delivery from a nil context")
+			}
+			return &eventual.ConfigError{Field: "ctx", Reason: "nil: no delivery (DeliveryFrom reports false)"}
 		},
 	}
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/argerr"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/errline"
 	"github.com/tablekit/tablekit/keys"
@@ -42,6 +44,9 @@ type outgoing struct {
 // has no handler on the processor (ErrInvalidMessage), before any
 // handler runs (TestInlineEnqueueRunsOrRefuses).
 func (p *Processor) Enqueue(ctx context.Context, msgs ...Message) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := p.usable(); err != nil {
 		return err
 	}

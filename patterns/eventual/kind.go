@@ -163,6 +163,9 @@ type deliveryKey struct{}
 
 // DeliveryFrom returns the delivery a handler's context carries.
 func DeliveryFrom(ctx context.Context) (Delivery, bool) {
+	if ctx == nil {
+		return Delivery{}, false
+	}
 	d, ok := ctx.Value(deliveryKey{}).(Delivery)
 	return d, ok
 }

@@ -170,6 +170,9 @@ func NewOutbox[T any](p *Processor, t *entity.Table[T], cfg OutboxConfig) (*Outb
 // entity.ErrInvalid) naming both counts, before any request
 // (TestSubmitRefusesMoreMessagesThanItsTransactionHolds).
 func (o *Outbox[T]) Submit(ctx context.Context, partitionKey string, change func(b *entity.Batch) error, msgs ...Message) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := o.usable(); err != nil {
 		return err
 	}
@@ -288,6 +291,9 @@ func (o *Outbox[T]) committed(ctx context.Context, err error, first *intent, att
 // matches ErrPoisoned. See "Inline processor" and "Wire format" in the
 // package documentation.
 func (o *Outbox[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	if err := o.usable(); err != nil {
 		return 0, err
 	}
@@ -662,6 +668,9 @@ type UnsendableIntent struct {
 // or, with none, in the whole table (a scan limited to their RowKey
 // range).
 func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[UnsendableIntent, error] {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(UnsendableIntent, error) bool) { yield(UnsendableIntent{}, err) }
+	}
 	err := o.usable()
 	if err == nil {
 		err = checkPartitions(partitions)
@@ -703,6 +712,9 @@ func (o *Outbox[T]) Unsendable(ctx context.Context, partitions ...string) iter.S
 // error matching entity.ErrAlreadyExists; no unsendable row,
 // entity.ErrNotFound.
 func (o *Outbox[T]) Revive(ctx context.Context, partitionKey, id string) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := o.usable(); err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/argerr"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
@@ -143,6 +145,9 @@ func checkQueueName(n string) string {
 // An inline processor (NewInline) has no queue: it creates nothing and
 // returns nil.
 func (p *Processor) CreateQueues(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := p.usable(); err != nil {
 		return err
 	}
@@ -172,6 +177,9 @@ func (p *Processor) CreateQueues(ctx context.Context) error {
 // account.Provision(ctx, p, orders, …). An inline processor (NewInline)
 // stores nothing of its own: it creates nothing and returns nil.
 func (p *Processor) Provision(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := p.CreateQueues(ctx); err != nil {
 		return err
 	}
@@ -188,6 +196,9 @@ func (p *Processor) Provision(ctx context.Context) error {
 // ErrRunning when p is already running. An inline processor (NewInline)
 // has no queue to run: Run returns an *InlineError at once.
 func (p *Processor) Run(ctx context.Context) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := p.usable(); err != nil {
 		return err
 	}
@@ -256,6 +267,9 @@ type DrainReport struct {
 // already running, and an *InlineError for an inline processor
 // (NewInline), which has no queue: its outboxes' Relay runs what is left.
 func (p *Processor) Drain(ctx context.Context) (DrainReport, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return DrainReport{}, err
+	}
 	if err := p.usable(); err != nil {
 		return DrainReport{}, err
 	}
@@ -508,6 +522,9 @@ var ErrNoPoisonRecord = errors.New("eventual: no poison record")
 // ErrNoPoisonRecord. An inline processor (NewInline) has no poison
 // queue: an *InlineError.
 func (p *Processor) PoisonRecord(ctx context.Context, queue, messageID string) (PoisonRecord, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return PoisonRecord{}, err
+	}
 	if err := p.usable(); err != nil {
 		return PoisonRecord{}, err
 	}

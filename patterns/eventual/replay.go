@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/argerr"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/errline"
@@ -62,6 +64,9 @@ type ReplayOptions struct {
 // An inline processor (NewInline) has no poison queue: Replay returns an
 // *InlineError.
 func (p *Processor) Replay(ctx context.Context, opts ReplayOptions) (int, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	if err := p.usable(); err != nil {
 		return 0, err
 	}

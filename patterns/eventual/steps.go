@@ -58,6 +58,9 @@ var errRound = fmt.Errorf("eventual: the outcome is unknown, reading again: %w",
 // own insert, run before or resent by azcore after a lost reply). Use it
 // for entities whose content is fixed by their keys; Upsert otherwise.
 func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if t == nil {
 		return nilArg("table")
 	}
@@ -70,6 +73,9 @@ func Insert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
 
 // Upsert writes e whatever is stored under its keys (InsertOrReplace).
 func Upsert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if t == nil {
 		return nilArg("table")
 	}
@@ -79,6 +85,9 @@ func Upsert[T any](ctx context.Context, t *entity.Table[T], e *T) error {
 // Delete removes an entity whatever its version; a missing one counts as
 // done. A missing table is still an error.
 func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey string) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if t == nil {
 		return nilArg("table")
 	}
@@ -118,6 +127,9 @@ func Delete[T any](ctx context.Context, t *entity.Table[T], partitionKey, rowKey
 // is no isolation); a crash there leaves it so until the message runs
 // again.
 func Move[T any](ctx context.Context, from, to *entity.Table[T], partitionKey, rowKey string, edit func(*T) error) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	switch {
 	case from == nil:
 		return nilArg("from")
@@ -346,7 +358,7 @@ type onceConfig struct {
 // applied it before. Markers live Config.MarkerTTL; SweepMarkers deletes
 // them after that. Two storage operations when effect reads one entity.
 func Once[T any](ctx context.Context, t *entity.Table[T], partitionKey, step string, effect func(ctx context.Context, b *entity.Batch) error) (applied bool, err error) {
-	if err := argerr.Ctx(ctx, func(field, reason string) error { return &ConfigError{Field: field, Reason: reason} }); err != nil {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
 		return false, err
 	}
 	if effect == nil {
@@ -446,6 +458,9 @@ func onceKey[T any](ctx context.Context, t *entity.Table[T], partitionKey, key s
 // markers it left are swept by a later call
 // (TestSweepMarkersGoesOnPastAPartitionItCannotDelete).
 func SweepMarkers[T any](ctx context.Context, t *entity.Table[T], now time.Time, partitions ...string) (int, error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return 0, err
+	}
 	if t == nil {
 		return 0, nilArg("table")
 	}
@@ -508,6 +523,9 @@ const attemptMetadata = "tablekitattempt"
 // PutBlob writes data as the block blob name, replacing what is there: one
 // Put Blob request, harmless to repeat.
 func PutBlob(ctx context.Context, c *container.Client, name string, data []byte) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := checkBlob(c, name); err != nil {
 		return err
 	}
@@ -525,6 +543,9 @@ func PutBlob(ctx context.Context, c *container.Client, name string, data []byte)
 // A write of this call that another writer replaced inside azcore's retry
 // window reports false (TestPutBlobIfAbsentReplacedInTheRetryWindow).
 func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data []byte) (created bool, err error) {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return false, err
+	}
 	if err := checkBlob(c, name); err != nil {
 		return false, err
 	}
@@ -557,6 +578,9 @@ func PutBlobIfAbsent(ctx context.Context, c *container.Client, name string, data
 // DeleteBlob deletes a blob and its snapshots; a missing one counts as
 // done.
 func DeleteBlob(ctx context.Context, c *container.Client, name string) error {
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
 	if err := checkBlob(c, name); err != nil {
 		return err
 	}

@@ -165,9 +165,13 @@ func (s *Set[T]) fetchKeys(ctx context.Context, ks []drift.Key) iter.Seq[fetched
 		// run or wait at once (the one the consumer waits for included).
 		sem := make(chan struct{}, s.cfg.Concurrency)
 		window := make(chan chan fetched[T], s.cfg.Concurrency)
+		// wg holds the sender and every read: the sequence returns only
+		// when all of them have ended.
 		var wg sync.WaitGroup
 		defer wg.Wait()
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			defer close(window)
 			for _, k := range ks {
 				select {

@@ -203,7 +203,7 @@
 // malformed connection strings and twenty-odd SAS URLs through every
 // constructor of the module that takes a credential and scans each error's
 // Error(), %+v and %#v (and those of every error it wraps) for the key,
-// the signature and the password, any 6 characters of them in a row, and
+// the signature and the password, any 8 characters of them in a row, and
 // their escaped, base64 and hex forms; FuzzNewFromConnectionString checks
 // that no error repeats the AccountKey.
 //

@@ -23,7 +23,7 @@ import (
 
 // The secrets: an account key (64 bytes, base64), a SAS signature (32
 // bytes, base64, with '+', '/' and '=' that a URL escapes) and a
-// password. Each is random-looking, so that 6 of its characters in a row
+// password. Each is random-looking, so that 8 of its characters in a row
 // appear in an error only if the error repeats it.
 var (
 	keyBytes = []byte("k3Y\x00\xfe\x17tablekit-account-key-0123456789-abcdefghijklmnopqrstuvw\x81\x92\xa3\xb4")
@@ -69,7 +69,7 @@ func texts(err error) []string {
 	return out
 }
 
-// scan fails t if err repeats a secret in any form, or any 6 characters
+// scan fails t if err repeats a secret in any form, or any 8 characters
 // of one in a row.
 func scan(t *testing.T, what string, err error) {
 	t.Helper()
@@ -88,10 +88,10 @@ func scan(t *testing.T, what string, err error) {
 	}
 }
 
-// leaked reports whether text holds secret or 6 characters of it in a
+// leaked reports whether text holds secret or 8 characters of it in a
 // row.
 func leaked(text, secret string) bool {
-	const window = 6
+	const window = 8
 	if len(secret) < window {
 		return strings.Contains(text, secret)
 	}

@@ -3,11 +3,13 @@ package indexentity
 import (
 	"context"
 	"errors"
+	"iter"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/tablekit/tablekit/entity"
 	"github.com/tablekit/tablekit/internal/argerr"
+	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
@@ -92,6 +94,35 @@ func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 		return 0, err
 	}
 	return s.core.Relay(ctx, partitions...)
+}
+
+// Unsendable lists the outbox intents Relay set aside, in the given
+// partitions or the whole table: with an inline processor
+// (eventual.NewInline), an intent whose index handler failed on the
+// processor's Config.MaxDeliveries runs, its entries behind their primary
+// until Revive and a Relay (or Rebuild) bring them up; see
+// eventual.Outbox.Unsendable.
+func (s *Set[T]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[eventual.UnsendableIntent, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(eventual.UnsendableIntent, error) bool) { yield(eventual.UnsendableIntent{}, err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(eventual.UnsendableIntent, error) bool) { yield(eventual.UnsendableIntent{}, err) }
+	}
+	return s.core.Unsendable(ctx, partitions...)
+}
+
+// Revive moves the set-aside intent of message id (UnsendableIntent's
+// Message.ID) in partition partitionKey back among the intents, for the
+// next Relay; see eventual.Outbox.Revive.
+func (s *Set[T]) Revive(ctx context.Context, partitionKey, id string) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
+	return s.core.Revive(ctx, partitionKey, id)
 }
 
 func (s *Set[T]) index(name string) (*index[T], error) { return s.core.Index(name, ErrUnknownIndex) }

@@ -101,8 +101,10 @@
 //     TestInlineTableWideLostReplies). After the processor's
 //     MaxDeliveries failed runs the intent is set aside, as a queued
 //     message is poisoned (eventual's "Inline processor"): its entries
-//     stay behind their primary, which Check reports and Rebuild
-//     repairs. Uniqueness holds as queued
+//     stay behind their primary, which Check reports; Set.Unsendable
+//     lists the intent, and Set.Revive and a Relay bring the entries up
+//     once the cause is gone (TestInlineTableWidePoisonedAndRevived), as
+//     Rebuild would. Uniqueness holds as queued
 //     (TestInlineTableWideConcurrentUnique); a failed insert's reservation
 //     goes to the value's next claimant after Grace
 //     (TestInlineTableWideFailedInsertFreesAfterGrace). A unique insert

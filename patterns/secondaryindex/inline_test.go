@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/cost"
 	"github.com/tablekit/tablekit/entity"
@@ -750,5 +752,84 @@ func TestReservationAgeIgnoresClockSkew(t *testing.T) {
 	}
 	if byEmail := inlineState(t, behind, tbl.Name()); len(byEmail) != 1 || byEmail["jones@contoso.com"] != empid(1) {
 		t.Errorf("final state %v, want the second employee alone", byEmail)
+	}
+}
+
+// afterCommit fails, with a 503 on every try, each single-entity write
+// outside the primaries' partition (Sales) that follows a committed
+// $batch while broken is set: the inline handler's entry writes, never
+// the write itself, nor Relay's reads, counts and transactions.
+type afterCommit struct {
+	broken    atomic.Bool
+	committed atomic.Bool
+}
+
+func (a *afterCommit) Do(req *policy.Request) (*http.Response, error) {
+	single := req.Raw().Method != http.MethodGet && !strings.HasSuffix(req.Raw().URL.Path, "$batch") && !strings.Contains(req.Raw().URL.Path, "'Sales'")
+	if a.broken.Load() && a.committed.Load() && single {
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody, Request: req.Raw()}, nil
+	}
+	resp, err := req.Next()
+	if err == nil && req.Raw().Method == http.MethodPost && strings.HasSuffix(req.Raw().URL.Path, "$batch") && resp.StatusCode == http.StatusAccepted {
+		a.committed.Store(true)
+	}
+	return resp, err
+}
+
+// TestInlineTableWidePoisonedAndRevived: the index handler of an inline
+// Set fails on every run (the entry table answers 503 after the write's
+// commit). The write still succeeds; after the processor's MaxDeliveries
+// (2) runs — Insert's own and one Relay's — the intent is set aside, and
+// Set.Unsendable lists it with the handler's error. Once the service
+// answers again, Set.Revive and a Relay bring the entry up: exactly one
+// entry, no claim and no intent left, read raw, and the lookup finds the
+// employee.
+func TestInlineTableWidePoisonedAndRevived(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tbl := employees(t, env)
+	fault := &afterCommit{}
+	fault.broken.Store(true)
+	p, err := eventual.NewInline(eventual.Config{MaxDeliveries: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := emailIndex(secondaryindex.TableWide)
+	email.Buckets = 4
+	opts := env.ClientOptions()
+	opts.Retry.MaxRetries = 1
+	s, err := secondaryindex.New(patterntest.View[Employee](t, env.WithOptions(func(o *azcore.ClientOptions) {
+		o.Retry = opts.Retry
+		o.PerRetryPolicies = append(o.PerRetryPolicies, fault)
+	}), tbl), secondaryindex.Config{PrimaryPrefix: "empid_", Processor: p, Outbox: eventual.OutboxConfig{Grace: eventual.NoGrace}}, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Employee{PartitionKey: "Sales", RowKey: empid(1), FirstName: "John", LastName: "Jones", Email: "jones@contoso.com"}
+	if err := s.Insert(ctx, &e); err != nil {
+		t.Fatalf("Insert, its handler failing after the commit: %v", err)
+	}
+	if _, err := s.Relay(ctx); !errors.Is(err, eventual.ErrPoisoned) {
+		t.Fatalf("Relay of the second failing run: %v, want ErrPoisoned", err)
+	}
+	var set []eventual.UnsendableIntent
+	for u, err := range s.Unsendable(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		set = append(set, u)
+	}
+	if len(set) != 1 || set[0].PartitionKey != "Sales" || !strings.HasPrefix(set[0].Reason, eventual.ReasonFailed) {
+		t.Fatalf("set aside: %+v, want the one intent with the handler's failure", set)
+	}
+	fault.broken.Store(false)
+	if err := s.Revive(ctx, "Sales", set[0].Message.ID); err != nil {
+		t.Fatalf("Revive: %v", err)
+	}
+	if sent, err := s.Relay(ctx); sent != 1 || err != nil {
+		t.Fatalf("Relay after Revive: %d, %v", sent, err)
+	}
+	if byEmail := inlineState(t, s, tbl.Name()); byEmail["jones@contoso.com"] != empid(1) {
+		t.Errorf("after Revive and Relay: %v", byEmail)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"reflect"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/internal/argerr"
 	"github.com/tablekit/tablekit/internal/edmvalue"
 	"github.com/tablekit/tablekit/internal/entityfields"
+	"github.com/tablekit/tablekit/patterns/eventual"
 	"github.com/tablekit/tablekit/patterns/internal/indexset"
 )
 
@@ -113,6 +115,35 @@ func (s *Set[T]) Relay(ctx context.Context, partitions ...string) (int, error) {
 		return 0, err
 	}
 	return s.core.Relay(ctx, partitions...)
+}
+
+// Unsendable lists the outbox intents Relay set aside, in the given
+// partitions or the whole table: with an inline processor
+// (eventual.NewInline), an intent whose index handler failed on the
+// processor's Config.MaxDeliveries runs, its entries behind their primary
+// until Revive and a Relay (or Rebuild) bring them up; see
+// eventual.Outbox.Unsendable.
+func (s *Set[T]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[eventual.UnsendableIntent, error] {
+	if err := s.ok(); err != nil {
+		return func(yield func(eventual.UnsendableIntent, error) bool) { yield(eventual.UnsendableIntent{}, err) }
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return func(yield func(eventual.UnsendableIntent, error) bool) { yield(eventual.UnsendableIntent{}, err) }
+	}
+	return s.core.Unsendable(ctx, partitions...)
+}
+
+// Revive moves the set-aside intent of message id (UnsendableIntent's
+// Message.ID) in partition partitionKey back among the intents, for the
+// next Relay; see eventual.Outbox.Revive.
+func (s *Set[T]) Revive(ctx context.Context, partitionKey, id string) error {
+	if err := s.ok(); err != nil {
+		return err
+	}
+	if err := argerr.Ctx(ctx, ctxError); err != nil {
+		return err
+	}
+	return s.core.Revive(ctx, partitionKey, id)
 }
 
 // Provision creates what the Set needs, where it does not exist yet: the

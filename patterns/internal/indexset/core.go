@@ -3,6 +3,8 @@ package indexset
 import (
 	"context"
 	"errors"
+	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/tablekit/tablekit/entity"
@@ -214,6 +216,26 @@ func (c *Core[P, T, X]) Relay(ctx context.Context, partitions ...string) (int, e
 		return 0, nil
 	}
 	return c.Outbox.Relay(ctx, partitions...)
+}
+
+// Unsendable lists the outbox intents Relay set aside, in the given
+// partitions or the whole table: eventual.Outbox.Unsendable. A Set
+// without an outbox has none.
+func (c *Core[P, T, X]) Unsendable(ctx context.Context, partitions ...string) iter.Seq2[eventual.UnsendableIntent, error] {
+	if c.Outbox == nil {
+		return func(func(eventual.UnsendableIntent, error) bool) {}
+	}
+	return c.Outbox.Unsendable(ctx, partitions...)
+}
+
+// Revive moves a set-aside intent back for Relay: eventual.Outbox.Revive.
+// A Set without an outbox has none to revive (entity.ErrNotFound).
+func (c *Core[P, T, X]) Revive(ctx context.Context, partitionKey, id string) error {
+	if c.Outbox == nil {
+		var p P
+		return fmt.Errorf("%s: revive %q: the Set has no outbox: %w", p.Name(), id, entity.ErrNotFound)
+	}
+	return c.Outbox.Revive(ctx, partitionKey, id)
 }
 
 // Read reads the primary pk/rk through Rows; found is false when there

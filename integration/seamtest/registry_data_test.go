@@ -197,6 +197,8 @@ var registry = []op{
 	write("secondaryindex.Set.Modify", "TestCrashAtEveryStep", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("secondaryindex.Set.Delete", "TestCrashAtEveryStep", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("secondaryindex.Set.Relay", "patterns/eventual:TestRelayCrashAtEveryStep", "patterns/eventual:TestRelayLostDeleteReplyWithANewIntentInTheWindow", "patterns/eventual:TestRelayGoesOnPastUnsendableIntents"), // the Set's outbox is an eventual.Outbox: its Relay is Outbox.Relay
+	read("secondaryindex.Set.Unsendable"), // the Set's outbox's Outbox.Unsendable
+	write("secondaryindex.Set.Revive", "patterns/eventual:TestReviveSurvivesACrashAtEveryRequest", "patterns/eventual:TestReviveBesideAnotherWriter", "n/a: one intent"), // the Set's outbox's Outbox.Revive
 	write("secondaryindex.Set.Rebuild", "TestRebuildResumes", "TestRebuildWhileWriting", "TestOneBadRow"),
 	write("secondaryindex.Set.Repair", "TestRepairCrashAtEveryRequest", "TestRepairBesideWriter", "n/a: one finding"),
 
@@ -212,6 +214,8 @@ var registry = []op{
 	write("indexentity.Set.Modify", "TestCrashThenFreshProcess", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("indexentity.Set.Delete", "TestCrashThenFreshProcess", "TestLostReplyBesideWriter", "n/a: one entity"),
 	write("indexentity.Set.Relay", "patterns/eventual:TestRelayCrashAtEveryStep", "patterns/eventual:TestRelayLostDeleteReplyWithANewIntentInTheWindow", "patterns/eventual:TestRelayGoesOnPastUnsendableIntents"), // the Set's outbox is an eventual.Outbox: its Relay is Outbox.Relay
+	read("indexentity.Set.Unsendable"), // the Set's outbox's Outbox.Unsendable
+	write("indexentity.Set.Revive", "patterns/eventual:TestReviveSurvivesACrashAtEveryRequest", "patterns/eventual:TestReviveBesideAnotherWriter", "n/a: one intent"), // the Set's outbox's Outbox.Revive
 	write("indexentity.Set.Rebuild", "TestRebuildResumes", "TestRebuildWhileWriting", "TestOneBadRow"),
 	write("indexentity.Set.Repair", "TestRepairCrashAtEveryRequest", "TestRepairBesideWriter", "TestRepairTouchesOnlyItsList"),
 

@@ -41,8 +41,8 @@ import (
 // in such an operation (refused the same way), while BulkWrite sends such
 // an upsert as a single-entity upsert; and a conflict answered to a resent
 // write is reported as the service answered it, which a lost reply can
-// make wrong. Modify with write tokens is exactly-once either way (see
-// Table.WithWriteTokens).
+// make wrong. Modify with write tokens never applies a change twice
+// either way (see Table.WithWriteTokens).
 func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
 	var o aztables.ClientOptions
 	if opts != nil {

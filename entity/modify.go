@@ -200,8 +200,8 @@ func (r RetryPolicy) retry(ctx context.Context, attempt func(ctx context.Context
 // `extra` field to keep them); Merge keeps them, but cannot remove a
 // property.
 //
-// Lost replies: on a table with write tokens (WithWriteTokens) Modify is
-// exactly-once. When its conditional write's reply is lost, it is not
+// Lost replies: on a table with write tokens (WithWriteTokens) Modify
+// never applies a change twice. When its conditional write's reply is lost, it is not
 // resent: the next round reads the entity at once and its chain shows
 // whether the write was applied (for the insert of Create, azcore's
 // resend gets 409 and the next round's read tells the same way). If so

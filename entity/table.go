@@ -262,7 +262,8 @@ func newTable[T any](client *aztables.Client, name string) (*Table[T], error) {
 }
 
 // WithWriteTokens returns a view of the same table whose writes carry a
-// write token, which makes Modify exactly-once under lost replies and lets
+// write token, with which Modify never applies a change twice under lost
+// replies (and settles nearly every one: see Modify), and which lets
 // every conditional write or insert whose reply was lost be recognised by
 // reading it back.
 //
